@@ -1,0 +1,1 @@
+//! Compiles, runs and verifies program variants (code generation issue).

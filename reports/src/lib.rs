@@ -1,0 +1,1 @@
+//! Report tables from the store (roadmap step 2).

@@ -1,0 +1,167 @@
+//! SCoP extraction: from the `#pragma scop` regions of a C file to the
+//! polyhedral model (iteration domains, access relations, original schedule).
+//!
+//! Everything here is plain serializable data; isl objects are rebuilt from
+//! the text on demand in whichever isl context the caller owns (an isl context
+//! is not thread-safe, so none is ever stored).
+
+mod affine;
+mod c;
+mod source;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use source::{Location, Source};
+
+/// One static control part of a C file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Scop {
+    /// The file the user named.
+    pub file: PathBuf,
+    /// The function whose body holds the SCoP.
+    pub function: String,
+    /// Where `#pragma scop` stands in the user's file.
+    pub start: Location,
+    /// Bytes of the preprocessed text from the start of the `#pragma scop` line to
+    /// the end of the `#pragma endscop` line: what generated code replaces.
+    pub span: (usize, usize),
+    /// Integer symbols that are constant in the SCoP (sizes, in PolyBench).
+    pub params: Vec<String>,
+    /// The isl parameter context, `[n, m] -> { : ... }`.
+    pub context: String,
+    pub arrays: Vec<Array>,
+    pub statements: Vec<Statement>,
+    /// The original execution order as an isl schedule tree (isl's YAML form).
+    pub schedule: String,
+    /// The same order as a flat `2d+1` union map, padded to a common depth.
+    pub schedule_map: String,
+}
+
+/// An array or scalar (a 0-d array) the SCoP reads or writes.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Array {
+    pub name: String,
+    /// The C element type after preprocessing, e.g. `double`.
+    pub element_type: String,
+    /// Extents as C expressions, outermost first; `None` where the declaration
+    /// does not say (a pointer, or the first dimension of a pointer to rows).
+    pub extents: Vec<Option<String>>,
+    /// Written somewhere in the SCoP: its final value is an output.
+    pub written: bool,
+}
+
+impl Array {
+    pub fn rank(&self) -> usize {
+        self.extents.len()
+    }
+}
+
+/// A statement instance set together with what it touches.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Statement {
+    /// `S1`, `S2`, ... in textual order.
+    pub name: String,
+    /// The enclosing loop iterators, outermost first, as isl names them.
+    pub iterators: Vec<String>,
+    /// The C names of the same iterators (differ only for isl keywords).
+    pub c_iterators: Vec<String>,
+    /// `[params] -> { S1[i, j] : ... }`
+    pub domain: String,
+    /// Reads first (in evaluation order), then the write.
+    pub accesses: Vec<Access>,
+    /// The C expression statement, as preprocessed, with its `;`.
+    pub text: String,
+    pub location: Location,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum AccessKind {
+    Read,
+    Write,
+}
+
+/// One array reference of a statement.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Access {
+    /// Unique in the SCoP (`ref0`, `ref1`, ...): the tag that lets a dependence
+    /// name the pair of references that created it.
+    pub id: String,
+    pub kind: AccessKind,
+    pub array: String,
+    /// `[params] -> { S1[i, j] -> A[i, j] }` (not yet restricted to the domain).
+    pub relation: String,
+    /// The reference as written in C.
+    pub text: String,
+}
+
+/// What went wrong, and where in the user's file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScopError {
+    pub file: PathBuf,
+    pub location: Option<Location>,
+    pub reason: String,
+}
+
+impl ScopError {
+    pub fn new(file: &Path, location: Option<Location>, reason: impl Into<String>) -> Self {
+        ScopError {
+            file: file.to_path_buf(),
+            location,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for ScopError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.location {
+            Some(l) => write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file.display(),
+                l.line,
+                l.column,
+                self.reason
+            ),
+            None => write!(f, "{}: {}", self.file.display(), self.reason),
+        }
+    }
+}
+
+impl std::error::Error for ScopError {}
+
+/// How to run the preprocessor.
+#[derive(Debug, Clone)]
+pub struct ExtractOptions {
+    /// The C compiler whose `-E` is used (`$CC`, else `gcc`).
+    pub cc: String,
+    /// Passed through: `-I...`, `-D...`.
+    pub cc_args: Vec<String>,
+}
+
+impl Default for ExtractOptions {
+    fn default() -> Self {
+        ExtractOptions {
+            cc: std::env::var("CC").unwrap_or_else(|_| "gcc".into()),
+            cc_args: Vec::new(),
+        }
+    }
+}
+
+/// Every SCoP of `path`, in file order, with the preprocessed source they
+/// refer to. A file without `#pragma scop` is an error.
+pub fn extract(path: &Path, opts: &ExtractOptions) -> Result<(Source, Vec<Scop>), ScopError> {
+    let source = Source::preprocess(path, &opts.cc, &opts.cc_args)?;
+    let scops = c::extract_scops(&source)?;
+    Ok((source, scops))
+}
+
+/// Extraction from text that has already been preprocessed (tests, tools).
+pub fn extract_preprocessed(path: &Path, text: &str) -> Result<Vec<Scop>, ScopError> {
+    let source = Source::from_preprocessed(path, text.to_string());
+    c::extract_scops(&source)
+}

@@ -1,0 +1,1 @@
+//! The measurement store (store issue).

@@ -1,0 +1,106 @@
+//! `polytune scop FILE`: what polytune sees in a C file.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use space::deps::{self, Dependences};
+use space::scop::{self, ExtractOptions, Scop};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The C file holding `#pragma scop` regions.
+    file: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// An argument for the C preprocessor (`-I...`, `-DMINI_DATASET`); repeatable.
+    #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
+    cc_args: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    scop: &'a Scop,
+    dependences: &'a Dependences,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let opts = ExtractOptions {
+        cc_args: args.cc_args,
+        ..ExtractOptions::default()
+    };
+    let (_, scops) = scop::extract(&args.file, &opts)?;
+    let mut analysed = Vec::new();
+    for s in &scops {
+        let d = deps::analyze(s)
+            .with_context(|| format!("dependence analysis of the SCoP at line {}", s.start.line))?;
+        analysed.push(d);
+    }
+    if args.json {
+        let reports: Vec<Report> = scops
+            .iter()
+            .zip(&analysed)
+            .map(|(scop, dependences)| Report { scop, dependences })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+        return Ok(());
+    }
+    for (s, d) in scops.iter().zip(&analysed) {
+        print_text(s, d);
+    }
+    Ok(())
+}
+
+fn print_text(s: &Scop, d: &Dependences) {
+    println!(
+        "SCoP in {}() at {}:{}",
+        s.function,
+        s.file.display(),
+        s.start.line
+    );
+    println!(
+        "  parameters: {}",
+        if s.params.is_empty() {
+            "(none)".into()
+        } else {
+            s.params.join(", ")
+        }
+    );
+    println!("  arrays:");
+    for a in &s.arrays {
+        let ext: Vec<String> = a
+            .extents
+            .iter()
+            .map(|e| format!("[{}]", e.as_deref().unwrap_or("")))
+            .collect();
+        let role = if a.written { "written" } else { "read-only" };
+        println!(
+            "    {} {}{}  ({role})",
+            a.element_type,
+            a.name,
+            ext.join("")
+        );
+    }
+    println!("  statements:");
+    for st in &s.statements {
+        println!(
+            "    {} (line {}): {}",
+            st.name,
+            st.location.line,
+            st.text.trim()
+        );
+        println!("      domain: {}", st.domain);
+        for a in &st.accesses {
+            let kind = match a.kind {
+                scop::AccessKind::Read => "read ",
+                scop::AccessKind::Write => "write",
+            };
+            println!("      {kind} {:<6} {}", a.id, a.relation);
+        }
+    }
+    println!("  original schedule: {}", s.schedule);
+    let counts: Vec<String> = d.counts().iter().map(|(k, n)| format!("{k} {n}")).collect();
+    println!("  dependences (reference pairs): {}", counts.join(", "));
+    println!();
+}
