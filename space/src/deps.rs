@@ -30,13 +30,7 @@ pub enum DepKind {
 }
 
 impl DepKind {
-    pub const ALL: [DepKind; 5] = [
-        DepKind::Raw,
-        DepKind::War,
-        DepKind::Waw,
-        DepKind::Rar,
-        DepKind::Flow,
-    ];
+    pub const ALL: [DepKind; 5] = [DepKind::Raw, DepKind::War, DepKind::Waw, DepKind::Rar, DepKind::Flow];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -92,8 +86,7 @@ impl Dependences {
     pub fn union(&self, ctx: &Context, kinds: &[DepKind]) -> Result<UnionMap, IslError> {
         let mut acc = UnionMap::empty_ctx(ctx).ctx(|| "empty union map".into())?;
         for d in self.deps.iter().filter(|d| kinds.contains(&d.kind)) {
-            let m = UnionMap::read_from_str(ctx, &d.relation)
-                .ctx(|| format!("reading {}", d.relation))?;
+            let m = UnionMap::read_from_str(ctx, &d.relation).ctx(|| format!("reading {}", d.relation))?;
             acc = acc.union(m).ctx(|| "union of dependences".into())?;
         }
         acc.coalesce().ctx(|| "coalesce".into())
@@ -136,17 +129,15 @@ pub fn analyze(scop: &Scop) -> Result<Dependences, IslError> {
 }
 
 pub fn analyze_in(ctx: &Context, scop: &Scop) -> Result<Dependences, IslError> {
-    let schedule = UnionMap::read_from_str(ctx, &scop.schedule_map)
-        .ctx(|| "reading the original schedule".into())?;
+    let schedule =
+        UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(|| "reading the original schedule".into())?;
     let mut located = Vec::new();
     for s in &scop.statements {
         let domain = Set::read_from_str(ctx, &s.domain).ctx(|| format!("domain of {}", s.name))?;
         let sched = schedule
             .copy()
             .ctx(|| "copy".into())?
-            .intersect_domain(
-                UnionSet::from_set(domain.copy().ctx(|| "copy".into())?).ctx(|| "set".into())?,
-            )
+            .intersect_domain(UnionSet::from_set(domain.copy().ctx(|| "copy".into())?).ctx(|| "set".into())?)
             .ctx(|| format!("schedule of {}", s.name))?
             .as_map()
             .ctx(|| format!("schedule of {}", s.name))?;
@@ -155,12 +146,7 @@ pub fn analyze_in(ctx: &Context, scop: &Scop) -> Result<Dependences, IslError> {
                 .ctx(|| format!("access {} of {}", a.text, s.name))?
                 .intersect_domain(domain.copy().ctx(|| "copy".into())?)
                 .ctx(|| format!("access {} of {}", a.text, s.name))?;
-            let tag_domain = format!(
-                "{{ [{}[{}] -> {}[]] }}",
-                s.name,
-                s.iterators.join(", "),
-                a.id
-            );
+            let tag_domain = format!("{{ [{}[{}] -> {}[]] }}", s.name, s.iterators.join(", "), a.id);
             located.push(Located {
                 access: a,
                 relation,
@@ -189,24 +175,11 @@ pub fn analyze_in(ctx: &Context, scop: &Scop) -> Result<Dependences, IslError> {
                 .ctx(what)?
                 .apply_range(snk.relation.copy().ctx(what)?.reverse().ctx(what)?)
                 .ctx(what)?;
-            let before = src
-                .schedule
-                .copy()
-                .ctx(what)?
-                .lex_lt_map(snk.schedule.copy().ctx(what)?)
-                .ctx(what)?;
-            let rel = same_element
-                .intersect(before)
-                .ctx(what)?
-                .coalesce()
-                .ctx(what)?;
+            let before =
+                src.schedule.copy().ctx(what)?.lex_lt_map(snk.schedule.copy().ctx(what)?).ctx(what)?;
+            let rel = same_element.intersect(before).ctx(what)?.coalesce().ctx(what)?;
             if !rel.is_empty().ctx(what)? {
-                deps.push(dependence(
-                    kind,
-                    src.access,
-                    snk.access,
-                    rel.to_str().ctx(what)?,
-                ));
+                deps.push(dependence(kind, src.access, snk.access, rel.to_str().ctx(what)?));
             }
         }
     }
@@ -234,14 +207,11 @@ fn flow(ctx: &Context, located: &[Located]) -> Result<Vec<Dependence>, IslError>
         let tag = UnionSet::read_from_str(ctx, &l.tag_domain).ctx(what)?;
         // [S[i] -> refN[]] -> S[i]
         let untag = tag.unwrap().ctx(what)?.domain_map().ctx(what)?;
-        let tagged_acc = untag
-            .copy()
-            .ctx(what)?
-            .apply_range(l.relation.copy().ctx(what)?.to_union_map().ctx(what)?);
+        let tagged_acc =
+            untag.copy().ctx(what)?.apply_range(l.relation.copy().ctx(what)?.to_union_map().ctx(what)?);
         let tagged_acc = tagged_acc.ctx(what)?;
-        let tagged_sched = untag
-            .apply_range(l.schedule.copy().ctx(what)?.to_union_map().ctx(what)?)
-            .ctx(what)?;
+        let tagged_sched =
+            untag.apply_range(l.schedule.copy().ctx(what)?.to_union_map().ctx(what)?).ctx(what)?;
         schedule = schedule.union(tagged_sched).ctx(what)?;
         match l.access.kind {
             AccessKind::Read => reads = reads.union(tagged_acc).ctx(what)?,
@@ -254,19 +224,11 @@ fn flow(ctx: &Context, located: &[Located]) -> Result<Vec<Dependence>, IslError>
         .ctx(what)?
         .set_schedule_map(schedule)
         .ctx(what)?;
-    let result = info
-        .compute_flow()
-        .ctx(what)?
-        .get_may_dependence()
-        .ctx(what)?;
+    let result = info.compute_flow().ctx(what)?.get_may_dependence().ctx(what)?;
     let mut out = Vec::new();
-    for src in located
-        .iter()
-        .filter(|l| l.access.kind == AccessKind::Write)
-    {
-        for snk in located
-            .iter()
-            .filter(|l| l.access.kind == AccessKind::Read && l.access.array == src.access.array)
+    for src in located.iter().filter(|l| l.access.kind == AccessKind::Write) {
+        for snk in
+            located.iter().filter(|l| l.access.kind == AccessKind::Read && l.access.array == src.access.array)
         {
             let s = UnionSet::read_from_str(ctx, &src.tag_domain).ctx(what)?;
             let t = UnionSet::read_from_str(ctx, &snk.tag_domain).ctx(what)?;
@@ -284,12 +246,7 @@ fn flow(ctx: &Context, located: &[Located]) -> Result<Vec<Dependence>, IslError>
                 .coalesce()
                 .ctx(what)?;
             if !pair.is_empty().ctx(what)? {
-                out.push(dependence(
-                    DepKind::Flow,
-                    src.access,
-                    snk.access,
-                    pair.to_str().ctx(what)?,
-                ));
+                out.push(dependence(DepKind::Flow, src.access, snk.access, pair.to_str().ctx(what)?));
             }
         }
     }

@@ -8,11 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(
-    name = "polytune",
-    version,
-    about = "Iterative empirical autotuning of C loop nests"
-)]
+#[command(name = "polytune", version, about = "Iterative empirical autotuning of C loop nests")]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -4,8 +4,8 @@
 /// isl reads these words as keywords, case-insensitively; a C identifier equal
 /// to one of them gets a trailing `_` in isl text.
 const ISL_KEYWORDS: &[&str] = &[
-    "exists", "and", "or", "implies", "not", "infty", "infinity", "nan", "min", "max", "rat",
-    "true", "false", "ceild", "floord", "mod", "ceil", "floor",
+    "exists", "and", "or", "implies", "not", "infty", "infinity", "nan", "min", "max", "rat", "true",
+    "false", "ceild", "floord", "mod", "ceil", "floor",
 ];
 
 /// The isl spelling of a C identifier.
@@ -36,10 +36,9 @@ pub fn parse_int_literal(text: &str) -> Option<i64> {
 /// Names of the pure math functions a statement may call: they have no side
 /// effects and read only their arguments.
 pub const PURE_MATH: &[&str] = &[
-    "sqrt", "sqrtf", "exp", "expf", "exp2", "log", "logf", "log2", "log10", "pow", "powf", "fabs",
-    "fabsf", "abs", "labs", "floor", "floorf", "ceil", "ceilf", "sin", "sinf", "cos", "cosf",
-    "tan", "tanh", "atan", "atan2", "fmin", "fmax", "fminf", "fmaxf", "round", "trunc", "cbrt",
-    "hypot", "erf", "fma",
+    "sqrt", "sqrtf", "exp", "expf", "exp2", "log", "logf", "log2", "log10", "pow", "powf", "fabs", "fabsf",
+    "abs", "labs", "floor", "floorf", "ceil", "ceilf", "sin", "sinf", "cos", "cosf", "tan", "tanh", "atan",
+    "atan2", "fmin", "fmax", "fminf", "fmaxf", "round", "trunc", "cbrt", "hypot", "erf", "fma",
 ];
 
 #[cfg(test)]

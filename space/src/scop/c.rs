@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use isl_rs::{Map, Set};
 use tree_sitter::{Node, Parser};
 
 use super::affine::{isl_name, parse_int_literal, PURE_MATH};
@@ -33,17 +34,10 @@ pub(super) fn extract_scops(src: &Source) -> Result<Vec<Scop>> {
 
     let pairs = pragma_pairs(src)?;
     if pairs.is_empty() {
-        return Err(ScopError::new(
-            &src.path,
-            None,
-            "no `#pragma scop` region in this file",
-        ));
+        return Err(ScopError::new(&src.path, None, "no `#pragma scop` region in this file"));
     }
     let globals = collect_decls(src, root, false);
-    pairs
-        .into_iter()
-        .map(|(open, close)| extract_one(src, root, &globals, open, close))
-        .collect()
+    pairs.into_iter().map(|(open, close)| extract_one(src, root, &globals, open, close)).collect()
 }
 
 /// Byte ranges of matching `#pragma scop` / `#pragma endscop` lines.
@@ -54,41 +48,25 @@ fn pragma_pairs(src: &Source) -> Result<Vec<((usize, usize), (usize, usize))>> {
     for line in src.parse_text.split_inclusive('\n') {
         let range = (offset, offset + line.len());
         offset += line.len();
-        let words: Vec<&str> = line
-            .trim()
-            .trim_start_matches('#')
-            .split_whitespace()
-            .collect();
+        let words: Vec<&str> = line.trim().trim_start_matches('#').split_whitespace().collect();
         let is = |w: &str| words.first() == Some(&"pragma") && words.get(1) == Some(&w);
         let here = || src.location(range.0 + line.find('#').unwrap_or(0));
         if is("scop") {
             if open.is_some() {
-                return Err(ScopError::new(
-                    &src.path,
-                    here(),
-                    "`#pragma scop` inside another SCoP",
-                ));
+                return Err(ScopError::new(&src.path, here(), "`#pragma scop` inside another SCoP"));
             }
             open = Some(range);
         } else if is("endscop") {
             match open.take() {
                 Some(o) => pairs.push((o, range)),
                 None => {
-                    return Err(ScopError::new(
-                        &src.path,
-                        here(),
-                        "`#pragma endscop` without `#pragma scop`",
-                    ))
+                    return Err(ScopError::new(&src.path, here(), "`#pragma endscop` without `#pragma scop`"))
                 }
             }
         }
     }
     if let Some(o) = open {
-        return Err(ScopError::new(
-            &src.path,
-            src.location(o.0),
-            "`#pragma scop` without `#pragma endscop`",
-        ));
+        return Err(ScopError::new(&src.path, src.location(o.0), "`#pragma scop` without `#pragma endscop`"));
     }
     Ok(pairs)
 }
@@ -98,10 +76,7 @@ fn first_error(node: Node) -> Option<Node> {
         return Some(node);
     }
     let mut cursor = node.walk();
-    let found = node
-        .children(&mut cursor)
-        .filter(|c| c.has_error())
-        .find_map(first_error);
+    let found = node.children(&mut cursor).filter(|c| c.has_error()).find_map(first_error);
     found
 }
 
@@ -144,10 +119,7 @@ fn add_decl(src: &Source, decl: Node, out: &mut HashMap<String, Decl>) {
     let Some(ty_node) = decl.child_by_field_name("type") else {
         return;
     };
-    let ty = node_text(src, ty_node)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let ty = node_text(src, ty_node).split_whitespace().collect::<Vec<_>>().join(" ");
     let integer_type = is_integer_type(&ty);
     let mut cursor = decl.walk();
     for d in decl.children_by_field_name("declarator", &mut cursor) {
@@ -157,14 +129,11 @@ fn add_decl(src: &Source, decl: Node, out: &mut HashMap<String, Decl>) {
             match node.kind() {
                 "identifier" => break Some(node_text(src, node).to_string()),
                 "init_declarator" | "attributed_declarator" => {
-                    node = node
-                        .child_by_field_name("declarator")
-                        .unwrap_or(node.named_child(0).unwrap_or(node));
+                    node =
+                        node.child_by_field_name("declarator").unwrap_or(node.named_child(0).unwrap_or(node));
                 }
                 "array_declarator" => {
-                    let size = node
-                        .child_by_field_name("size")
-                        .map(|s| node_text(src, s).to_string());
+                    let size = node.child_by_field_name("size").map(|s| node_text(src, s).to_string());
                     extents.push(size);
                     match node.child_by_field_name("declarator") {
                         Some(n) => node = n,
@@ -189,14 +158,7 @@ fn add_decl(src: &Source, decl: Node, out: &mut HashMap<String, Decl>) {
             // Declarators read outside-in give the innermost dimension first.
             extents.reverse();
             let integer = integer_type && extents.is_empty();
-            out.insert(
-                name,
-                Decl {
-                    ty: ty.clone(),
-                    extents,
-                    integer,
-                },
-            );
+            out.insert(name, Decl { ty: ty.clone(), extents, integer });
         }
     }
 }
@@ -227,11 +189,7 @@ fn is_integer_type(ty: &str) -> bool {
 /// A loop or a statement in the original program order.
 enum Tree {
     Stmt(usize),
-    Loop {
-        iter: String,
-        sign: i64,
-        body: Vec<Tree>,
-    },
+    Loop { iter: String, sign: i64, body: Vec<Tree> },
 }
 
 struct Loop {
@@ -260,24 +218,11 @@ fn extract_one(
 ) -> Result<Scop> {
     let pragma = root
         .named_descendant_for_byte_range(open.0, open.1.saturating_sub(1))
-        .ok_or_else(|| {
-            ScopError::new(
-                &src.path,
-                src.location(open.0),
-                "cannot locate `#pragma scop`",
-            )
-        })?;
+        .ok_or_else(|| ScopError::new(&src.path, src.location(open.0), "cannot locate `#pragma scop`"))?;
     let pragma = ancestor_or_self(pragma, "preproc_call").unwrap_or(pragma);
-    let block = pragma
-        .parent()
-        .filter(|p| p.kind() == "compound_statement")
-        .ok_or_else(|| {
-            err_at(
-                src,
-                pragma,
-                "`#pragma scop` must stand among the statements of a function body",
-            )
-        })?;
+    let block = pragma.parent().filter(|p| p.kind() == "compound_statement").ok_or_else(|| {
+        err_at(src, pragma, "`#pragma scop` must stand among the statements of a function body")
+    })?;
     let function = ancestor_or_self(block, "function_definition")
         .ok_or_else(|| err_at(src, pragma, "`#pragma scop` outside a function"))?;
     let fname = function
@@ -330,10 +275,8 @@ fn extract_one(
     if walk.statements.is_empty() {
         return Err(err_at(src, pragma, "the SCoP holds no statement"));
     }
-    let start = src
-        .location(open.0)
-        .unwrap_or(Location { line: 0, column: 0 });
-    Ok(walk.finish(fname, start, (open.0, close.1), &tree))
+    let start = src.location(open.0).unwrap_or(Location { line: 0, column: 0 });
+    walk.finish(fname, start, (open.0, close.1), &tree)
 }
 
 fn ancestor_or_self<'t>(mut node: Node<'t>, kind: &str) -> Option<Node<'t>> {
@@ -353,17 +296,12 @@ fn find_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
         return None;
     }
     let mut cursor = node.walk();
-    let found = node
-        .named_children(&mut cursor)
-        .find_map(|c| find_kind(c, kind));
+    let found = node.named_children(&mut cursor).find_map(|c| find_kind(c, kind));
     found
 }
 
 fn is_assignment_op(op: &str) -> bool {
-    matches!(
-        op,
-        "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "&=" | "|=" | "^=" | "<<=" | ">>="
-    )
+    matches!(op, "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "&=" | "|=" | "^=" | "<<=" | ">>=")
 }
 
 impl<'s> Walk<'s> {
@@ -379,10 +317,7 @@ impl<'s> Walk<'s> {
     /// expression can tell a parameter from a data-dependent value.
     fn prescan(&mut self, node: Node) {
         if node.kind() == "for_statement" {
-            if let Some(name) = node
-                .child_by_field_name("initializer")
-                .and_then(|i| self.init_target(i))
-            {
+            if let Some(name) = node.child_by_field_name("initializer").and_then(|i| self.init_target(i)) {
                 self.iterators.insert(name);
             }
             if let Some(b) = node.child_by_field_name("body") {
@@ -445,50 +380,37 @@ impl<'s> Walk<'s> {
                 }
                 Ok(())
             }
-            "declaration" => Err(self.err(
-                node,
-                "declarations inside a SCoP are not supported; declare before `#pragma scop`",
-            )),
-            "while_statement" | "do_statement" => Err(self.err(
-                node,
-                "`while` loops have no affine bounds; only `for` loops are static control",
-            )),
+            "declaration" => {
+                Err(self
+                    .err(node, "declarations inside a SCoP are not supported; declare before `#pragma scop`"))
+            }
+            "while_statement" | "do_statement" => {
+                Err(self
+                    .err(node, "`while` loops have no affine bounds; only `for` loops are static control"))
+            }
             "goto_statement" | "labeled_statement" => {
                 Err(self.err(node, "`goto` and labels break static control flow"))
             }
             "break_statement" | "continue_statement" | "return_statement" => Err(self.err(
                 node,
-                format!(
-                    "`{}` breaks static control flow",
-                    node.kind().trim_end_matches("_statement")
-                ),
+                format!("`{}` breaks static control flow", node.kind().trim_end_matches("_statement")),
             )),
-            "switch_statement" => {
-                Err(self.err(node, "`switch` is not static control; use affine `if`s"))
-            }
+            "switch_statement" => Err(self.err(node, "`switch` is not static control; use affine `if`s")),
             other => Err(self.err(node, format!("unsupported construct in a SCoP ({other})"))),
         }
     }
 
     fn for_loop(&mut self, node: Node, out: &mut Vec<Tree>) -> Result<()> {
-        let init = node.child_by_field_name("initializer").ok_or_else(|| {
-            self.err(
-                node,
-                "a `for` loop in a SCoP needs an initialiser `i = lower bound`",
-            )
-        })?;
+        let init = node
+            .child_by_field_name("initializer")
+            .ok_or_else(|| self.err(node, "a `for` loop in a SCoP needs an initialiser `i = lower bound`"))?;
         let cond = node.child_by_field_name("condition").ok_or_else(|| {
-            self.err(
-                node,
-                "a `for` loop in a SCoP needs a condition bounding its iterator",
-            )
+            self.err(node, "a `for` loop in a SCoP needs a condition bounding its iterator")
         })?;
-        let update = node.child_by_field_name("update").ok_or_else(|| {
-            self.err(node, "a `for` loop in a SCoP needs an update such as `i++`")
-        })?;
-        let body = node
-            .child_by_field_name("body")
-            .ok_or_else(|| self.err(node, "`for` without a body"))?;
+        let update = node
+            .child_by_field_name("update")
+            .ok_or_else(|| self.err(node, "a `for` loop in a SCoP needs an update such as `i++`"))?;
+        let body = node.child_by_field_name("body").ok_or_else(|| self.err(node, "`for` without a body"))?;
 
         let (iter, lb) = match init.kind() {
             "assignment_expression"
@@ -498,69 +420,43 @@ impl<'s> Walk<'s> {
                 if left.kind() != "identifier" {
                     return Err(self.err(left, "the loop iterator must be a plain variable"));
                 }
-                (
-                    self.text(left).to_string(),
-                    init.child_by_field_name("right").unwrap(),
-                )
+                (self.text(left).to_string(), init.child_by_field_name("right").unwrap())
             }
             "declaration" => {
-                let d = init
-                    .child_by_field_name("declarator")
-                    .filter(|d| d.kind() == "init_declarator");
-                let d =
-                    d.ok_or_else(|| self.err(init, "the loop iterator needs an initial value"))?;
-                let ty = init
-                    .child_by_field_name("type")
-                    .map(|t| self.text(t))
-                    .unwrap_or("");
+                let d = init.child_by_field_name("declarator").filter(|d| d.kind() == "init_declarator");
+                let d = d.ok_or_else(|| self.err(init, "the loop iterator needs an initial value"))?;
+                let ty = init.child_by_field_name("type").map(|t| self.text(t)).unwrap_or("");
                 if !is_integer_type(ty) {
-                    return Err(self.err(
-                        init,
-                        format!("the loop iterator has type `{ty}`; it must be an integer"),
-                    ));
+                    return Err(
+                        self.err(init, format!("the loop iterator has type `{ty}`; it must be an integer"))
+                    );
                 }
                 let name = d.child_by_field_name("declarator").unwrap();
-                (
-                    self.text(name).to_string(),
-                    d.child_by_field_name("value").unwrap(),
-                )
+                (self.text(name).to_string(), d.child_by_field_name("value").unwrap())
             }
-            _ => {
-                return Err(self.err(
-                    init,
-                    "the loop initialiser must be `i = expr` or `int i = expr`",
-                ))
-            }
+            _ => return Err(self.err(init, "the loop initialiser must be `i = expr` or `int i = expr`")),
         };
         if self.loops.iter().any(|l| l.c_name == iter) {
-            return Err(self.err(
-                init,
-                format!("loop iterator `{iter}` reuses the iterator of an enclosing loop"),
-            ));
+            return Err(
+                self.err(init, format!("loop iterator `{iter}` reuses the iterator of an enclosing loop"))
+            );
         }
         if let Some(d) = self.decls.get(&iter) {
             if !d.integer {
-                return Err(self.err(
-                    init,
-                    format!("the loop iterator `{iter}` must be an integer scalar"),
-                ));
+                return Err(self.err(init, format!("the loop iterator `{iter}` must be an integer scalar")));
             }
         }
         if self.written.contains(&iter) {
-            return Err(self.err(
-                init,
-                format!("the loop iterator `{iter}` is also assigned inside the SCoP"),
-            ));
+            return Err(
+                self.err(init, format!("the loop iterator `{iter}` is also assigned inside the SCoP"))
+            );
         }
         let step = self.step(update, &iter)?;
         let isl = isl_name(&iter);
         // Bounds are read with the enclosing loops only: `i` itself may appear in
         // the condition but not in its lower bound.
         let lb = self.affine(lb)?;
-        self.loops.push(Loop {
-            c_name: iter.clone(),
-            isl: isl.clone(),
-        });
+        self.loops.push(Loop { c_name: iter.clone(), isl: isl.clone() });
         let cond_text = self.condition(cond, true);
         let cond_text = match cond_text {
             Ok(c) => c,
@@ -569,14 +465,8 @@ impl<'s> Walk<'s> {
                 return Err(e);
             }
         };
-        let mut pushed = vec![
-            if step > 0 {
-                format!("{isl} >= {lb}")
-            } else {
-                format!("{isl} <= {lb}")
-            },
-            cond_text,
-        ];
+        let mut pushed =
+            vec![if step > 0 { format!("{isl} >= {lb}") } else { format!("{isl} <= {lb}") }, cond_text];
         if step.abs() > 1 {
             pushed.push(format!("({isl} - ({lb})) mod {} = 0", step.abs()));
         }
@@ -588,11 +478,7 @@ impl<'s> Walk<'s> {
         self.loops.pop();
         result?;
         if !inner.is_empty() {
-            out.push(Tree::Loop {
-                iter: isl,
-                sign: step.signum(),
-                body: inner,
-            });
+            out.push(Tree::Loop { iter: isl, sign: step.signum(), body: inner });
         }
         Ok(())
     }
@@ -600,31 +486,27 @@ impl<'s> Walk<'s> {
     /// The constant step of `i++`, `--i`, `i += 2`, `i = i - 1`, ...
     fn step(&self, update: Node, iter: &str) -> Result<i64> {
         let bad = || {
-            self.err(update, format!("the loop update must change `{iter}` by a constant (`{iter}++`, `{iter} += 2`, ...)"))
+            self.err(
+                update,
+                format!(
+                    "the loop update must change `{iter}` by a constant (`{iter}++`, `{iter} += 2`, ...)"
+                ),
+            )
         };
-        let is_iter = |n: Option<Node>| {
-            n.map(|n| n.kind() == "identifier" && self.text(n) == iter)
-                .unwrap_or(false)
-        };
+        let is_iter =
+            |n: Option<Node>| n.map(|n| n.kind() == "identifier" && self.text(n) == iter).unwrap_or(false);
         match update.kind() {
             "update_expression" => {
                 if !is_iter(update.child_by_field_name("argument")) {
                     return Err(bad());
                 }
-                Ok(if self.text(update).contains("++") {
-                    1
-                } else {
-                    -1
-                })
+                Ok(if self.text(update).contains("++") { 1 } else { -1 })
             }
             "assignment_expression" => {
                 if !is_iter(update.child_by_field_name("left")) {
                     return Err(bad());
                 }
-                let op = update
-                    .child_by_field_name("operator")
-                    .map(|o| self.text(o))
-                    .unwrap_or("");
+                let op = update.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
                 let right = update.child_by_field_name("right").ok_or_else(bad)?;
                 let step = match op {
                     "+=" => self.constant(right),
@@ -632,10 +514,7 @@ impl<'s> Walk<'s> {
                     "=" if right.kind() == "binary_expression" => {
                         let l = right.child_by_field_name("left");
                         let r = right.child_by_field_name("right").ok_or_else(bad)?;
-                        let o = right
-                            .child_by_field_name("operator")
-                            .map(|o| self.text(o))
-                            .unwrap_or("");
+                        let o = right.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
                         match (is_iter(l), o) {
                             (true, "+") => self.constant(r),
                             (true, "-") => self.constant(r).map(|c| -c),
@@ -661,11 +540,7 @@ impl<'s> Walk<'s> {
         self.conds.pop();
         r?;
         if let Some(alt) = node.child_by_field_name("alternative") {
-            let alt = if alt.kind() == "else_clause" {
-                alt.named_child(0).unwrap_or(alt)
-            } else {
-                alt
-            };
+            let alt = if alt.kind() == "else_clause" { alt.named_child(0).unwrap_or(alt) } else { alt };
             self.conds.push(format!("not ({cond})"));
             let r = self.statement(alt, out);
             self.conds.pop();
@@ -712,9 +587,7 @@ impl<'s> Walk<'s> {
             |w: &Walk, why: &str| w.err(node, format!("`{}` is not affine: {why}", w.text(node)));
         match node.kind() {
             "identifier" => self.affine_name(node),
-            "parenthesized_expression" => {
-                Ok(format!("({})", self.affine(node.named_child(0).unwrap())?))
-            }
+            "parenthesized_expression" => Ok(format!("({})", self.affine(node.named_child(0).unwrap())?)),
             "unary_expression" => {
                 let arg = self.affine(node.child_by_field_name("argument").unwrap())?;
                 match self.text(node.child_by_field_name("operator").unwrap()) {
@@ -724,10 +597,8 @@ impl<'s> Walk<'s> {
                 }
             }
             "binary_expression" => {
-                let (l, r) = (
-                    node.child_by_field_name("left").unwrap(),
-                    node.child_by_field_name("right").unwrap(),
-                );
+                let (l, r) =
+                    (node.child_by_field_name("left").unwrap(), node.child_by_field_name("right").unwrap());
                 let op = self.text(node.child_by_field_name("operator").unwrap());
                 match op {
                     "+" | "-" => Ok(format!("{} {op} {}", self.affine(l)?, self.affine(r)?)),
@@ -745,38 +616,31 @@ impl<'s> Walk<'s> {
                                 format!("(({l}) mod {c})")
                             })
                         }
-                        _ => Err(not_affine(
-                            self,
-                            "division by a non-constant or non-positive value",
-                        )),
+                        _ => Err(not_affine(self, "division by a non-constant or non-positive value")),
                     },
                     _ => Err(not_affine(self, &format!("operator `{op}`"))),
                 }
             }
-            "conditional_expression" => {
-                let c = self.condition(node.child_by_field_name("condition").unwrap(), false)?;
-                let a = self.affine(node.child_by_field_name("consequence").unwrap())?;
-                let b = self.affine(node.child_by_field_name("alternative").unwrap())?;
-                Ok(format!("({c} ? {a} : {b})"))
-            }
+            "conditional_expression" => match self.min_max(node) {
+                Some((f, a, b)) => Ok(format!("{f}({}, {})", self.affine(a)?, self.affine(b)?)),
+                None => Err(not_affine(
+                    self,
+                    "a conditional value other than a min or max (it may bound a loop or guard an `if`)",
+                )),
+            },
             "call_expression" => {
                 let f = self.text(node.child_by_field_name("function").unwrap());
                 let args = node.child_by_field_name("arguments").unwrap();
                 let mut cursor = args.walk();
                 let list: Vec<Node> = args.named_children(&mut cursor).collect();
                 match (f, list.len()) {
-                    ("min" | "max", 2) => Ok(format!(
-                        "{f}({}, {})",
-                        self.affine(list[0])?,
-                        self.affine(list[1])?
-                    )),
+                    ("min" | "max", 2) => {
+                        Ok(format!("{f}({}, {})", self.affine(list[0])?, self.affine(list[1])?))
+                    }
                     ("floord" | "ceild", 2) => match self.constant(list[1]) {
                         Some(c) if c > 0 => {
                             let a = self.affine(list[0])?;
-                            Ok(format!(
-                                "{}(({a}) / {c})",
-                                if f == "floord" { "floor" } else { "ceil" }
-                            ))
+                            Ok(format!("{}(({a}) / {c})", if f == "floord" { "floor" } else { "ceil" }))
                         }
                         _ => Err(not_affine(self, "the divisor must be a positive constant")),
                     },
@@ -790,16 +654,10 @@ impl<'s> Walk<'s> {
                 }
                 self.affine(node.child_by_field_name("value").unwrap())
             }
-            "subscript_expression" => Err(not_affine(
-                self,
-                "it reads an array, so it is data-dependent",
-            )),
+            "subscript_expression" => Err(not_affine(self, "it reads an array, so it is data-dependent")),
             "pointer_expression" => Err(not_affine(self, "pointer dereference")),
             "number_literal" => Err(not_affine(self, "a non-integer constant")),
-            _ => Err(not_affine(
-                self,
-                &format!("unsupported expression ({})", node.kind()),
-            )),
+            _ => Err(not_affine(self, &format!("unsupported expression ({})", node.kind()))),
         }
     }
 
@@ -809,10 +667,7 @@ impl<'s> Walk<'s> {
             return Ok(l.isl.clone());
         }
         if self.iterators.contains(name) {
-            return Err(self.err(
-                node,
-                format!("loop iterator `{name}` is used outside its loop"),
-            ));
+            return Err(self.err(node, format!("loop iterator `{name}` is used outside its loop")));
         }
         if self.written.contains(name) {
             return Err(self.err(
@@ -828,13 +683,8 @@ impl<'s> Walk<'s> {
                 }
                 Ok(isl)
             }
-            Some(d) => Err(self.err(
-                node,
-                format!(
-                    "`{name}` has type `{}`; affine expressions need integer scalars",
-                    d.ty
-                ),
-            )),
+            Some(d) => Err(self
+                .err(node, format!("`{name}` has type `{}`; affine expressions need integer scalars", d.ty))),
             None => Err(self.err(node, format!("`{name}` is not declared"))),
         }
     }
@@ -843,50 +693,28 @@ impl<'s> Walk<'s> {
     /// refused: it does not bound the iterator.
     fn condition(&mut self, node: Node, in_loop: bool) -> Result<String> {
         match node.kind() {
-            "parenthesized_expression" => Ok(format!(
-                "({})",
-                self.condition(node.named_child(0).unwrap(), in_loop)?
-            )),
-            "unary_expression"
-                if self.text(node.child_by_field_name("operator").unwrap()) == "!" =>
-            {
-                Ok(format!(
-                    "not ({})",
-                    self.condition(node.child_by_field_name("argument").unwrap(), in_loop)?
-                ))
+            "parenthesized_expression" => {
+                Ok(format!("({})", self.condition(node.named_child(0).unwrap(), in_loop)?))
             }
+            "unary_expression" if self.text(node.child_by_field_name("operator").unwrap()) == "!" => Ok(
+                format!("not ({})", self.condition(node.child_by_field_name("argument").unwrap(), in_loop)?),
+            ),
             "binary_expression" => {
-                let (l, r) = (
-                    node.child_by_field_name("left").unwrap(),
-                    node.child_by_field_name("right").unwrap(),
-                );
+                let (l, r) =
+                    (node.child_by_field_name("left").unwrap(), node.child_by_field_name("right").unwrap());
                 let op = self.text(node.child_by_field_name("operator").unwrap());
                 match op {
-                    "&&" => Ok(format!(
-                        "({}) and ({})",
-                        self.condition(l, in_loop)?,
-                        self.condition(r, in_loop)?
-                    )),
-                    "||" => Ok(format!(
-                        "({}) or ({})",
-                        self.condition(l, in_loop)?,
-                        self.condition(r, in_loop)?
-                    )),
-                    "<" | "<=" | ">" | ">=" | "==" => {
-                        let op = if op == "==" { "=" } else { op };
-                        Ok(format!("{} {op} {}", self.affine(l)?, self.affine(r)?))
+                    "&&" => {
+                        Ok(format!("({}) and ({})", self.condition(l, in_loop)?, self.condition(r, in_loop)?))
                     }
-                    "!=" if !in_loop => {
-                        Ok(format!("not ({} = {})", self.affine(l)?, self.affine(r)?))
+                    "||" => {
+                        Ok(format!("({}) or ({})", self.condition(l, in_loop)?, self.condition(r, in_loop)?))
                     }
-                    "!=" => Err(self.err(
-                        node,
-                        "a loop condition with `!=` does not bound the iterator; use `<` or `>`",
-                    )),
-                    _ => Err(self.err(
-                        node,
-                        format!("`{}` is not an affine condition", self.text(node)),
-                    )),
+                    "<" | "<=" | ">" | ">=" | "==" => self.compare(l, if op == "==" { "=" } else { op }, r),
+                    "!=" if !in_loop => Ok(format!("not ({})", self.compare(l, "=", r)?)),
+                    "!=" => Err(self
+                        .err(node, "a loop condition with `!=` does not bound the iterator; use `<` or `>`")),
+                    _ => Err(self.err(node, format!("`{}` is not an affine condition", self.text(node)))),
                 }
             }
             _ => Err(self.err(
@@ -897,6 +725,51 @@ impl<'s> Walk<'s> {
                 ),
             )),
         }
+    }
+
+    /// `l op r` in isl syntax. A conditional operand that is not a min or max,
+    /// `c ? x : y`, splits the comparison into `(c and l op x) or (not c and l op y)`.
+    fn compare(&mut self, l: Node, op: &str, r: Node) -> Result<String> {
+        for (side, is_left) in [(strip_parens(l), true), (strip_parens(r), false)] {
+            if side.kind() == "conditional_expression" && self.min_max(side).is_none() {
+                let c = self.condition(side.child_by_field_name("condition").unwrap(), false)?;
+                let x = side.child_by_field_name("consequence").unwrap();
+                let y = side.child_by_field_name("alternative").unwrap();
+                let (cx, cy) = if is_left {
+                    (self.compare(x, op, r)?, self.compare(y, op, r)?)
+                } else {
+                    (self.compare(l, op, x)?, self.compare(l, op, y)?)
+                };
+                return Ok(format!("(({c}) and ({cx})) or (not ({c}) and ({cy}))"));
+            }
+        }
+        Ok(format!("{} {op} {}", self.affine(l)?, self.affine(r)?))
+    }
+
+    /// `a < b ? a : b` and its variants: `Some(("min" | "max", a, b))`.
+    fn min_max<'t>(&self, node: Node<'t>) -> Option<(&'static str, Node<'t>, Node<'t>)> {
+        let cond = strip_parens(node.child_by_field_name("condition")?);
+        if cond.kind() != "binary_expression" {
+            return None;
+        }
+        let op = self.text(cond.child_by_field_name("operator")?);
+        let (a, b) = (cond.child_by_field_name("left")?, cond.child_by_field_name("right")?);
+        let (x, y) = (node.child_by_field_name("consequence")?, node.child_by_field_name("alternative")?);
+        let same =
+            |p: Node, q: Node| squash(self.text(strip_parens(p))) == squash(self.text(strip_parens(q)));
+        let picks_first = if same(x, a) && same(y, b) {
+            true
+        } else if same(x, b) && same(y, a) {
+            false
+        } else {
+            return None;
+        };
+        let less = match op {
+            "<" | "<=" => true,
+            ">" | ">=" => false,
+            _ => return None,
+        };
+        Some((if less == picks_first { "min" } else { "max" }, a, b))
     }
 
     /// An expression statement `lhs op= rhs;` or `x++;`: a polyhedral statement.
@@ -914,11 +787,7 @@ impl<'s> Walk<'s> {
                 if op != "=" {
                     self.reference(left, AccessKind::Read, &name, &mut accesses)?;
                 }
-                self.reads(
-                    expr.child_by_field_name("right").unwrap(),
-                    &name,
-                    &mut accesses,
-                )?;
+                self.reads(expr.child_by_field_name("right").unwrap(), &name, &mut accesses)?;
                 self.reference(left, AccessKind::Write, &name, &mut accesses)?;
             }
             "update_expression" => {
@@ -926,10 +795,12 @@ impl<'s> Walk<'s> {
                 self.reference(arg, AccessKind::Read, &name, &mut accesses)?;
                 self.reference(arg, AccessKind::Write, &name, &mut accesses)?;
             }
-            "call_expression" => return Err(self.err(
-                expr,
-                "a call statement may have side effects; a SCoP statement must be an assignment",
-            )),
+            "call_expression" => {
+                return Err(self.err(
+                    expr,
+                    "a call statement may have side effects; a SCoP statement must be an assignment",
+                ))
+            }
             _ => {
                 return Err(self.err(
                     expr,
@@ -943,20 +814,10 @@ impl<'s> Walk<'s> {
         let mut domain = format!("{}{{ {tuple}", self.param_prefix());
         if !self.conds.is_empty() {
             domain.push_str(" : ");
-            domain.push_str(
-                &self
-                    .conds
-                    .iter()
-                    .map(|c| format!("({c})"))
-                    .collect::<Vec<_>>()
-                    .join(" and "),
-            );
+            domain.push_str(&self.conds.iter().map(|c| format!("({c})")).collect::<Vec<_>>().join(" and "));
         }
         domain.push_str(" }");
-        let location = self
-            .src
-            .location(stmt.start_byte())
-            .unwrap_or(Location { line: 0, column: 0 });
+        let location = self.src.location(stmt.start_byte()).unwrap_or(Location { line: 0, column: 0 });
         self.statements.push(Statement {
             name,
             iterators,
@@ -983,20 +844,17 @@ impl<'s> Walk<'s> {
                     return Ok(());
                 }
                 if self.iterators.contains(name) {
-                    return Err(self.err(
-                        node,
-                        format!("loop iterator `{name}` is used outside its loop"),
-                    ));
+                    return Err(self.err(node, format!("loop iterator `{name}` is used outside its loop")));
                 }
                 match self.decls.get(name) {
                     Some(d) if d.integer && !self.written.contains(name) => {
                         self.affine_name(node)?;
                         Ok(())
                     }
-                    Some(d) if !d.extents.is_empty() => Err(self.err(
-                        node,
-                        format!("array `{name}` used as a pointer; index every dimension"),
-                    )),
+                    Some(d) if !d.extents.is_empty() => {
+                        Err(self
+                            .err(node, format!("array `{name}` used as a pointer; index every dimension")))
+                    }
                     Some(_) => self.reference(node, AccessKind::Read, stmt, out),
                     None => Err(self.err(node, format!("`{name}` is not declared"))),
                 }
@@ -1015,20 +873,14 @@ impl<'s> Walk<'s> {
                 }
                 Ok(())
             }
-            "assignment_expression" | "update_expression" => Err(self.err(
-                node,
-                "an assignment inside an expression is not supported in a SCoP",
-            )),
-            "comma_expression" => {
-                Err(self.err(node, "the comma operator is not supported in a SCoP"))
+            "assignment_expression" | "update_expression" => {
+                Err(self.err(node, "an assignment inside an expression is not supported in a SCoP"))
             }
-            "pointer_expression" => Err(self.err(
-                node,
-                "pointer dereference or address-of is not supported in a SCoP",
-            )),
-            "field_expression" => {
-                Err(self.err(node, "struct member access is not supported in a SCoP"))
+            "comma_expression" => Err(self.err(node, "the comma operator is not supported in a SCoP")),
+            "pointer_expression" => {
+                Err(self.err(node, "pointer dereference or address-of is not supported in a SCoP"))
             }
+            "field_expression" => Err(self.err(node, "struct member access is not supported in a SCoP")),
             "string_literal" => Err(self.err(node, "string literals are not supported in a SCoP")),
             "cast_expression" => self.reads(node.child_by_field_name("value").unwrap(), stmt, out),
             "sizeof_expression" | "number_literal" | "char_literal" | "true" | "false" => Ok(()),
@@ -1043,21 +895,12 @@ impl<'s> Walk<'s> {
                 }
                 Ok(())
             }
-            other => Err(self.err(
-                node,
-                format!("unsupported expression in a SCoP statement ({other})"),
-            )),
+            other => Err(self.err(node, format!("unsupported expression in a SCoP statement ({other})"))),
         }
     }
 
     /// One array element or scalar reference.
-    fn reference(
-        &mut self,
-        node: Node,
-        kind: AccessKind,
-        stmt: &str,
-        out: &mut Vec<Access>,
-    ) -> Result<()> {
+    fn reference(&mut self, node: Node, kind: AccessKind, stmt: &str, out: &mut Vec<Access>) -> Result<()> {
         let mut indices = Vec::new();
         let mut base = node;
         while base.kind() == "subscript_expression" {
@@ -1079,10 +922,7 @@ impl<'s> Walk<'s> {
         }
         let name = self.text(base).to_string();
         if self.loops.iter().any(|l| l.c_name == name) || self.iterators.contains(&name) {
-            return Err(self.err(
-                node,
-                format!("loop iterator `{name}` is assigned inside the loop body"),
-            ));
+            return Err(self.err(node, format!("loop iterator `{name}` is assigned inside the loop body")));
         }
         let decl = self
             .decls
@@ -1105,11 +945,7 @@ impl<'s> Walk<'s> {
         }
         let its: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
         let array_isl = isl_name(&name);
-        let relation = format!(
-            "{{ {stmt}[{}] -> {array_isl}[{}] }}",
-            its.join(", "),
-            subs.join(", ")
-        );
+        let relation = format!("{{ {stmt}[{}] -> {array_isl}[{}] }}", its.join(", "), subs.join(", "));
         match self.arrays.iter_mut().find(|a| a.name == name) {
             Some(a) => a.written |= kind == AccessKind::Write,
             None => self.arrays.push(Array {
@@ -1129,22 +965,44 @@ impl<'s> Walk<'s> {
         Ok(())
     }
 
+    /// Checks every domain and access with isl and keeps isl's simplified text
+    /// (an empty domain keeps ours: isl would drop its tuple name).
+    fn normalize(&mut self) -> Result<()> {
+        let ctx = crate::isl::new_context();
+        for s in &mut self.statements {
+            let bad = |what: &str, e: isl_rs::LibISLError| {
+                ScopError::new(
+                    &self.src.path,
+                    Some(s.location),
+                    format!("internal error: isl rejects the {what} we built: {e:?}"),
+                )
+            };
+            let set = Set::read_from_str(&ctx, &s.domain)
+                .and_then(|d| d.coalesce())
+                .map_err(|e| bad("domain", e))?;
+            if !set.is_empty().map_err(|e| bad("domain", e))? {
+                s.domain = set.to_str().map_err(|e| bad("domain", e))?.to_string();
+            }
+            for a in &mut s.accesses {
+                let m = Map::read_from_str(&ctx, &a.relation).map_err(|e| bad("access relation", e))?;
+                a.relation = m.to_str().map_err(|e| bad("access relation", e))?.to_string();
+            }
+        }
+        Ok(())
+    }
+
     fn finish(
         mut self,
         function: String,
         start: Location,
         span: (usize, usize),
         tree: &[Tree],
-    ) -> Scop {
+    ) -> Result<Scop> {
         let prefix = self.param_prefix();
         let mut n = 0;
         for s in &mut self.statements {
             // Parameters are known only once the whole SCoP is read.
-            let body = s
-                .domain
-                .split_once("-> ")
-                .map(|(_, b)| b.to_string())
-                .unwrap_or_default();
+            let body = s.domain.split_once("-> ").map(|(_, b)| b.to_string()).unwrap_or_default();
             s.domain = format!("{prefix}{body}");
             for a in &mut s.accesses {
                 a.id = format!("ref{n}");
@@ -1152,15 +1010,9 @@ impl<'s> Walk<'s> {
                 n += 1;
             }
         }
-        let domain = self
-            .statements
-            .iter()
-            .map(|s| strip_params(&s.domain))
-            .collect::<Vec<_>>()
-            .join("; ");
-        let root = schedule_yaml(tree, &self.statements)
-            .map(|c| format!(", child: {c}"))
-            .unwrap_or_default();
+        self.normalize()?;
+        let domain = self.statements.iter().map(|s| strip_params(&s.domain)).collect::<Vec<_>>().join("; ");
+        let root = schedule_yaml(tree, &self.statements).map(|c| format!(", child: {c}")).unwrap_or_default();
         let schedule = format!("{{ domain: \"{prefix}{{ {domain} }}\"{root} }}");
         let mut rows = vec![Vec::new(); self.statements.len()];
         flat_rows(tree, &mut Vec::new(), &mut rows);
@@ -1172,16 +1024,11 @@ impl<'s> Walk<'s> {
             .map(|(s, r)| {
                 let mut r = r.clone();
                 r.resize(depth, "0".into());
-                format!(
-                    "{}[{}] -> [{}]",
-                    s.name,
-                    s.iterators.join(", "),
-                    r.join(", ")
-                )
+                format!("{}[{}] -> [{}]", s.name, s.iterators.join(", "), r.join(", "))
             })
             .collect::<Vec<_>>()
             .join("; ");
-        Scop {
+        Ok(Scop {
             file: self.src.path.clone(),
             function,
             start,
@@ -1192,14 +1039,28 @@ impl<'s> Walk<'s> {
             statements: self.statements,
             schedule,
             schedule_map: format!("{{ {schedule_map} }}"),
+        })
+    }
+}
+
+fn strip_parens(mut node: Node) -> Node {
+    while node.kind() == "parenthesized_expression" {
+        match node.named_child(0) {
+            Some(n) => node = n,
+            None => break,
         }
     }
+    node
+}
+
+fn squash(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 /// `[n] -> { S1[i] : ... }` → `S1[i] : ...`
 fn strip_params(set: &str) -> String {
-    let body = set.split_once("-> {").map(|(_, b)| b).unwrap_or(set);
-    body.trim().trim_end_matches('}').trim().to_string()
+    let (open, close) = (set.find('{').unwrap_or(0), set.rfind('}').unwrap_or(set.len()));
+    set.get(open + 1..close).unwrap_or("").trim().to_string()
 }
 
 fn tree_statements(tree: &[Tree], out: &mut Vec<usize>) {
@@ -1225,11 +1086,7 @@ fn schedule_yaml(tree: &[Tree], stmts: &[Statement]) -> Option<String> {
         .map(|t| {
             let mut ids = Vec::new();
             tree_statements(std::slice::from_ref(t), &mut ids);
-            let filter = ids
-                .iter()
-                .map(|&i| tuple(&stmts[i]))
-                .collect::<Vec<_>>()
-                .join("; ");
+            let filter = ids.iter().map(|&i| tuple(&stmts[i])).collect::<Vec<_>>().join("; ");
             match node_yaml(t, stmts) {
                 Some(c) => format!("{{ filter: \"{{ {filter} }}\", child: {c} }}"),
                 None => format!("{{ filter: \"{{ {filter} }}\" }}"),
@@ -1245,15 +1102,9 @@ fn node_yaml(t: &Tree, stmts: &[Statement]) -> Option<String> {
         Tree::Loop { iter, sign, body } => {
             let mut ids = Vec::new();
             tree_statements(body, &mut ids);
-            let value = if *sign < 0 {
-                format!("-{iter}")
-            } else {
-                iter.clone()
-            };
-            let parts: Vec<String> = ids
-                .iter()
-                .map(|&i| format!("{} -> [({value})]", tuple(&stmts[i])))
-                .collect();
+            let value = if *sign < 0 { format!("-{iter}") } else { iter.clone() };
+            let parts: Vec<String> =
+                ids.iter().map(|&i| format!("{} -> [({value})]", tuple(&stmts[i]))).collect();
             let band = format!("schedule: \"[{{ {} }}]\"", parts.join("; "));
             Some(match schedule_yaml(body, stmts) {
                 Some(c) => format!("{{ {band}, child: {c} }}"),
@@ -1270,11 +1121,7 @@ fn flat_rows(tree: &[Tree], prefix: &mut Vec<String>, rows: &mut [Vec<String>]) 
         match t {
             Tree::Stmt(i) => rows[*i] = prefix.clone(),
             Tree::Loop { iter, sign, body } => {
-                prefix.push(if *sign < 0 {
-                    format!("-{iter}")
-                } else {
-                    iter.clone()
-                });
+                prefix.push(if *sign < 0 { format!("-{iter}") } else { iter.clone() });
                 flat_rows(body, prefix, rows);
                 prefix.pop();
             }

@@ -108,25 +108,14 @@ pub struct ScopError {
 
 impl ScopError {
     pub fn new(file: &Path, location: Option<Location>, reason: impl Into<String>) -> Self {
-        ScopError {
-            file: file.to_path_buf(),
-            location,
-            reason: reason.into(),
-        }
+        ScopError { file: file.to_path_buf(), location, reason: reason.into() }
     }
 }
 
 impl fmt::Display for ScopError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.location {
-            Some(l) => write!(
-                f,
-                "{}:{}:{}: {}",
-                self.file.display(),
-                l.line,
-                l.column,
-                self.reason
-            ),
+            Some(l) => write!(f, "{}:{}:{}: {}", self.file.display(), l.line, l.column, self.reason),
             None => write!(f, "{}: {}", self.file.display(), self.reason),
         }
     }
@@ -145,10 +134,7 @@ pub struct ExtractOptions {
 
 impl Default for ExtractOptions {
     fn default() -> Self {
-        ExtractOptions {
-            cc: std::env::var("CC").unwrap_or_else(|_| "gcc".into()),
-            cc_args: Vec::new(),
-        }
+        ExtractOptions { cc: std::env::var("CC").unwrap_or_else(|_| "gcc".into()), cc_args: Vec::new() }
     }
 }
 

@@ -45,13 +45,10 @@ impl Source {
             .map_err(|e| whole(format!("cannot run the C preprocessor `{cc}`: {e}")))?;
         if !out.status.success() {
             let msg = String::from_utf8_lossy(&out.stderr);
-            return Err(whole(format!(
-                "the C preprocessor failed:\n{}",
-                msg.trim_end()
-            )));
+            return Err(whole(format!("the C preprocessor failed:\n{}", msg.trim_end())));
         }
-        let text = String::from_utf8(out.stdout)
-            .map_err(|_| whole("the preprocessed file is not UTF-8".into()))?;
+        let text =
+            String::from_utf8(out.stdout).map_err(|_| whole("the preprocessed file is not UTF-8".into()))?;
         Ok(Source::from_preprocessed(path, text))
     }
 
@@ -86,13 +83,7 @@ impl Source {
             }
             next_line += 1;
         }
-        Source {
-            path: path.to_path_buf(),
-            text,
-            parse_text,
-            line_origin,
-            line_starts,
-        }
+        Source { path: path.to_path_buf(), text, parse_text, line_origin, line_starts }
     }
 
     /// The user-file location of a byte of the preprocessed text. Columns are

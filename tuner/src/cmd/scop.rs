@@ -26,10 +26,7 @@ struct Report<'a> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let opts = ExtractOptions {
-        cc_args: args.cc_args,
-        ..ExtractOptions::default()
-    };
+    let opts = ExtractOptions { cc_args: args.cc_args, ..ExtractOptions::default() };
     let (_, scops) = scop::extract(&args.file, &opts)?;
     let mut analysed = Vec::new();
     for s in &scops {
@@ -38,11 +35,8 @@ pub fn run(args: Args) -> Result<()> {
         analysed.push(d);
     }
     if args.json {
-        let reports: Vec<Report> = scops
-            .iter()
-            .zip(&analysed)
-            .map(|(scop, dependences)| Report { scop, dependences })
-            .collect();
+        let reports: Vec<Report> =
+            scops.iter().zip(&analysed).map(|(scop, dependences)| Report { scop, dependences }).collect();
         println!("{}", serde_json::to_string_pretty(&reports)?);
         return Ok(());
     }
@@ -53,43 +47,18 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 fn print_text(s: &Scop, d: &Dependences) {
-    println!(
-        "SCoP in {}() at {}:{}",
-        s.function,
-        s.file.display(),
-        s.start.line
-    );
-    println!(
-        "  parameters: {}",
-        if s.params.is_empty() {
-            "(none)".into()
-        } else {
-            s.params.join(", ")
-        }
-    );
+    println!("SCoP in {}() at {}:{}", s.function, s.file.display(), s.start.line);
+    println!("  parameters: {}", if s.params.is_empty() { "(none)".into() } else { s.params.join(", ") });
     println!("  arrays:");
     for a in &s.arrays {
-        let ext: Vec<String> = a
-            .extents
-            .iter()
-            .map(|e| format!("[{}]", e.as_deref().unwrap_or("")))
-            .collect();
+        let ext: Vec<String> =
+            a.extents.iter().map(|e| format!("[{}]", e.as_deref().unwrap_or(""))).collect();
         let role = if a.written { "written" } else { "read-only" };
-        println!(
-            "    {} {}{}  ({role})",
-            a.element_type,
-            a.name,
-            ext.join("")
-        );
+        println!("    {} {}{}  ({role})", a.element_type, a.name, ext.join(""));
     }
     println!("  statements:");
     for st in &s.statements {
-        println!(
-            "    {} (line {}): {}",
-            st.name,
-            st.location.line,
-            st.text.trim()
-        );
+        println!("    {} (line {}): {}", st.name, st.location.line, st.text.trim());
         println!("      domain: {}", st.domain);
         for a in &st.accesses {
             let kind = match a.kind {
