@@ -1,0 +1,55 @@
+//! The `polytune` binary as a user runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn polytune(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_polytune")).args(args).current_dir(root()).output().unwrap()
+}
+
+#[test]
+fn scop_json_is_valid_for_every_kernel() {
+    let mut n = 0;
+    for group in ["datamining", "linear-algebra", "medley", "stencils"] {
+        for e in std::fs::read_dir(root().join("polybench").join(group)).unwrap() {
+            let path = e.unwrap().path();
+            let out = polytune(&["scop", path.to_str().unwrap(), "--json"]);
+            assert!(out.status.success(), "{}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let scop = &v[0]["scop"];
+            assert!(scop["statements"].as_array().is_some_and(|s| !s.is_empty()), "{}", path.display());
+            assert!(v[0]["dependences"]["deps"].is_array());
+            n += 1;
+        }
+    }
+    assert_eq!(n, 30);
+}
+
+#[test]
+fn official_layout_with_cc_args() {
+    let fixtures = root().join("space/tests/fixtures/official");
+    let inc = format!("-I{}", fixtures.display());
+    let file = fixtures.join("jacobi-2d.c");
+    let out = polytune(&["scop", file.to_str().unwrap(), "--cc-arg", &inc, "--cc-arg=-DSMALL_DATASET"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("parameters: tsteps, n"), "{text}");
+    assert!(text.contains("flow"), "{text}");
+}
+
+#[test]
+fn bad_input_exits_non_zero_with_file_line_and_reason() {
+    let dir = std::env::temp_dir().join(format!("polytune-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.c");
+    std::fs::write(&f, "void k(int n, double A[n]) {\n  int i = 0;\n#pragma scop\n  while (i < n) A[i++] = 0;\n#pragma endscop\n}\n").unwrap();
+    let out = polytune(&["scop", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.c:4:3:") && err.contains("while"), "{err}");
+    assert!(out.stdout.is_empty());
+}
