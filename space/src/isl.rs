@@ -32,3 +32,31 @@ pub fn new_context() -> Context {
 unsafe extern "C" {
     fn isl_options_set_on_error(ctx: libc::uintptr_t, val: libc::c_int) -> libc::c_int;
 }
+
+/// The flat map of a schedule tree, every statement's range zero-padded to one
+/// length so that schedule vectors of different statements compare
+/// lexicographically.
+pub fn flat_schedule_map(schedule: &isl_rs::Schedule) -> Result<isl_rs::UnionMap, IslError> {
+    use isl_rs::{DimType, UnionMap};
+    let what = || "flattening a schedule".to_string();
+    let map = schedule.get_map().ctx(what)?.intersect_domain(schedule.get_domain().ctx(what)?).ctx(what)?;
+    let list = map.get_map_list().ctx(what)?;
+    let n = list.size().ctx(what)?;
+    let mut maps = Vec::new();
+    for i in 0..n {
+        maps.push(list.get_at(i).ctx(what)?);
+    }
+    let depth = maps.iter().map(|m| m.dim(DimType::Out).unwrap_or(0)).max().unwrap_or(0);
+    let mut out = UnionMap::empty_ctx(&schedule.get_ctx()).ctx(what)?;
+    for m in maps {
+        let have = m.dim(DimType::Out).ctx(what)?;
+        let mut m = m.add_dims(DimType::Out, (depth - have) as u32).ctx(what)?;
+        for d in have..depth {
+            m = m.fix_si(DimType::Out, d as u32, 0).ctx(what)?;
+        }
+        // Anonymous range tuples so that all statements share one space.
+        m = m.reset_tuple_id(DimType::Out).ctx(what)?;
+        out = out.union(m.to_union_map().ctx(what)?).ctx(what)?;
+    }
+    Ok(out)
+}

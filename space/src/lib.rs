@@ -6,4 +6,6 @@
 
 pub mod deps;
 pub mod isl;
+pub mod legality;
+pub mod reference;
 pub mod scop;

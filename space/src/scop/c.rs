@@ -1033,7 +1033,7 @@ impl<'s> Walk<'s> {
             function,
             start,
             span,
-            context: format!("{prefix}{{ : }}"),
+            context: context(&self.params),
             params: self.params,
             arrays: self.arrays,
             statements: self.statements,
@@ -1041,6 +1041,13 @@ impl<'s> Walk<'s> {
             schedule_map: format!("{{ {schedule_map} }}"),
         })
     }
+}
+
+/// Parameters are sizes: the model assumes them non-negative, as pet and Pluto do.
+fn context(params: &[String]) -> String {
+    let cond: Vec<String> = params.iter().map(|p| format!("{p} >= 0")).collect();
+    let cond = if cond.is_empty() { String::new() } else { format!(" {}", cond.join(" and ")) };
+    format!("[{}] -> {{ :{cond} }}", params.join(", "))
 }
 
 fn strip_parens(mut node: Node) -> Node {

@@ -30,7 +30,9 @@ pub struct Scop {
     pub span: (usize, usize),
     /// Integer symbols that are constant in the SCoP (sizes, in PolyBench).
     pub params: Vec<String>,
-    /// The isl parameter context, `[n, m] -> { : ... }`.
+    /// The isl parameter context, `[n, m] -> { : n >= 0 and m >= 0 }`: parameters
+    /// are sizes, assumed non-negative. Schedules are legal and code is generated
+    /// under this context.
     pub context: String,
     pub arrays: Vec<Array>,
     pub statements: Vec<Statement>,

@@ -1,0 +1,442 @@
+//! From a SCoP and a schedule tree to a complete C program: tiling of
+//! permutable bands, OpenMP marks on coincident loops, isl's AST generator,
+//! our own C printer, and the instrumentation the measurement protocol needs.
+//!
+//! The generated region replaces the bytes of the SCoP in the preprocessed
+//! source, so the rest of the program (initialisation, `main`) is untouched.
+
+use isl_rs::{
+    ASTNode, ASTNodeType, Context, Id, MultiVal, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionSet, Val,
+};
+use serde::{Deserialize, Serialize};
+use space::deps::Dependences;
+use space::isl::{new_context, IslError, IslResultExt};
+use space::legality::{self, Violation};
+use space::scop::{Scop, Source};
+
+/// How to turn a schedule into loops.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodegenOptions {
+    /// Rectangular tile sizes for permutable bands of two or more members,
+    /// outermost first; the last size repeats for deeper members. `None`: no tiling.
+    pub tile_sizes: Option<Vec<u32>>,
+    /// Mark the outermost coincident loop of each band (not nested in another
+    /// parallel loop) `#pragma omp parallel for`.
+    pub openmp: bool,
+}
+
+/// A generated program.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Variant {
+    /// The whole C program, ready for the compiler.
+    pub program: String,
+    /// Only the code that replaced the SCoP.
+    pub region: String,
+    /// The schedule tree after tiling and parallel marks.
+    pub schedule: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CodegenError {
+    #[error(transparent)]
+    Isl(#[from] IslError),
+    #[error("the schedule is illegal: it breaks {} dependence(s), first {} {} -> {} (bad distances {})",
+        .0.len(), .0[0].kind, .0[0].source, .0[0].sink, .0[0].bad_distances)]
+    Illegal(Vec<Violation>),
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// The original program with the SCoP instrumented (timer and output dump)
+/// but otherwise as written: the reference every variant is compared with.
+pub fn original_program(source: &Source, scop: &Scop) -> Result<String, CodegenError> {
+    let region = &source.text[scop.span.0..scop.span.1];
+    // Drop the two pragma lines; keep what lies between them.
+    let inner = region.split_once('\n').map(|(_, r)| r).unwrap_or("");
+    let inner = inner.trim_end_matches('\n');
+    let inner = inner.rsplit_once('\n').map(|(r, _)| r).unwrap_or("");
+    splice(source, scop, inner)
+}
+
+/// Code for `schedule` (isl schedule-tree text), after checking it legal
+/// against `deps` before and after tiling.
+pub fn generate(
+    source: &Source,
+    scop: &Scop,
+    deps: &Dependences,
+    schedule: &str,
+    opts: &CodegenOptions,
+) -> Result<Variant, CodegenError> {
+    generate_inner(source, scop, Some(deps), schedule, opts)
+}
+
+/// Test-only: code for a schedule without the legality check, so that tests
+/// can show that output verification catches what legality would have.
+#[doc(hidden)]
+pub fn generate_unchecked(
+    source: &Source,
+    scop: &Scop,
+    schedule: &str,
+    opts: &CodegenOptions,
+) -> Result<Variant, CodegenError> {
+    generate_inner(source, scop, None, schedule, opts)
+}
+
+fn generate_inner(
+    source: &Source,
+    scop: &Scop,
+    deps: Option<&Dependences>,
+    schedule: &str,
+    opts: &CodegenOptions,
+) -> Result<Variant, CodegenError> {
+    let ctx = new_context();
+    let check = |text: &str| -> Result<(), CodegenError> {
+        if let Some(deps) = deps {
+            let v = legality::violations(&ctx, &scop.context, text, deps)?;
+            if !v.is_empty() {
+                return Err(CodegenError::Illegal(v));
+            }
+        }
+        Ok(())
+    };
+    check(schedule)?;
+    let tree = Schedule::read_from_str(&ctx, schedule).ctx(|| "reading the schedule tree".into())?;
+    check_domain(&ctx, scop, &tree)?;
+    let tree = transform(&ctx, tree, opts)?;
+    let final_text = tree.to_str().ctx(|| "printing the schedule".into())?.to_string();
+    check(&final_text)?;
+    let ast = build_ast(&ctx, &scop.context, tree)?;
+    let mut printer = Printer { out: String::new(), indent: 1 };
+    printer.node(&ast, false)?;
+    let region = format!("{}{}{}", statement_macros(scop), printer.out, undef_macros(scop));
+    let program = splice(source, scop, &region)?;
+    Ok(Variant { program, region, schedule: final_text })
+}
+
+/// The schedule must schedule exactly the SCoP's statement instances.
+fn check_domain(ctx: &Context, scop: &Scop, tree: &Schedule) -> Result<(), CodegenError> {
+    let what = || "comparing the schedule's domain with the SCoP".to_string();
+    let mut domain = UnionSet::empty_ctx(ctx).ctx(what)?;
+    for s in &scop.statements {
+        domain = domain.union(UnionSet::read_from_str(ctx, &s.domain).ctx(what)?).ctx(what)?;
+    }
+    let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
+    let domain = domain.intersect_params(context.copy().ctx(what)?).ctx(what)?;
+    let theirs = tree.get_domain().ctx(what)?.intersect_params(context).ctx(what)?;
+    if !theirs.is_equal(&domain).ctx(what)? {
+        return Err(CodegenError::Unsupported(
+            "the schedule's domain differs from the SCoP's statement instances".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Tiling and parallel marks, in one walk over the tree.
+fn transform(ctx: &Context, tree: Schedule, opts: &CodegenOptions) -> Result<Schedule, CodegenError> {
+    let root = tree.get_root().ctx(|| "schedule root".into())?;
+    let root = visit(ctx, root, opts, false, false)?;
+    Ok(root.get_schedule().ctx(|| "schedule".into())?)
+}
+
+const PARALLEL_MARK: &str = "polytune_parallel";
+
+/// Rewrites the subtree at `node` and returns a node at the same position.
+fn visit(
+    ctx: &Context,
+    mut node: ScheduleNode,
+    opts: &CodegenOptions,
+    mut in_parallel: bool,
+    just_tiled: bool,
+) -> Result<ScheduleNode, CodegenError> {
+    let what = || "transforming the schedule tree".to_string();
+    // Levels we descend below the starting position; climbed back at the end.
+    let mut down = 0;
+    let mut tiled_here = false;
+    if node.get_type().ctx(what)? == ScheduleNodeType::Band {
+        let n = node.band_n_member().ctx(what)?;
+        if let Some(sizes) = &opts.tile_sizes {
+            if !just_tiled && n >= 2 && node.band_get_permutable().ctx(what)? && !sizes.is_empty() {
+                let space = node.band_get_space().ctx(what)?;
+                let mut mv = MultiVal::zero(space).ctx(what)?;
+                for i in 0..n {
+                    let s = sizes.get(i as usize).or(sizes.last()).copied().unwrap_or(32).max(1);
+                    mv = mv.set_val(i, Val::int_from_si(ctx, s as i64).ctx(what)?).ctx(what)?;
+                }
+                node = node.band_tile(mv).ctx(what)?;
+                tiled_here = true;
+            }
+        }
+        if opts.openmp && !in_parallel {
+            let coincident = (0..n).find(|&j| node.band_member_get_coincident(j).unwrap_or(false));
+            if let Some(j) = coincident {
+                if j > 0 {
+                    node = node.band_split(j).ctx(what)?.child(0).ctx(what)?;
+                    down += 1;
+                }
+                let id = Id::read_from_str(ctx, PARALLEL_MARK).ctx(what)?;
+                node = node.insert_mark(id).ctx(what)?.child(0).ctx(what)?;
+                down += 1;
+                in_parallel = true;
+            }
+        }
+    }
+    let children = node.n_children().ctx(what)?;
+    for i in 0..children {
+        // The point band right below a tile band must not be tiled again.
+        node = node.child(i).ctx(what)?;
+        node = visit(ctx, node, opts, in_parallel, tiled_here)?;
+        node = node.parent().ctx(what)?;
+    }
+    for _ in 0..down {
+        node = node.parent().ctx(what)?;
+    }
+    Ok(node)
+}
+
+unsafe extern "C" {
+    fn isl_ast_build_from_context(set: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_build_node_from_schedule(build: libc::uintptr_t, schedule: libc::uintptr_t)
+        -> libc::uintptr_t;
+    fn isl_ast_build_free(build: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_node_get_type(node: libc::uintptr_t) -> libc::c_int;
+}
+
+/// isl-rs 0.3.1 maps `isl_ast_node_type` off by one (isl numbers `for` as 1),
+/// so the type is read here directly.
+fn node_type(node: &ASTNode) -> ASTNodeType {
+    match unsafe { isl_ast_node_get_type(node.ptr) } {
+        1 => ASTNodeType::For,
+        2 => ASTNodeType::If,
+        3 => ASTNodeType::Block,
+        4 => ASTNodeType::Mark,
+        5 => ASTNodeType::User,
+        _ => ASTNodeType::Error,
+    }
+}
+
+/// isl's AST generator (not bound by isl-rs, so declared here against the same
+/// library).
+fn build_ast(ctx: &Context, context: &str, schedule: Schedule) -> Result<ASTNode, CodegenError> {
+    let what = || "generating the AST".to_string();
+    let mut set = Set::read_from_str(ctx, context).ctx(what)?;
+    let mut schedule = schedule;
+    set.do_not_free_on_drop();
+    schedule.do_not_free_on_drop();
+    // Both calls take ownership of their isl argument (`__isl_take`); the build
+    // is kept by the second and freed here.
+    let node = unsafe {
+        let build = isl_ast_build_from_context(set.ptr);
+        if build == 0 {
+            drop(Schedule { ptr: schedule.ptr, should_free_on_drop: true });
+            return Err(CodegenError::Unsupported(format!(
+                "isl: cannot create an AST build: {}",
+                ctx.last_error_msg()
+            )));
+        }
+        let node = isl_ast_build_node_from_schedule(build, schedule.ptr);
+        isl_ast_build_free(build);
+        node
+    };
+    if node == 0 {
+        return Err(CodegenError::Unsupported(format!(
+            "isl: AST generation failed: {}",
+            ctx.last_error_msg()
+        )));
+    }
+    Ok(ASTNode { ptr: node, should_free_on_drop: true })
+}
+
+/// Prints isl's AST as C: `for` loops with block-scoped iterators (so OpenMP
+/// makes them private), `#pragma omp parallel for` under our mark, and calls of
+/// the statement macros.
+struct Printer {
+    out: String,
+    indent: usize,
+}
+
+impl Printer {
+    fn line(&mut self, text: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn node(&mut self, node: &ASTNode, parallel: bool) -> Result<(), CodegenError> {
+        let what = || "printing the AST".to_string();
+        match node_type(node) {
+            ASTNodeType::For => {
+                let it = node.for_get_iterator().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                let init = node.for_get_init().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                if node.for_is_degenerate().ctx(what)? {
+                    self.line("{");
+                    self.indent += 1;
+                    self.line(&format!("const int {it} = {init};"));
+                    self.node(&node.for_get_body().ctx(what)?, false)?;
+                    self.indent -= 1;
+                    self.line("}");
+                    return Ok(());
+                }
+                let cond = node.for_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                let inc = node.for_get_inc().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                if parallel {
+                    self.line("#pragma omp parallel for");
+                }
+                let step = if inc == "1" { format!("{it}++") } else { format!("{it} += {inc}") };
+                self.line(&format!("for (int {it} = {init}; {cond}; {step}) {{"));
+                self.indent += 1;
+                self.node(&node.for_get_body().ctx(what)?, false)?;
+                self.indent -= 1;
+                self.line("}");
+            }
+            ASTNodeType::If => {
+                let cond = node.if_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                self.line(&format!("if ({cond}) {{"));
+                self.indent += 1;
+                self.node(&node.if_get_then_node().ctx(what)?, parallel)?;
+                self.indent -= 1;
+                if node.if_has_else_node().ctx(what)? {
+                    self.line("} else {");
+                    self.indent += 1;
+                    self.node(&node.if_get_else_node().ctx(what)?, parallel)?;
+                    self.indent -= 1;
+                }
+                self.line("}");
+            }
+            ASTNodeType::Block => {
+                let list = node.block_get_children().ctx(what)?;
+                for i in 0..list.size().ctx(what)? {
+                    self.node(&list.get_at(i).ctx(what)?, false)?;
+                }
+            }
+            ASTNodeType::Mark => {
+                let id = node.mark_get_id().ctx(what)?.to_str().ctx(what)?.to_string();
+                self.node(&node.mark_get_node().ctx(what)?, parallel || id == PARALLEL_MARK)?;
+            }
+            ASTNodeType::User => {
+                let call = node.user_get_expr().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                self.line(&format!("{MACRO_PREFIX}{call};"));
+            }
+            ASTNodeType::Error => {
+                return Err(CodegenError::Unsupported("isl returned an error AST node".into()))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Statement macros are `polytune_S1(...)`, so they cannot collide with a
+/// user's identifier `S1`.
+const MACRO_PREFIX: &str = "polytune_";
+
+/// isl's C printer uses these; they exist only inside the generated region.
+const AST_MACROS: &str = "#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define ceild(n, d) (((n) < 0) ? -((-(n)) / (d)) : ((n) + (d) - 1) / (d))
+#define min(x, y) ((x) < (y) ? (x) : (y))
+#define max(x, y) ((x) > (y) ? (x) : (y))
+";
+
+/// `#define polytune_S1(i, j) C[(i)][(j)] *= beta` for every statement.
+fn statement_macros(scop: &Scop) -> String {
+    let mut out = String::from(AST_MACROS);
+    for s in &scop.statements {
+        let body = s.text.trim().trim_end_matches(';').replace(['\n', '\r'], " ");
+        let body = parenthesize(&body, &s.c_iterators);
+        out.push_str(&format!("#define {MACRO_PREFIX}{}({}) {body}\n", s.name, s.c_iterators.join(", ")));
+    }
+    out
+}
+
+fn undef_macros(scop: &Scop) -> String {
+    let mut out = String::from("#undef floord\n#undef ceild\n#undef min\n#undef max\n");
+    for s in &scop.statements {
+        out.push_str(&format!("#undef {MACRO_PREFIX}{}\n", s.name));
+    }
+    out
+}
+
+/// Wraps every use of an iterator in parentheses, so that a macro argument
+/// such as `c0 + 1` keeps its meaning inside `A[2 * i]`.
+fn parenthesize(body: &str, iterators: &[String]) -> String {
+    let mut out = String::with_capacity(body.len() + 16);
+    let bytes = body.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_alphabetic() || c == b'_' || c.is_ascii_digit() {
+            let start = i;
+            // Numbers (1e5, 0x1f, 2.0f) are consumed whole so that their
+            // letters never look like identifiers.
+            while i < bytes.len()
+                && (bytes[i].is_ascii_alphanumeric()
+                    || bytes[i] == b'_'
+                    || (c.is_ascii_digit() && bytes[i] == b'.'))
+            {
+                i += 1;
+            }
+            let word = &body[start..i];
+            if !c.is_ascii_digit() && iterators.iter().any(|it| it == word) {
+                out.push('(');
+                out.push_str(word);
+                out.push(')');
+            } else {
+                out.push_str(word);
+            }
+        } else {
+            out.push(c as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Replaces the SCoP's bytes with `code`, between the timer calls and
+/// followed by the dump of every array and scalar the SCoP writes.
+fn splice(source: &Source, scop: &Scop, code: &str) -> Result<String, CodegenError> {
+    let mut dumps = String::new();
+    for a in scop.arrays.iter().filter(|a| a.written) {
+        let ty = &a.element_type;
+        let mut bytes = format!("sizeof({ty})");
+        for (d, e) in a.extents.iter().enumerate() {
+            match e {
+                Some(e) => bytes.push_str(&format!(" * (unsigned long)({e})")),
+                None => {
+                    return Err(CodegenError::Unsupported(format!(
+                        "cannot dump `{}` after the SCoP: its declaration does not give extent {} (declare it with sizes, e.g. `double A[n][m]`)",
+                        a.name,
+                        d + 1
+                    )))
+                }
+            }
+        }
+        let addr = if a.extents.is_empty() { format!("&{}", a.name) } else { a.name.clone() };
+        dumps.push_str(&format!(
+            "    polytune_rt_dump(\"{}\", \"{ty}\", (const void *)({addr}), (unsigned long)({bytes}));\n",
+            a.name
+        ));
+    }
+    let region = format!(
+        "{{ /* polytune: SCoP of {} */\n  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
+         void polytune_rt_dump(const char *, const char *, const void *, unsigned long);\n  \
+         polytune_rt_start();\n  {{\n{code}\n  }}\n  polytune_rt_stop();\n{dumps}}}\n",
+        scop.function
+    );
+    let (a, b) = scop.span;
+    Ok(format!("{}{}{}", &source.text[..a], region, &source.text[b..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iterators_are_parenthesized_but_numbers_and_other_names_are_not() {
+        let its = vec!["i".to_string(), "j".to_string()];
+        assert_eq!(
+            parenthesize("A[2*i][j+1] = xi * 1e5 + i2 + j", &its),
+            "A[2*(i)][(j)+1] = xi * 1e5 + i2 + (j)"
+        );
+        assert_eq!(parenthesize("B[i] = 0x1f + 2.0f", &its), "B[(i)] = 0x1f + 2.0f");
+    }
+}

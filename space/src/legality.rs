@@ -1,0 +1,84 @@
+//! The independent legality test every schedule passes before code is
+//! generated: each validity dependence's sink runs strictly after its source.
+//!
+//! It reads only the schedule tree and the dependences, never the scheduler's
+//! own bookkeeping, so a scheduler bug cannot hide behind it.
+
+use isl_rs::{Context, Schedule, Set, UnionMap, UnionSet};
+use serde::{Deserialize, Serialize};
+
+use crate::deps::{DepKind, Dependences};
+use crate::isl::{flat_schedule_map, IslError, IslResultExt};
+
+/// A dependence the schedule breaks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    pub kind: DepKind,
+    pub source: String,
+    pub sink: String,
+    /// Schedule distances (sink minus source) that are not lexicographically
+    /// positive: the dependence runs backwards or at the same time.
+    pub bad_distances: String,
+}
+
+/// `Ok(vec![])` when legal; otherwise every violated dependence.
+/// Checked under the SCoP's parameter `context`.
+pub fn violations(
+    ctx: &Context,
+    context: &str,
+    schedule: &str,
+    deps: &Dependences,
+) -> Result<Vec<Violation>, IslError> {
+    let tree = Schedule::read_from_str(ctx, schedule).ctx(|| "reading the schedule tree".into())?;
+    let params = Set::read_from_str(ctx, context).ctx(|| "reading the context".into())?;
+    let flat = flat_schedule_map(&tree)?;
+    let mut out = Vec::new();
+    for d in deps.deps.iter().filter(|d| matches!(d.kind, DepKind::Flow | DepKind::War | DepKind::Waw)) {
+        let what = || format!("legality of {} {} -> {}", d.kind, d.source, d.sink);
+        let rel = UnionMap::read_from_str(ctx, &d.relation)
+            .ctx(what)?
+            .intersect_params(params.copy().ctx(what)?)
+            .ctx(what)?;
+        let timed = rel
+            .apply_domain(flat.copy().ctx(what)?)
+            .ctx(what)?
+            .apply_range(flat.copy().ctx(what)?)
+            .ctx(what)?;
+        let deltas = timed.deltas().ctx(what)?;
+        let depth = first_dim(&deltas).ctx(what)?;
+        let bad = deltas.subtract(lex_positive(ctx, depth).ctx(what)?).ctx(what)?;
+        if !bad.is_empty().ctx(what)? {
+            let bad_distances = bad.to_str().ctx(what)?.to_string();
+            out.push(Violation {
+                kind: d.kind,
+                source: d.source.clone(),
+                sink: d.sink.clone(),
+                bad_distances,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The depth of the (single-space) delta set.
+fn first_dim(set: &UnionSet) -> Result<u32, isl_rs::LibISLError> {
+    let list = set.get_set_list()?;
+    if list.size()? == 0 {
+        return Ok(0);
+    }
+    Ok(list.get_at(0)?.dim(isl_rs::DimType::Set)? as u32)
+}
+
+/// `{ [d0, ..., dn] : d lexicographically positive }`
+fn lex_positive(ctx: &Context, depth: u32) -> Result<UnionSet, isl_rs::LibISLError> {
+    let vars: Vec<String> = (0..depth).map(|i| format!("d{i}")).collect();
+    let cases: Vec<String> = (0..depth as usize)
+        .map(|k| {
+            let mut c: Vec<String> = vars[..k].iter().map(|v| format!("{v} = 0")).collect();
+            c.push(format!("{} > 0", vars[k]));
+            format!("({})", c.join(" and "))
+        })
+        .collect();
+    let cond = if cases.is_empty() { "false".to_string() } else { cases.join(" or ") };
+    UnionSet::read_from_str(ctx, &format!("{{ [{}] : {cond} }}", vars.join(", ")))
+}
