@@ -6,13 +6,13 @@
 //! source, so the rest of the program (initialisation, `main`) is untouched.
 
 use isl_rs::{
-    ASTNode, ASTNodeType, Context, Id, MultiVal, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionSet, Val,
+    ASTNode, ASTNodeType, Context, Id, IdList, MultiVal, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionSet, Val,
 };
 use serde::{Deserialize, Serialize};
 use space::deps::Dependences;
 use space::isl::{new_context, IslError, IslResultExt};
 use space::legality::{self, Violation};
-use space::scop::{Scop, Source};
+use space::scop::{isl_name, AccessKind, Scop, Source};
 
 /// How to turn a schedule into loops.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,8 +105,8 @@ fn generate_inner(
     let tree = transform(&ctx, tree, opts)?;
     let final_text = tree.to_str().ctx(|| "printing the schedule".into())?.to_string();
     check(&final_text)?;
-    let ast = build_ast(&ctx, &scop.context, tree)?;
-    let mut printer = Printer { out: String::new(), indent: 1 };
+    let ast = build_ast(&ctx, &scop.context, tree, &iterator_prefix(scop))?;
+    let mut printer = Printer { out: String::new(), indent: 1, call_prefix: MACRO_PREFIX };
     printer.node(&ast, false)?;
     let region = format!("{}{}{}", statement_macros(scop), printer.out, undef_macros(scop));
     let program = splice(source, scop, &region)?;
@@ -198,6 +198,7 @@ unsafe extern "C" {
     fn isl_ast_build_node_from_schedule(build: libc::uintptr_t, schedule: libc::uintptr_t)
         -> libc::uintptr_t;
     fn isl_ast_build_free(build: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_build_set_iterators(build: libc::uintptr_t, iterators: libc::uintptr_t) -> libc::uintptr_t;
     fn isl_ast_node_get_type(node: libc::uintptr_t) -> libc::c_int;
 }
 
@@ -216,8 +217,13 @@ fn node_type(node: &ASTNode) -> ASTNodeType {
 
 /// isl's AST generator (not bound by isl-rs, so declared here against the same
 /// library).
-fn build_ast(ctx: &Context, context: &str, schedule: Schedule) -> Result<ASTNode, CodegenError> {
+fn build_ast(ctx: &Context, context: &str, schedule: Schedule, prefix: &str) -> Result<ASTNode, CodegenError> {
     let what = || "generating the AST".to_string();
+    let mut names = IdList::alloc(ctx, MAX_LOOP_DEPTH as i32).ctx(what)?;
+    for d in 0..MAX_LOOP_DEPTH {
+        names = names.add(Id::read_from_str(ctx, &format!("{prefix}{d}")).ctx(what)?).ctx(what)?;
+    }
+    names.do_not_free_on_drop();
     let mut set = Set::read_from_str(ctx, context).ctx(what)?;
     let mut schedule = schedule;
     set.do_not_free_on_drop();
@@ -225,7 +231,7 @@ fn build_ast(ctx: &Context, context: &str, schedule: Schedule) -> Result<ASTNode
     // Both calls take ownership of their isl argument (`__isl_take`); the build
     // is kept by the second and freed here.
     let node = unsafe {
-        let build = isl_ast_build_from_context(set.ptr);
+        let build = isl_ast_build_set_iterators(isl_ast_build_from_context(set.ptr), names.ptr);
         if build == 0 {
             drop(Schedule { ptr: schedule.ptr, should_free_on_drop: true });
             return Err(CodegenError::Unsupported(format!(
@@ -246,12 +252,54 @@ fn build_ast(ctx: &Context, context: &str, schedule: Schedule) -> Result<ASTNode
     Ok(ASTNode { ptr: node, should_free_on_drop: true })
 }
 
+/// Loops deeper than this get isl's own iterator names (it never happens in
+/// practice: tiling doubles a depth of at most a handful).
+const MAX_LOOP_DEPTH: usize = 64;
+
+/// A prefix `p` such that no name `p0`, `p1`, ... appears in the SCoP's
+/// statements: generated iterators must not shadow the program's variables
+/// (deriche has a scalar `c1`).
+fn iterator_prefix(scop: &Scop) -> String {
+    let mut taken = std::collections::HashSet::new();
+    for s in &scop.statements {
+        taken.extend(identifiers(&s.text));
+    }
+    taken.extend(scop.params.iter().cloned());
+    let clashes = |p: &str| {
+        taken.iter().any(|t| t.strip_prefix(p).is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())))
+    };
+    let mut prefix = String::from("c");
+    while clashes(&prefix) {
+        prefix.push('_');
+    }
+    prefix
+}
+
+/// C identifiers in `text` (numbers skipped).
+fn identifiers(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    for ch in text.chars().chain(std::iter::once(' ')) {
+        if ch.is_ascii_alphanumeric() || ch == '_' {
+            word.push(ch);
+        } else {
+            if word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+                out.push(std::mem::take(&mut word));
+            }
+            word.clear();
+        }
+    }
+    out
+}
+
 /// Prints isl's AST as C: `for` loops with block-scoped iterators (so OpenMP
 /// makes them private), `#pragma omp parallel for` under our mark, and calls of
 /// the statement macros.
 struct Printer {
     out: String,
     indent: usize,
+    /// Put before the statement name of each call (`polytune_S1(...)`).
+    call_prefix: &'static str,
 }
 
 impl Printer {
@@ -316,7 +364,7 @@ impl Printer {
             }
             ASTNodeType::User => {
                 let call = node.user_get_expr().ctx(what)?.to_C_str().ctx(what)?.to_string();
-                self.line(&format!("{MACRO_PREFIX}{call};"));
+                self.line(&format!("{}{call};", self.call_prefix));
             }
             ASTNodeType::Error => {
                 return Err(CodegenError::Unsupported("isl returned an error AST node".into()))
@@ -329,6 +377,9 @@ impl Printer {
 /// Statement macros are `polytune_S1(...)`, so they cannot collide with a
 /// user's identifier `S1`.
 const MACRO_PREFIX: &str = "polytune_";
+
+/// Dump loops call `polytune_W_A(...)` for each written element of `A`.
+const DUMP_PREFIX: &str = "polytune_W_";
 
 /// isl's C printer uses these; they exist only inside the generated region.
 const AST_MACROS: &str = "#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
@@ -348,8 +399,10 @@ fn statement_macros(scop: &Scop) -> String {
     out
 }
 
+const UNDEF_AST_MACROS: &str = "#undef floord\n#undef ceild\n#undef min\n#undef max\n";
+
 fn undef_macros(scop: &Scop) -> String {
-    let mut out = String::from("#undef floord\n#undef ceild\n#undef min\n#undef max\n");
+    let mut out = String::from(UNDEF_AST_MACROS);
     for s in &scop.statements {
         out.push_str(&format!("#undef {MACRO_PREFIX}{}\n", s.name));
     }
@@ -392,30 +445,10 @@ fn parenthesize(body: &str, iterators: &[String]) -> String {
 }
 
 /// Replaces the SCoP's bytes with `code`, between the timer calls and
-/// followed by the dump of every array and scalar the SCoP writes.
+/// followed by the dump of everything the SCoP writes.
 fn splice(source: &Source, scop: &Scop, code: &str) -> Result<String, CodegenError> {
-    let mut dumps = String::new();
-    for a in scop.arrays.iter().filter(|a| a.written) {
-        let ty = &a.element_type;
-        let mut bytes = format!("sizeof({ty})");
-        for (d, e) in a.extents.iter().enumerate() {
-            match e {
-                Some(e) => bytes.push_str(&format!(" * (unsigned long)({e})")),
-                None => {
-                    return Err(CodegenError::Unsupported(format!(
-                        "cannot dump `{}` after the SCoP: its declaration does not give extent {} (declare it with sizes, e.g. `double A[n][m]`)",
-                        a.name,
-                        d + 1
-                    )))
-                }
-            }
-        }
-        let addr = if a.extents.is_empty() { format!("&{}", a.name) } else { a.name.clone() };
-        dumps.push_str(&format!(
-            "    polytune_rt_dump(\"{}\", \"{ty}\", (const void *)({addr}), (unsigned long)({bytes}));\n",
-            a.name
-        ));
-    }
+    let ctx = new_context();
+    let dumps = dump_code(&ctx, scop)?;
     let region = format!(
         "{{ /* polytune: SCoP of {} */\n  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
          void polytune_rt_dump(const char *, const char *, const void *, unsigned long);\n  \
@@ -424,6 +457,67 @@ fn splice(source: &Source, scop: &Scop, code: &str) -> Result<String, CodegenErr
     );
     let (a, b) = scop.span;
     Ok(format!("{}{}{}", &source.text[..a], region, &source.text[b..]))
+}
+
+/// Code that dumps, for every array and scalar the SCoP writes, exactly the
+/// elements it writes (its write footprint), in lexicographic order. Elements
+/// never written are not outputs: they may even be uninitialised (durbin's
+/// local `z`), and no declared extent is needed.
+fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
+    let what = || "building the output dump".to_string();
+    let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
+    let prefix = iterator_prefix(scop);
+    let mut out = String::new();
+    for a in scop.arrays.iter().filter(|a| a.written) {
+        let ty = &a.element_type;
+        if a.extents.is_empty() {
+            out.push_str(&format!(
+                "  polytune_rt_dump(\"{0}\", \"{ty}\", (const void *)&{0}, (unsigned long)sizeof({ty}));\n",
+                a.name
+            ));
+            continue;
+        }
+        let mut footprint = UnionSet::empty_ctx(ctx).ctx(what)?;
+        for st in &scop.statements {
+            let domain = Set::read_from_str(ctx, &st.domain).ctx(what)?;
+            for acc in st.accesses.iter().filter(|x| x.kind == AccessKind::Write && x.array == a.name) {
+                let written = isl_rs::Map::read_from_str(ctx, &acc.relation)
+                    .ctx(what)?
+                    .intersect_domain(domain.copy().ctx(what)?)
+                    .ctx(what)?
+                    .range()
+                    .ctx(what)?;
+                footprint = footprint.union(UnionSet::from_set(written).ctx(what)?).ctx(what)?;
+            }
+        }
+        let footprint = footprint.intersect_params(context.copy().ctx(what)?).ctx(what)?.coalesce().ctx(what)?;
+        let isl = isl_name(&a.name);
+        let vars: Vec<String> = (0..a.rank()).map(|d| format!("x{d}")).collect();
+        let members: Vec<String> =
+            vars.iter().map(|v| format!("{{ {isl}[{}] -> [({v})] }}", vars.join(", "))).collect();
+        let tree = format!(
+            "{{ domain: \"{}\", child: {{ schedule: \"[{}]\" }} }}",
+            footprint.to_str().ctx(what)?,
+            members.join(", ")
+        );
+        let tree = Schedule::read_from_str(ctx, &tree).ctx(what)?;
+        let ast = build_ast(ctx, &scop.context, tree, &prefix)?;
+        let mut loops = Printer { out: String::new(), indent: 2, call_prefix: DUMP_PREFIX };
+        loops.node(&ast, false)?;
+        let params = vars.join(", ");
+        let element: String = vars.iter().map(|v| format!("[({v})]")).collect();
+        let macro_name = format!("{DUMP_PREFIX}{isl}");
+        out.push_str(&format!(
+            "  {{\n    unsigned long polytune_n = 0;\n{AST_MACROS}#define {macro_name}({params}) polytune_n++\n{loops}\
+             #undef {macro_name}\n    {ty} *polytune_buf = ({ty} *)__builtin_malloc(polytune_n * sizeof({ty}) + 1);\n    \
+             polytune_n = 0;\n#define {macro_name}({params}) polytune_buf[polytune_n++] = {name}{element}\n{loops}\
+             #undef {macro_name}\n{UNDEF_AST_MACROS}    polytune_rt_dump(\"{name}\", \"{ty}\", (const void *)polytune_buf, \
+             polytune_n * sizeof({ty}));\n    __builtin_free(polytune_buf);\n  }}\n",
+            loops = loops.out,
+            name = a.name,
+        ));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use affine::isl_name;
 pub use source::{Location, Source};
 
 /// One static control part of a C file.
