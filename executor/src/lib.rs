@@ -1,1 +1,19 @@
-//! Compiles, runs and verifies program variants (code generation issue).
+//! Compiles, runs and verifies program variants: code generation from a
+//! schedule, parallel builds, the measurement protocol.
+//!
+//! - `codegen`: a schedule → a full C program with the region instrumented.
+//! - [`runtime`]: the small C runtime linked into every program (region timer,
+//!   output dumps) and the Rust side that reads and compares dumps.
+//! - [`build`]: parallel, cached compilation of sources into binaries.
+//! - [`measure`]: the measurement protocol (warm-up, timed runs, spread,
+//!   timeouts, limits, pinning) and output verification against the reference.
+//! - [`machine`]: machine profiles (compiler, flags, measurement slots) and the
+//!   fingerprint that keys results.
+//!
+//! The executor never touches the store: everything it returns is plain serde data.
+
+pub mod build;
+pub mod codegen;
+pub mod machine;
+pub mod measure;
+pub mod runtime;

@@ -1,0 +1,265 @@
+//! Compiles program sources into binaries, in parallel, through a cache.
+//!
+//! A binary is cached under a hash of everything that determines it: the
+//! source text, the compiler command, its flags, its version line and the
+//! runtime's source. A search proposes the same variant again and again (and
+//! several processes may share one cache), so a hit must cost only a `stat`.
+//!
+//! Cache layout (`cache_dir/`):
+//!
+//! - `runtime/<key>.c`, `runtime/<key>.o`: the measurement runtime
+//!   ([`crate::runtime::RUNTIME_C`]), compiled once per compiler and flags;
+//! - `variants/<key>.c`, `variants/<key>`: each source and its binary.
+//!
+//! Every file is written under a unique temporary name and renamed into place,
+//! so a concurrent builder (thread or process) sees either nothing or a whole
+//! file, and the presence of `variants/<key>` means a complete binary.
+//! Failed builds are not cached: a failure might be transient (disk full,
+//! killed compiler), and compile errors are rare enough to redo.
+
+use crate::measure::{run_limited, unique_suffix, End, Limits};
+use crate::runtime::RUNTIME_C;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// A C compiler command and its flags (without `-o`, sources or libraries).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Compiler {
+    pub cc: String,
+    pub flags: Vec<String>,
+}
+
+impl Default for Compiler {
+    /// `gcc -O3 -march=native -fopenmp`: the design's reference build.
+    fn default() -> Self {
+        Compiler { cc: "gcc".to_string(), flags: ["-O3", "-march=native", "-fopenmp"].map(String::from).to_vec() }
+    }
+}
+
+impl Compiler {
+    pub fn new(cc: impl Into<String>, flags: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        Compiler { cc: cc.into(), flags: flags.into_iter().map(Into::into).collect() }
+    }
+
+    /// First line of `cc --version`: part of the cache key and the machine fingerprint.
+    pub fn version(&self) -> Result<String, BuildError> {
+        let out = Command::new(&self.cc)
+            .arg("--version")
+            .output()
+            .map_err(|source| BuildError::CompilerNotFound { cc: self.cc.clone(), source })?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let first = text.lines().next().unwrap_or("").trim().to_string();
+        if !out.status.success() || first.is_empty() {
+            return Err(BuildError::CompilerVersion {
+                cc: self.cc.clone(),
+                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
+        }
+        Ok(first)
+    }
+}
+
+/// Errors that stop a builder as a whole (never a single source's compile error).
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("cannot run `{cc} --version`: {source}; install the compiler or name another one in the machine profile")]
+    CompilerNotFound { cc: String, source: std::io::Error },
+    #[error("`{cc} --version` failed: {message}")]
+    CompilerVersion { cc: String, message: String },
+    #[error("cache directory {}: {source}", path.display())]
+    Cache { path: PathBuf, source: std::io::Error },
+    #[error("the measurement runtime does not build with `{cc} {flags}`:\n{message}")]
+    Runtime { cc: String, flags: String, message: String },
+    #[error("cannot start a pool of {jobs} build threads: {message}")]
+    Pool { jobs: usize, message: String },
+}
+
+/// The result of building one source. A compile error is data, not an `Err`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum BuildOutcome {
+    Built {
+        binary: PathBuf,
+        /// The cache key (hex), also the binary's file name.
+        key: String,
+        /// True when the binary was already in the cache (nothing compiled).
+        cached: bool,
+    },
+    Failed {
+        /// The compiler's stderr (head and tail if long), or why it could not run.
+        message: String,
+    },
+}
+
+impl BuildOutcome {
+    pub fn binary(&self) -> Option<&Path> {
+        match self {
+            BuildOutcome::Built { binary, .. } => Some(binary),
+            BuildOutcome::Failed { .. } => None,
+        }
+    }
+}
+
+/// Builds sources with one compiler into one cache directory.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    compiler: Compiler,
+    version: String,
+    cache_dir: PathBuf,
+    runtime_object: PathBuf,
+    compile_timeout: Duration,
+}
+
+/// How much of a compiler's stderr a `Failed` message keeps (head and tail each).
+const MESSAGE_BYTES: usize = 16 * 1024;
+
+impl Builder {
+    /// Checks the compiler, creates the cache directory and builds the runtime
+    /// object if this compiler and flags have not built it yet.
+    pub fn new(compiler: Compiler, cache_dir: impl Into<PathBuf>) -> Result<Builder, BuildError> {
+        let cache_dir = cache_dir.into();
+        let version = compiler.version()?;
+        for sub in ["runtime", "variants"] {
+            let p = cache_dir.join(sub);
+            std::fs::create_dir_all(&p).map_err(|source| BuildError::Cache { path: p, source })?;
+        }
+        let key = hash_key(&[b"runtime", RUNTIME_C.as_bytes()], &compiler, &version);
+        let runtime_object = cache_dir.join("runtime").join(format!("{key}.o"));
+        let builder = Builder { compiler, version, cache_dir, runtime_object, compile_timeout: Duration::from_secs(600) };
+        if !builder.runtime_object.is_file() {
+            let src = builder.cache_dir.join("runtime").join(format!("{key}.c"));
+            write_atomic(&src, RUNTIME_C.as_bytes()).map_err(|source| BuildError::Cache { path: src.clone(), source })?;
+            let mut cmd = Command::new(&builder.compiler.cc);
+            cmd.args(&builder.compiler.flags).arg("-c").arg(&src);
+            builder.compile_to(cmd, &builder.runtime_object).map_err(|message| BuildError::Runtime {
+                cc: builder.compiler.cc.clone(),
+                flags: builder.compiler.flags.join(" "),
+                message,
+            })?;
+        }
+        Ok(builder)
+    }
+
+    /// A compile taking longer than this is a failure (default 10 minutes).
+    pub fn with_compile_timeout(mut self, timeout: Duration) -> Builder {
+        self.compile_timeout = timeout;
+        self
+    }
+
+    pub fn compiler(&self) -> &Compiler {
+        &self.compiler
+    }
+
+    /// The first line of the compiler's `--version`.
+    pub fn compiler_version(&self) -> &str {
+        &self.version
+    }
+
+    pub fn cache_dir(&self) -> &Path {
+        &self.cache_dir
+    }
+
+    /// The cache key of `source` under this compiler (hex).
+    pub fn key(&self, source: &str) -> String {
+        hash_key(&[b"variant", source.as_bytes(), RUNTIME_C.as_bytes()], &self.compiler, &self.version)
+    }
+
+    /// Builds one source, linking the runtime and `-lm`; a cache hit compiles nothing.
+    pub fn build(&self, source: &str) -> BuildOutcome {
+        let key = self.key(source);
+        let dir = self.cache_dir.join("variants");
+        let binary = dir.join(&key);
+        if binary.is_file() {
+            return BuildOutcome::Built { binary, key, cached: true };
+        }
+        let src = dir.join(format!("{key}.c"));
+        if let Err(e) = write_atomic(&src, source.as_bytes()) {
+            return BuildOutcome::Failed { message: format!("cannot write {}: {e}", src.display()) };
+        }
+        let mut cmd = Command::new(&self.compiler.cc);
+        cmd.args(&self.compiler.flags).arg(&src).arg(&self.runtime_object).arg("-lm");
+        match self.compile_to(cmd, &binary) {
+            Ok(()) => BuildOutcome::Built { binary, key, cached: false },
+            Err(message) => BuildOutcome::Failed { message },
+        }
+    }
+
+    /// Builds all `sources` on a pool of `jobs` threads (0: one per logical
+    /// core); outcomes are in the order of `sources`.
+    pub fn build_all<S: AsRef<str> + Sync>(&self, sources: &[S], jobs: usize) -> Result<Vec<BuildOutcome>, BuildError> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs)
+            .thread_name(|i| format!("polytune-build-{i}"))
+            .build()
+            .map_err(|e| BuildError::Pool { jobs, message: e.to_string() })?;
+        Ok(pool.install(|| sources.par_iter().map(|s| self.build(s.as_ref())).collect()))
+    }
+
+    /// Runs `cmd -o <temp>` and renames the result to `out`. `Err` is the
+    /// compiler's diagnostics (or why it could not run).
+    fn compile_to(&self, mut cmd: Command, out: &Path) -> Result<(), String> {
+        let tmp = temp_sibling(out);
+        cmd.arg("-o").arg(&tmp).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
+        let run = run_limited(cmd, &Limits::default(), self.compile_timeout, MESSAGE_BYTES)
+            .map_err(|e| format!("cannot run `{}`: {e}", self.compiler.cc))?;
+        let stderr = run.output.text();
+        let result = match run.end {
+            End::TimedOut => Err(format!(
+                "the compiler was killed after {:.0} s (compile timeout)\n{stderr}",
+                self.compile_timeout.as_secs_f64()
+            )),
+            End::Exited(status) if status.success() && tmp.is_file() => {
+                std::fs::rename(&tmp, out).map_err(|e| format!("cannot move the binary to {}: {e}", out.display()))
+            }
+            End::Exited(status) => Err(if stderr.trim().is_empty() {
+                format!("`{}` failed ({status}) without a message", self.compiler.cc)
+            } else {
+                stderr
+            }),
+        };
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    }
+}
+
+/// Hex key over length-prefixed parts, so that no two different inputs collide
+/// by concatenation.
+fn hash_key(parts: &[&[u8]], compiler: &Compiler, version: &str) -> String {
+    let mut h = Sha256::new();
+    let mut put = |b: &[u8]| {
+        h.update((b.len() as u64).to_le_bytes());
+        h.update(b);
+    };
+    put(b"polytune-build-v1");
+    for p in parts {
+        put(p);
+    }
+    put(compiler.cc.as_bytes());
+    put(&(compiler.flags.len() as u64).to_le_bytes());
+    for f in &compiler.flags {
+        put(f.as_bytes());
+    }
+    put(version.as_bytes());
+    h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+/// A unique temporary name next to `path` (same directory, so rename is atomic).
+fn temp_sibling(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.tmp-{}", unique_suffix()))
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = temp_sibling(path);
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

@@ -1,0 +1,720 @@
+//! Runs a built program under the measurement protocol and verifies its output.
+//!
+//! Protocol (design, "Measurement protocol"): `warmups` runs (default 1) whose
+//! times are kept but not used, then `runs` timed runs (default 5), each a
+//! separate process pinned to its slot's cores. A run's *sample* is the region
+//! time the runtime wrote to `POLYTUNE_TIME_FILE` (the sum, if the region ran
+//! more than once in that process). The result reports the median and the
+//! **spread = (max − min) / median** of the samples: simple to read ("all samples
+//! lie within 7% of each other") and deliberately sensitive to a single outlier,
+//! which is what should trigger a re-measurement on a noisy shared machine. When
+//! the spread exceeds `spread_threshold` (default 10%), `remeasure_runs` more runs
+//! are made once and all samples are pooled.
+//!
+//! Every run gets a fresh `POLYTUNE_TIME_FILE`; only the first timed run gets a
+//! `POLYTUNE_DUMP_FILE` (all of them with `verify_every_run`): dumping large
+//! arrays on every run costs disk and time and, for a deterministic program,
+//! checks nothing new. That first dump is the reference's output
+//! ([`measure`]) or is compared with it ([`measure_against`]).
+//!
+//! Each child runs in its own process group (killed whole at the timeout),
+//! pinned to its slot's cores, with `OMP_NUM_THREADS` set, no core dumps, a
+//! bounded address space and a CPU-time limit of `timeout × threads`.
+//!
+//! Failures are data: nothing here panics or returns `Err` because of what the
+//! child did. A run that times out, crashes, or prints a wrong result ends the
+//! measurement with that status and a reason.
+
+use crate::build::BuildOutcome;
+use crate::machine::Slot;
+use crate::runtime::{self, DumpedArray, Tolerance, Verdict};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Outcome class of a measurement (and of a variant in the store).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Ok,
+    /// Ran, but its outputs differ from the reference's: never eligible as best.
+    Wrong,
+    Timeout,
+    Crash,
+    CompileError,
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::Ok => "ok",
+            Status::Wrong => "wrong",
+            Status::Timeout => "timeout",
+            Status::Crash => "crash",
+            Status::CompileError => "compile-error",
+        })
+    }
+}
+
+/// How long a run may take, scaled from the original program.
+///
+/// The scale is the original's *process* wall time per run
+/// ([`Measurement::wall_max_s`] of the reference), not its region time: a
+/// variant also has to initialise its inputs and dump its outputs, which for
+/// small regions takes longer than the region itself.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TimeoutPolicy {
+    pub factor: f64,
+    pub offset_s: f64,
+    pub min_s: f64,
+    /// Used when there is no original time yet (measuring the original itself).
+    pub unscaled_s: f64,
+}
+
+impl Default for TimeoutPolicy {
+    fn default() -> Self {
+        TimeoutPolicy { factor: 10.0, offset_s: 1.0, min_s: 1.0, unscaled_s: 600.0 }
+    }
+}
+
+impl TimeoutPolicy {
+    /// `max(min_s, factor × original_s + offset_s)`, or `unscaled_s` without an original.
+    pub fn timeout_s(&self, original_s: Option<f64>) -> f64 {
+        match original_s {
+            Some(t) if t.is_finite() && t >= 0.0 => (self.factor * t + self.offset_s).max(self.min_s),
+            _ => self.unscaled_s,
+        }
+    }
+}
+
+/// Knobs of the measurement protocol; `Default` is the design's protocol.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MeasureConfig {
+    pub warmups: usize,
+    /// Timed runs (at least one is made).
+    pub runs: usize,
+    /// Re-measure once when `(max − min) / median` exceeds this.
+    pub spread_threshold: f64,
+    /// Extra timed runs made by the one re-measurement (0 disables it).
+    pub remeasure_runs: usize,
+    pub timeout: TimeoutPolicy,
+    /// `RLIMIT_AS` of the child in bytes; `None` leaves it unlimited.
+    pub address_space_bytes: Option<u64>,
+    /// `OMP_NUM_THREADS`; `None` means one thread per core of the slot.
+    pub threads: Option<usize>,
+    pub tolerance: Tolerance,
+    /// Verify the dump of every timed run rather than only the first: catches
+    /// racy parallel variants that are right only some of the time, at the cost
+    /// of writing and comparing the outputs on every run.
+    pub verify_every_run: bool,
+    /// Extra environment for the child (e.g. `OMP_PROC_BIND`).
+    pub env: Vec<(String, String)>,
+}
+
+impl Default for MeasureConfig {
+    fn default() -> Self {
+        MeasureConfig {
+            warmups: 1,
+            runs: 5,
+            spread_threshold: 0.10,
+            remeasure_runs: 10,
+            timeout: TimeoutPolicy::default(),
+            address_space_bytes: Some(8 << 30),
+            threads: None,
+            tolerance: Tolerance::default(),
+            verify_every_run: false,
+            env: Vec::new(),
+        }
+    }
+}
+
+/// One program's measurement: plain data, stored as is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub status: Status,
+    /// Why, for every status; for `ok` a one-line summary.
+    pub reason: String,
+    /// Region times in seconds of every timed run (re-measurement included), in order.
+    pub samples: Vec<f64>,
+    /// Region times of the warm-up runs (not used for the median).
+    pub warmup_samples: Vec<f64>,
+    /// Process wall time in seconds of each timed run: the scale for variants' timeouts.
+    pub wall_s: Vec<f64>,
+    pub median_s: Option<f64>,
+    /// `(max − min) / median` of `samples`; `None` when undefined.
+    pub spread: Option<f64>,
+    pub remeasured: bool,
+    /// The per-run timeout that was applied.
+    pub timeout_s: f64,
+    pub threads: usize,
+    pub cores: Vec<usize>,
+}
+
+impl Measurement {
+    /// The record of a variant that did not compile.
+    pub fn compile_error(message: impl Into<String>) -> Measurement {
+        Measurement {
+            status: Status::CompileError,
+            reason: message.into(),
+            samples: Vec::new(),
+            warmup_samples: Vec::new(),
+            wall_s: Vec::new(),
+            median_s: None,
+            spread: None,
+            remeasured: false,
+            timeout_s: 0.0,
+            threads: 0,
+            cores: Vec::new(),
+        }
+    }
+
+    pub fn is_ok(&self) -> bool {
+        self.status == Status::Ok
+    }
+
+    /// Longest process wall time of the timed runs: pass it as `original_s`
+    /// when measuring variants of this program.
+    pub fn wall_max_s(&self) -> Option<f64> {
+        self.wall_s.iter().copied().reduce(f64::max)
+    }
+}
+
+/// A measurement plus the outputs of its first timed run (the reference's dump).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    pub measurement: Measurement,
+    /// `None` when the program failed before its first timed run finished.
+    pub dump: Option<Vec<DumpedArray>>,
+}
+
+/// Measures `binary` on `slot` without verifying it: used for the original
+/// program, whose dump becomes the reference. `original_s` scales the timeout
+/// (see [`TimeoutPolicy`]); `None` uses the unscaled limit.
+pub fn measure(binary: &Path, slot: &Slot, config: &MeasureConfig, original_s: Option<f64>) -> Measured {
+    Session::new(binary, slot, config, original_s, None).run()
+}
+
+/// Measures a variant and compares its outputs with `reference` (the original's
+/// dump): a mismatch makes it `wrong` with the mismatch as reason.
+pub fn measure_against(
+    reference: &[DumpedArray],
+    binary: &Path,
+    slot: &Slot,
+    config: &MeasureConfig,
+    original_s: Option<f64>,
+) -> Measurement {
+    Session::new(binary, slot, config, original_s, Some(reference)).run().measurement
+}
+
+/// [`measure_against`] for a build outcome: a failed build is `compile-error`.
+pub fn measure_outcome(
+    reference: &[DumpedArray],
+    outcome: &BuildOutcome,
+    slot: &Slot,
+    config: &MeasureConfig,
+    original_s: Option<f64>,
+) -> Measurement {
+    match outcome {
+        BuildOutcome::Built { binary, .. } => measure_against(reference, binary, slot, config, original_s),
+        BuildOutcome::Failed { message } => Measurement::compile_error(message.clone()),
+    }
+}
+
+/// Median of a non-empty sample (mean of the two middle values when even).
+pub fn median(samples: &[f64]) -> Option<f64> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut s = samples.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    Some(if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 })
+}
+
+/// `(max − min) / median`; `None` for no samples or a zero median with spread.
+pub fn spread(samples: &[f64]) -> Option<f64> {
+    let med = median(samples)?;
+    let max = samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
+    if max == min {
+        Some(0.0)
+    } else if med > 0.0 {
+        Some((max - min) / med)
+    } else {
+        None
+    }
+}
+
+/// State of one measurement: the config resolved for this binary and slot.
+struct Session<'a> {
+    binary: &'a Path,
+    config: &'a MeasureConfig,
+    reference: Option<&'a [DumpedArray]>,
+    cores: Vec<usize>,
+    threads: usize,
+    timeout: Duration,
+    m: Measurement,
+    dump: Option<Vec<DumpedArray>>,
+}
+
+/// What one successful run produced.
+struct Sample {
+    region_s: f64,
+    wall_s: f64,
+    dump: Option<Vec<DumpedArray>>,
+}
+
+/// What ended a run that did not produce a sample.
+struct Failure {
+    status: Status,
+    reason: String,
+}
+
+impl<'a> Session<'a> {
+    fn new(
+        binary: &'a Path,
+        slot: &Slot,
+        config: &'a MeasureConfig,
+        original_s: Option<f64>,
+        reference: Option<&'a [DumpedArray]>,
+    ) -> Self {
+        let threads = config.threads.unwrap_or(slot.cores.len()).max(1);
+        let timeout_s = config.timeout.timeout_s(original_s);
+        Session {
+            binary,
+            config,
+            reference,
+            cores: slot.cores.clone(),
+            threads,
+            timeout: Duration::from_secs_f64(if timeout_s.is_finite() { timeout_s.clamp(0.001, 1e9) } else { 1e9 }),
+            m: Measurement {
+                status: Status::Ok,
+                reason: String::new(),
+                samples: Vec::new(),
+                warmup_samples: Vec::new(),
+                wall_s: Vec::new(),
+                median_s: None,
+                spread: None,
+                remeasured: false,
+                timeout_s,
+                threads,
+                cores: slot.cores.clone(),
+            },
+            dump: None,
+        }
+    }
+
+    fn run(mut self) -> Measured {
+        if let Err(f) = self.protocol() {
+            self.m.status = f.status;
+            self.m.reason = f.reason;
+        }
+        self.m.median_s = median(&self.m.samples);
+        self.m.spread = spread(&self.m.samples);
+        if self.m.status == Status::Ok {
+            self.m.reason = format!(
+                "{} runs, median {:.6e} s, spread {:.1}%{}",
+                self.m.samples.len(),
+                self.m.median_s.unwrap_or(f64::NAN),
+                100.0 * self.m.spread.unwrap_or(f64::NAN),
+                if self.m.remeasured { " (re-measured)" } else { "" }
+            );
+        }
+        Measured { measurement: self.m, dump: self.dump }
+    }
+
+    fn protocol(&mut self) -> Result<(), Failure> {
+        let scratch = Scratch::new().map_err(|e| Failure {
+            status: Status::Crash,
+            reason: format!("cannot create a scratch directory for the run: {e}"),
+        })?;
+        for i in 0..self.config.warmups {
+            let run = self.one_run(&scratch, false).map_err(|f| f.context(&format!("warm-up run {}", i + 1)))?;
+            self.m.warmup_samples.push(run.region_s);
+        }
+        // At least one timed run: it is the one whose outputs are verified.
+        self.timed(&scratch, self.config.runs.max(1), 0)?;
+        if self.config.remeasure_runs > 0 {
+            if let Some(s) = spread(&self.m.samples) {
+                if s > self.config.spread_threshold {
+                    self.m.remeasured = true;
+                    self.timed(&scratch, self.config.remeasure_runs, self.config.runs)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `n` timed runs; the very first timed run (`first_index == 0`) dumps.
+    fn timed(&mut self, scratch: &Scratch, n: usize, first_index: usize) -> Result<(), Failure> {
+        for i in 0..n {
+            let index = first_index + i;
+            let dumps = index == 0 || (self.config.verify_every_run && self.reference.is_some());
+            let run = self.one_run(scratch, dumps).map_err(|f| f.context(&format!("timed run {}", index + 1)))?;
+            self.m.samples.push(run.region_s);
+            self.m.wall_s.push(run.wall_s);
+            if let Some(dump) = run.dump {
+                if let Some(reference) = self.reference {
+                    let verdict = runtime::compare(reference, &dump, self.config.tolerance);
+                    if let Verdict::Mismatch { .. } = verdict {
+                        return Err(Failure { status: Status::Wrong, reason: format!("timed run {}: {verdict}", index + 1) });
+                    }
+                }
+                if index == 0 {
+                    self.dump = Some(dump);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One process: returns its region time and, if asked, its parsed dump.
+    fn one_run(&self, scratch: &Scratch, dump: bool) -> Result<Sample, Failure> {
+        let crash = |reason: String| Failure { status: Status::Crash, reason };
+        let time_file = scratch.fresh("time");
+        let dump_file = scratch.fresh("dump");
+        let mut cmd = Command::new(self.binary);
+        cmd.env("POLYTUNE_TIME_FILE", &time_file)
+            .env("OMP_NUM_THREADS", self.threads.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
+        if dump {
+            cmd.env("POLYTUNE_DUMP_FILE", &dump_file);
+        } else {
+            cmd.env_remove("POLYTUNE_DUMP_FILE");
+        }
+        for (k, v) in &self.config.env {
+            cmd.env(k, v);
+        }
+        let limits = Limits {
+            cores: Some(self.cores.clone()),
+            address_space: self.config.address_space_bytes,
+            cpu_seconds: Some((self.timeout.as_secs_f64() * self.threads as f64).ceil() as u64 + 1),
+        };
+        let out = run_limited(cmd, &limits, self.timeout, TAIL_BYTES).map_err(|e| {
+            crash(format!("cannot start {}: {e}", self.binary.display()))
+        })?;
+        let stderr = out.output.text();
+        let with_stderr = |s: String| {
+            if stderr.trim().is_empty() {
+                s
+            } else {
+                format!("{s}; stderr: {}", stderr.trim())
+            }
+        };
+        match out.end {
+            End::TimedOut => {
+                return Err(Failure {
+                    status: Status::Timeout,
+                    reason: format!("killed after {:.3} s (limit {:.3} s)", out.wall.as_secs_f64(), self.timeout.as_secs_f64()),
+                });
+            }
+            End::Exited(status) => {
+                if let Some(sig) = status.signal() {
+                    if sig == libc::SIGXCPU {
+                        return Err(Failure {
+                            status: Status::Timeout,
+                            reason: format!("CPU time limit of {} s exceeded", limits.cpu_seconds.unwrap_or(0)),
+                        });
+                    }
+                    return Err(crash(with_stderr(format!("killed by signal {sig} ({})", signal_name(sig)))));
+                }
+                match status.code() {
+                    Some(0) => {}
+                    Some(code) => return Err(crash(with_stderr(format!("exit code {code}")))),
+                    None => return Err(crash(with_stderr(format!("ended with status {status}")))),
+                }
+            }
+        }
+        let times = std::fs::read_to_string(&time_file).unwrap_or_default();
+        let mut total = 0.0;
+        let mut count = 0;
+        for line in times.lines().filter(|l| !l.trim().is_empty()) {
+            match line.trim().parse::<f64>() {
+                Ok(t) if t.is_finite() && t >= 0.0 => {
+                    total += t;
+                    count += 1;
+                }
+                _ => return Err(crash(format!("unreadable region time {line:?} in the time file"))),
+            }
+        }
+        if count == 0 {
+            return Err(crash(with_stderr(
+                "exited normally but recorded no region time (polytune_rt_stop was never called)".to_string(),
+            )));
+        }
+        let parsed = if dump {
+            let bytes = std::fs::read(&dump_file).unwrap_or_default();
+            Some(runtime::parse_dump(&bytes).map_err(|e| crash(format!("malformed dump file: {e}")))?)
+        } else {
+            None
+        };
+        let _ = std::fs::remove_file(&time_file);
+        let _ = std::fs::remove_file(&dump_file);
+        Ok(Sample { region_s: total, wall_s: out.wall.as_secs_f64(), dump: parsed })
+    }
+}
+
+impl Failure {
+    fn context(self, what: &str) -> Failure {
+        Failure { status: self.status, reason: format!("{what}: {}", self.reason) }
+    }
+}
+
+/// How much of a child's stderr is kept for reasons (head and tail each).
+const TAIL_BYTES: usize = 2048;
+
+/// A private scratch directory for one measurement's time and dump files,
+/// removed when dropped.
+struct Scratch {
+    dir: PathBuf,
+}
+
+static SCRATCH_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        let dir = std::env::temp_dir().join(format!("polytune-run-{}", unique_suffix()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Scratch { dir })
+    }
+
+    /// A path that no earlier run of this measurement used.
+    fn fresh(&self, what: &str) -> PathBuf {
+        let n = SCRATCH_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let p = self.dir.join(format!("{what}-{n}"));
+        let _ = std::fs::remove_file(&p);
+        p
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `pid-counter-nanos`: unique across threads and processes sharing a directory.
+pub(crate) fn unique_suffix() -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("{}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed), nanos)
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGKILL => "SIGKILL: CPU limit or out-of-memory killer",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTRAP => "SIGTRAP",
+        _ => "signal",
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Running a child with limits and a timeout (shared with `build`).
+
+/// Resource limits applied in the child between fork and exec.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Limits {
+    pub cores: Option<Vec<usize>>,
+    pub address_space: Option<u64>,
+    pub cpu_seconds: Option<u64>,
+}
+
+pub(crate) enum End {
+    Exited(ExitStatus),
+    /// Killed (with its whole process group) at the timeout.
+    TimedOut,
+}
+
+pub(crate) struct RunOutput {
+    pub end: End,
+    pub wall: Duration,
+    /// The child's stderr, head and tail kept.
+    pub output: Captured,
+}
+
+/// Spawns `cmd` (stderr captured) in its own process group with `limits`,
+/// kills the group at `timeout`. `Err` only when it could not be started.
+pub(crate) fn run_limited(mut cmd: Command, limits: &Limits, timeout: Duration, keep: usize) -> std::io::Result<RunOutput> {
+    cmd.stderr(Stdio::piped()).process_group(0);
+    let cpuset = match &limits.cores {
+        Some(cores) => Some(cpu_set(cores)?),
+        None => None,
+    };
+    let address_space = limits.address_space;
+    let cpu_seconds = limits.cpu_seconds;
+    // SAFETY: the closure only makes async-signal-safe system calls on data
+    // prepared before the fork; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if let Some(set) = &cpuset {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            set_limit(libc::RLIMIT_CORE, 0, 0)?;
+            if let Some(bytes) = address_space {
+                set_limit(libc::RLIMIT_AS, bytes, bytes)?;
+            }
+            if let Some(s) = cpu_seconds {
+                // SIGXCPU at the soft limit, SIGKILL one second later.
+                set_limit(libc::RLIMIT_CPU, s, s + 1)?;
+            }
+            Ok(())
+        });
+    }
+    let start = Instant::now();
+    let mut child = cmd.spawn()?;
+    let pid = child.id() as libc::pid_t;
+    let captured = Arc::new(Mutex::new(Captured::new(keep)));
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    if let Some(mut err) = child.stderr.take() {
+        let captured = Arc::clone(&captured);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                match err.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => captured.lock().unwrap_or_else(|e| e.into_inner()).push(&buf[..n]),
+                }
+            }
+            let _ = done_tx.send(());
+        });
+    } else {
+        let _ = done_tx.send(());
+    }
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let end = match rx.recv_timeout(timeout) {
+        Ok(status) => End::Exited(status?),
+        Err(_) => {
+            // SAFETY: plain kill(2) of the child's own process group.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+            // Reap it; a child stuck in the kernel is abandoned after a while.
+            let _ = rx.recv_timeout(Duration::from_secs(10));
+            End::TimedOut
+        }
+    };
+    let wall = start.elapsed();
+    // Leftover grandchildren holding stderr open are not waited for long.
+    let _ = done_rx.recv_timeout(Duration::from_millis(500));
+    let output = captured.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    Ok(RunOutput { end, wall, output })
+}
+
+fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> std::io::Result<()> {
+    let lim = libc::rlimit { rlim_cur: soft as libc::rlim_t, rlim_max: hard as libc::rlim_t };
+    // SAFETY: setrlimit with a valid pointer to a local struct.
+    if unsafe { libc::setrlimit(resource, &lim) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn cpu_set(cores: &[usize]) -> std::io::Result<libc::cpu_set_t> {
+    // SAFETY: cpu_set_t is plain bits; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let capacity = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    for &c in cores {
+        if c >= capacity {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("core {c} is beyond CPU_SETSIZE")));
+        }
+        // SAFETY: c < CPU_SETSIZE checked above.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    Ok(set)
+}
+
+/// A bounded copy of a stream: its first and last `keep` bytes.
+#[derive(Debug, Clone)]
+pub(crate) struct Captured {
+    keep: usize,
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    total: usize,
+}
+
+impl Captured {
+    fn new(keep: usize) -> Self {
+        Captured { keep, head: Vec::new(), tail: Default::default(), total: 0 }
+    }
+
+    fn push(&mut self, mut data: &[u8]) {
+        self.total += data.len();
+        let room = self.keep.saturating_sub(self.head.len());
+        let n = room.min(data.len());
+        self.head.extend_from_slice(&data[..n]);
+        data = &data[n..];
+        self.tail.extend(data);
+        while self.tail.len() > self.keep {
+            self.tail.pop_front();
+        }
+    }
+
+    /// Lossy UTF-8 text, with a marker where bytes were left out.
+    pub fn text(&self) -> String {
+        let mut s = String::from_utf8_lossy(&self.head).into_owned();
+        let omitted = self.total - self.head.len() - self.tail.len();
+        if omitted > 0 {
+            s.push_str(&format!("\n[... {omitted} bytes omitted ...]\n"));
+        }
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        s.push_str(&String::from_utf8_lossy(&tail));
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_spread() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(spread(&[1.0, 1.0]), Some(0.0));
+        assert!((spread(&[0.9, 1.0, 1.1]).unwrap() - 0.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn timeout_scales() {
+        let p = TimeoutPolicy::default();
+        assert_eq!(p.timeout_s(Some(0.01)), 1.1);
+        assert_eq!(p.timeout_s(Some(0.0)), 1.0);
+        assert_eq!(p.timeout_s(Some(2.0)), 21.0);
+        assert_eq!(p.timeout_s(None), 600.0);
+    }
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        let mut c = Captured::new(4);
+        c.push(b"abcdefghij");
+        c.push(b"kl");
+        assert_eq!(c.text(), "abcd\n[... 4 bytes omitted ...]\nijkl");
+    }
+}
