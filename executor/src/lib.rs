@@ -1,7 +1,8 @@
 //! Compiles, runs and verifies program variants: code generation from a
 //! schedule, parallel builds, the measurement protocol.
 //!
-//! - `codegen`: a schedule → a full C program with the region instrumented.
+//! - [`codegen`]: a schedule → a full C program with the region instrumented.
+//! - [`evaluate`]: the original as reference, then variants against it.
 //! - [`runtime`]: the small C runtime linked into every program (region timer,
 //!   output dumps) and the Rust side that reads and compares dumps.
 //! - [`build`]: parallel, cached compilation of sources into binaries.
@@ -14,6 +15,7 @@
 
 pub mod build;
 pub mod codegen;
+pub mod evaluate;
 pub mod machine;
 pub mod measure;
 pub mod runtime;
