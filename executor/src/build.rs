@@ -36,7 +36,10 @@ pub struct Compiler {
 impl Default for Compiler {
     /// `gcc -O3 -march=native -fopenmp`: the design's reference build.
     fn default() -> Self {
-        Compiler { cc: "gcc".to_string(), flags: ["-O3", "-march=native", "-fopenmp"].map(String::from).to_vec() }
+        Compiler {
+            cc: "gcc".to_string(),
+            flags: ["-O3", "-march=native", "-fopenmp"].map(String::from).to_vec(),
+        }
     }
 }
 
@@ -129,10 +132,17 @@ impl Builder {
         }
         let key = hash_key(&[b"runtime", RUNTIME_C.as_bytes()], &compiler, &version);
         let runtime_object = cache_dir.join("runtime").join(format!("{key}.o"));
-        let builder = Builder { compiler, version, cache_dir, runtime_object, compile_timeout: Duration::from_secs(600) };
+        let builder = Builder {
+            compiler,
+            version,
+            cache_dir,
+            runtime_object,
+            compile_timeout: Duration::from_secs(600),
+        };
         if !builder.runtime_object.is_file() {
             let src = builder.cache_dir.join("runtime").join(format!("{key}.c"));
-            write_atomic(&src, RUNTIME_C.as_bytes()).map_err(|source| BuildError::Cache { path: src.clone(), source })?;
+            write_atomic(&src, RUNTIME_C.as_bytes())
+                .map_err(|source| BuildError::Cache { path: src.clone(), source })?;
             let mut cmd = Command::new(&builder.compiler.cc);
             cmd.args(&builder.compiler.flags).arg("-c").arg(&src);
             builder.compile_to(cmd, &builder.runtime_object).map_err(|message| BuildError::Runtime {
@@ -190,7 +200,11 @@ impl Builder {
 
     /// Builds all `sources` on a pool of `jobs` threads (0: one per logical
     /// core); outcomes are in the order of `sources`.
-    pub fn build_all<S: AsRef<str> + Sync>(&self, sources: &[S], jobs: usize) -> Result<Vec<BuildOutcome>, BuildError> {
+    pub fn build_all<S: AsRef<str> + Sync>(
+        &self,
+        sources: &[S],
+        jobs: usize,
+    ) -> Result<Vec<BuildOutcome>, BuildError> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(jobs)
             .thread_name(|i| format!("polytune-build-{i}"))
@@ -212,9 +226,8 @@ impl Builder {
                 "the compiler was killed after {:.0} s (compile timeout)\n{stderr}",
                 self.compile_timeout.as_secs_f64()
             )),
-            End::Exited(status) if status.success() && tmp.is_file() => {
-                std::fs::rename(&tmp, out).map_err(|e| format!("cannot move the binary to {}: {e}", out.display()))
-            }
+            End::Exited(status) if status.success() && tmp.is_file() => std::fs::rename(&tmp, out)
+                .map_err(|e| format!("cannot move the binary to {}: {e}", out.display())),
             End::Exited(status) => Err(if stderr.trim().is_empty() {
                 format!("`{}` failed ({status}) without a message", self.compiler.cc)
             } else {

@@ -6,7 +6,8 @@
 //! source, so the rest of the program (initialisation, `main`) is untouched.
 
 use isl_rs::{
-    ASTNode, ASTNodeType, Context, Id, IdList, MultiVal, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionSet, Val,
+    ASTNode, ASTNodeType, Context, Id, IdList, MultiVal, Schedule, ScheduleNode, ScheduleNodeType, Set,
+    UnionSet, Val,
 };
 use serde::{Deserialize, Serialize};
 use space::deps::Dependences;
@@ -59,7 +60,7 @@ pub fn original_program(source: &Source, scop: &Scop) -> Result<String, CodegenE
 }
 
 /// Code for `schedule` (isl schedule-tree text), after checking it legal
-/// against `deps` before and after tiling.
+/// against `deps`, and each band it tiles permutable.
 pub fn generate(
     source: &Source,
     scop: &Scop,
@@ -102,9 +103,9 @@ fn generate_inner(
     check(schedule)?;
     let tree = Schedule::read_from_str(&ctx, schedule).ctx(|| "reading the schedule tree".into())?;
     check_domain(&ctx, scop, &tree)?;
-    let tree = transform(&ctx, tree, opts)?;
+    // Tiling is checked band by band (permutability) as it is applied.
+    let tree = transform(&ctx, tree, opts, deps.map(|d| (scop.context.as_str(), d)))?;
     let final_text = tree.to_str().ctx(|| "printing the schedule".into())?.to_string();
-    check(&final_text)?;
     let ast = build_ast(&ctx, &scop.context, tree, &iterator_prefix(scop))?;
     let mut printer = Printer { out: String::new(), indent: 1, call_prefix: MACRO_PREFIX };
     printer.node(&ast, false)?;
@@ -132,65 +133,96 @@ fn check_domain(ctx: &Context, scop: &Scop, tree: &Schedule) -> Result<(), Codeg
 }
 
 /// Tiling and parallel marks, in one walk over the tree.
-fn transform(ctx: &Context, tree: Schedule, opts: &CodegenOptions) -> Result<Schedule, CodegenError> {
+fn transform(
+    ctx: &Context,
+    tree: Schedule,
+    opts: &CodegenOptions,
+    checks: Option<(&str, &Dependences)>,
+) -> Result<Schedule, CodegenError> {
     let root = tree.get_root().ctx(|| "schedule root".into())?;
-    let root = visit(ctx, root, opts, false, false)?;
+    let walk = Walk { ctx, opts, checks };
+    let root = walk.visit(root, false, false)?;
     Ok(root.get_schedule().ctx(|| "schedule".into())?)
 }
 
 const PARALLEL_MARK: &str = "polytune_parallel";
 
-/// Rewrites the subtree at `node` and returns a node at the same position.
-fn visit(
-    ctx: &Context,
-    mut node: ScheduleNode,
-    opts: &CodegenOptions,
-    mut in_parallel: bool,
-    just_tiled: bool,
-) -> Result<ScheduleNode, CodegenError> {
-    let what = || "transforming the schedule tree".to_string();
-    // Levels we descend below the starting position; climbed back at the end.
-    let mut down = 0;
-    let mut tiled_here = false;
-    if node.get_type().ctx(what)? == ScheduleNodeType::Band {
-        let n = node.band_n_member().ctx(what)?;
-        if let Some(sizes) = &opts.tile_sizes {
-            if !just_tiled && n >= 2 && node.band_get_permutable().ctx(what)? && !sizes.is_empty() {
-                let space = node.band_get_space().ctx(what)?;
-                let mut mv = MultiVal::zero(space).ctx(what)?;
-                for i in 0..n {
-                    let s = sizes.get(i as usize).or(sizes.last()).copied().unwrap_or(32).max(1);
-                    mv = mv.set_val(i, Val::int_from_si(ctx, s as i64).ctx(what)?).ctx(what)?;
+struct Walk<'a> {
+    ctx: &'a Context,
+    opts: &'a CodegenOptions,
+    /// The parameter context and dependences that tiled bands must respect
+    /// (`None` only on the test-only unchecked path).
+    checks: Option<(&'a str, &'a Dependences)>,
+}
+
+impl Walk<'_> {
+    /// Rewrites the subtree at `node` and returns a node at the same position.
+    fn visit(
+        &self,
+        mut node: ScheduleNode,
+        mut in_parallel: bool,
+        just_tiled: bool,
+    ) -> Result<ScheduleNode, CodegenError> {
+        let (ctx, opts) = (self.ctx, self.opts);
+        let what = || "transforming the schedule tree".to_string();
+        // Levels we descend below the starting position; climbed back at the end.
+        let mut down = 0;
+        let mut tiled_here = false;
+        if node.get_type().ctx(what)? == ScheduleNodeType::Band {
+            let n = node.band_n_member().ctx(what)?;
+            if let Some(sizes) = &opts.tile_sizes {
+                if !just_tiled && n >= 2 && node.band_get_permutable().ctx(what)? && !sizes.is_empty() {
+                    let space = node.band_get_space().ctx(what)?;
+                    let mut mv = MultiVal::zero(space).ctx(what)?;
+                    for i in 0..n {
+                        let s = sizes.get(i as usize).or(sizes.last()).copied().unwrap_or(32).max(1);
+                        mv = mv.set_val(i, Val::int_from_si(ctx, s as i64).ctx(what)?).ctx(what)?;
+                    }
+                    self.check_permutable(&node)?;
+                    node = node.band_tile(mv).ctx(what)?;
+                    tiled_here = true;
                 }
-                node = node.band_tile(mv).ctx(what)?;
-                tiled_here = true;
             }
-        }
-        if opts.openmp && !in_parallel {
-            let coincident = (0..n).find(|&j| node.band_member_get_coincident(j).unwrap_or(false));
-            if let Some(j) = coincident {
-                if j > 0 {
-                    node = node.band_split(j).ctx(what)?.child(0).ctx(what)?;
+            if opts.openmp && !in_parallel {
+                let coincident = (0..n).find(|&j| node.band_member_get_coincident(j).unwrap_or(false));
+                if let Some(j) = coincident {
+                    if j > 0 {
+                        node = node.band_split(j).ctx(what)?.child(0).ctx(what)?;
+                        down += 1;
+                    }
+                    let id = Id::read_from_str(ctx, PARALLEL_MARK).ctx(what)?;
+                    node = node.insert_mark(id).ctx(what)?.child(0).ctx(what)?;
                     down += 1;
+                    in_parallel = true;
                 }
-                let id = Id::read_from_str(ctx, PARALLEL_MARK).ctx(what)?;
-                node = node.insert_mark(id).ctx(what)?.child(0).ctx(what)?;
-                down += 1;
-                in_parallel = true;
             }
         }
+        let children = node.n_children().ctx(what)?;
+        for i in 0..children {
+            // The point band right below a tile band must not be tiled again.
+            node = node.child(i).ctx(what)?;
+            node = self.visit(node, in_parallel, tiled_here)?;
+            node = node.parent().ctx(what)?;
+        }
+        for _ in 0..down {
+            node = node.parent().ctx(what)?;
+        }
+        Ok(node)
     }
-    let children = node.n_children().ctx(what)?;
-    for i in 0..children {
-        // The point band right below a tile band must not be tiled again.
-        node = node.child(i).ctx(what)?;
-        node = visit(ctx, node, opts, in_parallel, tiled_here)?;
-        node = node.parent().ctx(what)?;
+
+    /// A band marked permutable must really be, or tiling breaks dependences.
+    fn check_permutable(&self, band: &ScheduleNode) -> Result<(), CodegenError> {
+        let Some((context, deps)) = self.checks else { return Ok(()) };
+        let what = || "checking a band before tiling".to_string();
+        let prefix = band.get_prefix_schedule_union_map().ctx(what)?;
+        let partial = band.band_get_partial_schedule_union_map().ctx(what)?;
+        let v = legality::band_violations(self.ctx, context, &prefix, &partial, deps)?;
+        if v.is_empty() {
+            Ok(())
+        } else {
+            Err(CodegenError::Illegal(v))
+        }
     }
-    for _ in 0..down {
-        node = node.parent().ctx(what)?;
-    }
-    Ok(node)
 }
 
 unsafe extern "C" {
@@ -217,7 +249,12 @@ fn node_type(node: &ASTNode) -> ASTNodeType {
 
 /// isl's AST generator (not bound by isl-rs, so declared here against the same
 /// library).
-fn build_ast(ctx: &Context, context: &str, schedule: Schedule, prefix: &str) -> Result<ASTNode, CodegenError> {
+fn build_ast(
+    ctx: &Context,
+    context: &str,
+    schedule: Schedule,
+    prefix: &str,
+) -> Result<ASTNode, CodegenError> {
     let what = || "generating the AST".to_string();
     let mut names = IdList::alloc(ctx, MAX_LOOP_DEPTH as i32).ctx(what)?;
     for d in 0..MAX_LOOP_DEPTH {
@@ -266,7 +303,9 @@ fn iterator_prefix(scop: &Scop) -> String {
     }
     taken.extend(scop.params.iter().cloned());
     let clashes = |p: &str| {
-        taken.iter().any(|t| t.strip_prefix(p).is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())))
+        taken.iter().any(|t| {
+            t.strip_prefix(p).is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+        })
     };
     let mut prefix = String::from("c");
     while clashes(&prefix) {
@@ -490,7 +529,8 @@ fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
                 footprint = footprint.union(UnionSet::from_set(written).ctx(what)?).ctx(what)?;
             }
         }
-        let footprint = footprint.intersect_params(context.copy().ctx(what)?).ctx(what)?.coalesce().ctx(what)?;
+        let footprint =
+            footprint.intersect_params(context.copy().ctx(what)?).ctx(what)?.coalesce().ctx(what)?;
         let isl = isl_name(&a.name);
         let vars: Vec<String> = (0..a.rank()).map(|d| format!("x{d}")).collect();
         let members: Vec<String> =

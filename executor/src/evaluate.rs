@@ -61,7 +61,11 @@ impl Evaluator {
     /// Builds all variants in parallel, then measures them one after the other
     /// (a slot runs one measurement at a time). Compile errors are measurements
     /// with status `compile-error`.
-    pub fn evaluate(&self, reference: &Reference, variants: &[String]) -> Result<Vec<Measurement>, EvaluateError> {
+    pub fn evaluate(
+        &self,
+        reference: &Reference,
+        variants: &[String],
+    ) -> Result<Vec<Measurement>, EvaluateError> {
         let outcomes = self.builder.build_all(variants, self.jobs)?;
         Ok(outcomes
             .iter()

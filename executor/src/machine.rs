@@ -93,7 +93,8 @@ enum CoreSpec {
 impl MachineProfile {
     /// Reads and validates a profile file against this process's cores.
     pub fn load(path: &Path) -> Result<MachineProfile, MachineError> {
-        let text = std::fs::read_to_string(path).map_err(|source| MachineError::Read { path: path.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| MachineError::Read { path: path.to_path_buf(), source })?;
         MachineProfile::parse(&text, path, &available_cores())
     }
 
@@ -101,8 +102,8 @@ impl MachineProfile {
     /// cores that exist for us (a listed core outside it is an error).
     pub fn parse(text: &str, path: &Path, available: &[usize]) -> Result<MachineProfile, MachineError> {
         let invalid = |message: String| MachineError::Invalid { path: path.to_path_buf(), message };
-        let file: ProfileFile =
-            toml::from_str(text).map_err(|e| MachineError::Parse { path: path.to_path_buf(), message: e.to_string() })?;
+        let file: ProfileFile = toml::from_str(text)
+            .map_err(|e| MachineError::Parse { path: path.to_path_buf(), message: e.to_string() })?;
         let default = Compiler::default();
         let name = file
             .name
@@ -163,7 +164,11 @@ impl MachineProfile {
 pub fn load_named(dir: &Path, name: &str) -> Result<MachineProfile, MachineError> {
     let path = dir.join(format!("{name}.toml"));
     if !path.is_file() {
-        return Err(MachineError::NotFound { name: name.to_string(), dir: dir.to_path_buf(), available: list_profiles(dir) });
+        return Err(MachineError::NotFound {
+            name: name.to_string(),
+            dir: dir.to_path_buf(),
+            available: list_profiles(dir),
+        });
     }
     MachineProfile::load(&path)
 }

@@ -294,7 +294,11 @@ impl<'a> Session<'a> {
             reference,
             cores: slot.cores.clone(),
             threads,
-            timeout: Duration::from_secs_f64(if timeout_s.is_finite() { timeout_s.clamp(0.001, 1e9) } else { 1e9 }),
+            timeout: Duration::from_secs_f64(if timeout_s.is_finite() {
+                timeout_s.clamp(0.001, 1e9)
+            } else {
+                1e9
+            }),
             m: Measurement {
                 status: Status::Ok,
                 reason: String::new(),
@@ -337,7 +341,8 @@ impl<'a> Session<'a> {
             reason: format!("cannot create a scratch directory for the run: {e}"),
         })?;
         for i in 0..self.config.warmups {
-            let run = self.one_run(&scratch, false).map_err(|f| f.context(&format!("warm-up run {}", i + 1)))?;
+            let run =
+                self.one_run(&scratch, false).map_err(|f| f.context(&format!("warm-up run {}", i + 1)))?;
             self.m.warmup_samples.push(run.region_s);
         }
         // At least one timed run: it is the one whose outputs are verified.
@@ -358,14 +363,18 @@ impl<'a> Session<'a> {
         for i in 0..n {
             let index = first_index + i;
             let dumps = index == 0 || (self.config.verify_every_run && self.reference.is_some());
-            let run = self.one_run(scratch, dumps).map_err(|f| f.context(&format!("timed run {}", index + 1)))?;
+            let run =
+                self.one_run(scratch, dumps).map_err(|f| f.context(&format!("timed run {}", index + 1)))?;
             self.m.samples.push(run.region_s);
             self.m.wall_s.push(run.wall_s);
             if let Some(dump) = run.dump {
                 if let Some(reference) = self.reference {
                     let verdict = runtime::compare(reference, &dump, self.config.tolerance);
                     if let Verdict::Mismatch { .. } = verdict {
-                        return Err(Failure { status: Status::Wrong, reason: format!("timed run {}: {verdict}", index + 1) });
+                        return Err(Failure {
+                            status: Status::Wrong,
+                            reason: format!("timed run {}: {verdict}", index + 1),
+                        });
                     }
                 }
                 if index == 0 {
@@ -399,9 +408,8 @@ impl<'a> Session<'a> {
             address_space: self.config.address_space_bytes,
             cpu_seconds: Some((self.timeout.as_secs_f64() * self.threads as f64).ceil() as u64 + 1),
         };
-        let out = run_limited(cmd, &limits, self.timeout, TAIL_BYTES).map_err(|e| {
-            crash(format!("cannot start {}: {e}", self.binary.display()))
-        })?;
+        let out = run_limited(cmd, &limits, self.timeout, TAIL_BYTES)
+            .map_err(|e| crash(format!("cannot start {}: {e}", self.binary.display())))?;
         let stderr = out.output.text();
         let with_stderr = |s: String| {
             if stderr.trim().is_empty() {
@@ -414,7 +422,11 @@ impl<'a> Session<'a> {
             End::TimedOut => {
                 return Err(Failure {
                     status: Status::Timeout,
-                    reason: format!("killed after {:.3} s (limit {:.3} s)", out.wall.as_secs_f64(), self.timeout.as_secs_f64()),
+                    reason: format!(
+                        "killed after {:.3} s (limit {:.3} s)",
+                        out.wall.as_secs_f64(),
+                        self.timeout.as_secs_f64()
+                    ),
                 });
             }
             End::Exited(status) => {
@@ -422,7 +434,10 @@ impl<'a> Session<'a> {
                     if sig == libc::SIGXCPU {
                         return Err(Failure {
                             status: Status::Timeout,
-                            reason: format!("CPU time limit of {} s exceeded", limits.cpu_seconds.unwrap_or(0)),
+                            reason: format!(
+                                "CPU time limit of {} s exceeded",
+                                limits.cpu_seconds.unwrap_or(0)
+                            ),
                         });
                     }
                     return Err(crash(with_stderr(format!("killed by signal {sig} ({})", signal_name(sig)))));
@@ -555,7 +570,12 @@ pub(crate) struct RunOutput {
 
 /// Spawns `cmd` (stderr captured) in its own process group with `limits`,
 /// kills the group at `timeout`. `Err` only when it could not be started.
-pub(crate) fn run_limited(mut cmd: Command, limits: &Limits, timeout: Duration, keep: usize) -> std::io::Result<RunOutput> {
+pub(crate) fn run_limited(
+    mut cmd: Command,
+    limits: &Limits,
+    timeout: Duration,
+    keep: usize,
+) -> std::io::Result<RunOutput> {
     cmd.stderr(Stdio::piped()).process_group(0);
     let cpuset = match &limits.cores {
         Some(cores) => Some(cpu_set(cores)?),
@@ -641,7 +661,10 @@ fn cpu_set(cores: &[usize]) -> std::io::Result<libc::cpu_set_t> {
     let capacity = 8 * std::mem::size_of::<libc::cpu_set_t>();
     for &c in cores {
         if c >= capacity {
-            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("core {c} is beyond CPU_SETSIZE")));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("core {c} is beyond CPU_SETSIZE"),
+            ));
         }
         // SAFETY: c < CPU_SETSIZE checked above.
         unsafe { libc::CPU_SET(c, &mut set) };

@@ -243,7 +243,10 @@ enum Kind {
     F64,
     /// x87 80-bit extended precision stored in 16 bytes (`long double` on x86-64).
     F80,
-    Int { size: usize, signed: bool },
+    Int {
+        size: usize,
+        signed: bool,
+    },
     Bytes,
 }
 
@@ -268,11 +271,7 @@ fn kind_of(ty: &str) -> Kind {
         .filter(|w| !matches!(*w, "_Complex" | "complex" | "__complex__"))
         .collect();
     let unsigned = words.contains(&"unsigned");
-    let core: Vec<&str> = words
-        .iter()
-        .copied()
-        .filter(|w| !matches!(*w, "signed" | "unsigned"))
-        .collect();
+    let core: Vec<&str> = words.iter().copied().filter(|w| !matches!(*w, "signed" | "unsigned")).collect();
     let has = |w: &str| core.contains(&w);
     let int = |size: usize| Kind::Int { size, signed: !unsigned };
     match core.as_slice() {
@@ -402,8 +401,10 @@ pub fn compare(reference: &[DumpedArray], variant: &[DumpedArray], tolerance: To
     };
     let ref_keys = key(reference);
     let var_keys = key(variant);
-    let var_index: HashMap<&(String, usize), usize> = var_keys.iter().enumerate().map(|(i, k)| (k, i)).collect();
-    let label = |(name, n): &(String, usize)| if *n == 1 { name.clone() } else { format!("{name} (dump #{n})") };
+    let var_index: HashMap<&(String, usize), usize> =
+        var_keys.iter().enumerate().map(|(i, k)| (k, i)).collect();
+    let label =
+        |(name, n): &(String, usize)| if *n == 1 { name.clone() } else { format!("{name} (dump #{n})") };
 
     for (r, k) in reference.iter().zip(&ref_keys) {
         let Some(&vi) = var_index.get(k) else {

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 /// A fresh cache directory per test, so tests do not see each other's hits.
 fn cache_dir(test: &str) -> PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("polytune-build-test-{test}-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("polytune-build-test-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
@@ -90,7 +91,10 @@ fn four_sources_on_two_jobs() {
     mixed.insert(2, "this is not C");
     let outs = b.build_all(&mixed, 2).unwrap();
     assert!(matches!(outs[2], BuildOutcome::Failed { .. }));
-    assert!(outs.iter().enumerate().all(|(i, o)| i == 2 || matches!(o, BuildOutcome::Built { cached: true, .. })));
+    assert!(outs
+        .iter()
+        .enumerate()
+        .all(|(i, o)| i == 2 || matches!(o, BuildOutcome::Built { cached: true, .. })));
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -124,7 +124,8 @@ fn different_value_is_wrong_naming_array_and_index() {
     let m = measure_against(&reference, &bin, &slot(), &fast_config(), Some(0.01));
     assert_eq!(m.status, Status::Wrong);
     assert!(m.reason.contains("`n_out`[1]"), "{}", m.reason);
-    let bin = build(&program("", "", "{ static float B[3]; polytune_rt_dump(\"B\", \"float\", B, sizeof B); }"));
+    let bin =
+        build(&program("", "", "{ static float B[3]; polytune_rt_dump(\"B\", \"float\", B, sizeof B); }"));
     let m = measure_against(&reference, &bin, &slot(), &fast_config(), Some(0.01));
     assert_eq!(m.status, Status::Wrong);
     assert!(m.reason.contains("`B`") && m.reason.contains("reference did not dump"), "{}", m.reason);
@@ -238,7 +239,11 @@ fn high_spread_is_remeasured_once() {
 // compare() and the dump format
 
 fn doubles(name: &str, v: &[f64]) -> DumpedArray {
-    DumpedArray { name: name.into(), elem_type: "double".into(), data: v.iter().flat_map(|x| x.to_le_bytes()).collect() }
+    DumpedArray {
+        name: name.into(),
+        elem_type: "double".into(),
+        data: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    }
 }
 
 #[test]
@@ -268,7 +273,8 @@ fn compare_within_tolerance() {
     assert!(reason.contains("relative error") && reason.contains("1 of 3"), "{reason}");
     assert!(compare(&a, &far, Tolerance { relative: 1e-5 }).is_match());
     // Floats are compared as floats.
-    let f = |v: f32| DumpedArray { name: "F".into(), elem_type: "float".into(), data: v.to_le_bytes().to_vec() };
+    let f =
+        |v: f32| DumpedArray { name: "F".into(), elem_type: "float".into(), data: v.to_le_bytes().to_vec() };
     assert!(compare(&[f(1.0)], &[f(1.0 + f32::EPSILON)], Tolerance { relative: 1e-6 }).is_match());
     assert!(!compare(&[f(1.0)], &[f(1.001)], Tolerance { relative: 1e-6 }).is_match());
 }
@@ -282,7 +288,8 @@ fn compare_nan() {
     let b = [doubles("A", &[0.0, 1.0])];
     let v = compare(&a, &b, Tolerance::default());
     assert!(matches!(v, Verdict::Mismatch { index: Some(0), .. }), "{v}");
-    assert!(!compare(&[doubles("A", &[f64::INFINITY])], &[doubles("A", &[f64::MAX])], Tolerance::default()).is_match());
+    assert!(!compare(&[doubles("A", &[f64::INFINITY])], &[doubles("A", &[f64::MAX])], Tolerance::default())
+        .is_match());
 }
 
 #[test]
@@ -317,7 +324,10 @@ fn dump_format_round_trip_and_errors() {
     }
     let parsed = parse_dump(&bytes).unwrap();
     assert_eq!(parsed.len(), 2);
-    assert_eq!((parsed[1].name.as_str(), parsed[1].elem_type.as_str(), parsed[1].data.len()), ("empty", "int", 0));
+    assert_eq!(
+        (parsed[1].name.as_str(), parsed[1].elem_type.as_str(), parsed[1].data.len()),
+        ("empty", "int", 0)
+    );
     assert_eq!(parse_dump(&[]).unwrap(), vec![]);
     assert!(parse_dump(&bytes[..bytes.len() - 3]).is_err());
     assert!(parse_dump(b"XXXX").is_err());

@@ -75,8 +75,9 @@ fn identity_schedule_reproduces_the_original_bit_for_bit() {
         for path in kernels() {
             let k = load(&path, dataset);
             let reference = reference(&ev, &k);
-            let v = codegen::generate(&k.source, &k.scop, &k.deps, &k.scop.schedule, &CodegenOptions::default())
-                .unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            let v =
+                codegen::generate(&k.source, &k.scop, &k.deps, &k.scop.schedule, &CodegenOptions::default())
+                    .unwrap_or_else(|e| panic!("{}: {e}", k.name));
             let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
             if m.status != Status::Ok {
                 failures.push(format!("{} {dataset}: {:?} {}", k.name, m.status, m.reason));
@@ -152,4 +153,21 @@ fn a_schedule_for_other_statements_is_an_error_not_a_crash() {
     let other = "{ domain: \"[n] -> { S9[i] : 0 <= i < n }\" }";
     let err = codegen::generate(&k.source, &k.scop, &k.deps, other, &CodegenOptions::default()).unwrap_err();
     assert!(matches!(err, CodegenError::Unsupported(_) | CodegenError::Isl(_)), "{err}");
+}
+
+/// seidel-2d's (t, i, j) band is legal as a schedule but not permutable: a tree
+/// that claims it is must not be tiled.
+#[test]
+fn a_band_falsely_marked_permutable_is_not_tiled() {
+    let k = load(&root().join("polybench/stencils/seidel-2d.c"), "MINI");
+    let domain = &k.scop.statements[0].domain;
+    let band = "[{ S1[t, i, j] -> [(t)] }, { S1[t, i, j] -> [(i)] }, { S1[t, i, j] -> [(j)] }]";
+    let claims = format!("{{ domain: \"{domain}\", child: {{ schedule: \"{band}\", permutable: 1 }} }}");
+    let tiled = CodegenOptions { tile_sizes: Some(vec![8]), openmp: false };
+    match codegen::generate(&k.source, &k.scop, &k.deps, &claims, &tiled) {
+        Err(CodegenError::Illegal(v)) => assert!(!v.is_empty()),
+        other => panic!("tiled a non-permutable band: {:?}", other.map(|v| v.schedule)),
+    }
+    // Untiled, the same tree is the original order and fine.
+    codegen::generate(&k.source, &k.scop, &k.deps, &claims, &CodegenOptions::default()).unwrap();
 }

@@ -82,3 +82,75 @@ fn lex_positive(ctx: &Context, depth: u32) -> Result<UnionSet, isl_rs::LibISLErr
     let cond = if cases.is_empty() { "false".to_string() } else { cases.join(" or ") };
     UnionSet::read_from_str(ctx, &format!("{{ [{}] : {cond} }}", vars.join(", ")))
 }
+
+/// Whether a band may be tiled rectangularly: every validity dependence
+/// between instances that reach the band and that the outer schedule (`prefix`)
+/// does not already separate has a non-negative distance along every member of
+/// the band's partial schedule (`band`). Returns the dependences that do not.
+///
+/// With the schedule itself legal, this is exactly the condition under which
+/// tiling the band keeps it legal; it is far cheaper than re-checking the tiled
+/// schedule, whose tile dimensions bring integer divisions.
+pub fn band_violations(
+    ctx: &Context,
+    context: &str,
+    prefix: &UnionMap,
+    band: &UnionMap,
+    deps: &Dependences,
+) -> Result<Vec<Violation>, IslError> {
+    let what = || "permutability of a band".to_string();
+    let params = Set::read_from_str(ctx, context).ctx(what)?;
+    let reach = band.copy().ctx(what)?.domain().ctx(what)?;
+    let same_prefix =
+        prefix.copy().ctx(what)?.apply_range(prefix.copy().ctx(what)?.reverse().ctx(what)?).ctx(what)?;
+    let mut out = Vec::new();
+    for d in deps.deps.iter().filter(|d| matches!(d.kind, DepKind::Flow | DepKind::War | DepKind::Waw)) {
+        let rel = UnionMap::read_from_str(ctx, &d.relation)
+            .ctx(what)?
+            .intersect_params(params.copy().ctx(what)?)
+            .ctx(what)?
+            .intersect_domain(reach.copy().ctx(what)?)
+            .ctx(what)?
+            .intersect_range(reach.copy().ctx(what)?)
+            .ctx(what)?
+            .intersect(same_prefix.copy().ctx(what)?)
+            .ctx(what)?;
+        if rel.is_empty().ctx(what)? {
+            continue;
+        }
+        let deltas = rel
+            .apply_domain(band.copy().ctx(what)?)
+            .ctx(what)?
+            .apply_range(band.copy().ctx(what)?)
+            .ctx(what)?
+            .deltas()
+            .ctx(what)?;
+        let list = deltas.get_set_list().ctx(what)?;
+        for i in 0..list.size().ctx(what)? {
+            let set = list.get_at(i).ctx(what)?.reset_tuple_id().ctx(what)?;
+            let n = set.dim(isl_rs::DimType::Set).ctx(what)?;
+            let vars: Vec<String> = (0..n).map(|k| format!("d{k}")).collect();
+            let orthant = if vars.is_empty() {
+                "{ [] }".to_string()
+            } else {
+                format!(
+                    "{{ [{}] : {} }}",
+                    vars.join(", "),
+                    vars.iter().map(|v| format!("{v} >= 0")).collect::<Vec<_>>().join(" and ")
+                )
+            };
+            let bad = set.subtract(Set::read_from_str(ctx, &orthant).ctx(what)?).ctx(what)?;
+            if !bad.is_empty().ctx(what)? {
+                let bad_distances = bad.to_str().ctx(what)?.to_string();
+                out.push(Violation {
+                    kind: d.kind,
+                    source: d.source.clone(),
+                    sink: d.sink.clone(),
+                    bad_distances,
+                });
+                break;
+            }
+        }
+    }
+    Ok(out)
+}

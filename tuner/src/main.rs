@@ -19,12 +19,20 @@ enum Command {
     /// Print the polyhedral model of each SCoP in FILE: statements, domains,
     /// accesses, the original schedule and dependence counts.
     Scop(cmd::scop::Args),
+    /// Generate one variant, build it and the original, time both and verify
+    /// the variant's outputs against the original's.
+    Run(cmd::run::Args),
+    /// Time the hot paths (model, dependences, isl scheduling, code generation,
+    /// compilation) on the PolyBench kernels.
+    Bench(cmd::bench::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Scop(args) => cmd::scop::run(args),
+        Command::Run(args) => cmd::run::run(args),
+        Command::Bench(args) => cmd::bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,3 +1,6 @@
-//! One module per subcommand.
+//! One module per subcommand, plus what they share.
 
+pub mod bench;
+pub mod common;
+pub mod run;
 pub mod scop;

@@ -1,0 +1,103 @@
+//! `polytune bench`: the numbers the README's performance section keeps —
+//! extraction, dependence analysis, isl scheduling and code generation per
+//! kernel, and compile throughput with 1 and 2 parallel jobs.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Result;
+use executor::build::{Builder, Compiler};
+use executor::codegen::{self, CodegenOptions};
+
+use super::common::{self, Dataset};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Kernel files (default: every .c file under polybench/).
+    files: Vec<PathBuf>,
+    /// Skip the compile-throughput part.
+    #[arg(long)]
+    no_compile: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let files = if args.files.is_empty() { polybench_files()? } else { args.files };
+    let opts = CodegenOptions { tile_sizes: Some(vec![32]), openmp: true };
+    println!("{:<16} {:>10} {:>10} {:>10} {:>10}", "kernel", "model ms", "deps ms", "isl ms", "codegen ms");
+    let mut programs = Vec::new();
+    let mut codegen_ms = Vec::new();
+    for f in &files {
+        let t = Instant::now();
+        let (source, mut scops) = space::scop::extract(
+            f,
+            &space::scop::ExtractOptions {
+                cc_args: vec![format!("-D{}_DATASET", Dataset::Mini.name())],
+                ..Default::default()
+            },
+        )?;
+        let model = t.elapsed();
+        let scop = scops.swap_remove(0);
+        let t = Instant::now();
+        let deps = space::deps::analyze(&scop)?;
+        let dep_time = t.elapsed();
+        let t = Instant::now();
+        let schedule = space::reference::isl_schedule(&scop, &deps)?;
+        let isl_time = t.elapsed();
+        let t = Instant::now();
+        let v = codegen::generate(&source, &scop, &deps, &schedule, &opts)?;
+        let cg = t.elapsed();
+        codegen_ms.push(cg.as_secs_f64() * 1e3);
+        let name = f.file_stem().and_then(|s| s.to_str()).unwrap_or("?");
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        println!(
+            "{name:<16} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+            ms(model),
+            ms(dep_time),
+            ms(isl_time),
+            ms(cg)
+        );
+        programs.push(v.program);
+    }
+    codegen_ms.sort_by(f64::total_cmp);
+    println!(
+        "codegen per variant: median {:.1} ms, max {:.1} ms",
+        codegen_ms[codegen_ms.len() / 2],
+        codegen_ms.last().copied().unwrap_or(0.0)
+    );
+    if args.no_compile {
+        return Ok(());
+    }
+    let profile = common::machine_profile("default")?;
+    for jobs in [1, 2] {
+        // A fresh cache each time: every variant really compiles.
+        let dir = std::env::temp_dir().join(format!("polytune-bench-{}-{jobs}", std::process::id()));
+        let builder =
+            Builder::new(Compiler { cc: profile.compiler.clone(), flags: profile.flags.clone() }, &dir)?;
+        let t = Instant::now();
+        let outcomes = builder.build_all(&programs, jobs)?;
+        let s = t.elapsed().as_secs_f64();
+        let failed = outcomes.iter().filter(|o| o.binary().is_none()).count();
+        println!(
+            "compile {} variants with {jobs} job(s): {s:.1} s, {:.2} variants/s{}",
+            programs.len(),
+            programs.len() as f64 / s,
+            if failed > 0 { format!(" ({failed} failed)") } else { String::new() }
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
+
+fn polybench_files() -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for group in ["datamining", "linear-algebra", "medley", "stencils"] {
+        for e in std::fs::read_dir(PathBuf::from("polybench").join(group))? {
+            let p = e?.path();
+            if p.extension().is_some_and(|x| x == "c") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}

@@ -1,0 +1,103 @@
+//! What several subcommands share: loading a program, datasets, machine
+//! profiles and the cache directory.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use executor::machine::{self, MachineProfile};
+use serde::Serialize;
+use space::deps::{self, Dependences};
+use space::scop::{self, ExtractOptions, Scop, Source};
+
+/// PolyBench's five dataset sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[value(rename_all = "UPPER")]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Dataset {
+    Mini,
+    Small,
+    Medium,
+    Large,
+    Extralarge,
+}
+
+impl Dataset {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dataset::Mini => "MINI",
+            Dataset::Small => "SMALL",
+            Dataset::Medium => "MEDIUM",
+            Dataset::Large => "LARGE",
+            Dataset::Extralarge => "EXTRALARGE",
+        }
+    }
+}
+
+/// One SCoP of a file with its dependences.
+pub struct Program {
+    pub source: Source,
+    pub scop: Scop,
+    pub deps: Dependences,
+}
+
+/// Extracts SCoP `index` of `file` under `-D<dataset>_DATASET` plus the user's
+/// preprocessor arguments, and analyses its dependences.
+pub fn load(file: &Path, dataset: Dataset, cc_args: &[String], index: usize) -> Result<Program> {
+    let mut args = vec![format!("-D{}_DATASET", dataset.name())];
+    args.extend(cc_args.iter().cloned());
+    let opts = ExtractOptions { cc_args: args, ..ExtractOptions::default() };
+    let (source, mut scops) = scop::extract(file, &opts)?;
+    if index >= scops.len() {
+        bail!("{}: has {} SCoP(s); --scop {index} does not exist", file.display(), scops.len());
+    }
+    let scop = scops.swap_remove(index);
+    let deps = deps::analyze(&scop).with_context(|| format!("{}: dependence analysis", file.display()))?;
+    Ok(Program { source, scop, deps })
+}
+
+/// The profile shipped in `configs/machines/default.toml`, used when no
+/// profile directory is around (polytune run from anywhere).
+const DEFAULT_PROFILE: &str = include_str!("../../../configs/machines/default.toml");
+
+/// A profile by name (searched in `$POLYTUNE_CONFIG/machines`, then
+/// `configs/machines`) or by path to a `.toml` file.
+pub fn machine_profile(name: &str) -> Result<MachineProfile> {
+    let path = Path::new(name);
+    if path.extension().is_some_and(|e| e == "toml") {
+        return Ok(MachineProfile::load(path)?);
+    }
+    let mut dirs = Vec::new();
+    if let Ok(dir) = std::env::var("POLYTUNE_CONFIG") {
+        dirs.push(PathBuf::from(dir).join("machines"));
+    }
+    dirs.push(PathBuf::from("configs/machines"));
+    for dir in &dirs {
+        if dir.join(format!("{name}.toml")).is_file() {
+            return Ok(machine::load_named(dir, name)?);
+        }
+    }
+    if name == "default" {
+        return Ok(MachineProfile::parse(
+            DEFAULT_PROFILE,
+            Path::new("<built-in default>"),
+            &machine::available_cores(),
+        )?);
+    }
+    bail!(
+        "no machine profile `{name}` in {}",
+        dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// `$XDG_CACHE_HOME/polytune`, else `~/.cache/polytune`.
+pub fn cache_dir() -> Result<PathBuf> {
+    if let Ok(dir) = std::env::var("XDG_CACHE_HOME") {
+        if !dir.is_empty() {
+            return Ok(PathBuf::from(dir).join("polytune"));
+        }
+    }
+    match std::env::var("HOME") {
+        Ok(home) if !home.is_empty() => Ok(PathBuf::from(home).join(".cache/polytune")),
+        _ => bail!("set XDG_CACHE_HOME or HOME: polytune keeps compiled variants there"),
+    }
+}

@@ -1,0 +1,154 @@
+//! `polytune run FILE --schedule ...`: one variant, built, timed and verified
+//! against the original program.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use executor::codegen::{self, CodegenOptions};
+use executor::evaluate::Evaluator;
+use executor::measure::{MeasureConfig, Measurement};
+use executor::runtime::Tolerance;
+use serde::Serialize;
+
+use super::common::{self, Dataset};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The C file holding `#pragma scop` regions.
+    file: PathBuf,
+    /// `original` (the identity schedule through isl's code generator), `isl`
+    /// (isl's scheduler, default options) or a file holding an isl schedule tree.
+    #[arg(long, default_value = "original")]
+    schedule: String,
+    /// PolyBench dataset size (passed as -D<SIZE>_DATASET).
+    #[arg(long, value_enum, default_value_t = Dataset::Large)]
+    dataset: Dataset,
+    /// Tile size for permutable bands; 0 disables tiling. Default: 32, except
+    /// for `original`, which is not tiled.
+    #[arg(long)]
+    tile: Option<u32>,
+    /// OpenMP threads (default: every core of the measurement slot).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Which SCoP of the file, counted from 0.
+    #[arg(long, default_value_t = 0)]
+    scop: usize,
+    /// Relative tolerance when comparing outputs with the original's.
+    #[arg(long, default_value_t = Tolerance::default().relative)]
+    tolerance: f64,
+    /// Timed runs (after one warm-up).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Machine profile: a name in configs/machines or a path to a .toml file.
+    #[arg(long, default_value = "default")]
+    machine: String,
+    /// Where the generated sources are kept.
+    #[arg(long, default_value = "polytune-out")]
+    out: PathBuf,
+    /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
+    #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
+    cc_args: Vec<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    file: PathBuf,
+    schedule: String,
+    dataset: Dataset,
+    status: executor::measure::Status,
+    reason: String,
+    median_s: Option<f64>,
+    spread: Option<f64>,
+    samples: Vec<f64>,
+    original: Measurement,
+    speedup: Option<f64>,
+    source: PathBuf,
+    original_source: PathBuf,
+    codegen_s: f64,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let program = common::load(&args.file, args.dataset, &args.cc_args, args.scop)?;
+    let schedule = match args.schedule.as_str() {
+        "original" => program.scop.schedule.clone(),
+        "isl" => space::reference::isl_schedule(&program.scop, &program.deps)
+            .context("isl's scheduler found no schedule for this SCoP")?,
+        path => std::fs::read_to_string(path).with_context(|| {
+            format!("{path}: cannot read the schedule (expected original, isl or a file)")
+        })?,
+    };
+    let tile = args.tile.unwrap_or(if args.schedule == "original" { 0 } else { 32 });
+    let opts = CodegenOptions { tile_sizes: (tile > 0).then(|| vec![tile]), openmp: true };
+    let started = std::time::Instant::now();
+    let variant = codegen::generate(&program.source, &program.scop, &program.deps, &schedule, &opts)?;
+    let codegen_s = started.elapsed().as_secs_f64();
+    let original = codegen::original_program(&program.source, &program.scop)?;
+
+    let stem = args.file.file_stem().and_then(|s| s.to_str()).unwrap_or("program");
+    let label = Path::new(&args.schedule).file_stem().and_then(|s| s.to_str()).unwrap_or("schedule");
+    std::fs::create_dir_all(&args.out).with_context(|| format!("{}: cannot create", args.out.display()))?;
+    let source = args.out.join(format!("{stem}.{}.{label}.c", args.dataset.name()));
+    let original_source = args.out.join(format!("{stem}.{}.original-program.c", args.dataset.name()));
+    std::fs::write(&source, &variant.program)
+        .with_context(|| format!("{}: cannot write", source.display()))?;
+    std::fs::write(&original_source, &original)
+        .with_context(|| format!("{}: cannot write", original_source.display()))?;
+
+    let profile = common::machine_profile(&args.machine)?;
+    let Some(slot) = profile.slots.first().cloned() else {
+        bail!("machine profile `{}` has no slot", profile.name)
+    };
+    let config = MeasureConfig {
+        runs: args.runs,
+        threads: args.threads,
+        tolerance: Tolerance { relative: args.tolerance },
+        ..MeasureConfig::default()
+    };
+    let builder = executor::build::Builder::new(profile.compiler(), common::cache_dir()?.join("builds"))?;
+    let evaluator = Evaluator { builder, slot, config, jobs: 2 };
+    let reference = evaluator.reference(&original)?;
+    let m = evaluator.evaluate(&reference, &[variant.program])?.remove(0);
+    let speedup = match (reference.measurement.median_s, m.median_s) {
+        (Some(a), Some(b)) if b > 0.0 && m.is_ok() => Some(a / b),
+        _ => None,
+    };
+    let report = Report {
+        file: args.file.clone(),
+        schedule: args.schedule.clone(),
+        dataset: args.dataset,
+        status: m.status,
+        reason: m.reason.clone(),
+        median_s: m.median_s,
+        spread: m.spread,
+        samples: m.samples.clone(),
+        original: reference.measurement,
+        speedup,
+        source,
+        original_source,
+        codegen_s,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_text(&report);
+    }
+    Ok(())
+}
+
+fn print_text(r: &Report) {
+    let time = |m: Option<f64>, s: Option<f64>| match (m, s) {
+        (Some(m), Some(s)) => format!("{m:.6} s (spread {:.1}%)", 100.0 * s),
+        _ => "-".to_string(),
+    };
+    println!("{} [{}] schedule {}", r.file.display(), r.dataset.name(), r.schedule);
+    println!("  status:   {} ({})", r.status, r.reason);
+    println!("  variant:  {}", time(r.median_s, r.spread));
+    println!("  original: {}", time(r.original.median_s, r.original.spread));
+    if let Some(s) = r.speedup {
+        println!("  speedup:  {s:.2}x");
+    }
+    println!("  source:   {} (original: {})", r.source.display(), r.original_source.display());
+}
