@@ -53,3 +53,32 @@ fn bad_input_exits_non_zero_with_file_line_and_reason() {
     assert!(err.contains("bad.c:4:3:") && err.contains("while"), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn run_builds_times_and_verifies_a_variant() {
+    let dir = std::env::temp_dir().join(format!("polytune-cli-run-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
+        .args(["run", "polybench/linear-algebra/gemm.c", "--schedule", "isl", "--dataset", "MINI", "--threads", "2"])
+        .args(["--runs", "2", "--json", "--out"])
+        .arg(dir.join("out"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "ok", "{v}");
+    assert!(v["median_s"].as_f64().is_some_and(|t| t > 0.0));
+    assert!(v["samples"].as_array().is_some_and(|s| s.len() >= 2));
+    let source = std::path::PathBuf::from(v["source"].as_str().unwrap());
+    let text = std::fs::read_to_string(&source).unwrap();
+    assert!(text.contains("#pragma omp parallel for"), "{}", source.display());
+}
+
+#[test]
+fn run_with_an_unreadable_schedule_is_a_clear_error() {
+    let out = polytune(&["run", "polybench/linear-algebra/gemm.c", "--dataset", "MINI", "--schedule", "/no/such.sched"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/no/such.sched") && err.contains("cannot read the schedule"), "{err}");
+}
