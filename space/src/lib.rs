@@ -8,4 +8,5 @@ pub mod deps;
 pub mod isl;
 pub mod legality;
 pub mod reference;
+pub mod schedule;
 pub mod scop;

@@ -22,6 +22,9 @@ enum Command {
     /// Generate one variant, build it and the original, time both and verify
     /// the variant's outputs against the original's.
     Run(cmd::run::Args),
+    /// Compute our scheduler's schedule: tree, bands, coincident and
+    /// permutable flags, legality verdict.
+    Schedule(cmd::schedule::Args),
     /// Time the hot paths (model, dependences, isl scheduling, code generation,
     /// compilation) on the PolyBench kernels.
     Bench(cmd::bench::Args),
@@ -32,6 +35,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Scop(args) => cmd::scop::run(args),
         Command::Run(args) => cmd::run::run(args),
+        Command::Schedule(args) => cmd::schedule::run(args),
         Command::Bench(args) => cmd::bench::run(args),
     };
     match result {

@@ -58,7 +58,16 @@ fn bad_input_exits_non_zero_with_file_line_and_reason() {
 fn run_builds_times_and_verifies_a_variant() {
     let dir = std::env::temp_dir().join(format!("polytune-cli-run-{}", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
-        .args(["run", "polybench/linear-algebra/gemm.c", "--schedule", "isl", "--dataset", "MINI", "--threads", "2"])
+        .args([
+            "run",
+            "polybench/linear-algebra/gemm.c",
+            "--schedule",
+            "isl",
+            "--dataset",
+            "MINI",
+            "--threads",
+            "2",
+        ])
         .args(["--runs", "2", "--json", "--out"])
         .arg(dir.join("out"))
         .env("XDG_CACHE_HOME", dir.join("cache"))
@@ -77,7 +86,14 @@ fn run_builds_times_and_verifies_a_variant() {
 
 #[test]
 fn run_with_an_unreadable_schedule_is_a_clear_error() {
-    let out = polytune(&["run", "polybench/linear-algebra/gemm.c", "--dataset", "MINI", "--schedule", "/no/such.sched"]);
+    let out = polytune(&[
+        "run",
+        "polybench/linear-algebra/gemm.c",
+        "--dataset",
+        "MINI",
+        "--schedule",
+        "/no/such.sched",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/no/such.sched") && err.contains("cannot read the schedule"), "{err}");

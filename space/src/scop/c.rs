@@ -1011,9 +1011,7 @@ impl<'s> Walk<'s> {
             }
         }
         self.normalize()?;
-        let domain = self.statements.iter().map(|s| strip_params(&s.domain)).collect::<Vec<_>>().join("; ");
         let root = schedule_yaml(tree, &self.statements).map(|c| format!(", child: {c}")).unwrap_or_default();
-        let schedule = format!("{{ domain: \"{prefix}{{ {domain} }}\"{root} }}");
         let mut rows = vec![Vec::new(); self.statements.len()];
         flat_rows(tree, &mut Vec::new(), &mut rows);
         let depth = rows.iter().map(Vec::len).max().unwrap_or(0);
@@ -1028,7 +1026,7 @@ impl<'s> Walk<'s> {
             })
             .collect::<Vec<_>>()
             .join("; ");
-        Ok(Scop {
+        let mut scop = Scop {
             file: self.src.path.clone(),
             function,
             start,
@@ -1037,9 +1035,11 @@ impl<'s> Walk<'s> {
             params: self.params,
             arrays: self.arrays,
             statements: self.statements,
-            schedule,
+            schedule: String::new(),
             schedule_map: format!("{{ {schedule_map} }}"),
-        })
+        };
+        scop.schedule = format!("{{ domain: \"{}\"{root} }}", scop.domain());
+        Ok(scop)
     }
 }
 
@@ -1062,12 +1062,6 @@ fn strip_parens(mut node: Node) -> Node {
 
 fn squash(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
-}
-
-/// `[n] -> { S1[i] : ... }` → `S1[i] : ...`
-fn strip_params(set: &str) -> String {
-    let (open, close) = (set.find('{').unwrap_or(0), set.rfind('}').unwrap_or(set.len()));
-    set.get(open + 1..close).unwrap_or("").trim().to_string()
 }
 
 fn tree_statements(tree: &[Tree], out: &mut Vec<usize>) {

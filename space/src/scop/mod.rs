@@ -43,6 +43,22 @@ pub struct Scop {
     pub schedule_map: String,
 }
 
+impl Scop {
+    /// The union of the statement domains, `[params] -> { S1[i] : ...; S2[...] }`.
+    pub fn domain(&self) -> String {
+        let bodies: Vec<String> = self
+            .statements
+            .iter()
+            .map(|s| {
+                let (open, close) =
+                    (s.domain.find('{').unwrap_or(0), s.domain.rfind('}').unwrap_or(s.domain.len()));
+                s.domain.get(open + 1..close).unwrap_or("").trim().to_string()
+            })
+            .collect();
+        format!("[{}] -> {{ {} }}", self.params.join(", "), bodies.join("; "))
+    }
+}
+
 /// An array or scalar (a 0-d array) the SCoP reads or writes.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Array {

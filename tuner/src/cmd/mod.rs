@@ -3,4 +3,5 @@
 pub mod bench;
 pub mod common;
 pub mod run;
+pub mod schedule;
 pub mod scop;

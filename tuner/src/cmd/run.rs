@@ -17,7 +17,8 @@ pub struct Args {
     /// The C file holding `#pragma scop` regions.
     file: PathBuf,
     /// `original` (the identity schedule through isl's code generator), `isl`
-    /// (isl's scheduler, default options) or a file holding an isl schedule tree.
+    /// (isl's scheduler, default options), `unified` (our scheduler, original
+    /// fusion) or a file holding an isl schedule tree.
     #[arg(long, default_value = "original")]
     schedule: String,
     /// PolyBench dataset size (passed as -D<SIZE>_DATASET).
@@ -76,6 +77,15 @@ pub fn run(args: Args) -> Result<()> {
         "original" => program.scop.schedule.clone(),
         "isl" => space::reference::isl_schedule(&program.scop, &program.deps)
             .context("isl's scheduler found no schedule for this SCoP")?,
+        "unified" => {
+            let opts = super::schedule::options(
+                super::schedule::FusionArg::Original,
+                super::schedule::BackendArg::Cbc,
+            );
+            space::schedule::schedule(&program.scop, &program.deps, &opts)
+                .context("our scheduler found no schedule for this SCoP")?
+                .tree
+        }
         path => std::fs::read_to_string(path).with_context(|| {
             format!("{path}: cannot read the schedule (expected original, isl or a file)")
         })?,

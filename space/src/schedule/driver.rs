@@ -1,0 +1,674 @@
+//! Row-by-row construction of permutable bands for each fusion group.
+//!
+//! Variables of one row's ILP, all non-negative integers:
+//! `u⁻ₗ, u⁺ₗ` (parameter coefficients of the proximity distance bound), `w`
+//! (its constant), and per statement `dₗ` (parameter coefficients), `e`
+//! (constant) and `c⁻ₖ, c⁺ₖ` (iterator coefficients, `c = c⁺ − c⁻`: negative
+//! coefficients mean loop reversal). A Feautrier row adds `ε ∈ [0, 1]` per
+//! dependence group.
+//!
+//! Non-triviality (isl's optimistic search): solve without it; where the
+//! solution is trivial for a statement that still needs a linearly independent
+//! row (all `r·c = 0` for the basis `r` of the orthogonal complement of its
+//! rows so far), add the sign cases `r₁·c ≥ 1`, `r₁·c ≤ −1`, `r₁·c = 0 ∧ r₂·c ≥ 1`,
+//! … and keep the case whose objective prefix is smallest (first in that order
+//! on ties), then go on with the next trivial statement.
+
+use std::collections::HashMap;
+
+use isl_rs::{Context, Set, UnionMap};
+
+use super::farkas::{farkas, Farkas};
+use super::ilp::{self, Backend, Constraint, Outcome, Problem, Relation};
+use super::linalg::{null_space, rank};
+use super::{tree, CoreOptions, CoreSchedule, Fusion, Preorder, Row, RowKind, ScheduleError};
+use crate::deps::{DepKind, Dependences};
+use crate::isl::{new_context, IslResultExt};
+use crate::scop::Scop;
+
+type Result<T> = std::result::Result<T, ScheduleError>;
+
+/// Objectives that rank non-trivial solutions: bound, constant, parameter and
+/// iterator coefficient sums.
+const PREFIX: usize = 4;
+
+/// At most this many prefix lexmins in one row's sign-case search; past it the
+/// best solution found so far is kept.
+const SEARCH_BUDGET: usize = 64;
+
+/// All validity dependences from one statement to another, as one relation.
+#[derive(Clone)]
+struct DepGroup {
+    src: usize,
+    dst: usize,
+    /// The part not yet carried by a finished band.
+    relation: String,
+}
+
+impl DepGroup {
+    fn label(&self) -> String {
+        format!("S{}->S{}", self.src + 1, self.dst + 1)
+    }
+}
+
+/// Solves lexmins with the chosen backend, optionally cross-checked.
+struct Solver {
+    backend: Backend,
+    cross_check: bool,
+    lexmins: usize,
+}
+
+impl Solver {
+    fn lexmin(&mut self, p: &Problem) -> Result<Outcome> {
+        self.lexmins += 1;
+        let out = ilp::lexmin(p, self.backend)?;
+        if self.cross_check {
+            let other = if self.backend == Backend::Cbc { Backend::Isl } else { Backend::Cbc };
+            let theirs = ilp::lexmin(p, other)?;
+            let opt = |o: &Outcome| match o {
+                Outcome::Optimal { objective_values, .. } => Some(objective_values.clone()),
+                Outcome::Infeasible => None,
+            };
+            if opt(&out) != opt(&theirs) {
+                return Err(ScheduleError::BackendsDisagree(format!(
+                    "{:?}: {:?}, {:?}: {:?} ({} variables, {} constraints)",
+                    self.backend,
+                    opt(&out),
+                    other,
+                    opt(&theirs),
+                    p.vars.len(),
+                    p.constraints.len()
+                )));
+            }
+        }
+        Ok(out)
+    }
+}
+
+pub(super) fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> Result<CoreSchedule> {
+    let ctx = new_context();
+    let solves_before = ilp::solves();
+    let all = dep_groups(&ctx, scop, deps)?;
+    let mut solver = Solver { backend: opts.backend, cross_check: opts.cross_check, lexmins: 0 };
+    let preorder = match &opts.fusion {
+        Fusion::Original => Preorder::original(scop),
+        Fusion::Preorder(p) => p.clone(),
+        Fusion::Max => max_fusion(&ctx, scop, &all, &mut solver)?,
+    };
+    check_preorder(scop, &preorder, &all)?;
+    let mut rows = Vec::new();
+    for (g, members) in preorder.0.iter().enumerate() {
+        let inside: Vec<DepGroup> =
+            all.iter().filter(|d| members.contains(&d.src) && members.contains(&d.dst)).cloned().collect();
+        let mut group = Group::new(&ctx, scop, g, members.clone(), inside);
+        rows.extend(group.run(&mut solver)?);
+    }
+    let tree = tree::build(scop, &preorder, &rows);
+    let violations = crate::legality::violations(&ctx, &scop.context, &tree, deps)?;
+    if let Some(v) = violations.first() {
+        return Err(ScheduleError::Illegal(format!(
+            "{} {} -> {}: {}",
+            v.kind, v.source, v.sink, v.bad_distances
+        )));
+    }
+    Ok(CoreSchedule { preorder, tree, rows, lexmins: solver.lexmins, ilps: ilp::solves() - solves_before })
+}
+
+/// Validity dependences (flow, anti, output) merged per statement pair.
+fn dep_groups(ctx: &Context, scop: &Scop, deps: &Dependences) -> Result<Vec<DepGroup>> {
+    let stmt_of: HashMap<&str, usize> = scop
+        .statements
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| s.accesses.iter().map(move |a| (a.id.as_str(), i)))
+        .collect();
+    let mut merged: Vec<((usize, usize), UnionMap)> = Vec::new();
+    for d in deps.deps.iter().filter(|d| matches!(d.kind, DepKind::Flow | DepKind::War | DepKind::Waw)) {
+        let key = (stmt_of[d.source.as_str()], stmt_of[d.sink.as_str()]);
+        let what = || format!("merging dependence {} -> {}", d.source, d.sink);
+        let rel = UnionMap::read_from_str(ctx, &d.relation).ctx(what)?;
+        match merged.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, m)) => {
+                let old = std::mem::replace(m, UnionMap::empty_ctx(ctx).ctx(what)?);
+                *m = old.union(rel).ctx(what)?;
+            }
+            None => merged.push((key, rel)),
+        }
+    }
+    merged.sort_by_key(|(k, _)| *k);
+    let mut out = Vec::new();
+    for ((src, dst), m) in merged {
+        let relation = m
+            .coalesce()
+            .ctx(|| "coalescing dependences".into())?
+            .to_str()
+            .ctx(|| "printing".into())?
+            .to_string();
+        out.push(DepGroup { src, dst, relation });
+    }
+    Ok(out)
+}
+
+/// Every statement exactly once, and no dependence from a later group to an
+/// earlier one.
+fn check_preorder(scop: &Scop, p: &Preorder, deps: &[DepGroup]) -> Result<()> {
+    let mut seen = vec![0; scop.statements.len()];
+    for g in &p.0 {
+        for &s in g {
+            if s >= seen.len() {
+                return Err(ScheduleError::BadPreorder(p.display()));
+            }
+            seen[s] += 1;
+        }
+    }
+    if seen.iter().any(|&n| n != 1) || p.0.iter().any(|g| g.is_empty()) {
+        return Err(ScheduleError::BadPreorder(p.display()));
+    }
+    for d in deps {
+        let (a, b) = (p.group_of(d.src).unwrap(), p.group_of(d.dst).unwrap());
+        if a > b {
+            return Err(ScheduleError::IllegalPreorder {
+                preorder: p.display(),
+                reason: format!("S{} depends on S{}, which runs later", d.dst + 1, d.src + 1),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Adjacent original groups merged left to right while the merged group still
+/// has a shared outer loop.
+fn max_fusion(ctx: &Context, scop: &Scop, deps: &[DepGroup], solver: &mut Solver) -> Result<Preorder> {
+    let original = Preorder::original(scop);
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for g in original.0 {
+        if let Some(last) = groups.last() {
+            let mut merged = last.clone();
+            merged.extend(&g);
+            let loops = merged.iter().all(|&s| !scop.statements[s].iterators.is_empty());
+            let inside: Vec<DepGroup> =
+                deps.iter().filter(|d| merged.contains(&d.src) && merged.contains(&d.dst)).cloned().collect();
+            if loops && Group::new(ctx, scop, 0, merged.clone(), inside).shared_outer_loop(solver)? {
+                *groups.last_mut().unwrap() = merged;
+                continue;
+            }
+        }
+        groups.push(g);
+    }
+    Ok(Preorder(groups))
+}
+
+/// The variable layout of one row's ILP.
+struct Layout {
+    u_minus: Vec<usize>,
+    u_plus: Vec<usize>,
+    w: usize,
+    /// Per member statement (in `Group::members` order).
+    d: Vec<Vec<usize>>,
+    e: Vec<usize>,
+    c_minus: Vec<Vec<usize>>,
+    c_plus: Vec<Vec<usize>>,
+}
+
+/// A linear expression over ILP variables.
+type Lin = Vec<(usize, i64)>;
+
+struct Group<'a> {
+    ctx: &'a Context,
+    scop: &'a Scop,
+    index: usize,
+    members: Vec<usize>,
+    dims: Vec<usize>,
+    np: usize,
+    deps: Vec<DepGroup>,
+    /// Iterator-coefficient rows found so far, per member.
+    h: Vec<Vec<Vec<i64>>>,
+    band: Vec<Row>,
+    band_index: usize,
+    done: Vec<Row>,
+    farkas_cache: HashMap<String, Option<Farkas>>,
+}
+
+impl<'a> Group<'a> {
+    fn new(ctx: &'a Context, scop: &'a Scop, index: usize, members: Vec<usize>, deps: Vec<DepGroup>) -> Self {
+        let dims = members.iter().map(|&s| scop.statements[s].iterators.len()).collect();
+        let n = members.len();
+        Group {
+            ctx,
+            scop,
+            index,
+            members,
+            dims,
+            np: scop.params.len(),
+            deps,
+            h: vec![Vec::new(); n],
+            band: Vec::new(),
+            band_index: 0,
+            done: Vec::new(),
+            farkas_cache: HashMap::new(),
+        }
+    }
+
+    fn pos(&self, stmt: usize) -> usize {
+        self.members.iter().position(|&m| m == stmt).unwrap()
+    }
+
+    /// Members that still need a linearly independent row.
+    fn need(&self) -> Vec<usize> {
+        (0..self.members.len()).filter(|&k| rank(&self.h[k], self.dims[k]) < self.dims[k]).collect()
+    }
+
+    fn run(&mut self, solver: &mut Solver) -> Result<Vec<Row>> {
+        let mut first = true;
+        loop {
+            let need = self.need();
+            if need.is_empty() && self.deps.is_empty() {
+                self.close_band()?;
+                return Ok(std::mem::take(&mut self.done));
+            }
+            if need.is_empty() && !self.band.is_empty() {
+                self.close_band()?;
+                continue;
+            }
+            if !need.is_empty() {
+                if let Some(row) = self.pluto_row(solver, &need, true)? {
+                    self.push(row)?;
+                    first = false;
+                    continue;
+                }
+                if let Some(row) = self.pluto_row(solver, &need, false)? {
+                    self.push(row)?;
+                    first = false;
+                    continue;
+                }
+                if !self.band.is_empty() {
+                    self.close_band()?;
+                    continue;
+                }
+                if first && self.members.len() > 1 {
+                    return Err(ScheduleError::IllegalPreorder {
+                        preorder: Preorder(vec![self.members.clone()]).display(),
+                        reason: "its statements admit no shared outer loop".into(),
+                    });
+                }
+            }
+            let row = self.feautrier_row(solver)?;
+            self.push(row)?;
+            if self.band.last().is_some_and(|r| r.carries.is_empty()) {
+                return Err(ScheduleError::Stuck(format!(
+                    "group {}: no row carries any of {} remaining dependence groups",
+                    self.index,
+                    self.deps.len()
+                )));
+            }
+            self.close_band()?;
+            first = false;
+        }
+    }
+
+    /// Whether the first row of this group can be a loop shared by all members.
+    fn shared_outer_loop(&mut self, solver: &mut Solver) -> Result<bool> {
+        let need = self.need();
+        Ok(self.pluto_row(solver, &need, false)?.is_some())
+    }
+
+    fn layout(&self, p: &mut Problem, with_bound: bool) -> Layout {
+        let np = if with_bound { self.np } else { 0 };
+        let u_minus = (0..np).map(|l| p.add_var(format!("u-{l}"), Some(0), None)).collect();
+        let u_plus = (0..np).map(|l| p.add_var(format!("u+{l}"), Some(0), None)).collect();
+        let w = p.add_var("w".to_string(), Some(0), if with_bound { None } else { Some(0) });
+        let mut d = Vec::new();
+        let mut e = Vec::new();
+        let mut c_minus = Vec::new();
+        let mut c_plus = Vec::new();
+        for (k, &s) in self.members.iter().enumerate() {
+            let name = &self.scop.statements[s].name;
+            d.push((0..self.np).map(|l| p.add_var(format!("{name}.d{l}"), Some(0), None)).collect());
+            e.push(p.add_var(format!("{name}.e"), Some(0), None));
+            c_minus
+                .push((0..self.dims[k]).map(|i| p.add_var(format!("{name}.c-{i}"), Some(0), None)).collect());
+            c_plus
+                .push((0..self.dims[k]).map(|i| p.add_var(format!("{name}.c+{i}"), Some(0), None)).collect());
+        }
+        Layout { u_minus, u_plus, w, d, e, c_minus, c_plus }
+    }
+
+    /// The slot expressions of `φ_dst(y) − φ_src(x)` (Farkas slot order: constant,
+    /// parameters, source iterators, sink iterators).
+    fn distance_slots(&self, l: &Layout, dep: &DepGroup) -> Vec<Lin> {
+        let (s, t) = (self.pos(dep.src), self.pos(dep.dst));
+        let mut slots = Vec::new();
+        if s == t {
+            slots.push(vec![]);
+            slots.extend((0..self.np).map(|_| vec![]));
+        } else {
+            slots.push(vec![(l.e[t], 1), (l.e[s], -1)]);
+            slots.extend((0..self.np).map(|p| vec![(l.d[t][p], 1), (l.d[s][p], -1)]));
+        }
+        slots.extend((0..self.dims[s]).map(|i| vec![(l.c_plus[s][i], -1), (l.c_minus[s][i], 1)]));
+        slots.extend((0..self.dims[t]).map(|i| vec![(l.c_plus[t][i], 1), (l.c_minus[t][i], -1)]));
+        slots
+    }
+
+    fn farkas_of(&mut self, relation: &str) -> Result<Option<Farkas>> {
+        if let Some(f) = self.farkas_cache.get(relation) {
+            return Ok(f.clone());
+        }
+        let f = farkas(self.ctx, relation, &self.scop.context)?;
+        self.farkas_cache.insert(relation.to_string(), f.clone());
+        Ok(f)
+    }
+
+    /// Adds `f(slots) ⋈ 0` for every Farkas constraint, `sign` flipping the form.
+    fn add_farkas(p: &mut Problem, f: &Farkas, slots: &[Lin], sign: i64) {
+        for c in &f.constraints {
+            let mut acc: HashMap<usize, i64> = HashMap::new();
+            for (a, slot) in c.coeffs.iter().zip(slots) {
+                if *a == 0 {
+                    continue;
+                }
+                for (v, k) in slot {
+                    *acc.entry(*v).or_default() += sign * a * k;
+                }
+            }
+            let mut coeffs: Vec<(usize, i64)> = acc.into_iter().filter(|(_, k)| *k != 0).collect();
+            coeffs.sort();
+            let relation = if c.equality { Relation::Eq } else { Relation::Ge };
+            p.constraints.push(Constraint { coeffs, constant: c.constant, relation });
+        }
+    }
+
+    /// isl's objective prefix (bound, constant, parameter and iterator
+    /// coefficient sums), then the individual coefficients, the last
+    /// iterators first so that the original loop order wins ties.
+    fn objectives(&self, p: &mut Problem, l: &Layout) {
+        let sum = |vars: Vec<usize>| -> Lin { vars.into_iter().map(|v| (v, 1)).collect() };
+        p.objectives.push(sum(l.u_minus.iter().chain(&l.u_plus).copied().collect()));
+        p.objectives.push(vec![(l.w, 1)]);
+        p.objectives.push(sum(l.d.iter().flatten().copied().collect()));
+        p.objectives.push(sum(l.c_minus.iter().chain(&l.c_plus).flatten().copied().collect()));
+        self.individual_objectives(p, l);
+    }
+
+    fn individual_objectives(&self, p: &mut Problem, l: &Layout) {
+        for (m, p_) in l.u_minus.iter().zip(&l.u_plus) {
+            p.objectives.push(vec![(*m, 1)]);
+            p.objectives.push(vec![(*p_, 1)]);
+        }
+        for k in 0..self.members.len() {
+            for i in (0..self.dims[k]).rev() {
+                p.objectives.push(vec![(l.c_minus[k][i], 1)]);
+                p.objectives.push(vec![(l.c_plus[k][i], 1)]);
+            }
+            for v in &l.d[k] {
+                p.objectives.push(vec![(*v, 1)]);
+            }
+            p.objectives.push(vec![(l.e[k], 1)]);
+        }
+    }
+
+    /// The part of each remaining dependence not yet carried by the rows of the
+    /// current band: what a coincident row must give zero distance.
+    fn live(&self, dep: &DepGroup) -> Result<String> {
+        if self.band.is_empty() {
+            return Ok(dep.relation.clone());
+        }
+        let what = || "restricting a dependence to the current band".to_string();
+        let eq = self.equal_on(&self.band)?;
+        let rel = UnionMap::read_from_str(self.ctx, &dep.relation).ctx(what)?.intersect(eq).ctx(what)?;
+        Ok(rel.coalesce().ctx(what)?.to_str().ctx(what)?.to_string())
+    }
+
+    /// `{ x -> y : rows(x) = rows(y) }` over the group's statements.
+    fn equal_on(&self, rows: &[Row]) -> Result<UnionMap> {
+        let what = || "instances equal on a band".to_string();
+        let map = UnionMap::read_from_str(self.ctx, &self.rows_map(rows)).ctx(what)?;
+        map.copy().ctx(what)?.apply_range(map.reverse().ctx(what)?).ctx(what).map_err(Into::into)
+    }
+
+    /// `[params] -> { S1[i, j] -> [row0, row1, ...]; ... }`
+    fn rows_map(&self, rows: &[Row]) -> String {
+        let parts: Vec<String> = self
+            .members
+            .iter()
+            .map(|&s| {
+                let st = &self.scop.statements[s];
+                let vals: Vec<String> = rows.iter().map(|r| tree::row_expr(self.scop, r, s)).collect();
+                format!("{}[{}] -> [{}]", st.name, st.iterators.join(", "), vals.join(", "))
+            })
+            .collect();
+        format!("[{}] -> {{ {} }}", self.scop.params.join(", "), parts.join("; "))
+    }
+
+    fn pluto_row(&mut self, solver: &mut Solver, need: &[usize], coincident: bool) -> Result<Option<Row>> {
+        let mut p = Problem::new();
+        let l = self.layout(&mut p, true);
+        let deps = self.deps.clone();
+        for dep in &deps {
+            let Some(f) = self.farkas_of(&dep.relation)? else { continue };
+            let slots = self.distance_slots(&l, dep);
+            Self::add_farkas(&mut p, &f, &slots, 1);
+            // Proximity: u·p + w − distance ≥ 0.
+            let mut bound =
+                slots.iter().map(|s| s.iter().map(|(v, k)| (*v, -k)).collect::<Lin>()).collect::<Vec<_>>();
+            bound[0].push((l.w, 1));
+            for i in 0..self.np {
+                bound[1 + i].push((l.u_plus[i], 1));
+                bound[1 + i].push((l.u_minus[i], -1));
+            }
+            Self::add_farkas(&mut p, &f, &bound, 1);
+            if coincident {
+                let live = self.live(dep)?;
+                if let Some(fl) = self.farkas_of(&live)? {
+                    Self::add_farkas(&mut p, &fl, &slots, 1);
+                    Self::add_farkas(&mut p, &fl, &slots, -1);
+                }
+            }
+        }
+        self.objectives(&mut p, &l);
+        let Some(values) = self.nontrivial(solver, p, &l, need)? else { return Ok(None) };
+        let kind = if coincident { RowKind::Coincident } else { RowKind::Pluto };
+        Ok(Some(self.row_from(&l, &values, kind)))
+    }
+
+    /// Solves `p` and, where the solution is trivial for a member in `need`,
+    /// branches on sign cases (see the module comment). Branch and bound on the
+    /// objective prefix: a case whose relaxed optimum is not better than the
+    /// best complete (non-trivial) solution so far is not explored; on ties
+    /// the first case in isl's order wins.
+    fn nontrivial(
+        &self,
+        solver: &mut Solver,
+        p: Problem,
+        l: &Layout,
+        need: &[usize],
+    ) -> Result<Option<Vec<i64>>> {
+        let prefix = Problem {
+            vars: p.vars.clone(),
+            constraints: p.constraints.clone(),
+            objectives: p.objectives[..PREFIX.min(p.objectives.len())].to_vec(),
+        };
+        let mut best: Option<(Vec<i64>, Vec<Constraint>)> = None;
+        let mut budget = SEARCH_BUDGET;
+        self.search(solver, &prefix, Vec::new(), l, need, &mut best, &mut budget)?;
+        let Some((_, extra)) = best else { return Ok(None) };
+        let mut p = p;
+        p.constraints.extend(extra);
+        match solver.lexmin(&p)? {
+            Outcome::Optimal { values, .. } => Ok(Some(values)),
+            Outcome::Infeasible => Ok(None),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &self,
+        solver: &mut Solver,
+        prefix: &Problem,
+        extra: Vec<Constraint>,
+        l: &Layout,
+        need: &[usize],
+        best: &mut Option<(Vec<i64>, Vec<Constraint>)>,
+        budget: &mut usize,
+    ) -> Result<()> {
+        if *budget == 0 {
+            return Ok(());
+        }
+        *budget -= 1;
+        let mut q = Problem {
+            vars: prefix.vars.clone(),
+            constraints: prefix.constraints.clone(),
+            objectives: prefix.objectives.clone(),
+        };
+        q.constraints.extend(extra.iter().cloned());
+        let (values, bound) = match solver.lexmin(&q)? {
+            Outcome::Optimal { values, objective_values } => (values, objective_values),
+            Outcome::Infeasible => return Ok(()),
+        };
+        if best.as_ref().is_some_and(|(b, _)| bound >= *b) {
+            return Ok(());
+        }
+        let trivial = need.iter().copied().find(|&k| {
+            let c: Vec<i64> =
+                (0..self.dims[k]).map(|i| values[l.c_plus[k][i]] - values[l.c_minus[k][i]]).collect();
+            null_space(&self.h[k], self.dims[k]).iter().all(|r| dot(r, &c) == 0)
+        });
+        let Some(k) = trivial else {
+            *best = Some((bound, extra));
+            return Ok(());
+        };
+        let basis = null_space(&self.h[k], self.dims[k]);
+        let r_dot = |r: &[i64]| -> Lin {
+            (0..self.dims[k])
+                .flat_map(|i| [(l.c_plus[k][i], r[i]), (l.c_minus[k][i], -r[i])])
+                .filter(|(_, a)| *a != 0)
+                .collect()
+        };
+        for j in 0..basis.len() {
+            for sign in [1, -1] {
+                let mut case = extra.clone();
+                case.extend(basis[..j].iter().map(|r| Constraint {
+                    coeffs: r_dot(r),
+                    constant: 0,
+                    relation: Relation::Eq,
+                }));
+                let lin: Lin = r_dot(&basis[j]).into_iter().map(|(v, a)| (v, sign * a)).collect();
+                case.push(Constraint { coeffs: lin, constant: -1, relation: Relation::Ge });
+                self.search(solver, prefix, case, l, need, best, budget)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn feautrier_row(&mut self, solver: &mut Solver) -> Result<Row> {
+        let mut p = Problem::new();
+        let l = self.layout(&mut p, false);
+        let deps = self.deps.clone();
+        let mut eps = Vec::new();
+        for dep in &deps {
+            let Some(f) = self.farkas_of(&dep.relation)? else { continue };
+            let e = p.add_var(format!("eps.{}", dep.label()), Some(0), Some(1));
+            eps.push(e);
+            let mut slots = self.distance_slots(&l, dep);
+            slots[0].push((e, -1));
+            Self::add_farkas(&mut p, &f, &slots, 1);
+        }
+        // Carry as many groups as possible: minimise Σ(1 − ε), i.e. −Σε.
+        p.objectives.push(eps.iter().map(|&e| (e, -1)).collect());
+        p.objectives.push(l.d.iter().flatten().map(|&v| (v, 1)).collect());
+        p.objectives.push(l.c_minus.iter().chain(&l.c_plus).flatten().map(|&v| (v, 1)).collect());
+        self.individual_objectives(&mut p, &l);
+        match solver.lexmin(&p)? {
+            Outcome::Optimal { values, .. } => Ok(self.row_from(&l, &values, RowKind::Feautrier)),
+            Outcome::Infeasible => Err(ScheduleError::Stuck(format!(
+                "group {}: the Feautrier ILP is infeasible (a dependence cycle within one instance?)",
+                self.index
+            ))),
+        }
+    }
+
+    fn row_from(&self, l: &Layout, v: &[i64], kind: RowKind) -> Row {
+        let affine = self
+            .members
+            .iter()
+            .enumerate()
+            .map(|(k, &s)| {
+                let c = (0..self.dims[k]).map(|i| v[l.c_plus[k][i]] - v[l.c_minus[k][i]]).collect();
+                let d = l.d[k].iter().map(|&x| v[x]).collect();
+                (s, c, d, v[l.e[k]])
+            })
+            .collect();
+        Row { group: self.index, band: self.band_index, kind, coincident: false, affine, carries: Vec::new() }
+    }
+
+    /// Adds a row to the current band, recording what it carries and whether it
+    /// is coincident (zero distance on every dependence the band has not carried).
+    fn push(&mut self, mut row: Row) -> Result<()> {
+        let what = || "classifying a schedule row".to_string();
+        let before = self.band.clone();
+        let mut coincident = true;
+        let deps = self.deps.clone();
+        for dep in &deps {
+            let live = if before.is_empty() { dep.relation.clone() } else { self.live(dep)? };
+            let live = UnionMap::read_from_str(self.ctx, &live).ctx(what)?;
+            let this =
+                UnionMap::read_from_str(self.ctx, &self.rows_map(std::slice::from_ref(&row))).ctx(what)?;
+            let same = this.copy().ctx(what)?.apply_range(this.reverse().ctx(what)?).ctx(what)?;
+            let params = Set::read_from_str(self.ctx, &self.scop.context).ctx(what)?;
+            let live = live.intersect_params(params).ctx(what)?;
+            let zero = live.copy().ctx(what)?.intersect(same).ctx(what)?;
+            if !live.is_equal(&zero).ctx(what)? {
+                coincident = false;
+            }
+            if !live.is_empty().ctx(what)? && zero.is_empty().ctx(what)? {
+                row.carries.push(dep.label());
+            }
+        }
+        row.coincident = coincident;
+        if std::env::var("POLYTUNE_DEBUG").is_ok() {
+            eprintln!(
+                "row {:?} {:?} coincident={} carries={:?} deps={:?}",
+                row.kind,
+                row.affine,
+                row.coincident,
+                row.carries,
+                self.deps.iter().map(|d| &d.relation).collect::<Vec<_>>()
+            );
+        }
+        for (k, (_, c, _, _)) in row.affine.iter().enumerate() {
+            self.h[k].push(c.clone());
+        }
+        self.band.push(row);
+        Ok(())
+    }
+
+    /// Ends the current band: dependences it carries are dropped, the rest
+    /// keep only the instance pairs it did not separate.
+    fn close_band(&mut self) -> Result<()> {
+        if self.band.is_empty() {
+            return Ok(());
+        }
+        let what = || "closing a band".to_string();
+        let eq = self.equal_on(&self.band)?;
+        let mut kept = Vec::new();
+        for dep in std::mem::take(&mut self.deps) {
+            let rel = UnionMap::read_from_str(self.ctx, &dep.relation)
+                .ctx(what)?
+                .intersect(eq.copy().ctx(what)?)
+                .ctx(what)?;
+            let params = Set::read_from_str(self.ctx, &self.scop.context).ctx(what)?;
+            let rel = rel.intersect_params(params).ctx(what)?.coalesce().ctx(what)?;
+            if !rel.is_empty().ctx(what)? {
+                kept.push(DepGroup { relation: rel.to_str().ctx(what)?.to_string(), ..dep });
+            }
+        }
+        self.deps = kept;
+        self.done.append(&mut self.band);
+        self.band_index += 1;
+        Ok(())
+    }
+}
+
+fn dot(a: &[i64], b: &[i64]) -> i64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}

@@ -1,0 +1,143 @@
+//! Farkas' lemma through isl: the affine forms that are non-negative on a
+//! dependence relation, as linear constraints on their coefficients.
+//!
+//! `isl_set_coefficients` on the wrapped relation `[S[x] -> T[y]]` returns
+//! the (rational) set of `(c_cst, c_params, c_x, c_y)` such that
+//! `c_cst + c_params·p + c_x·x + c_y·y >= 0` on every point: the dual of the
+//! dependence polyhedron, with the Farkas multipliers already eliminated.
+
+use isl_rs::{Context, DimType, Set, UnionMap};
+
+use crate::isl::{IslError, IslResultExt};
+
+/// `Σ coeffs[k]·slot[k] + constant (= | >=) 0` where the slots are, in order,
+/// the constant term, one per parameter, one per source dimension and one per
+/// sink dimension of the affine form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotConstraint {
+    pub coeffs: Vec<i64>,
+    pub constant: i64,
+    pub equality: bool,
+}
+
+/// The non-negative affine forms on one dependence relation.
+#[derive(Debug, Clone)]
+pub struct Farkas {
+    pub n_params: usize,
+    pub n_src: usize,
+    pub n_dst: usize,
+    pub constraints: Vec<SlotConstraint>,
+}
+
+impl Farkas {
+    pub fn n_slots(&self) -> usize {
+        1 + self.n_params + self.n_src + self.n_dst
+    }
+}
+
+/// The Farkas constraints of `relation` (restricted to the parameter
+/// `context`); `None` when the relation is empty (every form is non-negative).
+pub fn farkas(ctx: &Context, relation: &str, context: &str) -> Result<Option<Farkas>, IslError> {
+    let what = || format!("Farkas coefficients of {relation}");
+    let params = Set::read_from_str(ctx, context).ctx(what)?;
+    // Parameter slots follow the context's parameter order (the SCoP's).
+    let model = params.get_space().ctx(what)?;
+    let rel = UnionMap::read_from_str(ctx, relation)
+        .ctx(what)?
+        .align_params(model)
+        .ctx(what)?
+        .intersect_params(params)
+        .ctx(what)?;
+    if rel.is_empty().ctx(what)? {
+        return Ok(None);
+    }
+    let coef = rel.wrap().ctx(what)?.coefficients().ctx(what)?;
+    let sets = coef.get_set_list().ctx(what)?;
+    if sets.size().ctx(what)? != 1 {
+        return Err(IslError { what: what(), message: "expected one coefficient space".into() });
+    }
+    let set = sets.get_at(0).ctx(what)?;
+    let n = set.dim(DimType::Set).ctx(what)? as usize;
+    let bsets = set.get_basic_set_list().ctx(what)?;
+    if bsets.size().ctx(what)? != 1 {
+        return Err(IslError { what: what(), message: "expected a convex coefficient set".into() });
+    }
+    let bset = bsets.get_at(0).ctx(what)?;
+    if bset.dim(DimType::Div).ctx(what)? > 0 {
+        return Err(IslError { what: what(), message: "coefficient set with integer divisions".into() });
+    }
+    let cons = bset.get_constraint_list().ctx(what)?;
+    let mut constraints = Vec::new();
+    for k in 0..cons.size().ctx(what)? {
+        let c = cons.get_at(k).ctx(what)?;
+        let mut coeffs = Vec::with_capacity(n);
+        for d in 0..n {
+            coeffs.push(int(c.get_coefficient_val(DimType::Set, d as i32).ctx(what)?).ctx(what)?);
+        }
+        let constant = int(c.get_constant_val().ctx(what)?).ctx(what)?;
+        constraints.push(SlotConstraint { coeffs, constant, equality: c.is_equality().ctx(what)? });
+    }
+    let (n_params, n_src, n_dst) = shape(&set).ctx(what)?;
+    if 1 + n_params + n_src + n_dst != n {
+        return Err(IslError {
+            what: what(),
+            message: format!("unexpected coefficient space of {n} dimensions"),
+        });
+    }
+    Ok(Some(Farkas { n_params, n_src, n_dst, constraints }))
+}
+
+fn int(v: isl_rs::Val) -> Result<i64, isl_rs::LibISLError> {
+    // Constraints of a coefficient set have integer coefficients.
+    v.get_num_si()
+}
+
+/// Parameters, source and sink dimensions of a coefficient set
+/// `[[c_cst, c_params] -> [S[c_x] -> T[c_y]]]`.
+fn shape(set: &Set) -> Result<(usize, usize, usize), isl_rs::LibISLError> {
+    let unwrapped = set.copy()?.unwrap()?; // [c_cst, c_params] -> [S -> T]
+    let n_params = unwrapped.dim(DimType::In)? as usize - 1;
+    let st = unwrapped.range()?.unwrap()?; // S -> T
+    Ok((n_params, st.dim(DimType::In)? as usize, st.dim(DimType::Out)? as usize))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Checks a form against the constraints by plain arithmetic.
+    fn admits(f: &Farkas, slots: &[i64]) -> bool {
+        f.constraints.iter().all(|c| {
+            let v: i64 = c.coeffs.iter().zip(slots).map(|(a, b)| a * b).sum::<i64>() + c.constant;
+            if c.equality {
+                v == 0
+            } else {
+                v >= 0
+            }
+        })
+    }
+
+    #[test]
+    fn forward_dependence_admits_the_identity_and_rejects_reversal() {
+        let ctx = crate::isl::new_context();
+        let f = farkas(&ctx, "[n] -> { S[i] -> S[i'] : 0 <= i < i' < n }", "[n] -> { : n >= 0 }")
+            .unwrap()
+            .unwrap();
+        assert_eq!((f.n_params, f.n_src, f.n_dst), (1, 1, 1));
+        // phi(i) = i: distance i' - i >= 0 -> slots (cst 0, n 0, x -1, y 1).
+        assert!(admits(&f, &[0, 0, -1, 1]));
+        // phi(i) = -i: distance i - i' < 0.
+        assert!(!admits(&f, &[0, 0, 1, -1]));
+        // distance i' - i - 1 >= 0 also holds (strict order).
+        assert!(admits(&f, &[-1, 0, -1, 1]));
+        assert!(!admits(&f, &[-2, 0, -1, 1]));
+    }
+
+    #[test]
+    fn empty_relation_has_no_constraints() {
+        let ctx = crate::isl::new_context();
+        let f = farkas(&ctx, "[n] -> { S[i] -> S[i'] : 0 <= i < i' < n and n < 0 }", "[n] -> { : n >= 0 }")
+            .unwrap();
+        assert!(f.is_none());
+    }
+}

@@ -1,0 +1,167 @@
+//! The affine scheduler (Pluto and isl style, RR-9110 §2–3): permutable bands
+//! built row by row from ILPs on Farkas constraints, Feautrier rows when a band
+//! would be empty, a fusion preorder given from outside.
+//!
+//! - `farkas`: dependence relation → linear constraints on form coefficients.
+//! - `ilp`: the one lexmin entry point (CBC successive ILPs, or isl's exact lexmin).
+//! - `linalg`: null spaces for linear independence.
+//! - `driver`: the row-by-row construction for one fusion group.
+//! - `tree`: rows and bands → isl schedule tree text.
+
+pub mod farkas;
+pub mod ilp;
+pub mod linalg;
+
+mod driver;
+mod tree;
+
+use serde::{Deserialize, Serialize};
+
+use crate::deps::Dependences;
+use crate::isl::IslError;
+use crate::scop::Scop;
+
+pub use ilp::Backend;
+pub use tree::affine_text;
+
+/// A total preorder of the statements at the outer level: groups in execution
+/// order, the statements of a group sharing the outer loop. Statement indices
+/// refer to `Scop::statements`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Preorder(pub Vec<Vec<usize>>);
+
+impl Preorder {
+    /// The grouping of the original program: one group per top-level loop
+    /// nest or statement of the SCoP.
+    pub fn original(scop: &Scop) -> Preorder {
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut last: Option<String> = None;
+        for i in 0..scop.statements.len() {
+            let key = top_level_key(scop, i);
+            match (&last, &key) {
+                (Some(l), Some(k)) if l == k => groups.last_mut().unwrap().push(i),
+                _ => groups.push(vec![i]),
+            }
+            last = key;
+        }
+        Preorder(groups)
+    }
+
+    /// `(S1 S2)(S3)`, 1-based as statements are named.
+    pub fn display(&self) -> String {
+        self.0
+            .iter()
+            .map(|g| format!("({})", g.iter().map(|i| format!("S{}", i + 1)).collect::<Vec<_>>().join(" ")))
+            .collect()
+    }
+
+    fn group_of(&self, stmt: usize) -> Option<usize> {
+        self.0.iter().position(|g| g.contains(&stmt))
+    }
+}
+
+/// The top-level position of a statement under a loop (the first component of
+/// its `2d+1` original schedule, as extraction writes it); `None` for a
+/// statement outside any loop, which is a group of its own.
+fn top_level_key(scop: &Scop, stmt: usize) -> Option<String> {
+    let s = &scop.statements[stmt];
+    if s.iterators.is_empty() {
+        return None;
+    }
+    let map = &scop.schedule_map;
+    let needle = format!(" {}[", s.name);
+    let at = map.find(&needle)?;
+    let start = at + map[at..].find("-> [")? + 4;
+    map[start..].split([',', ']']).next().map(|v| v.trim().to_string())
+}
+
+/// Which fusion structure to honour.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Fusion {
+    /// As in the original program.
+    Original,
+    /// Adjacent original groups merged greedily, left to right, whenever the
+    /// merged group still admits a shared outer loop.
+    Max,
+    /// An explicit preorder (the fusion space hands these out).
+    Preorder(Preorder),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoreOptions {
+    pub fusion: Fusion,
+    pub backend: Backend,
+    /// Solve every ILP with both backends and fail if their optima differ.
+    pub cross_check: bool,
+}
+
+impl Default for CoreOptions {
+    fn default() -> Self {
+        CoreOptions { fusion: Fusion::Original, backend: Backend::Cbc, cross_check: false }
+    }
+}
+
+/// Which ILP produced a schedule row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RowKind {
+    /// Proximity-minimising row with zero distance on coincidence relations.
+    Coincident,
+    /// The same ILP with the coincidence requirement relaxed.
+    Pluto,
+    /// Feautrier-style: carries as many dependence groups as possible.
+    Feautrier,
+}
+
+/// One schedule dimension of one fusion group.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Row {
+    pub group: usize,
+    pub band: usize,
+    pub kind: RowKind,
+    pub coincident: bool,
+    /// Per statement of the group: `(statement, iterator coefficients,
+    /// parameter coefficients, constant)`.
+    pub affine: Vec<(usize, Vec<i64>, Vec<i64>, i64)>,
+    /// Dependence groups (statement pairs, `S1->S2`) whose every remaining
+    /// instance pair this row separates.
+    pub carries: Vec<String>,
+}
+
+/// The scheduler's answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CoreSchedule {
+    pub preorder: Preorder,
+    /// isl schedule tree text, bands marked permutable and coincident.
+    pub tree: String,
+    pub rows: Vec<Row>,
+    /// Number of lexmin problems solved (each may be several ILPs on CBC).
+    pub lexmins: usize,
+    /// Number of underlying ILP solves.
+    pub ilps: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScheduleError {
+    #[error(transparent)]
+    Isl(#[from] IslError),
+    #[error("ILP solver: {0}")]
+    Ilp(#[from] ilp::IlpError),
+    #[error("the preorder {preorder} is illegal: {reason}")]
+    IllegalPreorder { preorder: String, reason: String },
+    #[error("the preorder {0} does not list every statement exactly once")]
+    BadPreorder(String),
+    #[error("the CBC and isl backends disagree on an ILP: {0}")]
+    BackendsDisagree(String),
+    #[error("no progress: {0}")]
+    Stuck(String),
+    #[error("the schedule failed the legality check: {0}")]
+    Illegal(String),
+}
+
+/// Schedules `scop` under `deps` (validity = coincidence = proximity =
+/// flow ∪ anti ∪ output) with the given fusion structure. The result has
+/// passed the independent legality check.
+pub fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> Result<CoreSchedule, ScheduleError> {
+    driver::schedule(scop, deps, opts)
+}

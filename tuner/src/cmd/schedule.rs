@@ -1,0 +1,104 @@
+//! `polytune schedule FILE`: our scheduler's schedule tree, its bands and the
+//! legality verdict.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use serde::Serialize;
+use space::schedule::{self, Backend, CoreOptions, CoreSchedule, Fusion};
+
+use super::common::{self, Dataset};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FusionArg {
+    /// Statements share outer loops as in the original program.
+    Original,
+    /// Adjacent loop nests fused wherever a shared outer loop stays legal.
+    Max,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendArg {
+    Cbc,
+    Isl,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The C file holding `#pragma scop` regions.
+    file: PathBuf,
+    #[arg(long, value_enum, default_value_t = FusionArg::Original)]
+    fusion: FusionArg,
+    /// The ILP backend: CBC (successive ILPs) or isl's exact lexmin.
+    #[arg(long, value_enum, default_value_t = BackendArg::Cbc)]
+    backend: BackendArg,
+    /// Which SCoP of the file, counted from 0.
+    #[arg(long, default_value_t = 0)]
+    scop: usize,
+    /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
+    #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
+    cc_args: Vec<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    schedule: &'a CoreSchedule,
+    legal: bool,
+    seconds: f64,
+}
+
+/// The options `polytune run --schedule unified` uses too.
+pub fn options(fusion: FusionArg, backend: BackendArg) -> CoreOptions {
+    CoreOptions {
+        fusion: match fusion {
+            FusionArg::Original => Fusion::Original,
+            FusionArg::Max => Fusion::Max,
+        },
+        backend: match backend {
+            BackendArg::Cbc => Backend::Cbc,
+            BackendArg::Isl => Backend::Isl,
+        },
+        cross_check: false,
+    }
+}
+
+pub fn run(args: Args) -> Result<()> {
+    // Sizes do not matter to the schedule: the model is parametric.
+    let program = common::load(&args.file, Dataset::Mini, &args.cc_args, args.scop)?;
+    let started = std::time::Instant::now();
+    let s = schedule::schedule(&program.scop, &program.deps, &options(args.fusion, args.backend))?;
+    let seconds = started.elapsed().as_secs_f64();
+    // `schedule` only returns schedules that passed the legality check.
+    let report = Report { schedule: &s, legal: true, seconds };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!("{}: preorder {}", args.file.display(), s.preorder.display());
+    let mut last = None;
+    for r in &s.rows {
+        if last != Some((r.group, r.band)) {
+            println!("  group {} band {}:", r.group, r.band);
+            last = Some((r.group, r.band));
+        }
+        let exprs: Vec<String> = r
+            .affine
+            .iter()
+            .map(|(st, c, d, e)| {
+                let stmt = &program.scop.statements[*st];
+                format!("{}: {}", stmt.name, space::schedule::affine_text(&program.scop, *st, c, d, *e))
+            })
+            .collect();
+        let flags = format!("{:?}{}", r.kind, if r.coincident { ", coincident" } else { "" });
+        println!("    [{flags}] {}", exprs.join("; "));
+        if !r.carries.is_empty() {
+            println!("      carries {}", r.carries.join(", "));
+        }
+    }
+    println!("  legal: yes (isl check); {} lexmins, {} ILPs, {:.3} s", s.lexmins, s.ilps, seconds);
+    println!("  tree: {}", s.tree);
+    Ok(())
+}
