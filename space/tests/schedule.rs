@@ -1,0 +1,103 @@
+//! The core scheduler on PolyBench: known results of the Pluto algorithm and
+//! the fusion structures it is asked to honour.
+
+use std::path::{Path, PathBuf};
+
+use space::deps::{self, Dependences};
+use space::schedule::{self, CoreOptions, CoreSchedule, Fusion, Preorder, RowKind, ScheduleError};
+use space::scop::{self, ExtractOptions, Scop};
+
+fn load(rel: &str) -> (Scop, Dependences) {
+    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("polybench").join(rel);
+    let opts = ExtractOptions { cc_args: vec!["-DMINI_DATASET".into()], ..Default::default() };
+    let (_, mut scops) = scop::extract(&path, &opts).unwrap();
+    let s = scops.remove(0);
+    let d = deps::analyze(&s).unwrap();
+    (s, d)
+}
+
+fn run(rel: &str, fusion: Fusion) -> (Scop, CoreSchedule) {
+    let (s, d) = load(rel);
+    let out = schedule::schedule(&s, &d, &CoreOptions { fusion, ..Default::default() })
+        .unwrap_or_else(|e| panic!("{rel}: {e}"));
+    (s, out)
+}
+
+/// The iterator coefficients of statement `stmt` in the rows of band 0 of group 0.
+fn first_band(out: &CoreSchedule, stmt: usize) -> Vec<(Vec<i64>, bool)> {
+    out.rows
+        .iter()
+        .filter(|r| r.group == 0 && r.band == 0)
+        .map(|r| (r.affine.iter().find(|a| a.0 == stmt).unwrap().1.clone(), r.coincident))
+        .collect()
+}
+
+#[test]
+fn gemm_gets_an_outer_parallel_band_over_i_and_j() {
+    let (_, out) = run("linear-algebra/gemm.c", Fusion::Original);
+    let band = first_band(&out, 1);
+    assert!(band.len() >= 3, "{band:?}");
+    assert_eq!(band[0], (vec![1, 0, 0], true), "{band:?}");
+    assert_eq!(band[1], (vec![0, 0, 1], true), "{band:?}");
+    assert!(!band[2].1);
+}
+
+#[test]
+fn jacobi_1d_and_seidel_2d_get_a_skewed_permutable_band_of_full_depth() {
+    for (rel, depth) in [("stencils/jacobi-1d.c", 2), ("stencils/seidel-2d.c", 3)] {
+        let (_, out) = run(rel, Fusion::Original);
+        let band = first_band(&out, 0);
+        assert_eq!(band.len(), depth, "{rel}: {band:?}");
+        assert!(band.iter().all(|r| r.0.iter().all(|&c| c >= 0)), "{rel}: {band:?}");
+        // Skewed: some row mixes the time iterator with a space iterator.
+        assert!(band.iter().any(|r| r.0[0] != 0 && r.0[1..].iter().any(|&c| c != 0)), "{rel}: {band:?}");
+        // No coincident row: every row carries the time dependence or a skew of it.
+        assert!(band.iter().all(|r| !r.1), "{rel}: {band:?}");
+        assert!(out.tree.contains("permutable: 1"), "{}", out.tree);
+    }
+}
+
+#[test]
+fn trisolv_gets_no_outer_parallel_loop() {
+    let (_, out) = run("linear-algebra/trisolv.c", Fusion::Original);
+    assert!(!out.rows[0].coincident, "{:?}", out.rows[0]);
+}
+
+#[test]
+fn original_fusion_keeps_the_loop_nests_and_max_fusion_merges_them() {
+    let (s, out) = run("linear-algebra/2mm.c", Fusion::Original);
+    assert_eq!(out.preorder, Preorder(vec![vec![0, 1], vec![2, 3]]));
+    assert_eq!(out.preorder, Preorder::original(&s));
+    let (_, out) = run("linear-algebra/2mm.c", Fusion::Max);
+    assert_eq!(out.preorder, Preorder(vec![vec![0, 1, 2, 3]]));
+    // Fused over i: the first row is shared by all four statements.
+    assert!(out.rows[0].affine.iter().all(|a| a.1[0] == 1), "{:?}", out.rows[0]);
+    // gemver's first nest (A += u1 v1 + u2 v2) and the x update cannot share
+    // a loop without breaking A's column-wise read; max fusion must keep a
+    // legal structure.
+    let (_, out) = run("linear-algebra/gemver.c", Fusion::Max);
+    assert!(out.preorder.0.len() <= 4);
+}
+
+#[test]
+fn an_illegal_preorder_is_refused_with_the_dependence_that_breaks_it() {
+    let (s, d) = load("linear-algebra/2mm.c");
+    let backwards = Preorder(vec![vec![2, 3], vec![0, 1]]);
+    let err = schedule::schedule(&s, &d, &CoreOptions { fusion: Fusion::Preorder(backwards), ..Default::default() })
+        .unwrap_err();
+    assert!(matches!(err, ScheduleError::IllegalPreorder { .. }), "{err}");
+    let missing = Preorder(vec![vec![0, 1, 2]]);
+    let err = schedule::schedule(&s, &d, &CoreOptions { fusion: Fusion::Preorder(missing), ..Default::default() })
+        .unwrap_err();
+    assert!(matches!(err, ScheduleError::BadPreorder(_)), "{err}");
+}
+
+#[test]
+fn a_feautrier_row_separates_what_no_band_row_can_order() {
+    // gemm: S1 (C *= beta) must precede S2 at k = 0; after the (i, j, k) band
+    // only a scalar dimension can order them.
+    let (_, out) = run("linear-algebra/gemm.c", Fusion::Original);
+    let last = out.rows.last().unwrap();
+    assert_eq!(last.kind, RowKind::Feautrier);
+    assert_eq!(last.carries, vec!["S1->S2".to_string()]);
+}
