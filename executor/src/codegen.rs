@@ -190,6 +190,7 @@ impl Walk<'_> {
                         node = node.band_split(j).ctx(what)?.child(0).ctx(what)?;
                         down += 1;
                     }
+                    self.check_parallel(&node)?;
                     let id = Id::read_from_str(ctx, PARALLEL_MARK).ctx(what)?;
                     node = node.insert_mark(id).ctx(what)?.child(0).ctx(what)?;
                     down += 1;
@@ -208,6 +209,21 @@ impl Walk<'_> {
             node = node.parent().ctx(what)?;
         }
         Ok(node)
+    }
+
+    /// A member flagged coincident must really carry nothing that reaches it
+    /// unseparated by the (possibly tiled) outer loops, or OpenMP races.
+    fn check_parallel(&self, band: &ScheduleNode) -> Result<(), CodegenError> {
+        let Some((context, deps)) = self.checks else { return Ok(()) };
+        let what = || "checking a loop before marking it parallel".to_string();
+        let prefix = band.get_prefix_schedule_union_map().ctx(what)?;
+        let partial = band.band_get_partial_schedule_union_map().ctx(what)?;
+        let v = legality::parallel_violations(self.ctx, context, &prefix, &partial, deps)?;
+        if v.is_empty() {
+            Ok(())
+        } else {
+            Err(CodegenError::Illegal(v))
+        }
     }
 
     /// A band marked permutable must really be, or tiling breaks dependences.

@@ -154,3 +154,66 @@ pub fn band_violations(
     }
     Ok(out)
 }
+
+/// Whether the first member of a band may run in parallel: every validity
+/// dependence between instances that reach the band and that the outer
+/// schedule (`prefix`) does not separate has distance zero along it. `band`
+/// is the band's partial schedule; only its first member is checked.
+pub fn parallel_violations(
+    ctx: &Context,
+    context: &str,
+    prefix: &UnionMap,
+    band: &UnionMap,
+    deps: &Dependences,
+) -> Result<Vec<Violation>, IslError> {
+    let what = || "parallelism of a loop".to_string();
+    let params = Set::read_from_str(ctx, context).ctx(what)?;
+    let reach = band.copy().ctx(what)?.domain().ctx(what)?;
+    let same_prefix =
+        prefix.copy().ctx(what)?.apply_range(prefix.copy().ctx(what)?.reverse().ctx(what)?).ctx(what)?;
+    let mut out = Vec::new();
+    for d in deps.deps.iter().filter(|d| matches!(d.kind, DepKind::Flow | DepKind::War | DepKind::Waw)) {
+        let rel = UnionMap::read_from_str(ctx, &d.relation)
+            .ctx(what)?
+            .intersect_params(params.copy().ctx(what)?)
+            .ctx(what)?
+            .intersect_domain(reach.copy().ctx(what)?)
+            .ctx(what)?
+            .intersect_range(reach.copy().ctx(what)?)
+            .ctx(what)?
+            .intersect(same_prefix.copy().ctx(what)?)
+            .ctx(what)?;
+        if rel.is_empty().ctx(what)? {
+            continue;
+        }
+        let deltas = rel
+            .apply_domain(band.copy().ctx(what)?)
+            .ctx(what)?
+            .apply_range(band.copy().ctx(what)?)
+            .ctx(what)?
+            .deltas()
+            .ctx(what)?;
+        let list = deltas.get_set_list().ctx(what)?;
+        for i in 0..list.size().ctx(what)? {
+            let set = list.get_at(i).ctx(what)?.reset_tuple_id().ctx(what)?;
+            let n = set.dim(isl_rs::DimType::Set).ctx(what)?;
+            if n == 0 {
+                continue;
+            }
+            let vars: Vec<String> = (0..n).map(|k| format!("d{k}")).collect();
+            let nonzero = format!("{{ [{}] : d0 > 0 or d0 < 0 }}", vars.join(", "));
+            let bad = set.intersect(Set::read_from_str(ctx, &nonzero).ctx(what)?).ctx(what)?;
+            if !bad.is_empty().ctx(what)? {
+                let bad_distances = bad.to_str().ctx(what)?.to_string();
+                out.push(Violation {
+                    kind: d.kind,
+                    source: d.source.clone(),
+                    sink: d.sink.clone(),
+                    bad_distances,
+                });
+                break;
+            }
+        }
+    }
+    Ok(out)
+}

@@ -83,12 +83,17 @@ fn original_fusion_keeps_the_loop_nests_and_max_fusion_merges_them() {
 fn an_illegal_preorder_is_refused_with_the_dependence_that_breaks_it() {
     let (s, d) = load("linear-algebra/2mm.c");
     let backwards = Preorder(vec![vec![2, 3], vec![0, 1]]);
-    let err = schedule::schedule(&s, &d, &CoreOptions { fusion: Fusion::Preorder(backwards), ..Default::default() })
-        .unwrap_err();
+    let err = schedule::schedule(
+        &s,
+        &d,
+        &CoreOptions { fusion: Fusion::Preorder(backwards), ..Default::default() },
+    )
+    .unwrap_err();
     assert!(matches!(err, ScheduleError::IllegalPreorder { .. }), "{err}");
     let missing = Preorder(vec![vec![0, 1, 2]]);
-    let err = schedule::schedule(&s, &d, &CoreOptions { fusion: Fusion::Preorder(missing), ..Default::default() })
-        .unwrap_err();
+    let err =
+        schedule::schedule(&s, &d, &CoreOptions { fusion: Fusion::Preorder(missing), ..Default::default() })
+            .unwrap_err();
     assert!(matches!(err, ScheduleError::BadPreorder(_)), "{err}");
 }
 

@@ -458,11 +458,10 @@ impl<'a> Group<'a> {
             }
             Self::add_farkas(&mut p, &f, &bound, 1);
             if coincident {
-                let live = self.live(dep)?;
-                if let Some(fl) = self.farkas_of(&live)? {
-                    Self::add_farkas(&mut p, &fl, &slots, 1);
-                    Self::add_farkas(&mut p, &fl, &slots, -1);
-                }
+                // Zero distance on everything the band has to respect, not
+                // only on what its earlier rows left: that is what makes the
+                // flag survive tiling (isl's definition).
+                Self::add_farkas(&mut p, &f, &slots, -1);
             }
         }
         self.objectives(&mut p, &l);
@@ -608,18 +607,29 @@ impl<'a> Group<'a> {
         let before = self.band.clone();
         let mut coincident = true;
         let deps = self.deps.clone();
+        let this = UnionMap::read_from_str(self.ctx, &self.rows_map(std::slice::from_ref(&row))).ctx(what)?;
+        let same = this.copy().ctx(what)?.apply_range(this.reverse().ctx(what)?).ctx(what)?;
+        let params = Set::read_from_str(self.ctx, &self.scop.context).ctx(what)?;
         for dep in &deps {
-            let live = if before.is_empty() { dep.relation.clone() } else { self.live(dep)? };
-            let live = UnionMap::read_from_str(self.ctx, &live).ctx(what)?;
-            let this =
-                UnionMap::read_from_str(self.ctx, &self.rows_map(std::slice::from_ref(&row))).ctx(what)?;
-            let same = this.copy().ctx(what)?.apply_range(this.reverse().ctx(what)?).ctx(what)?;
-            let params = Set::read_from_str(self.ctx, &self.scop.context).ctx(what)?;
-            let live = live.intersect_params(params).ctx(what)?;
-            let zero = live.copy().ctx(what)?.intersect(same).ctx(what)?;
-            if !live.is_equal(&zero).ctx(what)? {
+            // Coincident: zero distance on every dependence the band must
+            // respect (so the flag holds for tile loops too).
+            let all = UnionMap::read_from_str(self.ctx, &dep.relation)
+                .ctx(what)?
+                .intersect_params(params.copy().ctx(what)?)
+                .ctx(what)?;
+            if !all.copy().ctx(what)?.is_subset(&same).ctx(what)? {
                 coincident = false;
             }
+            // Carried: every pair the earlier rows of the band left is separated.
+            let live = if before.is_empty() {
+                all
+            } else {
+                UnionMap::read_from_str(self.ctx, &self.live(dep)?)
+                    .ctx(what)?
+                    .intersect_params(params.copy().ctx(what)?)
+                    .ctx(what)?
+            };
+            let zero = live.copy().ctx(what)?.intersect(same.copy().ctx(what)?).ctx(what)?;
             if !live.is_empty().ctx(what)? && zero.is_empty().ctx(what)? {
                 row.carries.push(dep.label());
             }
