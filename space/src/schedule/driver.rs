@@ -314,9 +314,10 @@ impl<'a> Group<'a> {
 
     fn layout(&self, p: &mut Problem, with_bound: bool) -> Layout {
         let np = if with_bound { self.np } else { 0 };
-        let u_minus = (0..np).map(|l| p.add_var(format!("u-{l}"), Some(0), None)).collect();
-        let u_plus = (0..np).map(|l| p.add_var(format!("u+{l}"), Some(0), None)).collect();
-        let w = p.add_var("w".to_string(), Some(0), if with_bound { None } else { Some(0) });
+        let b = Some(COEFFICIENT_BOUND);
+        let u_minus = (0..np).map(|l| p.add_var(format!("u-{l}"), Some(0), b)).collect();
+        let u_plus = (0..np).map(|l| p.add_var(format!("u+{l}"), Some(0), b)).collect();
+        let w = p.add_var("w".to_string(), Some(0), if with_bound { b } else { Some(0) });
         let mut d = Vec::new();
         let mut e = Vec::new();
         let mut c_minus = Vec::new();
@@ -493,10 +494,7 @@ impl<'a> Group<'a> {
         let Some((_, extra)) = best else { return Ok(None) };
         let mut p = p;
         p.constraints.extend(extra);
-        match solver.lexmin(&p)? {
-            Outcome::Optimal { values, .. } => Ok(Some(values)),
-            Outcome::Infeasible => Ok(None),
-        }
+        staged_lexmin(solver, p, PREFIX)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -577,9 +575,9 @@ impl<'a> Group<'a> {
         p.objectives.push(l.d.iter().flatten().map(|&v| (v, 1)).collect());
         p.objectives.push(l.c_minus.iter().chain(&l.c_plus).flatten().map(|&v| (v, 1)).collect());
         self.individual_objectives(&mut p, &l);
-        match solver.lexmin(&p)? {
-            Outcome::Optimal { values, .. } => Ok(self.row_from(&l, &values, RowKind::Feautrier)),
-            Outcome::Infeasible => Err(ScheduleError::Stuck(format!(
+        match staged_lexmin(solver, p, 3)? {
+            Some(values) => Ok(self.row_from(&l, &values, RowKind::Feautrier)),
+            None => Err(ScheduleError::Stuck(format!(
                 "group {}: the Feautrier ILP is infeasible (a dependence cycle within one instance?)",
                 self.index
             ))),
@@ -677,6 +675,91 @@ impl<'a> Group<'a> {
         self.band_index += 1;
         Ok(())
     }
+}
+
+/// Every ILP variable is bounded by this: far beyond any sensible schedule
+/// coefficient, and it keeps CBC on a box, where it is reliable, with row
+/// activities exact in floating point even under folded objectives.
+const COEFFICIENT_BOUND: i64 = 1 << 12;
+
+/// Largest weight in one folded objective: keeps CBC's floating-point
+/// objective exact to one unit.
+const FOLD_LIMIT: i64 = 1;
+
+/// The lexmin of a row problem whose objectives after the first `head` are
+/// single non-negative variables, with fewer ILPs: once the head sums are
+/// fixed at their optima, every variable they contain is bounded by them, so
+/// the remaining objectives are folded, in order, into weighted sums
+/// `Σ Wᵢ·xᵢ` with `Wᵢ = Wᵢ₊₁·(Bᵢ₊₁ + 1)` (exactly lexicographic). Variables no
+/// head sum bounds (statement constants) are first bounded by their own
+/// minimal sum.
+fn staged_lexmin(solver: &mut Solver, p: Problem, head: usize) -> Result<Option<Vec<i64>>> {
+    let mut p = p;
+    let tail = p.objectives.split_off(head.min(p.objectives.len()));
+    let head_values = match solver.lexmin(&p)? {
+        Outcome::Optimal { objective_values, .. } => objective_values,
+        Outcome::Infeasible => return Ok(None),
+    };
+    for (obj, v) in p.objectives.iter().zip(&head_values) {
+        p.constraints.push(Constraint { coeffs: obj.clone(), constant: -v, relation: Relation::Eq });
+    }
+    let tail_vars: Vec<usize> =
+        tail.iter().filter_map(|o| (o.len() == 1 && o[0].1 == 1).then_some(o[0].0)).collect();
+    if tail_vars.len() != tail.len() {
+        // Not the shape this folding is for: plain successive lexmin.
+        p.objectives = tail;
+        return lexmin_values(solver, &p);
+    }
+    let bound_of = |v: usize, objectives: &[Vec<(usize, i64)>], values: &[i64]| -> Option<i64> {
+        objectives
+            .iter()
+            .zip(values)
+            .filter(|(o, _)| o.iter().all(|&(_, a)| a == 1) && o.iter().any(|&(x, _)| x == v))
+            .map(|(_, &val)| val)
+            .min()
+    };
+    let unbounded: Vec<usize> =
+        tail_vars.iter().copied().filter(|&v| bound_of(v, &p.objectives, &head_values).is_none()).collect();
+    let mut fixed_objectives = p.objectives.clone();
+    let mut fixed_values = head_values.clone();
+    if !unbounded.is_empty() {
+        let sum: Vec<(usize, i64)> = unbounded.iter().map(|&v| (v, 1)).collect();
+        p.objectives = vec![sum.clone()];
+        let total = match solver.lexmin(&p)? {
+            Outcome::Optimal { objective_values, .. } => objective_values[0],
+            Outcome::Infeasible => return Ok(None),
+        };
+        p.constraints.push(Constraint { coeffs: sum.clone(), constant: -total, relation: Relation::Eq });
+        fixed_objectives.push(sum);
+        fixed_values.push(total);
+    }
+    let mut folded: Vec<Vec<(usize, i64)>> = Vec::new();
+    let mut chunk: Vec<(usize, i64)> = Vec::new();
+    let mut weight: i64 = 1;
+    for &v in tail_vars.iter().rev() {
+        let b = bound_of(v, &fixed_objectives, &fixed_values).unwrap_or(0).max(0);
+        // `weight` is the product of (B + 1) over the less significant
+        // variables already in the chunk.
+        if !chunk.is_empty() && weight > FOLD_LIMIT {
+            folded.push(std::mem::take(&mut chunk));
+            weight = 1;
+        }
+        chunk.push((v, weight));
+        weight = weight.saturating_mul(b.saturating_add(1));
+    }
+    if !chunk.is_empty() {
+        folded.push(chunk);
+    }
+    folded.reverse();
+    p.objectives = folded;
+    lexmin_values(solver, &p)
+}
+
+fn lexmin_values(solver: &mut Solver, p: &Problem) -> Result<Option<Vec<i64>>> {
+    Ok(match solver.lexmin(p)? {
+        Outcome::Optimal { values, .. } => Some(values),
+        Outcome::Infeasible => None,
+    })
 }
 
 fn dot(a: &[i64], b: &[i64]) -> i64 {

@@ -1,6 +1,7 @@
 //! `polytune bench`: the numbers the README's performance section keeps —
-//! extraction, dependence analysis, isl scheduling and code generation per
-//! kernel, and compile throughput with 1 and 2 parallel jobs.
+//! extraction, dependence analysis, isl's and our scheduler (time, lexmins,
+//! ILPs), code generation per kernel, and compile throughput with 1 and 2
+//! parallel jobs.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -23,7 +24,11 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let files = if args.files.is_empty() { polybench_files()? } else { args.files };
     let opts = CodegenOptions { tile_sizes: Some(vec![32]), openmp: true };
-    println!("{:<16} {:>10} {:>10} {:>10} {:>10}", "kernel", "model ms", "deps ms", "isl ms", "codegen ms");
+    println!(
+        "{:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>9}",
+        "kernel", "model ms", "deps ms", "isl ms", "ours ms", "ours/isl", "lexmins", "ILPs", "codegen"
+    );
+    let mut ratios = Vec::new();
     let mut programs = Vec::new();
     let mut codegen_ms = Vec::new();
     for f in &files {
@@ -44,21 +49,35 @@ pub fn run(args: Args) -> Result<()> {
         let schedule = space::reference::isl_schedule(&scop, &deps)?;
         let isl_time = t.elapsed();
         let t = Instant::now();
+        let ours = space::schedule::schedule(&scop, &deps, &Default::default())?;
+        let ours_time = t.elapsed();
+        ratios.push(ours_time.as_secs_f64() / isl_time.as_secs_f64());
+        let t = Instant::now();
         let v = codegen::generate(&source, &scop, &deps, &schedule, &opts)?;
         let cg = t.elapsed();
         codegen_ms.push(cg.as_secs_f64() * 1e3);
         let name = f.file_stem().and_then(|s| s.to_str()).unwrap_or("?");
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         println!(
-            "{name:<16} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+            "{name:<16} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8} {:>6} {:>9.1}",
             ms(model),
             ms(dep_time),
             ms(isl_time),
+            ms(ours_time),
+            ratios.last().unwrap(),
+            ours.lexmins,
+            ours.ilps,
             ms(cg)
         );
         programs.push(v.program);
     }
     codegen_ms.sort_by(f64::total_cmp);
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "our scheduler / isl's: median {:.1}x, max {:.1}x",
+        ratios[ratios.len() / 2],
+        ratios.last().unwrap()
+    );
     println!(
         "codegen per variant: median {:.1} ms, max {:.1} ms",
         codegen_ms[codegen_ms.len() / 2],
