@@ -10,7 +10,7 @@ use executor::build::{Builder, Compiler};
 use executor::codegen::{self, CodegenError, CodegenOptions};
 use executor::evaluate::{Evaluator, Reference};
 use executor::machine::Slot;
-use executor::measure::{MeasureConfig, Status};
+use executor::measure::{MeasureConfig, Status, TimeoutPolicy};
 use executor::runtime::Tolerance;
 use space::deps::{self, Dependences};
 use space::scop::{self, ExtractOptions, Scop, Source};
@@ -49,12 +49,22 @@ fn load(path: &Path, dataset: &str) -> Kernel {
     Kernel { name: path.file_stem().unwrap().to_string_lossy().into_owned(), source, scop, deps }
 }
 
-/// One timed run is enough to compare outputs.
+/// One timed run is enough to compare outputs. Tests run side by side on few
+/// cores: generous timeouts, and OpenMP threads that sleep rather than spin
+/// at barriers, so that oversubscription slows programs down instead of
+/// stalling them.
 fn evaluator(flags: &[&str], threads: usize, tolerance: Tolerance) -> Evaluator {
     let cache = root().join("target/tmp/polytune-variants-test-cache");
     let builder = Builder::new(Compiler::new("gcc", flags.iter().copied()), cache).unwrap();
-    let config =
-        MeasureConfig { warmups: 0, runs: 1, threads: Some(threads), tolerance, ..MeasureConfig::default() };
+    let config = MeasureConfig {
+        warmups: 0,
+        runs: 1,
+        threads: Some(threads),
+        tolerance,
+        timeout: TimeoutPolicy { min_s: 60.0, ..TimeoutPolicy::default() },
+        env: vec![("OMP_WAIT_POLICY".into(), "PASSIVE".into())],
+        ..MeasureConfig::default()
+    };
     Evaluator { builder, slot: Slot::all_available(), config, jobs: 2 }
 }
 

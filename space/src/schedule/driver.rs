@@ -56,6 +56,9 @@ struct Solver {
     backend: Backend,
     cross_check: bool,
     lexmins: usize,
+    /// Cross-checked lexmins, and those isl gave up on (operation quota).
+    checked: usize,
+    unchecked: usize,
 }
 
 impl Solver {
@@ -64,7 +67,14 @@ impl Solver {
         let out = ilp::lexmin(p, self.backend)?;
         if self.cross_check {
             let other = if self.backend == Backend::Cbc { Backend::Isl } else { Backend::Cbc };
-            let theirs = ilp::lexmin(p, other)?;
+            let theirs = match ilp::lexmin(p, other) {
+                Err(ilp::IlpError::Quota) => {
+                    self.unchecked += 1;
+                    return Ok(out);
+                }
+                r => r?,
+            };
+            self.checked += 1;
             let opt = |o: &Outcome| match o {
                 Outcome::Optimal { objective_values, .. } => Some(objective_values.clone()),
                 Outcome::Infeasible => None,
@@ -89,7 +99,8 @@ pub(super) fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> R
     let ctx = new_context();
     let solves_before = ilp::solves();
     let all = dep_groups(&ctx, scop, deps)?;
-    let mut solver = Solver { backend: opts.backend, cross_check: opts.cross_check, lexmins: 0 };
+    let mut solver =
+        Solver { backend: opts.backend, cross_check: opts.cross_check, lexmins: 0, checked: 0, unchecked: 0 };
     let preorder = match &opts.fusion {
         Fusion::Original => Preorder::original(scop),
         Fusion::Preorder(p) => p.clone(),
@@ -111,7 +122,15 @@ pub(super) fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> R
             v.kind, v.source, v.sink, v.bad_distances
         )));
     }
-    Ok(CoreSchedule { preorder, tree, rows, lexmins: solver.lexmins, ilps: ilp::solves() - solves_before })
+    Ok(CoreSchedule {
+        preorder,
+        tree,
+        rows,
+        lexmins: solver.lexmins,
+        ilps: ilp::solves() - solves_before,
+        cross_checked: solver.checked,
+        cross_unchecked: solver.unchecked,
+    })
 }
 
 /// Validity dependences (flow, anti, output) merged per statement pair.

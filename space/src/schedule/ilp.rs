@@ -195,6 +195,9 @@ pub enum IlpError {
     /// The backend failed or gave an answer that did not check out.
     #[error("ILP solver: {0}")]
     Solver(String),
+    /// The isl backend reached its operation cap ([`set_isl_quota`]).
+    #[error("isl's operation quota ran out")]
+    Quota,
 }
 
 thread_local! {
@@ -213,6 +216,17 @@ pub fn solves() -> u64 {
 
 fn count_solve() {
     SOLVES.with(|s| s.set(s.get() + 1));
+}
+
+thread_local! {
+    static ISL_QUOTA: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Caps the work of each isl-backend lexmin on this thread (isl's operation
+/// count; 0 = no cap). isl's exact ILP can take minutes on the largest
+/// scheduler problems; past the cap the lexmin fails with [`IlpError::Quota`].
+pub fn set_isl_quota(max_operations: u64) {
+    ISL_QUOTA.with(|q| q.set(max_operations));
 }
 
 /// Minimises `problem.objectives` lexicographically over the integer points
@@ -946,6 +960,17 @@ mod isl {
     pub(super) fn lexmin(problem: &Problem) -> Result<Outcome, IlpError> {
         let n = problem.vars.len();
         let ctx = new_context();
+        let quota = super::ISL_QUOTA.with(std::cell::Cell::get);
+        if quota > 0 {
+            ctx.set_max_operations(quota);
+        }
+        lexmin_in(&ctx, problem, n).map_err(|e| match e {
+            IlpError::Solver(m) if m.contains("Quota") => IlpError::Quota,
+            e => e,
+        })
+    }
+
+    fn lexmin_in(ctx: &isl_rs::Context, problem: &Problem, n: usize) -> Result<Outcome, IlpError> {
         let (tuple, text) = set_text(problem);
         let mut set = Set::read_from_str(&ctx, &text)
             .map_err(|e| IlpError::Solver(format!("isl: reading {text}: {e}")))?;

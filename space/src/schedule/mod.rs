@@ -3,7 +3,8 @@
 //! would be empty, a fusion preorder given from outside.
 //!
 //! - `farkas`: dependence relation → linear constraints on form coefficients.
-//! - `ilp`: the one lexmin entry point (CBC successive ILPs, or isl's exact lexmin).
+//! - `ilp`: the one lexmin entry point (CBC successive ILPs, or isl's exact
+//!   integer optimisation, objective by objective).
 //! - `linalg`: null spaces for linear independence.
 //! - `driver`: the row-by-row construction for one fusion group.
 //! - `tree`: rows and bands → isl schedule tree text.
@@ -139,6 +140,10 @@ pub struct CoreSchedule {
     pub lexmins: usize,
     /// Number of underlying ILP solves.
     pub ilps: u64,
+    /// With `cross_check`: lexmins whose optima both backends found equal, and
+    /// lexmins the isl backend gave up on (its operation quota).
+    pub cross_checked: usize,
+    pub cross_unchecked: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
