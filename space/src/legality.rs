@@ -98,61 +98,10 @@ pub fn band_violations(
     band: &UnionMap,
     deps: &Dependences,
 ) -> Result<Vec<Violation>, IslError> {
-    let what = || "permutability of a band".to_string();
-    let params = Set::read_from_str(ctx, context).ctx(what)?;
-    let reach = band.copy().ctx(what)?.domain().ctx(what)?;
-    let same_prefix =
-        prefix.copy().ctx(what)?.apply_range(prefix.copy().ctx(what)?.reverse().ctx(what)?).ctx(what)?;
-    let mut out = Vec::new();
-    for d in deps.deps.iter().filter(|d| matches!(d.kind, DepKind::Flow | DepKind::War | DepKind::Waw)) {
-        let rel = UnionMap::read_from_str(ctx, &d.relation)
-            .ctx(what)?
-            .intersect_params(params.copy().ctx(what)?)
-            .ctx(what)?
-            .intersect_domain(reach.copy().ctx(what)?)
-            .ctx(what)?
-            .intersect_range(reach.copy().ctx(what)?)
-            .ctx(what)?
-            .intersect(same_prefix.copy().ctx(what)?)
-            .ctx(what)?;
-        if rel.is_empty().ctx(what)? {
-            continue;
-        }
-        let deltas = rel
-            .apply_domain(band.copy().ctx(what)?)
-            .ctx(what)?
-            .apply_range(band.copy().ctx(what)?)
-            .ctx(what)?
-            .deltas()
-            .ctx(what)?;
-        let list = deltas.get_set_list().ctx(what)?;
-        for i in 0..list.size().ctx(what)? {
-            let set = list.get_at(i).ctx(what)?.reset_tuple_id().ctx(what)?;
-            let n = set.dim(isl_rs::DimType::Set).ctx(what)?;
-            let vars: Vec<String> = (0..n).map(|k| format!("d{k}")).collect();
-            let orthant = if vars.is_empty() {
-                "{ [] }".to_string()
-            } else {
-                format!(
-                    "{{ [{}] : {} }}",
-                    vars.join(", "),
-                    vars.iter().map(|v| format!("{v} >= 0")).collect::<Vec<_>>().join(" and ")
-                )
-            };
-            let bad = set.subtract(Set::read_from_str(ctx, &orthant).ctx(what)?).ctx(what)?;
-            if !bad.is_empty().ctx(what)? {
-                let bad_distances = bad.to_str().ctx(what)?.to_string();
-                out.push(Violation {
-                    kind: d.kind,
-                    source: d.source.clone(),
-                    sink: d.sink.clone(),
-                    bad_distances,
-                });
-                break;
-            }
-        }
-    }
-    Ok(out)
+    // Bad: some member negative.
+    unseparated_violations(ctx, context, prefix, band, deps, |vars| {
+        vars.iter().map(|v| format!("{v} < 0")).collect::<Vec<_>>().join(" or ")
+    })
 }
 
 /// Whether the first member of a band may run in parallel: every validity
@@ -166,7 +115,22 @@ pub fn parallel_violations(
     band: &UnionMap,
     deps: &Dependences,
 ) -> Result<Vec<Violation>, IslError> {
-    let what = || "parallelism of a loop".to_string();
+    // Bad: the first member non-zero.
+    unseparated_violations(ctx, context, prefix, band, deps, |vars| format!("{0} > 0 or {0} < 0", vars[0]))
+}
+
+/// The validity dependences whose distances along `band`, between instances
+/// that reach it and that `prefix` does not separate, fall in the set
+/// `{ [d0, ...] : bad(d) }`.
+fn unseparated_violations(
+    ctx: &Context,
+    context: &str,
+    prefix: &UnionMap,
+    band: &UnionMap,
+    deps: &Dependences,
+    bad: impl Fn(&[String]) -> String,
+) -> Result<Vec<Violation>, IslError> {
+    let what = || "distances inside a band".to_string();
     let params = Set::read_from_str(ctx, context).ctx(what)?;
     let reach = band.copy().ctx(what)?.domain().ctx(what)?;
     let same_prefix =
@@ -201,10 +165,11 @@ pub fn parallel_violations(
                 continue;
             }
             let vars: Vec<String> = (0..n).map(|k| format!("d{k}")).collect();
-            let nonzero = format!("{{ [{}] : d0 > 0 or d0 < 0 }}", vars.join(", "));
-            let bad = set.intersect(Set::read_from_str(ctx, &nonzero).ctx(what)?).ctx(what)?;
-            if !bad.is_empty().ctx(what)? {
-                let bad_distances = bad.to_str().ctx(what)?.to_string();
+            let bad_set = Set::read_from_str(ctx, &format!("{{ [{}] : {} }}", vars.join(", "), bad(&vars)))
+                .ctx(what)?;
+            let found = set.intersect(bad_set).ctx(what)?;
+            if !found.is_empty().ctx(what)? {
+                let bad_distances = found.to_str().ctx(what)?.to_string();
                 out.push(Violation {
                     kind: d.kind,
                     source: d.source.clone(),
