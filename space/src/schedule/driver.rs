@@ -652,16 +652,6 @@ impl<'a> Group<'a> {
             }
         }
         row.coincident = coincident;
-        if std::env::var("POLYTUNE_DEBUG").is_ok() {
-            eprintln!(
-                "row {:?} {:?} coincident={} carries={:?} deps={:?}",
-                row.kind,
-                row.affine,
-                row.coincident,
-                row.carries,
-                self.deps.iter().map(|d| &d.relation).collect::<Vec<_>>()
-            );
-        }
         for (k, (_, c, _, _)) in row.affine.iter().enumerate() {
             self.h[k].push(c.clone());
         }
