@@ -161,18 +161,23 @@ pub struct Measurement {
 impl Measurement {
     /// The record of a variant that did not compile.
     pub fn compile_error(message: impl Into<String>) -> Measurement {
+        Measurement { reason: message.into(), ..Measurement::empty(Status::CompileError, 0.0, 0, Vec::new()) }
+    }
+
+    /// A measurement with no runs yet.
+    fn empty(status: Status, timeout_s: f64, threads: usize, cores: Vec<usize>) -> Measurement {
         Measurement {
-            status: Status::CompileError,
-            reason: message.into(),
+            status,
+            reason: String::new(),
             samples: Vec::new(),
             warmup_samples: Vec::new(),
             wall_s: Vec::new(),
             median_s: None,
             spread: None,
             remeasured: false,
-            timeout_s: 0.0,
-            threads: 0,
-            cores: Vec::new(),
+            timeout_s,
+            threads,
+            cores,
         }
     }
 
@@ -299,19 +304,7 @@ impl<'a> Session<'a> {
             } else {
                 1e9
             }),
-            m: Measurement {
-                status: Status::Ok,
-                reason: String::new(),
-                samples: Vec::new(),
-                warmup_samples: Vec::new(),
-                wall_s: Vec::new(),
-                median_s: None,
-                spread: None,
-                remeasured: false,
-                timeout_s,
-                threads,
-                cores: slot.cores.clone(),
-            },
+            m: Measurement::empty(Status::Ok, timeout_s, threads, slot.cores.clone()),
             dump: None,
         }
     }

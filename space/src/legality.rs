@@ -39,12 +39,7 @@ pub fn violations(
             .ctx(what)?
             .intersect_params(params.copy().ctx(what)?)
             .ctx(what)?;
-        let timed = rel
-            .apply_domain(flat.copy().ctx(what)?)
-            .ctx(what)?
-            .apply_range(flat.copy().ctx(what)?)
-            .ctx(what)?;
-        let deltas = timed.deltas().ctx(what)?;
+        let deltas = distances(rel, &flat).ctx(what)?;
         let depth = first_dim(&deltas).ctx(what)?;
         let bad = deltas.subtract(lex_positive(ctx, depth).ctx(what)?).ctx(what)?;
         if !bad.is_empty().ctx(what)? {
@@ -58,6 +53,11 @@ pub fn violations(
         }
     }
     Ok(out)
+}
+
+/// Schedule distances `schedule(sink) − schedule(source)` of a dependence.
+fn distances(rel: UnionMap, schedule: &UnionMap) -> Result<UnionSet, isl_rs::LibISLError> {
+    rel.apply_domain(schedule.copy()?)?.apply_range(schedule.copy()?)?.deltas()
 }
 
 /// The depth of the (single-space) delta set.
@@ -150,13 +150,7 @@ fn unseparated_violations(
         if rel.is_empty().ctx(what)? {
             continue;
         }
-        let deltas = rel
-            .apply_domain(band.copy().ctx(what)?)
-            .ctx(what)?
-            .apply_range(band.copy().ctx(what)?)
-            .ctx(what)?
-            .deltas()
-            .ctx(what)?;
+        let deltas = distances(rel, band).ctx(what)?;
         let list = deltas.get_set_list().ctx(what)?;
         for i in 0..list.size().ctx(what)? {
             let set = list.get_at(i).ctx(what)?.reset_tuple_id().ctx(what)?;
