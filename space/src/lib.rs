@@ -6,6 +6,7 @@
 
 pub mod deps;
 pub mod isl;
+pub mod knobs;
 pub mod legality;
 pub mod reference;
 pub mod schedule;
