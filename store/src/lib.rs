@@ -1,1 +1,848 @@
-//! The measurement store (store issue).
+//! The measurement store: machines, programs, points, schedules, builds, campaigns and every
+//! measurement, in SQLite (a file, the default) or PostgreSQL (a store shared by machines).
+//!
+//! The tuner is synchronous (rayon, child processes), so [`Store`] is a blocking facade: it
+//! owns a small current-thread tokio runtime and `block_on`s each call. A `Store` is `Send +
+//! Sync` and may be shared by threads; it must not be used from inside another tokio runtime.
+//!
+//! **Backends.** `Store` holds an enum over `SqlitePool`/`PgPool`, and each method's body is
+//! written once and expanded for both by [`with_pool!`]: one set of SQL text (`$1`
+//! placeholders, which SQLite accepts too; `CAST(.. AS TEXT)` rather than `::text`;
+//! `ON CONFLICT .. DO NOTHING`; `RETURNING`). We did not use `sqlx::Any` because it connects
+//! from a URL only, so the SQLite settings that make a shared file safe (WAL, busy timeout,
+//! `BEGIN IMMEDIATE` for writers, synchronous FULL) would have to be patched in per
+//! connection, and because it converts every value through its own small type system at run
+//! time. Only the DDL differs (identity columns, float types): two migration directories
+//! with the same versions, embedded in the binary.
+//!
+//! **Schema versions.** Before migrating, `open` reads the highest applied migration; one this
+//! build does not know is [`StoreError::NewerSchema`], and the store is left untouched (on
+//! SQLite the check runs on a plain connection, before the switch to WAL mode).
+//!
+//! **Durability.** SQLite runs in WAL mode with `synchronous = FULL`: a committed measurement
+//! survives kill -9 and power loss, which the tuner's resume relies on. Writers take the
+//! write lock up front (`BEGIN IMMEDIATE`) and wait up to a minute for it, so several
+//! processes can record into one file.
+
+mod error;
+mod types;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{ConnectOptions, Connection};
+
+pub use error::StoreError;
+pub use types::{
+    Best, BuildRef, Campaign, CampaignState, HistoryRow, MachineRow, NewCampaign, Record, Role, Seed,
+    Timestamp,
+};
+
+static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// How long a writer waits for another process's write lock on a SQLite file.
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// A handle on one store. See the crate documentation.
+pub struct Store {
+    rt: tokio::runtime::Runtime,
+    pool: Pool,
+    /// What `open` was given, with any password hidden: for messages.
+    target: String,
+}
+
+/// Runs `$body` (an expression using `$pool`, which is a `SqlitePool` or a `PgPool`) on the
+/// store's runtime. `$begin` is the statement that opens a write transaction on that backend.
+macro_rules! with_pool {
+    ($store:expr, |$pool:ident, $begin:ident| $body:expr) => {{
+        let store: &Store = $store;
+        match &store.pool {
+            Pool::Sqlite($pool) => {
+                #[allow(unused_variables)]
+                let $begin: &'static str = "BEGIN IMMEDIATE";
+                store.rt.block_on(async { $body })
+            }
+            Pool::Postgres($pool) => {
+                #[allow(unused_variables)]
+                let $begin: &'static str = "BEGIN";
+                store.rt.block_on(async { $body })
+            }
+        }
+    }};
+}
+
+// After `with_pool!`, which it uses.
+mod outcomes;
+pub use outcomes::Outcome;
+
+/// Stores one record inside the open transaction `$tx`, evaluating to its measurement id.
+/// A macro rather than a function so that it expands for both backends' transaction types.
+macro_rules! record_in {
+    ($tx:ident, $rec:expr, $now:expr) => {{
+        let rec: &Record = $rec;
+        let existing: Option<(i64,)> = sqlx::query_as(
+            "SELECT id FROM measurements WHERE campaign_id = $1 AND point_id = $2 AND role = $3",
+        )
+        .bind(rec.campaign)
+        .bind(&rec.point_id)
+        .bind(rec.role.as_str())
+        .fetch_optional(&mut *$tx)
+        .await
+        .map_err(query("look up a measurement"))?;
+        match existing {
+            Some((id,)) => id,
+            None => {
+                let inserted = sqlx::query("INSERT INTO points (id, json) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING")
+                    .bind(&rec.point_id)
+                    .bind(&rec.point_json)
+                    .execute(&mut *$tx)
+                    .await
+                    .map_err(query("record a point"))?
+                    .rows_affected();
+                if inserted == 0 {
+                    let (stored,): (String,) = sqlx::query_as("SELECT json FROM points WHERE id = $1")
+                        .bind(&rec.point_id)
+                        .fetch_one(&mut *$tx)
+                        .await
+                        .map_err(query("read a point"))?;
+                    if stored != rec.point_json {
+                        return Err(StoreError::PointConflict {
+                            id: rec.point_id.clone(),
+                            stored,
+                            given: rec.point_json.clone(),
+                        });
+                    }
+                }
+                let schedule_id: Option<i64> = match &rec.schedule {
+                    None => None,
+                    Some(tree) => {
+                        let hash = sha256_hex(tree);
+                        sqlx::query(
+                            "INSERT INTO schedules (hash, tree) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING",
+                        )
+                        .bind(&hash)
+                        .bind(tree)
+                        .execute(&mut *$tx)
+                        .await
+                        .map_err(query("record a schedule"))?;
+                        let (id,): (i64,) = sqlx::query_as("SELECT id FROM schedules WHERE hash = $1")
+                            .bind(&hash)
+                            .fetch_one(&mut *$tx)
+                            .await
+                            .map_err(query("read a schedule"))?;
+                        Some(id)
+                    }
+                };
+                let build_id: Option<i64> = match &rec.build {
+                    None => None,
+                    Some(build) => {
+                        sqlx::query(
+                            "INSERT INTO builds (source_hash, path) VALUES ($1, $2) \
+                             ON CONFLICT (source_hash) DO NOTHING",
+                        )
+                        .bind(&build.source_hash)
+                        .bind(&build.source_path)
+                        .execute(&mut *$tx)
+                        .await
+                        .map_err(query("record a build"))?;
+                        let (id,): (i64,) = sqlx::query_as("SELECT id FROM builds WHERE source_hash = $1")
+                            .bind(&build.source_hash)
+                            .fetch_one(&mut *$tx)
+                            .await
+                            .map_err(query("read a build"))?;
+                        Some(id)
+                    }
+                };
+                let samples = serde_json::to_string(&rec.samples).map_err(|e| StoreError::Invalid {
+                    what: "record a measurement",
+                    reason: format!("its samples do not serialise: {e}"),
+                })?;
+                // ON CONFLICT: another process may have recorded the same measurement since the
+                // look-up above (PostgreSQL; on SQLite the write lock excludes that).
+                let new_id: Option<(i64,)> = sqlx::query_as(
+                    "INSERT INTO measurements (campaign_id, program_id, machine_id, point_id, schedule_id, \
+                     build_id, role, status, reason, median_s, spread, samples, created_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+                     ON CONFLICT (campaign_id, point_id, role) DO NOTHING RETURNING id",
+                )
+                .bind(rec.campaign)
+                .bind(rec.program)
+                .bind(rec.machine)
+                .bind(&rec.point_id)
+                .bind(schedule_id)
+                .bind(build_id)
+                .bind(rec.role.as_str())
+                .bind(&rec.status)
+                .bind(&rec.reason)
+                .bind(rec.median_s)
+                .bind(rec.spread)
+                .bind(samples)
+                .bind($now)
+                .fetch_optional(&mut *$tx)
+                .await
+                .map_err(query("record a measurement"))?;
+                match new_id {
+                    Some((id,)) => id,
+                    None => {
+                        let (id,): (i64,) = sqlx::query_as(
+                            "SELECT id FROM measurements WHERE campaign_id = $1 AND point_id = $2 AND role = $3",
+                        )
+                        .bind(rec.campaign)
+                        .bind(&rec.point_id)
+                        .bind(rec.role.as_str())
+                        .fetch_one(&mut *$tx)
+                        .await
+                        .map_err(query("look up a measurement"))?;
+                        id
+                    }
+                }
+            }
+        }
+    }};
+}
+
+impl Store {
+    /// Opens (creating if needed, and migrating to the current schema) the store at `target`:
+    /// a path (a SQLite file, created with its parent directories), a `sqlite:` URL, or a
+    /// `postgres://` / `postgresql://` URL.
+    pub fn open(target: &str) -> Result<Store, StoreError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(StoreError::Runtime)?;
+        let shown = redact(target);
+        let pool = if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+            Pool::Postgres(rt.block_on(open_postgres(target, &shown))?)
+        } else {
+            Pool::Sqlite(rt.block_on(open_sqlite(target, &shown))?)
+        };
+        Ok(Store { rt, pool, target: shown })
+    }
+
+    /// Where the store lives unless told otherwise: `$POLYTUNE_DB` if set (a path or a
+    /// `postgres://` URL, returned as given), else `$XDG_DATA_HOME/polytune/polytune.db`, else
+    /// `~/.local/share/polytune/polytune.db`.
+    pub fn default_location() -> Result<PathBuf, StoreError> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        if let Some(db) = var("POLYTUNE_DB") {
+            return Ok(PathBuf::from(db));
+        }
+        // The XDG spec says to ignore a relative XDG_DATA_HOME.
+        if let Some(data) = var("XDG_DATA_HOME").map(PathBuf::from).filter(|p| p.is_absolute()) {
+            return Ok(data.join("polytune").join("polytune.db"));
+        }
+        match var("HOME") {
+            Some(home) => Ok(PathBuf::from(home).join(".local/share/polytune/polytune.db")),
+            None => Err(StoreError::NoLocation),
+        }
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn backend(&self) -> &'static str {
+        match self.pool {
+            Pool::Sqlite(_) => "sqlite",
+            Pool::Postgres(_) => "postgres",
+        }
+    }
+
+    /// What the store was opened with, any password replaced by `***`.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// The id of the machine with this fingerprint (JSON text), inserted if new. Machines are
+    /// keyed by the SHA-256 of the fingerprint text; a machine keeps the first name it was
+    /// recorded under.
+    pub fn machine(&self, name: &str, fingerprint_json: &str) -> Result<i64, StoreError> {
+        const WHAT: &str = "record a machine";
+        non_empty(WHAT, "machine name", name)?;
+        json_text(WHAT, "fingerprint", fingerprint_json)?;
+        let hash = sha256_hex(fingerprint_json);
+        let now = Timestamp::now().millis();
+        with_pool!(self, |pool, _begin| {
+            sqlx::query(
+                "INSERT INTO machines (name, fingerprint, fingerprint_hash, created_at) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (fingerprint_hash) DO NOTHING",
+            )
+            .bind(name)
+            .bind(fingerprint_json)
+            .bind(&hash)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map_err(query(WHAT))?;
+            let (id,): (i64,) = sqlx::query_as("SELECT id FROM machines WHERE fingerprint_hash = $1")
+                .bind(&hash)
+                .fetch_one(pool)
+                .await
+                .map_err(query(WHAT))?;
+            Ok(id)
+        })
+    }
+
+    /// The id of the program with this source hash under this dataset, inserted if new.
+    pub fn program(&self, kernel: &str, path: &str, source_hash: &str, dataset: &str) -> Result<i64, StoreError> {
+        const WHAT: &str = "record a program";
+        non_empty(WHAT, "kernel name", kernel)?;
+        non_empty(WHAT, "source hash", source_hash)?;
+        non_empty(WHAT, "dataset", dataset)?;
+        let now = Timestamp::now().millis();
+        with_pool!(self, |pool, _begin| {
+            sqlx::query(
+                "INSERT INTO programs (kernel, path, source_hash, dataset, created_at) VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT (source_hash, dataset) DO NOTHING",
+            )
+            .bind(kernel)
+            .bind(path)
+            .bind(source_hash)
+            .bind(dataset)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map_err(query(WHAT))?;
+            let (id,): (i64,) = sqlx::query_as("SELECT id FROM programs WHERE source_hash = $1 AND dataset = $2")
+                .bind(source_hash)
+                .bind(dataset)
+                .fetch_one(pool)
+                .await
+                .map_err(query(WHAT))?;
+            Ok(id)
+        })
+    }
+
+    /// The campaign with `new.key`, created in state `running` if there is none. An existing
+    /// campaign is returned as stored (its state and configuration untouched): the same
+    /// command again resumes it, and the caller sets the state.
+    pub fn campaign(&self, new: &NewCampaign) -> Result<Campaign, StoreError> {
+        const WHAT: &str = "create a campaign";
+        non_empty(WHAT, "campaign key", &new.key)?;
+        json_text(WHAT, "campaign configuration", &new.config_json)?;
+        let now = Timestamp::now().millis();
+        with_pool!(self, |pool, _begin| {
+            sqlx::query(
+                "INSERT INTO campaigns (key, config, strategy, seed, budget, state, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, 'running', $6, $6) ON CONFLICT (key) DO NOTHING",
+            )
+            .bind(&new.key)
+            .bind(&new.config_json)
+            .bind(&new.strategy)
+            .bind(new.seed as i64) // bit for bit; read back as u64 by `Seed`
+            .bind(&new.budget)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map_err(query(WHAT))?;
+            sqlx::query_as::<_, Campaign>(&format!("{CAMPAIGN_SELECT} WHERE key = $1"))
+                .bind(&new.key)
+                .fetch_one(pool)
+                .await
+                .map_err(query(WHAT))
+        })
+    }
+
+    pub fn set_campaign_state(&self, id: i64, state: CampaignState) -> Result<(), StoreError> {
+        const WHAT: &str = "set a campaign's state";
+        let now = Timestamp::now().millis();
+        let changed = with_pool!(self, |pool, _begin| {
+            sqlx::query("UPDATE campaigns SET state = $1, updated_at = $2 WHERE id = $3")
+                .bind(state.as_str())
+                .bind(now)
+                .bind(id)
+                .execute(pool)
+                .await
+                .map(|r| r.rows_affected())
+                .map_err(query(WHAT))
+        })?;
+        if changed == 0 {
+            return Err(StoreError::Invalid { what: WHAT, reason: format!("no campaign has id {id}") });
+        }
+        Ok(())
+    }
+
+    /// The (point id, role) of every measurement already recorded in `campaign`, oldest first:
+    /// what a resumed campaign skips.
+    pub fn measured(&self, campaign: i64) -> Result<Vec<(String, Role)>, StoreError> {
+        const WHAT: &str = "list a campaign's measurements";
+        let rows: Vec<(String, String)> = with_pool!(self, |pool, _begin| {
+            sqlx::query_as("SELECT point_id, role FROM measurements WHERE campaign_id = $1 ORDER BY id")
+                .bind(campaign)
+                .fetch_all(pool)
+                .await
+                .map_err(query(WHAT))
+        })?;
+        rows.into_iter().map(|(point, role)| Ok((point, parse_column(WHAT, &role)?))).collect()
+    }
+
+    /// Stores one finished measurement with its point, schedule and build rows, all in one
+    /// transaction, and returns its id. Recording the same (campaign, point, role) again is a
+    /// no-op that returns the existing id (the first record wins).
+    pub fn record(&self, rec: &Record) -> Result<i64, StoreError> {
+        validate(rec)?;
+        let now = Timestamp::now().millis();
+        with_pool!(self, |pool, begin| {
+            let mut tx = pool.begin_with(begin).await.map_err(query("start a transaction"))?;
+            let id = record_in!(tx, rec, now);
+            tx.commit().await.map_err(query("commit a measurement"))?;
+            Ok(id)
+        })
+    }
+
+    /// [`Store::record`] for many records in one transaction (an import, a bulk load): all are
+    /// stored or none. Returns their ids in order.
+    pub fn record_all(&self, recs: &[Record]) -> Result<Vec<i64>, StoreError> {
+        recs.iter().try_for_each(validate)?;
+        let now = Timestamp::now().millis();
+        with_pool!(self, |pool, begin| {
+            let mut tx = pool.begin_with(begin).await.map_err(query("start a transaction"))?;
+            let mut ids = Vec::with_capacity(recs.len());
+            for rec in recs {
+                ids.push(record_in!(tx, rec, now));
+            }
+            tx.commit().await.map_err(query("commit measurements"))?;
+            Ok(ids)
+        })
+    }
+
+    /// The best-known variant of `kernel`, optionally on one machine (by name) and one dataset.
+    ///
+    /// Medians are compared only within a campaign (the same binary's time moves 10–20%
+    /// between sessions, and across datasets or machines raw times mean nothing), so: in each
+    /// campaign that has an `ok` reference, the fastest `ok` variant; of those, the one with
+    /// the highest speedup over its own campaign's reference (newest reference if several).
+    /// Ties go to the lower median, then the older measurement. `None` when no campaign has
+    /// both an `ok` reference and an `ok` variant.
+    pub fn best(&self, kernel: &str, machine: Option<&str>, dataset: Option<&str>) -> Result<Option<Best>, StoreError> {
+        const WHAT: &str = "find the best variant";
+        with_pool!(self, |pool, _begin| {
+            // One read transaction: a consistent snapshot while writers go on.
+            let mut tx = pool.begin().await.map_err(query(WHAT))?;
+            let refs: Vec<(i64, i64, i64, i64, f64, Option<f64>)> = sqlx::query_as(
+                "SELECT r.campaign_id, r.program_id, r.machine_id, r.id, r.median_s, r.spread \
+                 FROM programs p \
+                 JOIN measurements r ON r.program_id = p.id \
+                 JOIN machines mc ON mc.id = r.machine_id \
+                 WHERE p.kernel = $1 AND (CAST($2 AS TEXT) IS NULL OR mc.name = $2) \
+                   AND (CAST($3 AS TEXT) IS NULL OR p.dataset = $3) \
+                   AND r.role = 'reference' AND r.status = 'ok' AND r.median_s > 0 \
+                 ORDER BY r.id",
+            )
+            .bind(kernel)
+            .bind(machine)
+            .bind(dataset)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(query(WHAT))?;
+            // (campaign, program, machine) → the newest reference (rows come oldest first).
+            let mut groups: BTreeMap<(i64, i64, i64), (f64, Option<f64>)> = BTreeMap::new();
+            for (campaign, program, machine, _id, median, spread) in refs {
+                groups.insert((campaign, program, machine), (median, spread));
+            }
+            // (speedup, variant median, variant id, reference median, reference spread)
+            let mut winner: Option<(f64, f64, i64, f64, Option<f64>)> = None;
+            for ((campaign, program, machine), (ref_median, ref_spread)) in groups {
+                let fastest: Option<(i64, f64)> = sqlx::query_as(
+                    "SELECT id, median_s FROM measurements \
+                     WHERE campaign_id = $1 AND program_id = $2 AND machine_id = $3 \
+                       AND role = 'variant' AND status = 'ok' AND median_s > 0 \
+                     ORDER BY median_s, id LIMIT 1",
+                )
+                .bind(campaign)
+                .bind(program)
+                .bind(machine)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(query(WHAT))?;
+                let Some((id, median)) = fastest else { continue };
+                let speedup = ref_median / median;
+                let better = match winner {
+                    None => true,
+                    Some((s, m, i, _, _)) => {
+                        speedup > s || (speedup == s && (median < m || (median == m && id < i)))
+                    }
+                };
+                if better {
+                    winner = Some((speedup, median, id, ref_median, ref_spread));
+                }
+            }
+            let Some((speedup, _, id, reference_median_s, reference_spread)) = winner else {
+                return Ok(None);
+            };
+            let row: BestRow = sqlx::query_as(
+                "SELECT p.kernel, p.dataset, p.path AS program_path, mc.name AS machine, \
+                        m.campaign_id AS campaign, m.id AS measurement, m.point_id, pt.json AS point_json, \
+                        s.tree AS schedule, b.path AS source_path, m.median_s, m.spread, m.samples, \
+                        m.created_at \
+                 FROM measurements m \
+                 JOIN programs p ON p.id = m.program_id \
+                 JOIN machines mc ON mc.id = m.machine_id \
+                 JOIN points pt ON pt.id = m.point_id \
+                 LEFT JOIN schedules s ON s.id = m.schedule_id \
+                 LEFT JOIN builds b ON b.id = m.build_id \
+                 WHERE m.id = $1",
+            )
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(query(WHAT))?;
+            tx.commit().await.map_err(query(WHAT))?;
+            let samples = parse_samples(WHAT, &row.samples)?;
+            Ok(Some(Best {
+                kernel: row.kernel,
+                dataset: row.dataset,
+                machine: row.machine,
+                program_path: row.program_path,
+                campaign: row.campaign,
+                measurement: row.measurement,
+                point_id: row.point_id,
+                point_json: row.point_json,
+                schedule: row.schedule,
+                source_path: row.source_path,
+                median_s: row.median_s,
+                spread: row.spread,
+                samples,
+                reference_median_s,
+                reference_spread,
+                speedup,
+                measured_at: Timestamp::from_millis(row.created_at),
+            }))
+        })
+    }
+
+    /// The newest `limit` measurements, of one kernel or of all, newest first.
+    pub fn history(&self, kernel: Option<&str>, limit: usize) -> Result<Vec<HistoryRow>, StoreError> {
+        const WHAT: &str = "read the history";
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        with_pool!(self, |pool, _begin| {
+            sqlx::query_as::<_, HistoryRow>(
+                "SELECT m.id, m.created_at, p.kernel, p.dataset, mc.name AS machine, m.campaign_id AS campaign, \
+                        m.role, m.point_id, m.status, m.reason, m.median_s, m.spread \
+                 FROM measurements m \
+                 JOIN programs p ON p.id = m.program_id \
+                 JOIN machines mc ON mc.id = m.machine_id \
+                 WHERE CAST($1 AS TEXT) IS NULL OR p.kernel = $1 \
+                 ORDER BY m.id DESC LIMIT $2",
+            )
+            .bind(kernel)
+            .bind(limit)
+            .fetch_all(pool)
+            .await
+            .map_err(query(WHAT))
+        })
+    }
+
+    /// Every machine, by name, with how many measurements it has and when the newest was made.
+    pub fn machines(&self) -> Result<Vec<MachineRow>, StoreError> {
+        const WHAT: &str = "list the machines";
+        let rows: Vec<(i64, String, String, i64, Option<i64>)> = with_pool!(self, |pool, _begin| {
+            sqlx::query_as(
+                "SELECT mc.id, mc.name, mc.fingerprint, COUNT(m.id), MAX(m.created_at) \
+                 FROM machines mc LEFT JOIN measurements m ON m.machine_id = mc.id \
+                 GROUP BY mc.id, mc.name, mc.fingerprint \
+                 ORDER BY mc.name, mc.id",
+            )
+            .fetch_all(pool)
+            .await
+            .map_err(query(WHAT))
+        })?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, name, fingerprint, measurements, last)| MachineRow {
+                id,
+                name,
+                fingerprint,
+                measurements,
+                last_measured_at: last.map(Timestamp::from_millis),
+            })
+            .collect())
+    }
+
+    /// Every campaign, oldest first.
+    pub fn campaigns(&self) -> Result<Vec<Campaign>, StoreError> {
+        with_pool!(self, |pool, _begin| {
+            sqlx::query_as::<_, Campaign>(&format!("{CAMPAIGN_SELECT} ORDER BY id"))
+                .fetch_all(pool)
+                .await
+                .map_err(query("list the campaigns"))
+        })
+    }
+
+    /// Problems found in the store, empty when there are none: on SQLite, what
+    /// `PRAGMA integrity_check` and `PRAGMA foreign_key_check` report; on both backends,
+    /// measurements whose campaign, program, machine, point, schedule or build is missing.
+    pub fn integrity_check(&self) -> Result<Vec<String>, StoreError> {
+        const WHAT: &str = "check the store's integrity";
+        let mut problems = Vec::new();
+        if let Pool::Sqlite(pool) = &self.pool {
+            self.rt.block_on(async {
+                let rows: Vec<(String,)> =
+                    sqlx::query_as("PRAGMA integrity_check").fetch_all(pool).await.map_err(query(WHAT))?;
+                problems.extend(rows.into_iter().map(|(r,)| r).filter(|r| r != "ok"));
+                let rows: Vec<(String, i64)> = sqlx::query_as("SELECT \"table\", rowid FROM pragma_foreign_key_check")
+                    .fetch_all(pool)
+                    .await
+                    .map_err(query(WHAT))?;
+                problems.extend(rows.into_iter().map(|(t, r)| format!("{t} row {r}: foreign key violated")));
+                Ok::<(), StoreError>(())
+            })?;
+        }
+        let orphans: Vec<(i64,)> = with_pool!(self, |pool, _begin| {
+            sqlx::query_as(
+                "SELECT m.id FROM measurements m \
+                 LEFT JOIN campaigns c ON c.id = m.campaign_id \
+                 LEFT JOIN programs p ON p.id = m.program_id \
+                 LEFT JOIN machines mc ON mc.id = m.machine_id \
+                 LEFT JOIN points pt ON pt.id = m.point_id \
+                 LEFT JOIN schedules s ON s.id = m.schedule_id \
+                 LEFT JOIN builds b ON b.id = m.build_id \
+                 WHERE c.id IS NULL OR p.id IS NULL OR mc.id IS NULL OR pt.id IS NULL \
+                    OR (m.schedule_id IS NOT NULL AND s.id IS NULL) OR (m.build_id IS NOT NULL AND b.id IS NULL) \
+                 ORDER BY m.id",
+            )
+            .fetch_all(pool)
+            .await
+            .map_err(query(WHAT))
+        })?;
+        problems.extend(orphans.into_iter().map(|(id,)| format!("measurement {id} refers to a missing row")));
+        Ok(problems)
+    }
+}
+
+impl Drop for Store {
+    /// Closes the connections cleanly (on SQLite the last one checkpoints the WAL into the file).
+    fn drop(&mut self) {
+        match &self.pool {
+            Pool::Sqlite(pool) => self.rt.block_on(pool.close()),
+            Pool::Postgres(pool) => self.rt.block_on(pool.close()),
+        }
+    }
+}
+
+const CAMPAIGN_SELECT: &str =
+    "SELECT id, key, config, strategy, seed, budget, state, created_at, updated_at FROM campaigns";
+
+#[derive(sqlx::FromRow)]
+struct BestRow {
+    kernel: String,
+    dataset: String,
+    program_path: String,
+    machine: String,
+    campaign: i64,
+    measurement: i64,
+    point_id: String,
+    point_json: String,
+    schedule: Option<String>,
+    source_path: Option<String>,
+    median_s: f64,
+    spread: Option<f64>,
+    samples: String,
+    created_at: i64,
+}
+
+async fn open_sqlite(target: &str, shown: &str) -> Result<SqlitePool, StoreError> {
+    let open_err = |source| StoreError::Open { target: shown.to_string(), source };
+    let options = if target.starts_with("sqlite:") {
+        SqliteConnectOptions::from_str(target).map_err(open_err)?
+    } else {
+        SqliteConnectOptions::new().filename(target)
+    };
+    let file = options.get_filename().to_path_buf();
+    // sqlx names in-memory databases `file:...`; those have no directory to create.
+    if !file.as_os_str().to_string_lossy().starts_with("file:") {
+        create_parent(&file)?;
+    }
+    let options = options.create_if_missing(true).foreign_keys(true).busy_timeout(SQLITE_BUSY_TIMEOUT);
+
+    // The version check runs before anything that writes (WAL mode, migrations).
+    let mut conn = options.connect().await.map_err(open_err)?;
+    let applied = sqlite_applied_version(&mut conn).await.map_err(open_err)?;
+    conn.close().await.map_err(open_err)?;
+    check_version(shown, applied, &SQLITE_MIGRATOR)?;
+
+    let options = options.journal_mode(SqliteJournalMode::Wal).synchronous(SqliteSynchronous::Full);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(4)
+        .acquire_timeout(SQLITE_BUSY_TIMEOUT)
+        .connect_with(options)
+        .await
+        .map_err(open_err)?;
+    // Two processes opening a new file at once both try to apply the migrations; the loser
+    // fails ("table already exists") and finds them applied when it tries again.
+    let mut attempt = 0;
+    loop {
+        match SQLITE_MIGRATOR.run(&pool).await {
+            Ok(()) => return Ok(pool),
+            Err(_) if attempt < 5 => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
+            }
+            Err(source) => return Err(StoreError::Migrate { target: shown.to_string(), source }),
+        }
+    }
+}
+
+async fn sqlite_applied_version(conn: &mut sqlx::SqliteConnection) -> Result<Option<i64>, sqlx::Error> {
+    let (tables,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    if tables == 0 {
+        return Ok(None);
+    }
+    let (max,): (Option<i64>,) = sqlx::query_as("SELECT MAX(version) FROM _sqlx_migrations").fetch_one(conn).await?;
+    Ok(max)
+}
+
+async fn open_postgres(target: &str, shown: &str) -> Result<PgPool, StoreError> {
+    let open_err = |source| StoreError::Open { target: shown.to_string(), source };
+    let options = PgConnectOptions::from_str(target).map_err(open_err)?.application_name("polytune");
+    let pool = PgPoolOptions::new()
+        .max_connections(4)
+        .acquire_timeout(Duration::from_secs(30))
+        .connect_with(options)
+        .await
+        .map_err(open_err)?;
+    let (tables,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM information_schema.tables \
+         WHERE table_schema = current_schema() AND table_name = '_sqlx_migrations'",
+    )
+    .fetch_one(&pool)
+    .await
+    .map_err(open_err)?;
+    let applied = if tables == 0 {
+        None
+    } else {
+        let (max,): (Option<i64>,) =
+            sqlx::query_as("SELECT MAX(version) FROM _sqlx_migrations").fetch_one(&pool).await.map_err(open_err)?;
+        max
+    };
+    check_version(shown, applied, &POSTGRES_MIGRATOR)?;
+    // The migrator holds an advisory lock while it runs: concurrent opens are safe here.
+    POSTGRES_MIGRATOR
+        .run(&pool)
+        .await
+        .map_err(|source| StoreError::Migrate { target: shown.to_string(), source })?;
+    Ok(pool)
+}
+
+fn check_version(shown: &str, applied: Option<i64>, migrator: &Migrator) -> Result<(), StoreError> {
+    let known = migrator.iter().map(|m| m.version).max().unwrap_or(0);
+    match applied {
+        Some(found) if found > known => {
+            Err(StoreError::NewerSchema { target: shown.to_string(), found, known })
+        }
+        _ => Ok(()),
+    }
+}
+
+fn create_parent(file: &Path) -> Result<(), StoreError> {
+    match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir)
+            .map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source }),
+        _ => Ok(()),
+    }
+}
+
+/// `target` with the password of a URL (in its user info or a `password=` parameter)
+/// replaced by `***`.
+fn redact(target: &str) -> String {
+    let mut shown = target.to_string();
+    if let Some(scheme_end) = shown.find("://") {
+        let start = scheme_end + 3;
+        let authority_end = shown[start..].find(['/', '?']).map_or(shown.len(), |i| start + i);
+        if let Some(at) = shown[start..authority_end].rfind('@').map(|i| start + i) {
+            if let Some(colon) = shown[start..at].find(':').map(|i| start + i) {
+                shown.replace_range(colon + 1..at, "***");
+            }
+        }
+    }
+    if let Some(query) = shown.find('?') {
+        let mut out = shown[..=query].to_string();
+        let params: Vec<String> = shown[query + 1..]
+            .split('&')
+            .map(|p| if p.starts_with("password=") { "password=***".to_string() } else { p.to_string() })
+            .collect();
+        out.push_str(&params.join("&"));
+        shown = out;
+    }
+    shown
+}
+
+fn query(what: &'static str) -> impl Fn(sqlx::Error) -> StoreError {
+    move |source| StoreError::Query { what, source }
+}
+
+fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn non_empty(what: &'static str, field: &str, value: &str) -> Result<(), StoreError> {
+    if value.trim().is_empty() {
+        return Err(StoreError::Invalid { what, reason: format!("the {field} is empty") });
+    }
+    Ok(())
+}
+
+fn json_text(what: &'static str, field: &str, text: &str) -> Result<(), StoreError> {
+    serde_json::from_str::<serde_json::Value>(text)
+        .map(drop)
+        .map_err(|e| StoreError::Invalid { what, reason: format!("the {field} is not JSON: {e}") })
+}
+
+fn parse_column<T: FromStr<Err = String>>(what: &'static str, text: &str) -> Result<T, StoreError> {
+    text.parse().map_err(|reason: String| StoreError::Query { what, source: sqlx::Error::Decode(reason.into()) })
+}
+
+fn parse_samples(what: &'static str, text: &str) -> Result<Vec<f64>, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Query { what, source: sqlx::Error::Decode(Box::new(e)) })
+}
+
+fn validate(rec: &Record) -> Result<(), StoreError> {
+    const WHAT: &str = "record a measurement";
+    let invalid = |reason: String| Err(StoreError::Invalid { what: WHAT, reason });
+    let id = &rec.point_id;
+    if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return invalid(format!("point id `{id}` is not 16 lowercase hex digits"));
+    }
+    json_text(WHAT, "point", &rec.point_json)?;
+    non_empty(WHAT, "status", &rec.status)?;
+    for (name, value) in [("median", rec.median_s), ("spread", rec.spread)] {
+        if let Some(v) = value {
+            if !v.is_finite() || v < 0.0 {
+                return invalid(format!("its {name} is {v}; it must be a finite number ≥ 0"));
+            }
+        }
+    }
+    if let Some(v) = rec.samples.iter().find(|v| !v.is_finite() || **v < 0.0) {
+        return invalid(format!("a sample is {v}; samples must be finite numbers ≥ 0"));
+    }
+    if rec.status == "ok" && rec.median_s.is_none() {
+        return invalid(format!("point {id} has status ok but no median"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_hidden() {
+        assert_eq!(redact("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact("postgres://h/db?user=u&password=x"), "postgres://h/db?user=u&password=***");
+        assert_eq!(redact("/tmp/a:b@c.db"), "/tmp/a:b@c.db");
+    }
+}

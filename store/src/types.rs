@@ -1,0 +1,309 @@
+//! The plain data the store takes and returns. Every row derives `Serialize`: the CLI prints
+//! them with `--json`.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Serialize, Serializer};
+
+/// Whether a measurement times the original program (the campaign's reference) or a variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Reference,
+    Variant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Reference => "reference",
+            Role::Variant => "variant",
+        }
+    }
+}
+
+impl FromStr for Role {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Role, String> {
+        match s {
+            "reference" => Ok(Role::Reference),
+            "variant" => Ok(Role::Variant),
+            other => Err(format!("unknown measurement role `{other}` (expected reference or variant)")),
+        }
+    }
+}
+
+impl TryFrom<String> for Role {
+    type Error = String;
+    fn try_from(s: String) -> Result<Role, String> {
+        s.parse()
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A campaign runs until its budget is spent or its space exhausted (`finished`), or until it
+/// is interrupted (`stopped`); the same command again resumes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CampaignState {
+    Running,
+    Finished,
+    Stopped,
+}
+
+impl CampaignState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CampaignState::Running => "running",
+            CampaignState::Finished => "finished",
+            CampaignState::Stopped => "stopped",
+        }
+    }
+}
+
+impl FromStr for CampaignState {
+    type Err = String;
+    fn from_str(s: &str) -> Result<CampaignState, String> {
+        match s {
+            "running" => Ok(CampaignState::Running),
+            "finished" => Ok(CampaignState::Finished),
+            "stopped" => Ok(CampaignState::Stopped),
+            other => Err(format!("unknown campaign state `{other}` (expected running, finished or stopped)")),
+        }
+    }
+}
+
+impl TryFrom<String> for CampaignState {
+    type Error = String;
+    fn try_from(s: String) -> Result<CampaignState, String> {
+        s.parse()
+    }
+}
+
+impl fmt::Display for CampaignState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A moment, stored as milliseconds since the Unix epoch (the same integer column on every
+/// backend, so the SQL stays one text); shown and serialised as RFC 3339 UTC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(i64);
+
+impl Timestamp {
+    pub fn now() -> Timestamp {
+        let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        Timestamp(i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
+    }
+
+    pub fn from_millis(ms: i64) -> Timestamp {
+        Timestamp(ms)
+    }
+
+    pub fn millis(self) -> i64 {
+        self.0
+    }
+}
+
+impl From<i64> for Timestamp {
+    fn from(ms: i64) -> Timestamp {
+        Timestamp(ms)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, proleptic Gregorian, UTC.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = self.0.rem_euclid(1000);
+        let secs = self.0.div_euclid(1000);
+        let days = secs.div_euclid(86_400);
+        let tod = secs.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(days);
+        write!(f, "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z", tod / 3600, tod % 3600 / 60, tod % 60)
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Days since 1970-01-01 → (year, month, day), counting in 400-year eras of 146,097 days
+/// whose years start on March 1st (so the leap day is the last day of a year).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468; // days from 0000-03-01 to 1970-01-01
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097); // day of era, 0..146096
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // year of era, 0..399
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // day of year from March 1st
+    let mp = (5 * doy + 2) / 153; // month from March, 0..11
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// The configuration of a campaign; `key` (a hash of the configuration, chosen by the
+/// caller) identifies it, so running the same command again resumes the same campaign.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NewCampaign {
+    pub key: String,
+    /// The campaign's configuration as JSON text (stored as given).
+    pub config_json: String,
+    pub strategy: String,
+    pub seed: u64,
+    /// The budget as the user wrote it (`8h`, `500 variants`).
+    pub budget: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, sqlx::FromRow)]
+pub struct Campaign {
+    pub id: i64,
+    pub key: String,
+    /// JSON text, as given in [`NewCampaign::config_json`].
+    pub config: String,
+    pub strategy: String,
+    /// Stored as a 64-bit signed integer (bit for bit); read back unchanged.
+    #[sqlx(try_from = "i64")]
+    pub seed: Seed,
+    pub budget: String,
+    #[sqlx(try_from = "String")]
+    pub state: CampaignState,
+    #[sqlx(try_from = "i64")]
+    pub created_at: Timestamp,
+    #[sqlx(try_from = "i64")]
+    pub updated_at: Timestamp,
+}
+
+/// A campaign's random seed: a `u64`, stored in a signed 64-bit column bit for bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Seed(pub u64);
+
+impl From<i64> for Seed {
+    fn from(v: i64) -> Seed {
+        Seed(v as u64)
+    }
+}
+
+/// A generated program variant's source, identified by the hash of its text.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BuildRef {
+    pub source_hash: String,
+    pub source_path: String,
+}
+
+/// One finished measurement, as the tuner hands it over. `record` stores it together with
+/// its point, schedule and build rows in one transaction.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Record {
+    pub campaign: i64,
+    pub program: i64,
+    pub machine: i64,
+    pub role: Role,
+    /// 16 lowercase hex digits (`space::knobs::Point::id`).
+    pub point_id: String,
+    /// The point's canonical JSON; must be the same text every time the id is recorded.
+    pub point_json: String,
+    /// The isl schedule tree; `None` when there is none (a failed schedule, the original).
+    pub schedule: Option<String>,
+    /// The generated source; `None` when no code was generated.
+    pub build: Option<BuildRef>,
+    /// `ok`, `wrong`, `compile-error`, `crash`, `timeout`, `illegal`, `schedule-error`, ...
+    pub status: String,
+    /// Why it failed; empty when it did not.
+    pub reason: String,
+    /// Seconds; `None` when nothing was timed. Never negative.
+    pub median_s: Option<f64>,
+    /// (max − min) / median of the samples; `None` when nothing was timed.
+    pub spread: Option<f64>,
+    /// Every timed run, in seconds.
+    pub samples: Vec<f64>,
+}
+
+/// The best-known variant of a kernel: see [`crate::Store::best`] for how it is chosen.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Best {
+    pub kernel: String,
+    pub dataset: String,
+    pub machine: String,
+    /// The original program's path, as recorded.
+    pub program_path: String,
+    pub campaign: i64,
+    pub measurement: i64,
+    pub point_id: String,
+    pub point_json: String,
+    pub schedule: Option<String>,
+    pub source_path: Option<String>,
+    pub median_s: f64,
+    pub spread: Option<f64>,
+    pub samples: Vec<f64>,
+    pub reference_median_s: f64,
+    pub reference_spread: Option<f64>,
+    /// reference median / variant median.
+    pub speedup: f64,
+    pub measured_at: Timestamp,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, sqlx::FromRow)]
+pub struct HistoryRow {
+    pub id: i64,
+    #[sqlx(try_from = "i64")]
+    pub created_at: Timestamp,
+    pub kernel: String,
+    pub dataset: String,
+    pub machine: String,
+    pub campaign: i64,
+    #[sqlx(try_from = "String")]
+    pub role: Role,
+    pub point_id: String,
+    pub status: String,
+    pub reason: String,
+    pub median_s: Option<f64>,
+    pub spread: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MachineRow {
+    pub id: i64,
+    pub name: String,
+    /// JSON text, as given to [`crate::Store::machine`].
+    pub fingerprint: String,
+    pub measurements: i64,
+    /// When its newest measurement was recorded, if it has any.
+    pub last_measured_at: Option<Timestamp>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_print_as_utc() {
+        assert_eq!(Timestamp(0).to_string(), "1970-01-01T00:00:00.000Z");
+        // 2000-02-29 (a leap day of a century leap year) 12:34:56.789
+        assert_eq!(Timestamp(951_827_696_789).to_string(), "2000-02-29T12:34:56.789Z");
+        assert_eq!(Timestamp(1_795_838_400_000).to_string(), "2026-11-28T04:00:00.000Z");
+        assert_eq!(Timestamp(-1).to_string(), "1969-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn roles_and_states_parse_back() {
+        for r in [Role::Reference, Role::Variant] {
+            assert_eq!(r.as_str().parse::<Role>(), Ok(r));
+        }
+        for s in [CampaignState::Running, CampaignState::Finished, CampaignState::Stopped] {
+            assert_eq!(s.as_str().parse::<CampaignState>(), Ok(s));
+        }
+        assert!("done".parse::<CampaignState>().unwrap_err().contains("running, finished or stopped"));
+    }
+}
