@@ -11,3 +11,4 @@ pub mod legality;
 pub mod reference;
 pub mod schedule;
 pub mod scop;
+pub mod spatial;

@@ -21,8 +21,10 @@ use isl_rs::{Context, Set, UnionMap};
 use super::farkas::{farkas, Farkas};
 use super::ilp::{self, Backend, Constraint, Outcome, Problem, Relation};
 use super::linalg::{null_space, rank};
-use super::{tree, CoreOptions, CoreSchedule, Fusion, Preorder, Row, RowKind, ScheduleError};
+use super::{tree, CoreOptions, CoreSchedule, Fusion, Preorder, Row, RowKind, ScheduleError, ThreadMapping};
 use crate::deps::{DepKind, Dependences};
+use crate::knobs::{Consecutivity, SchedulerOptions, Spatial, Target};
+use crate::spatial::{self, Locality, Reference};
 use crate::isl::{new_context, IslResultExt};
 use crate::scop::Scop;
 
@@ -107,12 +109,31 @@ pub(super) fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> R
         Fusion::Max => max_fusion(&ctx, scop, &all, &mut solver)?,
     };
     check_preorder(scop, &preorder, &all)?;
+    let locality = match &opts.knobs {
+        Some(k) if k.spatial != Spatial::Off => {
+            Some(spatial::locality(&ctx, scop, deps, k.line_bytes, k.spatial)?)
+        }
+        _ => None,
+    };
+    let references = match &locality {
+        Some(l) => l.references.clone(),
+        None if opts.knobs.is_some() => spatial::references(&ctx, scop)?,
+        None => Vec::new(),
+    };
     let mut rows = Vec::new();
+    let mut mapping = Vec::new();
     for (g, members) in preorder.0.iter().enumerate() {
         let inside: Vec<DepGroup> =
             all.iter().filter(|d| members.contains(&d.src) && members.contains(&d.dst)).cloned().collect();
         let mut group = Group::new(&ctx, scop, g, members.clone(), inside);
-        rows.extend(group.run(&mut solver)?);
+        if let Some(knobs) = &opts.knobs {
+            group.unified = Some(Unified::new(scop, knobs, &references, locality.as_ref(), members));
+        }
+        let group_rows = group.run(&mut solver)?;
+        if opts.knobs.as_ref().is_some_and(|k| k.target == Target::Gpu) {
+            mapping.extend(thread_mapping(g, &group_rows));
+        }
+        rows.extend(group_rows);
     }
     let tree = tree::build(scop, &preorder, &rows);
     let violations = crate::legality::violations(&ctx, &scop.context, &tree, deps)?;
@@ -130,7 +151,160 @@ pub(super) fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> R
         ilps: ilp::solves() - solves_before,
         cross_checked: solver.checked,
         cross_unchecked: solver.unchecked,
+        mapping,
     })
+}
+
+/// RR-9110 §4.8: in the outermost band with coincident rows, the first
+/// coincident row that carries spatial proximity is mapped to thread `x`; the
+/// other coincident rows (at most three in all) to `z, y, x` in order.
+fn thread_mapping(group: usize, rows: &[Row]) -> Option<ThreadMapping> {
+    let band = rows.iter().find(|r| r.coincident)?.band;
+    let coincident: Vec<(usize, &Row)> =
+        rows.iter().filter(|r| r.band == band).enumerate().filter(|(_, r)| r.coincident).collect();
+    let spatial = coincident.iter().find(|(_, r)| !r.spatial.is_empty()).map(|(i, _)| *i);
+    let others: Vec<usize> = coincident.iter().map(|(i, _)| *i).filter(|i| Some(*i) != spatial).collect();
+    let labels: &[char] = if spatial.is_some() { &['z', 'y'] } else { &['z', 'y', 'x'] };
+    let take = others.len().min(labels.len());
+    let mut threads: Vec<(usize, char)> =
+        others[others.len() - take..].iter().copied().zip(labels[labels.len() - take..].iter().copied()).collect();
+    if let Some(i) = spatial {
+        threads.push((i, 'x'));
+    }
+    threads.sort();
+    Some(ThreadMapping { group, band, threads })
+}
+
+/// A group of references with its spatial and temporal relations inside one
+/// fusion group, as dependence groups (per statement pair).
+#[derive(Clone)]
+struct LocGroup {
+    label: String,
+    refs: Vec<usize>,
+    multiplicity: usize,
+    spatial: Vec<DepGroup>,
+    temporal: Vec<DepGroup>,
+    /// Spatial relations still considered (§4.4: a carried group is removed).
+    active: bool,
+}
+
+/// The unified scheduler's state for one fusion group (RR-9110 §4).
+struct Unified {
+    knobs: SchedulerOptions,
+    references: Vec<Reference>,
+    groups: Vec<LocGroup>,
+    /// Register-pressure heuristic value h of the group (§4.7).
+    pressure: u32,
+    /// Per member: the innermost direction `v` and `h·v` for intra-statement
+    /// consecutivity (global level), when some reference admits it.
+    consec: Vec<Option<(Vec<i64>, i64)>>,
+    /// Per member: whether it already has a coincident row (single degree of
+    /// parallelism).
+    has_coincident: Vec<bool>,
+    /// GPU: spatial proximity handled (found, or given up).
+    spatial_done: bool,
+    /// Whether the consecutivity constraints are in force for the next ILP.
+    consec_on: bool,
+}
+
+impl Unified {
+    fn new(
+        scop: &Scop,
+        knobs: &SchedulerOptions,
+        references: &[Reference],
+        locality: Option<&Locality>,
+        members: &[usize],
+    ) -> Unified {
+        let inside = |(s, t, _): &&(usize, usize, String)| members.contains(s) && members.contains(t);
+        let index = |id: &str| references.iter().position(|r| r.id == id).unwrap();
+        let groups = locality
+            .map(|l| {
+                l.groups
+                    .iter()
+                    .map(|g| LocGroup {
+                        label: g.label(),
+                        refs: g.refs.iter().map(|r| index(r)).collect(),
+                        multiplicity: g.multiplicity,
+                        spatial: g
+                            .spatial
+                            .iter()
+                            .filter(inside)
+                            .map(|(s, t, r)| DepGroup { src: *s, dst: *t, relation: r.clone() })
+                            .collect(),
+                        temporal: g
+                            .temporal
+                            .iter()
+                            .filter(inside)
+                            .map(|(s, t, r)| DepGroup { src: *s, dst: *t, relation: r.clone() })
+                            .collect(),
+                        active: true,
+                    })
+                    .filter(|g| !g.spatial.is_empty() || !g.temporal.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let consec = members
+            .iter()
+            .map(|&s| {
+                if knobs.consecutivity != Consecutivity::Global {
+                    return None;
+                }
+                innermost_direction(scop.statements[s].iterators.len(), references, s)
+            })
+            .collect();
+        Unified {
+            knobs: knobs.clone(),
+            references: references.to_vec(),
+            groups,
+            pressure: spatial::register_pressure(scop, references, members),
+            consec,
+            has_coincident: vec![false; members.len()],
+            spatial_done: false,
+            consec_on: knobs.consecutivity == Consecutivity::Global,
+        }
+    }
+
+    fn spatial_on(&self) -> bool {
+        self.knobs.spatial != Spatial::Off
+    }
+}
+
+/// Consecutivity report §3.1.1 for one statement with `n` iterators: the
+/// direction `v` of the innermost loop such that as many references as
+/// possible have `G·v = 0` (outer subscripts unchanged) and `h·v ≠ 0` (last
+/// subscript moves); the first such reference (writes first) fixes `h·v`.
+fn innermost_direction(n: usize, references: &[Reference], stmt: usize) -> Option<(Vec<i64>, i64)> {
+    let mut refs: Vec<&Reference> =
+        references.iter().filter(|r| r.stmt == stmt && r.subscripts.as_ref().is_some_and(|s| !s.is_empty())).collect();
+    refs.sort_by_key(|r| r.kind != crate::scop::AccessKind::Write);
+    let mut candidates: Vec<Vec<i64>> = (0..n)
+        .rev()
+        .map(|k| {
+            let mut e = vec![0; n];
+            e[k] = 1;
+            e
+        })
+        .collect();
+    for r in &refs {
+        let f = r.matrix();
+        candidates.extend(null_space(&f[..f.len() - 1], n));
+    }
+    let consecutive = |r: &Reference, v: &[i64]| {
+        let f = r.matrix();
+        let (h, g) = f.split_last().unwrap();
+        g.iter().all(|row| dot(row, v) == 0) && dot(h, v) != 0
+    };
+    let mut best: Option<(usize, Vec<i64>)> = None;
+    for v in candidates {
+        let score = refs.iter().filter(|r| consecutive(r, &v)).count();
+        if score > 0 && best.as_ref().is_none_or(|(b, _)| score > *b) {
+            best = Some((score, v));
+        }
+    }
+    let (_, v) = best?;
+    let first = refs.iter().find(|r| consecutive(r, &v))?;
+    let hv = dot(first.matrix().last().unwrap(), &v);
+    Some((v, hv))
 }
 
 /// Validity dependences (flow, anti, output) merged per statement pair.
@@ -246,6 +420,17 @@ struct Group<'a> {
     band_index: usize,
     done: Vec<Row>,
     farkas_cache: HashMap<String, Option<Farkas>>,
+    /// The unified scheduler's knobs and locality relations; `None`: core.
+    unified: Option<Unified>,
+}
+
+/// What the next step of a group is.
+enum Next {
+    Row(Row),
+    /// A Feautrier row (GPU without a coincident solution, or hlim exceeded).
+    Feautrier,
+    /// No band row fits.
+    None,
 }
 
 impl<'a> Group<'a> {
@@ -265,6 +450,7 @@ impl<'a> Group<'a> {
             band_index: 0,
             done: Vec::new(),
             farkas_cache: HashMap::new(),
+            unified: None,
         }
     }
 
@@ -289,28 +475,29 @@ impl<'a> Group<'a> {
                 self.close_band()?;
                 continue;
             }
+            let mut feautrier = false;
             if !need.is_empty() {
-                if let Some(row) = self.pluto_row(solver, &need, true)? {
-                    self.push(row)?;
-                    first = false;
-                    continue;
+                match self.next_row(solver, &need)? {
+                    Next::Row(row) => {
+                        self.push(row)?;
+                        first = false;
+                        continue;
+                    }
+                    Next::Feautrier => feautrier = true,
+                    Next::None => {}
                 }
-                if let Some(row) = self.pluto_row(solver, &need, false)? {
-                    self.push(row)?;
-                    first = false;
-                    continue;
-                }
-                if !self.band.is_empty() {
+                if !feautrier && !self.band.is_empty() {
                     self.close_band()?;
                     continue;
                 }
-                if first && self.members.len() > 1 {
+                if !feautrier && first && self.members.len() > 1 {
                     return Err(ScheduleError::IllegalPreorder {
                         preorder: Preorder(vec![self.members.clone()]).display(),
                         reason: "its statements admit no shared outer loop".into(),
                     });
                 }
             }
+            self.close_band()?;
             let row = self.feautrier_row(solver)?;
             self.push(row)?;
             if self.band.last().is_some_and(|r| r.carries.is_empty()) {
@@ -323,6 +510,295 @@ impl<'a> Group<'a> {
             self.close_band()?;
             first = false;
         }
+    }
+
+    /// Rows the group still needs at least: the most any member still needs.
+    fn rows_left(&self) -> usize {
+        (0..self.members.len()).map(|k| self.dims[k] - rank(&self.h[k], self.dims[k])).max().unwrap_or(0)
+    }
+
+    /// The next row of the current band, by the core rule (coincident, then
+    /// relaxed) or by the unified scheduler's strategy for its target.
+    fn next_row(&mut self, solver: &mut Solver, need: &[usize]) -> Result<Next> {
+        let Some(u) = &self.unified else {
+            if let Some(row) = self.pluto_row(solver, need, true)? {
+                return Ok(Next::Row(row));
+            }
+            return Ok(self.pluto_row(solver, need, false)?.map_or(Next::None, Next::Row));
+        };
+        let (target, hlim, pressure) = (u.knobs.target, u.knobs.hlim, u.pressure);
+        let spatial_on = u.spatial_on();
+        let feautrier_ok = !self.deps.is_empty();
+        if !spatial_on {
+            // The core ILP (3), with hlim and consecutivity.
+            if target != Target::Seq {
+                if let Some(row) = self.consecutive(|g| g.pluto_row(solver, need, true))? {
+                    return Ok(Next::Row(row));
+                }
+                if self.band.is_empty() && feautrier_ok && hlim.is_some_and(|h| pressure > h) {
+                    return Ok(Next::Feautrier);
+                }
+            }
+            return Ok(self.consecutive(|g| g.pluto_row(solver, need, false))?.map_or(Next::None, Next::Row));
+        }
+        // Dimension slack: only members that need a row at every remaining
+        // step must get a non-trivial one now.
+        let left = self.rows_left();
+        let tight: Vec<usize> = need
+            .iter()
+            .copied()
+            .filter(|&k| self.dims[k] - rank(&self.h[k], self.dims[k]) == left)
+            .collect();
+        if target == Target::Gpu {
+            let u = self.unified.as_mut().unwrap();
+            if !u.spatial_done {
+                u.spatial_done = true;
+                // (5) with coincidence enforced; a solution that carries no
+                // spatial proximity is discarded for (3).
+                match self.consecutive(|g| g.spatial_row(solver, need, true))? {
+                    Some(row) if !row.spatial.is_empty() => return Ok(Next::Row(row)),
+                    Some(_) => {}
+                    None if feautrier_ok => return Ok(Next::Feautrier),
+                    None => {}
+                }
+            }
+            if let Some(row) = self.consecutive(|g| g.pluto_row(solver, need, true))? {
+                return Ok(Next::Row(row));
+            }
+            return Ok(self.consecutive(|g| g.pluto_row(solver, need, false))?.map_or(Next::None, Next::Row));
+        }
+        // CPU (§4.7): (5) on the last row, (4) elsewhere.
+        if left == 1 {
+            if let Some(row) = self.consecutive(|g| g.spatial_row(solver, need, false))? {
+                if !row.spatial.is_empty() {
+                    return Ok(Next::Row(row));
+                }
+            }
+        }
+        let u = self.unified.as_ref().unwrap();
+        let pending = self.deps.iter().any(|d| !u.has_coincident[self.pos(d.src)] || !u.has_coincident[self.pos(d.dst)]);
+        if target == Target::Openmp && left > 2 && pending {
+            if let Some(row) = self.consecutive(|g| g.locality_row(solver, &tight, true))? {
+                return Ok(Next::Row(row));
+            }
+            if self.band.is_empty() && feautrier_ok && hlim.is_some_and(|h| pressure > h) {
+                return Ok(Next::Feautrier);
+            }
+        }
+        Ok(self.consecutive(|g| g.locality_row(solver, &tight, false))?.map_or(Next::None, Next::Row))
+    }
+
+    /// Runs `f` with the consecutivity constraints in force, and again without
+    /// them when that has no solution (they are optional).
+    fn consecutive(&mut self, mut f: impl FnMut(&mut Self) -> Result<Option<Row>>) -> Result<Option<Row>> {
+        let on = self.unified.as_ref().is_some_and(|u| u.consec.iter().any(|c| c.is_some()));
+        if on {
+            self.unified.as_mut().unwrap().consec_on = true;
+            let r = f(self)?;
+            self.unified.as_mut().unwrap().consec_on = false;
+            if r.is_some() {
+                return Ok(r);
+            }
+        }
+        f(self)
+    }
+
+    /// Consecutivity report §3 (intra-statement, f = 1), on the linear part
+    /// `T` of each member's schedule: every row but its last has `c·v = 0`
+    /// and its last `c·v = h·v`, so the last loop advances the last subscript
+    /// by one and leaves the others.
+    fn consecutivity_constraints(&self, l: &Layout) -> Vec<Constraint> {
+        let Some(u) = self.unified.as_ref().filter(|u| u.consec_on) else { return Vec::new() };
+        let left = self.rows_left();
+        let mut out = Vec::new();
+        for (k, c) in u.consec.iter().enumerate() {
+            let Some((v, hv)) = c else { continue };
+            let remaining = self.dims[k] - rank(&self.h[k], self.dims[k]);
+            if remaining == 0 {
+                continue;
+            }
+            let coeffs: Lin = (0..self.dims[k])
+                .flat_map(|i| [(l.c_plus[k][i], v[i]), (l.c_minus[k][i], -v[i])])
+                .filter(|(_, a)| *a != 0)
+                .collect();
+            let constant = if remaining == 1 && remaining == left { -hv } else { 0 };
+            out.push(Constraint { coeffs, constant, relation: Relation::Eq });
+        }
+        out
+    }
+
+    /// Whether the coincidence relation of `dep` is still enforced (§4.7: it is
+    /// relaxed for statements that already have a coincident row).
+    fn enforce_coincidence(&self, dep: &DepGroup) -> bool {
+        match &self.unified {
+            Some(u) if u.spatial_on() => {
+                !(u.has_coincident[self.pos(dep.src)] && u.has_coincident[self.pos(dep.dst)])
+            }
+            _ => true,
+        }
+    }
+
+    /// Active locality groups in ILP order (§4.5): decreasing access rank,
+    /// then multiplicity, so that the most promising are carried last.
+    fn group_order(&self) -> Vec<usize> {
+        let u = self.unified.as_ref().unwrap();
+        let mut keyed: Vec<(usize, usize, usize)> = u
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(g, grp)| {
+                let rank = grp
+                    .refs
+                    .iter()
+                    .map(|&r| {
+                        let reference = &u.references[r];
+                        match self.members.iter().position(|&m| m == reference.stmt) {
+                            Some(k) => spatial::access_rank(reference, &self.h[k], self.dims[k]),
+                            None => 0,
+                        }
+                    })
+                    .max()
+                    .unwrap_or(0);
+                (g, rank, grp.multiplicity)
+            })
+            .collect();
+        keyed.sort_by(|a, b| (b.1, b.2).cmp(&(a.1, a.2)).then(a.0.cmp(&b.0)));
+        keyed.into_iter().map(|(g, ..)| g).collect()
+    }
+
+    /// RR-9110 (4): validity as in (3); per locality group a temporal then a
+    /// spatial distance bound (both signs: proximity does not order), in
+    /// group order; the first spatial group with a non-zero bound is removed
+    /// and the ILP solved again until every remaining one has zero distance.
+    fn locality_row(&mut self, solver: &mut Solver, tight: &[usize], coincident: bool) -> Result<Option<Row>> {
+        let mut removed: Vec<String> = Vec::new();
+        loop {
+            let mut p = Problem::new();
+            let l = self.layout(&mut p, false);
+            let deps = self.deps.clone();
+            for dep in &deps {
+                let Some(f) = self.farkas_of(&dep.relation)? else { continue };
+                let slots = self.distance_slots(&l, dep);
+                Self::add_farkas(&mut p, &f, &slots, 1);
+                if coincident && self.enforce_coincidence(dep) {
+                    Self::add_farkas(&mut p, &f, &slots, -1);
+                }
+            }
+            let mut prefix: Vec<Lin> = Vec::new();
+            let mut spatial_bounds: Vec<(usize, Vec<usize>)> = Vec::new();
+            let b = Some(COEFFICIENT_BOUND);
+            for g in self.group_order() {
+                let grp = self.unified.as_ref().unwrap().groups[g].clone();
+                for (rels, is_spatial) in [(&grp.temporal, false), (&grp.spatial, true)] {
+                    if rels.is_empty() || (is_spatial && !grp.active) {
+                        continue;
+                    }
+                    let tag = if is_spatial { "S" } else { "T" };
+                    let um: Vec<usize> =
+                        (0..self.np).map(|i| p.add_var(format!("{tag}{g}.u-{i}"), Some(0), b)).collect();
+                    let up: Vec<usize> =
+                        (0..self.np).map(|i| p.add_var(format!("{tag}{g}.u+{i}"), Some(0), b)).collect();
+                    let w = p.add_var(format!("{tag}{g}.w"), Some(0), b);
+                    for rel in rels {
+                        let Some(f) = self.farkas_of(&rel.relation)? else { continue };
+                        let slots = self.distance_slots(&l, rel);
+                        for sign in [1, -1] {
+                            // u·p + w − sign·distance ≥ 0
+                            let mut bound: Vec<Lin> = slots
+                                .iter()
+                                .map(|s| s.iter().map(|(v, k)| (*v, -sign * k)).collect())
+                                .collect();
+                            bound[0].push((w, 1));
+                            for i in 0..self.np {
+                                bound[1 + i].push((up[i], 1));
+                                bound[1 + i].push((um[i], -1));
+                            }
+                            Self::add_farkas(&mut p, &f, &bound, 1);
+                        }
+                    }
+                    prefix.push(um.iter().chain(&up).map(|&v| (v, 1)).collect());
+                    prefix.push(vec![(w, 1)]);
+                    if is_spatial {
+                        let mut vars = um.clone();
+                        vars.extend(&up);
+                        vars.push(w);
+                        spatial_bounds.push((g, vars));
+                    }
+                }
+            }
+            let n_prefix = prefix.len() + 2;
+            p.objectives = prefix;
+            p.objectives.push(l.d.iter().flatten().map(|&v| (v, 1)).collect());
+            p.objectives.push(l.c_minus.iter().chain(&l.c_plus).flatten().map(|&v| (v, 1)).collect());
+            self.individual_objectives(&mut p, &l);
+            p.constraints.extend(self.consecutivity_constraints(&l));
+            let Some(values) = self.nontrivial(solver, p, &l, tight, n_prefix)? else {
+                if removed.is_empty() && spatial_bounds.is_empty() {
+                    return Ok(None);
+                }
+                // Bounds that no schedule meets: fall back to the core ILP (3).
+                return self.pluto_row(solver, tight, coincident);
+            };
+            let carried = spatial_bounds.iter().find(|(_, vars)| vars.iter().any(|&v| values[v] != 0));
+            if let Some((g, _)) = carried {
+                let u = self.unified.as_mut().unwrap();
+                u.groups[*g].active = false;
+                removed.push(u.groups[*g].label.clone());
+                continue;
+            }
+            let kind = if coincident { RowKind::Coincident } else { RowKind::Pluto };
+            let mut row = self.row_from(&l, &values, kind);
+            row.spatial = removed;
+            return Ok(Some(row));
+        }
+    }
+
+    /// RR-9110 (5): validity as in (3) (so the row stays in the permutable
+    /// band); minimise the coefficient sum first (discourages skew), then the
+    /// number of active spatial groups not carried; non-triviality for every
+    /// member that needs a row, slack or not.
+    fn spatial_row(&mut self, solver: &mut Solver, need: &[usize], coincident: bool) -> Result<Option<Row>> {
+        let mut p = Problem::new();
+        let l = self.layout(&mut p, false);
+        let deps = self.deps.clone();
+        for dep in &deps {
+            let Some(f) = self.farkas_of(&dep.relation)? else { continue };
+            let slots = self.distance_slots(&l, dep);
+            Self::add_farkas(&mut p, &f, &slots, 1);
+            if coincident && self.enforce_coincidence(dep) {
+                Self::add_farkas(&mut p, &f, &slots, -1);
+            }
+        }
+        let groups = self.unified.as_ref().unwrap().groups.clone();
+        let mut eps: Vec<(usize, usize)> = Vec::new();
+        for (g, grp) in groups.iter().enumerate().filter(|(_, g)| g.active && !g.spatial.is_empty()) {
+            let e = p.add_var(format!("eps.{g}"), Some(0), Some(1));
+            eps.push((g, e));
+            for rel in &grp.spatial {
+                let Some(f) = self.farkas_of(&rel.relation)? else { continue };
+                let mut slots = self.distance_slots(&l, rel);
+                slots[0].push((e, -1));
+                Self::add_farkas(&mut p, &f, &slots, 1);
+            }
+        }
+        if eps.is_empty() {
+            return Ok(None);
+        }
+        p.objectives.push(l.c_minus.iter().chain(&l.c_plus).flatten().map(|&v| (v, 1)).collect());
+        p.objectives.push(eps.iter().map(|&(_, e)| (e, -1)).collect());
+        p.objectives.push(l.d.iter().flatten().map(|&v| (v, 1)).collect());
+        self.individual_objectives(&mut p, &l);
+        p.constraints.extend(self.consecutivity_constraints(&l));
+        let Some(values) = self.nontrivial(solver, p, &l, need, 3)? else { return Ok(None) };
+        let mut row = self.row_from(&l, &values, RowKind::Spatial);
+        let u = self.unified.as_mut().unwrap();
+        for &(g, e) in &eps {
+            if values[e] == 1 {
+                u.groups[g].active = false;
+                row.spatial.push(u.groups[g].label.clone());
+            }
+        }
+        Ok(Some(row))
     }
 
     /// Whether the first row of this group can be a loop shared by all members.
@@ -477,7 +953,7 @@ impl<'a> Group<'a> {
                 bound[1 + i].push((l.u_minus[i], -1));
             }
             Self::add_farkas(&mut p, &f, &bound, 1);
-            if coincident {
+            if coincident && self.enforce_coincidence(dep) {
                 // Zero distance on everything the band has to respect, not
                 // only on what its earlier rows left: that is what makes the
                 // flag survive tiling (isl's definition).
@@ -485,7 +961,8 @@ impl<'a> Group<'a> {
             }
         }
         self.objectives(&mut p, &l);
-        let Some(values) = self.nontrivial(solver, p, &l, need)? else { return Ok(None) };
+        p.constraints.extend(self.consecutivity_constraints(&l));
+        let Some(values) = self.nontrivial(solver, p, &l, need, PREFIX)? else { return Ok(None) };
         let kind = if coincident { RowKind::Coincident } else { RowKind::Pluto };
         Ok(Some(self.row_from(&l, &values, kind)))
     }
@@ -501,11 +978,12 @@ impl<'a> Group<'a> {
         p: Problem,
         l: &Layout,
         need: &[usize],
+        head: usize,
     ) -> Result<Option<Vec<i64>>> {
         let prefix = Problem {
             vars: p.vars.clone(),
             constraints: p.constraints.clone(),
-            objectives: p.objectives[..PREFIX.min(p.objectives.len())].to_vec(),
+            objectives: p.objectives[..head.min(p.objectives.len())].to_vec(),
         };
         let mut best: Option<(Vec<i64>, Vec<Constraint>)> = None;
         let mut budget = SEARCH_BUDGET;
@@ -513,7 +991,7 @@ impl<'a> Group<'a> {
         let Some((_, extra)) = best else { return Ok(None) };
         let mut p = p;
         p.constraints.extend(extra);
-        staged_lexmin(solver, p, PREFIX)
+        staged_lexmin(solver, p, head)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -614,7 +1092,15 @@ impl<'a> Group<'a> {
                 (s, c, d, v[l.e[k]])
             })
             .collect();
-        Row { group: self.index, band: self.band_index, kind, coincident: false, affine, carries: Vec::new() }
+        Row {
+            group: self.index,
+            band: self.band_index,
+            kind,
+            coincident: false,
+            affine,
+            carries: Vec::new(),
+            spatial: Vec::new(),
+        }
     }
 
     /// Adds a row to the current band, recording what it carries and whether it
@@ -653,6 +1139,11 @@ impl<'a> Group<'a> {
         }
         row.coincident = coincident;
         for (k, (_, c, _, _)) in row.affine.iter().enumerate() {
+            if coincident && c.iter().any(|&x| x != 0) {
+                if let Some(u) = self.unified.as_mut() {
+                    u.has_coincident[k] = true;
+                }
+            }
             self.h[k].push(c.clone());
         }
         self.band.push(row);
@@ -680,6 +1171,27 @@ impl<'a> Group<'a> {
             }
         }
         self.deps = kept;
+        // Locality relations the band carried leave the later ILPs too.
+        if let Some(mut u) = self.unified.take() {
+            for grp in &mut u.groups {
+                for rels in [&mut grp.spatial, &mut grp.temporal] {
+                    let mut left = Vec::new();
+                    for dep in std::mem::take(rels) {
+                        let rel = UnionMap::read_from_str(self.ctx, &dep.relation)
+                            .ctx(what)?
+                            .intersect(eq.copy().ctx(what)?)
+                            .ctx(what)?
+                            .coalesce()
+                            .ctx(what)?;
+                        if !rel.is_empty().ctx(what)? {
+                            left.push(DepGroup { relation: rel.to_str().ctx(what)?.to_string(), ..dep });
+                        }
+                    }
+                    *rels = left;
+                }
+            }
+            self.unified = Some(u);
+        }
         self.done.append(&mut self.band);
         self.band_index += 1;
         Ok(())

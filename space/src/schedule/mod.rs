@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::deps::Dependences;
 use crate::isl::IslError;
+use crate::knobs::SchedulerOptions;
 use crate::scop::Scop;
 
 pub use ilp::Backend;
@@ -94,11 +95,27 @@ pub struct CoreOptions {
     pub backend: Backend,
     /// Solve every ILP with both backends and fail if their optima differ.
     pub cross_check: bool,
+    /// The unified scheduler's knobs (RR-9110 §4); `None`: the core scheduler
+    /// alone (one proximity bound, coincidence first on every row, no slack).
+    #[serde(default)]
+    pub knobs: Option<SchedulerOptions>,
 }
 
 impl Default for CoreOptions {
     fn default() -> Self {
-        CoreOptions { fusion: Fusion::Original, backend: Backend::Cbc, cross_check: false }
+        CoreOptions { fusion: Fusion::Original, backend: Backend::Cbc, cross_check: false, knobs: None }
+    }
+}
+
+impl CoreOptions {
+    /// The unified scheduler with a fusion preorder (`None`: the original
+    /// program's) and knob values.
+    pub fn unified(preorder: Option<Preorder>, knobs: &SchedulerOptions) -> CoreOptions {
+        CoreOptions {
+            fusion: preorder.map(Fusion::Preorder).unwrap_or(Fusion::Original),
+            knobs: Some(knobs.clone()),
+            ..Default::default()
+        }
     }
 }
 
@@ -112,6 +129,9 @@ pub enum RowKind {
     Pluto,
     /// Feautrier-style: carries as many dependence groups as possible.
     Feautrier,
+    /// RR-9110 (5): carries as many spatial-proximity groups as possible with
+    /// the smallest coefficient sum; a member of its permutable band.
+    Spatial,
 }
 
 /// One schedule dimension of one fusion group.
@@ -127,6 +147,20 @@ pub struct Row {
     /// Dependence groups (statement pairs, `S1->S2`) whose every remaining
     /// instance pair this row separates.
     pub carries: Vec<String>,
+    /// Spatial-proximity groups (their references) this row carries (unified
+    /// scheduler only).
+    #[serde(default)]
+    pub spatial: Vec<String>,
+}
+
+/// GPU thread mapping of one band (RR-9110 §4.8): the coincident row that
+/// carries spatial proximity goes to `x`, the other coincident rows to
+/// `z, y, x` in reverse order. Positions are row indices within the band.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadMapping {
+    pub group: usize,
+    pub band: usize,
+    pub threads: Vec<(usize, char)>,
 }
 
 /// The scheduler's answer.
@@ -144,6 +178,9 @@ pub struct CoreSchedule {
     /// lexmins the isl backend gave up on (its operation quota).
     pub cross_checked: usize,
     pub cross_unchecked: usize,
+    /// Target `gpu` only: the outermost band with coincident rows of each group.
+    #[serde(default)]
+    pub mapping: Vec<ThreadMapping>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -162,6 +199,16 @@ pub enum ScheduleError {
     Stuck(String),
     #[error("the schedule failed the legality check: {0}")]
     Illegal(String),
+}
+
+/// The unified scheduler for one point's scheduler settings.
+pub fn unified(
+    scop: &Scop,
+    deps: &Dependences,
+    preorder: Option<Preorder>,
+    knobs: &SchedulerOptions,
+) -> Result<CoreSchedule, ScheduleError> {
+    driver::schedule(scop, deps, &CoreOptions::unified(preorder, knobs))
 }
 
 /// Schedules `scop` under `deps` (validity = coincidence = proximity =

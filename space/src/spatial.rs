@@ -1,0 +1,454 @@
+//! Locality relations of the unified scheduler (RR-9110 §4.1–4.5): spatial
+//! proximity between statement instances that touch the same cache line, and
+//! temporal proximity, both grouped per array reference.
+//!
+//! - Line-based access: the last subscript `a` becomes `floor(a / C)` with `C`
+//!   elements per line (line bytes / element size); scalars have none.
+//! - Access pattern separation: only references with equal subscripts except
+//!   for the constant of the last one are related to each other.
+//! - Access completion: an access matrix without full column rank gets unit
+//!   rows prepended until it has one (for B[k][j] under (i, j, k): B[i][k][j]),
+//!   so that different iterations of an unused loop touch different lines.
+//! - Spatial proximity: the dataflow analysis on line-based accesses with every
+//!   access a must-source, so each instance is related only to the last one
+//!   before it (adjacent in time) that touches its line; reads too (RAR).
+//!   Integer divisions are then projected out (over-approximation).
+//! - Temporal proximity: flow, anti, output and RAR dependences, without the
+//!   non-uniform relations of a statement to itself.
+
+use std::collections::HashMap;
+
+use isl_rs::{Context, DimType, Map, UnionAccessInfo, UnionMap, UnionSet};
+use serde::{Deserialize, Serialize};
+
+use crate::deps::Dependences;
+use crate::isl::{IslError, IslResultExt};
+use crate::knobs::Spatial;
+use crate::scop::{AccessKind, Scop};
+
+/// One subscript: iterator coefficients, parameter coefficients, constant.
+pub type Subscript = (Vec<i64>, Vec<i64>, i64);
+
+/// An array reference with affine subscripts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Reference {
+    pub id: String,
+    pub stmt: usize,
+    pub array: String,
+    pub kind: AccessKind,
+    /// `None` when a subscript is not a single affine expression.
+    pub subscripts: Option<Vec<Subscript>>,
+}
+
+impl Reference {
+    /// The linear part of each subscript (iterator coefficients).
+    pub fn matrix(&self) -> Vec<Vec<i64>> {
+        self.subscripts.iter().flatten().map(|s| s.0.clone()).collect()
+    }
+
+    /// Iterator and parameter coefficients without the constant: references
+    /// with equal keys on one array add to each other's multiplicity.
+    fn hull_key(&self) -> Option<(String, Vec<(Vec<i64>, Vec<i64>)>)> {
+        let s = self.subscripts.as_ref()?;
+        Some((self.array.clone(), s.iter().map(|(c, p, _)| (c.clone(), p.clone())).collect()))
+    }
+}
+
+/// A group of references whose spatial and temporal proximity the scheduler
+/// bounds together (§4.4–4.5).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LocalityGroup {
+    pub refs: Vec<String>,
+    pub multiplicity: usize,
+    /// Spatial-proximity relations as `(source statement, sink statement, isl text)`.
+    pub spatial: Vec<(usize, usize, String)>,
+    /// Temporal-proximity relations, same shape.
+    pub temporal: Vec<(usize, usize, String)>,
+}
+
+impl LocalityGroup {
+    pub fn label(&self) -> String {
+        self.refs.join("+")
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Locality {
+    pub references: Vec<Reference>,
+    pub groups: Vec<LocalityGroup>,
+}
+
+/// Bytes of one element of a C type (8 when unknown).
+pub fn element_bytes(c_type: &str) -> u32 {
+    let t = c_type.replace("unsigned", "").replace("signed", "").replace("const", "");
+    match t.split_whitespace().collect::<Vec<_>>().join(" ").as_str() {
+        "char" | "_Bool" | "bool" | "int8_t" | "uint8_t" => 1,
+        "short" | "short int" | "int16_t" | "uint16_t" => 2,
+        "int" | "float" | "int32_t" | "uint32_t" | "" => 4,
+        _ => 8,
+    }
+}
+
+/// The affine subscripts of an access relation `{ S[i] -> A[f(i)] }`.
+fn subscripts(ctx: &Context, relation: &str, n_params: usize) -> Result<Option<Vec<Subscript>>, IslError> {
+    let what = || format!("subscripts of {relation}");
+    let map = Map::read_from_str(ctx, relation).ctx(what)?;
+    let n_in = map.dim(DimType::In).ctx(what)? as usize;
+    let pma = map.as_pw_multi_aff().ctx(what)?;
+    let n_out = pma.dim(DimType::Out).ctx(what)?;
+    let mut out = Vec::new();
+    for k in 0..n_out {
+        let pa = pma.get_at(k).ctx(what)?;
+        if pa.n_piece().ctx(what)? != 1 {
+            return Ok(None);
+        }
+        let aff = pa.as_aff().ctx(what)?;
+        if aff.dim(DimType::Div).ctx(what)? != 0 {
+            return Ok(None);
+        }
+        let int = |v: isl_rs::Val| -> Result<Option<i64>, IslError> {
+            Ok(if v.is_int().ctx(what)? { Some(v.get_num_si().ctx(what)?) } else { None })
+        };
+        let mut c = Vec::new();
+        for i in 0..n_in {
+            let Some(v) = int(aff.get_coefficient_val(DimType::In, i as i32).ctx(what)?)? else {
+                return Ok(None);
+            };
+            c.push(v);
+        }
+        let mut p = Vec::new();
+        for i in 0..n_params.min(aff.dim(DimType::Param).ctx(what)? as usize) {
+            let Some(v) = int(aff.get_coefficient_val(DimType::Param, i as i32).ctx(what)?)? else {
+                return Ok(None);
+            };
+            p.push(v);
+        }
+        p.resize(n_params, 0);
+        let Some(e) = int(aff.get_constant_val().ctx(what)?)? else { return Ok(None) };
+        out.push((c, p, e));
+    }
+    Ok(Some(out))
+}
+
+/// Every reference of the SCoP with its subscripts. Parameters are aligned
+/// with the SCoP's order by reading each relation under the SCoP's parameter tuple.
+pub fn references(ctx: &Context, scop: &Scop) -> Result<Vec<Reference>, IslError> {
+    let mut out = Vec::new();
+    for (i, s) in scop.statements.iter().enumerate() {
+        for a in &s.accesses {
+            let aligned = align(ctx, &a.relation, &scop.context)?;
+            out.push(Reference {
+                id: a.id.clone(),
+                stmt: i,
+                array: a.array.clone(),
+                kind: a.kind,
+                subscripts: subscripts(ctx, &aligned, scop.params.len())?,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn align(ctx: &Context, relation: &str, context: &str) -> Result<String, IslError> {
+    let what = || format!("aligning {relation}");
+    let model = isl_rs::Set::read_from_str(ctx, context).ctx(what)?.get_space().ctx(what)?;
+    let m = Map::read_from_str(ctx, relation).ctx(what)?.align_params(model).ctx(what)?;
+    Ok(m.to_str().ctx(what)?.to_string())
+}
+
+/// Rank of a matrix with `n` columns.
+fn rank(m: &[Vec<i64>], n: usize) -> usize {
+    crate::schedule::linalg::rank(m, n)
+}
+
+/// Unit rows that complete `f` (rows over `n` iterators) to full column rank,
+/// outermost iterator first.
+pub fn completion(f: &[Vec<i64>], n: usize) -> Vec<usize> {
+    let mut rows: Vec<Vec<i64>> = f.to_vec();
+    let mut added = Vec::new();
+    for k in 0..n {
+        let before = rank(&rows, n);
+        if before == n {
+            break;
+        }
+        let mut e = vec![0; n];
+        e[k] = 1;
+        rows.push(e);
+        if rank(&rows, n) > before {
+            added.push(k);
+        } else {
+            rows.pop();
+        }
+    }
+    added
+}
+
+fn affine(names: &[String], params: &[String], s: &Subscript) -> String {
+    let mut terms = Vec::new();
+    for (k, name) in s.0.iter().zip(names).chain(s.1.iter().zip(params)) {
+        if *k != 0 {
+            terms.push(format!("{k}*{name}"));
+        }
+    }
+    terms.push(s.2.to_string());
+    terms.join(" + ").replace("+ -", "- ")
+}
+
+/// The locality groups of `scop` (`spatial` must not be `Off`).
+pub fn locality(
+    ctx: &Context,
+    scop: &Scop,
+    deps: &Dependences,
+    line_bytes: u32,
+    grouping: Spatial,
+) -> Result<Locality, IslError> {
+    let refs = references(ctx, scop)?;
+    let what = || "spatial proximity".to_string();
+    let elem: HashMap<&str, u32> =
+        scop.arrays.iter().map(|a| (a.name.as_str(), element_bytes(&a.element_type))).collect();
+
+    // Access pattern separation: (array, completion, all subscripts but the
+    // last, the last without its constant).
+    type PatternKey = (String, Vec<usize>, Vec<Subscript>, (Vec<i64>, Vec<i64>), usize);
+    let mut patterns: Vec<(PatternKey, Vec<usize>)> = Vec::new();
+    for (r, reference) in refs.iter().enumerate() {
+        let Some(subs) = &reference.subscripts else { continue };
+        if subs.is_empty() {
+            continue; // scalars: no line-based access
+        }
+        let n = scop.statements[reference.stmt].iterators.len();
+        let done = completion(&reference.matrix(), n);
+        let (last, outer) = subs.split_last().unwrap();
+        let key = (reference.array.clone(), done, outer.to_vec(), (last.0.clone(), last.1.clone()), n);
+        match patterns.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(r),
+            None => patterns.push((key, vec![r])),
+        }
+    }
+
+    let schedule = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
+    // Spatial relations per (source ref, sink ref).
+    let mut spatial: HashMap<(usize, usize), String> = HashMap::new();
+    for ((array, done, _, _, _), members) in &patterns {
+        let c = (line_bytes / elem.get(array.as_str()).copied().unwrap_or(8)).max(1);
+        spatial.extend(adjacent(ctx, scop, &refs, &schedule, members, Some((done, c)))?);
+    }
+
+    // Temporal proximity (§4.3): the same adjacency on array elements, for
+    // every kind of dependence and RAR; non-uniform self relations dropped.
+    let _ = deps;
+    let mut temporal: Vec<(usize, usize, String)> = Vec::new();
+    let mut arrays: Vec<&str> = refs.iter().map(|r| r.array.as_str()).collect();
+    arrays.sort();
+    arrays.dedup();
+    for array in arrays {
+        let members: Vec<usize> = (0..refs.len()).filter(|&r| refs[r].array == array).collect();
+        let mut pairs: Vec<((usize, usize), String)> =
+            adjacent(ctx, scop, &refs, &schedule, &members, None)?.into_iter().collect();
+        pairs.sort();
+        for ((a, b), rel) in pairs {
+            if refs[a].stmt == refs[b].stmt && !uniform(ctx, &rel)? {
+                continue;
+            }
+            temporal.push((a, b, rel));
+        }
+    }
+
+    // One group per reference, then combined by multiplicity if asked.
+    let mut group_of: Vec<usize> = (0..refs.len()).collect();
+    let multiplicity: Vec<usize> = refs
+        .iter()
+        .map(|r| match r.hull_key() {
+            Some(k) => refs.iter().filter(|o| o.hull_key().as_ref() == Some(&k)).count(),
+            None => 1,
+        })
+        .collect();
+    if grouping == Spatial::Grouped {
+        for i in 0..refs.len() {
+            if let Some(k) = refs[i].hull_key() {
+                if let Some(j) = (0..i).find(|&j| refs[j].hull_key().as_ref() == Some(&k)) {
+                    group_of[i] = group_of[j];
+                }
+            }
+        }
+    }
+    let mut groups: Vec<LocalityGroup> = Vec::new();
+    let mut slot: HashMap<usize, usize> = HashMap::new();
+    for (i, r) in refs.iter().enumerate() {
+        let g = *slot.entry(group_of[i]).or_insert_with(|| {
+            groups.push(LocalityGroup { refs: Vec::new(), multiplicity: 0, spatial: Vec::new(), temporal: Vec::new() });
+            groups.len() - 1
+        });
+        groups[g].refs.push(r.id.clone());
+        // Grouped: the sum of the members' multiplicities is the member count
+        // squared over the class; per reference: its own multiplicity.
+        groups[g].multiplicity = if grouping == Spatial::Grouped {
+            groups[g].multiplicity + multiplicity[i]
+        } else {
+            multiplicity[i]
+        };
+    }
+    // Relations belong to the group of their sink reference.
+    let mut keys: Vec<&(usize, usize)> = spatial.keys().collect();
+    keys.sort();
+    for &(a, b) in keys {
+        let g = slot[&group_of[b]];
+        groups[g].spatial.push((refs[a].stmt, refs[b].stmt, spatial[&(a, b)].clone()));
+    }
+    for (a, b, rel) in temporal {
+        let g = slot[&group_of[b]];
+        groups[g].temporal.push((refs[a].stmt, refs[b].stmt, rel));
+    }
+    groups.retain(|g| !g.spatial.is_empty() || !g.temporal.is_empty());
+    Ok(Locality { references: refs, groups })
+}
+
+/// Pairs of instances of the references `members` that touch the same
+/// element (`line: None`) or the same completed line-based element
+/// (`Some((completion rows, C))`) with no other of these accesses to it in
+/// between (isl's dataflow analysis with every access a must-source), per
+/// (source ref, sink ref), integer divisions projected out.
+fn adjacent(
+    ctx: &Context,
+    scop: &Scop,
+    refs: &[Reference],
+    schedule: &UnionMap,
+    members: &[usize],
+    line: Option<(&Vec<usize>, u32)>,
+) -> Result<HashMap<(usize, usize), String>, IslError> {
+    let what = || "adjacent accesses".to_string();
+    let params = scop.params.join(", ");
+    let tag = |r: &Reference| {
+        let st = &scop.statements[r.stmt];
+        format!("[{}[{}] -> {}[]]", st.name, st.iterators.join(", "), r.id)
+    };
+    let mut sink = UnionMap::empty_ctx(ctx).ctx(what)?;
+    let mut tagged_schedule = UnionMap::empty_ctx(ctx).ctx(what)?;
+    for &r in members {
+        let reference = &refs[r];
+        let st = &scop.statements[reference.stmt];
+        let access = match (line, &reference.subscripts) {
+            (Some((done, c)), Some(subs)) => {
+                let mut out: Vec<String> = done.iter().map(|&k| st.iterators[k].clone()).collect();
+                let (last, outer) = subs.split_last().unwrap();
+                out.extend(outer.iter().map(|s| affine(&st.iterators, &scop.params, s)));
+                out.push(format!("floor(({})/{c})", affine(&st.iterators, &scop.params, last)));
+                let text = format!(
+                    "[{params}] -> {{ {} -> L_{}[{}] : {} }}",
+                    tag(reference),
+                    reference.array,
+                    out.join(", "),
+                    domain_body(&st.domain)
+                );
+                UnionMap::read_from_str(ctx, &text).ctx(|| format!("reading {text}"))?
+            }
+            (Some(_), None) => continue,
+            (None, _) => {
+                // The access itself, tagged and restricted to the domain.
+                let acc = scop.statements[reference.stmt]
+                    .accesses
+                    .iter()
+                    .find(|a| a.id == reference.id)
+                    .map(|a| a.relation.clone())
+                    .unwrap_or_default();
+                let dom = UnionSet::read_from_str(ctx, &st.domain).ctx(what)?;
+                let untag = UnionSet::read_from_str(ctx, &format!("{{ {} }}", tag(reference)))
+                    .ctx(what)?
+                    .unwrap()
+                    .ctx(what)?
+                    .domain_map()
+                    .ctx(what)?;
+                let acc = UnionMap::read_from_str(ctx, &acc).ctx(what)?.intersect_domain(dom).ctx(what)?;
+                untag.apply_range(acc).ctx(what)?
+            }
+        };
+        sink = sink.union(access).ctx(what)?;
+        let untag = UnionSet::read_from_str(ctx, &format!("{{ {} }}", tag(reference)))
+            .ctx(what)?
+            .unwrap()
+            .ctx(what)?
+            .domain_map()
+            .ctx(what)?;
+        tagged_schedule =
+            tagged_schedule.union(untag.apply_range(schedule.copy().ctx(what)?).ctx(what)?).ctx(what)?;
+    }
+    let info = UnionAccessInfo::from_sink(sink.copy().ctx(what)?)
+        .ctx(what)?
+        .set_must_source(sink)
+        .ctx(what)?
+        .set_schedule_map(tagged_schedule)
+        .ctx(what)?;
+    let adjacent = info.compute_flow().ctx(what)?.get_may_dependence().ctx(what)?;
+    let mut out = HashMap::new();
+    for &a in members {
+        for &b in members {
+            let (ra, rb) = (&refs[a], &refs[b]);
+            let pair = adjacent
+                .copy()
+                .ctx(what)?
+                .intersect_domain(UnionSet::read_from_str(ctx, &format!("{{ {} }}", tag(ra))).ctx(what)?)
+                .ctx(what)?
+                .intersect_range(UnionSet::read_from_str(ctx, &format!("{{ {} }}", tag(rb))).ctx(what)?)
+                .ctx(what)?
+                .domain_factor_domain()
+                .ctx(what)?
+                .range_factor_domain()
+                .ctx(what)?
+                .remove_divs()
+                .ctx(what)?
+                .coalesce()
+                .ctx(what)?;
+            if !pair.is_empty().ctx(what)? {
+                out.insert((a, b), pair.to_str().ctx(what)?.to_string());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The constraints of a statement domain `[..] -> { S[..] : body }` (or `true`).
+fn domain_body(domain: &str) -> String {
+    match (domain.find(" : "), domain.rfind('}')) {
+        (Some(a), Some(b)) if a < b => domain[a + 3..b].trim().to_string(),
+        _ => "true".to_string(),
+    }
+}
+
+/// A relation of a statement to itself is uniform when its distance is the
+/// same for every pair.
+fn uniform(ctx: &Context, relation: &str) -> Result<bool, IslError> {
+    let what = || format!("uniformity of {relation}");
+    let deltas = UnionMap::read_from_str(ctx, relation).ctx(what)?.deltas().ctx(what)?;
+    let list = deltas.get_set_list().ctx(what)?;
+    for i in 0..list.size().ctx(what)? {
+        if !list.get_at(i).ctx(what)?.is_singleton().ctx(what)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Access rank (§4.5): subscripts of `r` that rows still to be found can
+/// affect, given the rows `h` of its statement so far.
+pub fn access_rank(r: &Reference, h: &[Vec<i64>], n: usize) -> usize {
+    let f = r.matrix();
+    let mut both = f.clone();
+    both.extend(h.iter().cloned());
+    let fixed = rank(&f, n) + rank(h, n) - rank(&both, n);
+    f.len().saturating_sub(fixed)
+}
+
+/// The register-pressure heuristic h of §4.7 over the given statements: the
+/// sum, over references with distinct affine hulls, of their statement depth.
+pub fn register_pressure(scop: &Scop, refs: &[Reference], stmts: &[usize]) -> u32 {
+    let mut seen: Vec<(usize, String, Option<Vec<Subscript>>)> = Vec::new();
+    let mut h = 0;
+    for r in refs.iter().filter(|r| stmts.contains(&r.stmt)) {
+        let key = (r.stmt, r.array.clone(), r.subscripts.clone());
+        if !seen.contains(&key) {
+            h += scop.statements[r.stmt].iterators.len() as u32;
+            seen.push(key);
+        }
+    }
+    h
+}
