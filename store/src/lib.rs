@@ -35,12 +35,14 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 use sqlx::{ConnectOptions, Connection};
 
 pub use error::StoreError;
 pub use types::{
-    Best, BuildRef, Campaign, CampaignState, HistoryRow, MachineRow, NewCampaign, Record, Role, Seed,
+    Best, BuildRef, Campaign, CampaignState, Counts, HistoryRow, MachineRow, NewCampaign, Record, Role, Seed,
     Timestamp,
 };
 
@@ -293,7 +295,13 @@ impl Store {
     }
 
     /// The id of the program with this source hash under this dataset, inserted if new.
-    pub fn program(&self, kernel: &str, path: &str, source_hash: &str, dataset: &str) -> Result<i64, StoreError> {
+    pub fn program(
+        &self,
+        kernel: &str,
+        path: &str,
+        source_hash: &str,
+        dataset: &str,
+    ) -> Result<i64, StoreError> {
         const WHAT: &str = "record a program";
         non_empty(WHAT, "kernel name", kernel)?;
         non_empty(WHAT, "source hash", source_hash)?;
@@ -312,12 +320,13 @@ impl Store {
             .execute(pool)
             .await
             .map_err(query(WHAT))?;
-            let (id,): (i64,) = sqlx::query_as("SELECT id FROM programs WHERE source_hash = $1 AND dataset = $2")
-                .bind(source_hash)
-                .bind(dataset)
-                .fetch_one(pool)
-                .await
-                .map_err(query(WHAT))?;
+            let (id,): (i64,) =
+                sqlx::query_as("SELECT id FROM programs WHERE source_hash = $1 AND dataset = $2")
+                    .bind(source_hash)
+                    .bind(dataset)
+                    .fetch_one(pool)
+                    .await
+                    .map_err(query(WHAT))?;
             Ok(id)
         })
     }
@@ -423,7 +432,12 @@ impl Store {
     /// the highest speedup over its own campaign's reference (newest reference if several).
     /// Ties go to the lower median, then the older measurement. `None` when no campaign has
     /// both an `ok` reference and an `ok` variant.
-    pub fn best(&self, kernel: &str, machine: Option<&str>, dataset: Option<&str>) -> Result<Option<Best>, StoreError> {
+    pub fn best(
+        &self,
+        kernel: &str,
+        machine: Option<&str>,
+        dataset: Option<&str>,
+    ) -> Result<Option<Best>, StoreError> {
         const WHAT: &str = "find the best variant";
         with_pool!(self, |pool, _begin| {
             // One read transaction: a consistent snapshot while writers go on.
@@ -578,6 +592,30 @@ impl Store {
         })
     }
 
+    /// How many rows each table holds.
+    pub fn counts(&self) -> Result<Counts, StoreError> {
+        let (machines, programs, points, schedules, builds, campaigns, measurements): (
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+        ) = with_pool!(self, |pool, _begin| {
+            sqlx::query_as(
+                "SELECT (SELECT COUNT(*) FROM machines), (SELECT COUNT(*) FROM programs), \
+                        (SELECT COUNT(*) FROM points), (SELECT COUNT(*) FROM schedules), \
+                        (SELECT COUNT(*) FROM builds), (SELECT COUNT(*) FROM campaigns), \
+                        (SELECT COUNT(*) FROM measurements)",
+            )
+            .fetch_one(pool)
+            .await
+            .map_err(query("count rows"))
+        })?;
+        Ok(Counts { machines, programs, points, schedules, builds, campaigns, measurements })
+    }
+
     /// Problems found in the store, empty when there are none: on SQLite, what
     /// `PRAGMA integrity_check` and `PRAGMA foreign_key_check` report; on both backends,
     /// measurements whose campaign, program, machine, point, schedule or build is missing.
@@ -589,10 +627,11 @@ impl Store {
                 let rows: Vec<(String,)> =
                     sqlx::query_as("PRAGMA integrity_check").fetch_all(pool).await.map_err(query(WHAT))?;
                 problems.extend(rows.into_iter().map(|(r,)| r).filter(|r| r != "ok"));
-                let rows: Vec<(String, i64)> = sqlx::query_as("SELECT \"table\", rowid FROM pragma_foreign_key_check")
-                    .fetch_all(pool)
-                    .await
-                    .map_err(query(WHAT))?;
+                let rows: Vec<(String, i64)> =
+                    sqlx::query_as("SELECT \"table\", rowid FROM pragma_foreign_key_check")
+                        .fetch_all(pool)
+                        .await
+                        .map_err(query(WHAT))?;
                 problems.extend(rows.into_iter().map(|(t, r)| format!("{t} row {r}: foreign key violated")));
                 Ok::<(), StoreError>(())
             })?;
@@ -701,40 +740,47 @@ async fn sqlite_applied_version(conn: &mut sqlx::SqliteConnection) -> Result<Opt
     if tables == 0 {
         return Ok(None);
     }
-    let (max,): (Option<i64>,) = sqlx::query_as("SELECT MAX(version) FROM _sqlx_migrations").fetch_one(conn).await?;
+    let (max,): (Option<i64>,) =
+        sqlx::query_as("SELECT MAX(version) FROM _sqlx_migrations").fetch_one(conn).await?;
     Ok(max)
 }
 
 async fn open_postgres(target: &str, shown: &str) -> Result<PgPool, StoreError> {
     let open_err = |source| StoreError::Open { target: shown.to_string(), source };
     let options = PgConnectOptions::from_str(target).map_err(open_err)?.application_name("polytune");
+    // One plain connection first: it fails at once with the server's own reason, where a
+    // pool would retry until its timeout.
+    let mut conn = options.connect().await.map_err(open_err)?;
+    let applied = postgres_applied_version(&mut conn).await.map_err(open_err)?;
+    conn.close().await.map_err(open_err)?;
+    check_version(shown, applied, &POSTGRES_MIGRATOR)?;
     let pool = PgPoolOptions::new()
         .max_connections(4)
         .acquire_timeout(Duration::from_secs(30))
         .connect_with(options)
         .await
         .map_err(open_err)?;
-    let (tables,): (i64,) = sqlx::query_as(
-        "SELECT COUNT(*) FROM information_schema.tables \
-         WHERE table_schema = current_schema() AND table_name = '_sqlx_migrations'",
-    )
-    .fetch_one(&pool)
-    .await
-    .map_err(open_err)?;
-    let applied = if tables == 0 {
-        None
-    } else {
-        let (max,): (Option<i64>,) =
-            sqlx::query_as("SELECT MAX(version) FROM _sqlx_migrations").fetch_one(&pool).await.map_err(open_err)?;
-        max
-    };
-    check_version(shown, applied, &POSTGRES_MIGRATOR)?;
     // The migrator holds an advisory lock while it runs: concurrent opens are safe here.
     POSTGRES_MIGRATOR
         .run(&pool)
         .await
         .map_err(|source| StoreError::Migrate { target: shown.to_string(), source })?;
     Ok(pool)
+}
+
+async fn postgres_applied_version(conn: &mut sqlx::PgConnection) -> Result<Option<i64>, sqlx::Error> {
+    let (tables,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM information_schema.tables \
+         WHERE table_schema = current_schema() AND table_name = '_sqlx_migrations'",
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    if tables == 0 {
+        return Ok(None);
+    }
+    let (max,): (Option<i64>,) =
+        sqlx::query_as("SELECT MAX(version) FROM _sqlx_migrations").fetch_one(conn).await?;
+    Ok(max)
 }
 
 fn check_version(shown: &str, applied: Option<i64>, migrator: &Migrator) -> Result<(), StoreError> {
@@ -802,11 +848,13 @@ fn json_text(what: &'static str, field: &str, text: &str) -> Result<(), StoreErr
 }
 
 fn parse_column<T: FromStr<Err = String>>(what: &'static str, text: &str) -> Result<T, StoreError> {
-    text.parse().map_err(|reason: String| StoreError::Query { what, source: sqlx::Error::Decode(reason.into()) })
+    text.parse()
+        .map_err(|reason: String| StoreError::Query { what, source: sqlx::Error::Decode(reason.into()) })
 }
 
 fn parse_samples(what: &'static str, text: &str) -> Result<Vec<f64>, StoreError> {
-    serde_json::from_str(text).map_err(|e| StoreError::Query { what, source: sqlx::Error::Decode(Box::new(e)) })
+    serde_json::from_str(text)
+        .map_err(|e| StoreError::Query { what, source: sqlx::Error::Decode(Box::new(e)) })
 }
 
 fn validate(rec: &Record) -> Result<(), StoreError> {

@@ -283,6 +283,18 @@ pub struct MachineRow {
     pub last_measured_at: Option<Timestamp>,
 }
 
+/// Rows per table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub machines: i64,
+    pub programs: i64,
+    pub points: i64,
+    pub schedules: i64,
+    pub builds: i64,
+    pub campaigns: i64,
+    pub measurements: i64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,407 @@
+//! The store's API on both backends: every test body runs on a fresh SQLite file and, when
+//! `POLYTUNE_TEST_POSTGRES` names a server, on a fresh PostgreSQL database (see `Fresh`).
+
+mod common;
+
+use common::{new_campaign, ok_record, point_id, Fresh, TempDir};
+use store::{CampaignState, Record, Role, Store, StoreError};
+
+/// Generates `<name>_sqlite` and `<name>_postgres` tests running `body(&Fresh)`.
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[test]
+            fn $name() {
+                super::$name(&super::Fresh::sqlite());
+            })*
+        }
+        mod postgres {
+            $(#[test]
+            fn $name() {
+                if let Some(fresh) = super::Fresh::postgres() {
+                    super::$name(&fresh);
+                }
+            })*
+        }
+    };
+}
+
+both_backends!(
+    round_trip,
+    record_is_idempotent,
+    best_compares_within_campaigns,
+    failed_record_leaves_nothing_behind,
+    record_all_is_all_or_nothing,
+    invalid_records_are_refused,
+    newer_schema_is_refused_untouched,
+    reopening_keeps_everything,
+);
+
+fn round_trip(fresh: &Fresh) {
+    let s = Store::open(fresh.target()).unwrap();
+    assert_eq!(s.backend(), if fresh.is_sqlite() { "sqlite" } else { "postgres" });
+
+    let fp = r#"{"cpu":"Xeon","cores":2}"#;
+    let m = s.machine("box", fp).unwrap();
+    assert_eq!(s.machine("renamed", fp).unwrap(), m, "same fingerprint, same machine");
+    let m2 = s.machine("other", r#"{"cpu":"EPYC","cores":64}"#).unwrap();
+    assert_ne!(m, m2);
+
+    let p = s.program("gemm", "polybench/gemm.c", "h-gemm", "LARGE").unwrap();
+    assert_eq!(s.program("gemm", "elsewhere/gemm.c", "h-gemm", "LARGE").unwrap(), p);
+    let p_small = s.program("gemm", "polybench/gemm.c", "h-gemm", "MINI").unwrap();
+    assert_ne!(p, p_small, "a dataset is another program");
+    let p_2mm = s.program("2mm", "polybench/2mm.c", "h-2mm", "LARGE").unwrap();
+
+    let c = s.campaign(&new_campaign("k1")).unwrap();
+    assert_eq!(c.state, CampaignState::Running);
+    assert_eq!(c.seed.0, u64::MAX - 1);
+    assert_eq!(c.config, new_campaign("k1").config_json);
+    assert_eq!((c.strategy.as_str(), c.budget.as_str()), ("random", "8h"));
+    s.set_campaign_state(c.id, CampaignState::Stopped).unwrap();
+    let again = s.campaign(&new_campaign("k1")).unwrap();
+    assert_eq!(again.id, c.id, "the same key resumes the same campaign");
+    assert_eq!(again.state, CampaignState::Stopped, "resuming does not change the state");
+    assert!(again.updated_at >= again.created_at);
+    s.set_campaign_state(c.id, CampaignState::Running).unwrap();
+    let err = s.set_campaign_state(c.id + 1000, CampaignState::Finished).unwrap_err();
+    assert!(err.to_string().contains(&format!("no campaign has id {}", c.id + 1000)), "{err}");
+    let c2 = s.campaign(&new_campaign("k2")).unwrap();
+    assert_ne!(c2.id, c.id);
+
+    // Campaign 1: gemm LARGE on `box`: the reference, two ok variants, one wrong, one crash.
+    let reference = Record { schedule: None, build: None, ..ok_record(c.id, p, m, Role::Reference, 0, 2.0) };
+    s.record(&reference).unwrap();
+    let fast = s.record(&ok_record(c.id, p, m, Role::Variant, 1, 0.5)).unwrap();
+    s.record(&ok_record(c.id, p, m, Role::Variant, 2, 0.8)).unwrap();
+    let wrong = Record {
+        status: "wrong".into(),
+        reason: "C[3][4] = 1.5, expected 2.5".into(),
+        ..ok_record(c.id, p, m, Role::Variant, 3, 0.1)
+    };
+    s.record(&wrong).unwrap();
+    let crash = Record {
+        status: "crash".into(),
+        reason: "signal 11".into(),
+        median_s: None,
+        spread: None,
+        samples: vec![],
+        build: None,
+        ..ok_record(c.id, p, m, Role::Variant, 4, 0.0)
+    };
+    s.record(&crash).unwrap();
+    // The identity point measured as a variant shares the reference's point id.
+    s.record(&ok_record(c.id, p, m, Role::Variant, 0, 2.1)).unwrap();
+    // Campaign 2: 2mm on the other machine.
+    s.record(&ok_record(c2.id, p_2mm, m2, Role::Reference, 10, 1.0)).unwrap();
+    s.record(&ok_record(c2.id, p_2mm, m2, Role::Variant, 11, 0.25)).unwrap();
+
+    let measured = s.measured(c.id).unwrap();
+    let expected: Vec<(String, Role)> = [(0, Role::Reference), (1, Role::Variant), (2, Role::Variant)]
+        .into_iter()
+        .chain([(3, Role::Variant), (4, Role::Variant), (0, Role::Variant)])
+        .map(|(n, r)| (point_id(n), r))
+        .collect();
+    assert_eq!(measured, expected);
+    assert_eq!(s.measured(c2.id).unwrap().len(), 2);
+    assert!(s.measured(c2.id + 1000).unwrap().is_empty());
+
+    let best = s.best("gemm", None, None).unwrap().expect("gemm has a best");
+    assert_eq!(best.measurement, fast);
+    assert_eq!(
+        (best.kernel.as_str(), best.dataset.as_str(), best.machine.as_str()),
+        ("gemm", "LARGE", "box")
+    );
+    assert_eq!(best.program_path, "polybench/gemm.c");
+    assert_eq!(best.campaign, c.id);
+    assert_eq!(best.point_id, point_id(1));
+    assert_eq!(best.point_json, r#"{"n":1}"#);
+    assert_eq!(best.schedule.as_deref(), Some("domain: \"{ S1[i] : 0 <= i < 1 }\""));
+    assert_eq!(best.source_path.as_deref(), Some("/cache/1.c"));
+    assert_eq!((best.median_s, best.spread), (0.5, Some(0.01)));
+    assert_eq!(best.samples, vec![0.5, 0.5 * 1.01, 0.5 * 0.99]);
+    assert_eq!((best.reference_median_s, best.reference_spread), (2.0, Some(0.01)));
+    assert_eq!(best.speedup, 4.0);
+    let json = serde_json::to_value(&best).unwrap();
+    assert_eq!(json["speedup"], 4.0);
+    assert!(json["measured_at"].as_str().unwrap().ends_with('Z'));
+
+    assert_eq!(s.best("gemm", Some("box"), Some("LARGE")).unwrap().unwrap().measurement, fast);
+    assert!(s.best("gemm", Some("other"), None).unwrap().is_none());
+    assert!(s.best("gemm", None, Some("MINI")).unwrap().is_none());
+    assert!(s.best("lu", None, None).unwrap().is_none());
+    let best_2mm = s.best("2mm", Some("other"), Some("LARGE")).unwrap().unwrap();
+    assert_eq!((best_2mm.speedup, best_2mm.machine.as_str()), (4.0, "other"));
+
+    let history = s.history(None, 100).unwrap();
+    assert_eq!(history.len(), 8);
+    assert!(history.windows(2).all(|w| w[0].id > w[1].id), "newest first");
+    assert_eq!((history[0].kernel.as_str(), history[0].point_id.as_str()), ("2mm", point_id(11).as_str()));
+    let gemm = s.history(Some("gemm"), 3).unwrap();
+    assert_eq!(gemm.len(), 3);
+    assert!(gemm.iter().all(|h| h.kernel == "gemm" && h.machine == "box" && h.campaign == c.id));
+    assert_eq!(
+        (gemm[1].status.as_str(), gemm[1].reason.as_str(), gemm[1].median_s),
+        ("crash", "signal 11", None)
+    );
+    assert_eq!((gemm[2].status.as_str(), gemm[2].role), ("wrong", Role::Variant));
+    assert!(s.history(Some("lu"), 10).unwrap().is_empty());
+    assert!(serde_json::to_string(&history).unwrap().contains(r#""role":"variant""#));
+
+    let machines = s.machines().unwrap();
+    let summary: Vec<(&str, i64, bool)> =
+        machines.iter().map(|r| (r.name.as_str(), r.measurements, r.last_measured_at.is_some())).collect();
+    assert_eq!(summary, [("box", 6, true), ("other", 2, true)]);
+    assert_eq!(machines[0].fingerprint, fp);
+    let idle = s.machine("idle", r#"{"cpu":"none"}"#).unwrap();
+    let idle_row = s.machines().unwrap().into_iter().find(|r| r.id == idle).unwrap();
+    assert_eq!((idle_row.measurements, idle_row.last_measured_at), (0, None));
+
+    let campaigns = s.campaigns().unwrap();
+    assert_eq!(campaigns.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(), ["k1", "k2"]);
+    assert_eq!(campaigns[0].state, CampaignState::Running);
+
+    let outcomes = s.outcomes(c.id).unwrap();
+    assert_eq!(outcomes.len(), 6);
+    assert_eq!((outcomes[3].status.as_str(), outcomes[3].median_s), ("wrong", Some(0.1)));
+    assert_eq!(s.kernels().unwrap(), ["2mm", "gemm"]);
+
+    let counts = s.counts().unwrap();
+    // Point 0 serves the reference and the identity variant; the reference has no schedule.
+    assert_eq!(
+        (counts.machines, counts.programs, counts.points, counts.schedules, counts.builds),
+        (3, 3, 7, 7, 6)
+    );
+    assert_eq!((counts.campaigns, counts.measurements), (2, 8));
+    assert_eq!(s.integrity_check().unwrap(), Vec::<String>::new());
+}
+
+fn record_is_idempotent(fresh: &Fresh) {
+    let s = Store::open(fresh.target()).unwrap();
+    let m = s.machine("box", "{}").unwrap();
+    let p = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+    let c = s.campaign(&new_campaign("k")).unwrap();
+    let rec = ok_record(c.id, p, m, Role::Variant, 7, 1.0);
+    let first = s.record(&rec).unwrap();
+    let before = s.counts().unwrap();
+    // A resumed campaign may re-record a point it had finished: the first record wins.
+    let changed = Record { median_s: Some(0.001), status: "ok".into(), ..rec.clone() };
+    assert_eq!(s.record(&rec).unwrap(), first);
+    assert_eq!(s.record(&changed).unwrap(), first);
+    assert_eq!(s.counts().unwrap(), before);
+    assert_eq!(s.history(None, 10).unwrap()[0].median_s, Some(1.0));
+    // The same point as a reference, or in another campaign, is another measurement.
+    let as_reference = s.record(&Record { role: Role::Reference, ..rec.clone() }).unwrap();
+    let c2 = s.campaign(&new_campaign("k2")).unwrap();
+    let elsewhere = s.record(&Record { campaign: c2.id, ..rec.clone() }).unwrap();
+    assert!(as_reference != first && elsewhere != first && as_reference != elsewhere);
+    let after = s.counts().unwrap();
+    assert_eq!((after.measurements, after.points, after.schedules), (3, 1, 1));
+}
+
+fn best_compares_within_campaigns(fresh: &Fresh) {
+    let s = Store::open(fresh.target()).unwrap();
+    let m = s.machine("box", "{}").unwrap();
+    let large = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+    let mini = s.program("gemm", "gemm.c", "h", "MINI").unwrap();
+    let (a, b, c) = (
+        s.campaign(&new_campaign("a")).unwrap().id,
+        s.campaign(&new_campaign("b")).unwrap().id,
+        s.campaign(&new_campaign("c")).unwrap().id,
+    );
+    // a: LARGE, reference 2.0, best variant 1.0: speedup 2.
+    s.record(&ok_record(a, large, m, Role::Reference, 1, 2.0)).unwrap();
+    s.record(&ok_record(a, large, m, Role::Variant, 2, 1.0)).unwrap();
+    s.record(&ok_record(a, large, m, Role::Variant, 3, 1.5)).unwrap();
+    // b: MINI: by far the fastest time, but only 1.25 times faster than its own reference;
+    // and a faster variant that computed the wrong result.
+    s.record(&ok_record(b, mini, m, Role::Reference, 1, 0.001)).unwrap();
+    s.record(&ok_record(b, mini, m, Role::Variant, 4, 0.0008)).unwrap();
+    let wrong = Record { status: "wrong".into(), ..ok_record(b, mini, m, Role::Variant, 5, 0.00001) };
+    s.record(&wrong).unwrap();
+    // c: LARGE in a slower session: its variant is slower than a's, its speedup higher.
+    s.record(&ok_record(c, large, m, Role::Reference, 1, 3.3)).unwrap();
+    let c_best = s.record(&ok_record(c, large, m, Role::Variant, 6, 1.1)).unwrap();
+    // A variant in a campaign without a reference cannot be ranked.
+    let d = s.campaign(&new_campaign("d")).unwrap().id;
+    s.record(&ok_record(d, large, m, Role::Variant, 7, 0.1)).unwrap();
+
+    let best = s.best("gemm", None, None).unwrap().unwrap();
+    assert_eq!((best.measurement, best.campaign), (c_best, c));
+    assert!((best.speedup - 3.0).abs() < 1e-12, "{}", best.speedup);
+    let mini_best = s.best("gemm", None, Some("MINI")).unwrap().unwrap();
+    assert_eq!((mini_best.point_id, mini_best.dataset.as_str()), (point_id(4), "MINI"));
+    assert!((mini_best.speedup - 1.25).abs() < 1e-12);
+}
+
+fn failed_record_leaves_nothing_behind(fresh: &Fresh) {
+    let s = Store::open(fresh.target()).unwrap();
+    let m = s.machine("box", "{}").unwrap();
+    let p = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+    let c = s.campaign(&new_campaign("k")).unwrap();
+    s.record(&ok_record(c.id, p, m, Role::Variant, 1, 1.0)).unwrap();
+    let before = s.counts().unwrap();
+    // No campaign 999999: the measurement insert, the last statement, violates its foreign key
+    // after the new point, schedule and build rows were written in the same transaction.
+    let err = s.record(&ok_record(999_999, p, m, Role::Variant, 2, 1.0)).unwrap_err();
+    assert!(matches!(err, StoreError::Query { what: "record a measurement", .. }), "{err}");
+    assert_eq!(s.counts().unwrap(), before);
+    // A point id already stored with another JSON is refused, after the schedule insert.
+    let conflicting = Record {
+        point_json: r#"{"n":"something else"}"#.into(),
+        schedule: Some("a new schedule".into()),
+        ..ok_record(c.id, p, m, Role::Reference, 1, 1.0)
+    };
+    match s.record(&conflicting).unwrap_err() {
+        StoreError::PointConflict { id, stored, .. } => {
+            assert_eq!((id, stored), (point_id(1), r#"{"n":1}"#.into()))
+        }
+        other => panic!("expected a point conflict, got {other}"),
+    }
+    assert_eq!(s.counts().unwrap(), before);
+    assert_eq!(s.integrity_check().unwrap(), Vec::<String>::new());
+}
+
+fn record_all_is_all_or_nothing(fresh: &Fresh) {
+    let s = Store::open(fresh.target()).unwrap();
+    let m = s.machine("box", "{}").unwrap();
+    let p = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+    let c = s.campaign(&new_campaign("k")).unwrap().id;
+    let good: Vec<Record> = (0..5).map(|n| ok_record(c, p, m, Role::Variant, n, 1.0 + n as f64)).collect();
+    let mut bad = good.clone();
+    bad.insert(3, ok_record(c + 1000, p, m, Role::Variant, 99, 1.0));
+    assert!(s.record_all(&bad).is_err());
+    assert_eq!(s.counts().unwrap().measurements, 0);
+    assert_eq!(s.counts().unwrap().points, 0);
+    let ids = s.record_all(&good).unwrap();
+    assert_eq!(ids.len(), 5);
+    assert_eq!(s.record_all(&good).unwrap(), ids, "idempotent like record");
+    assert_eq!(s.counts().unwrap().measurements, 5);
+}
+
+fn invalid_records_are_refused(fresh: &Fresh) {
+    let s = Store::open(fresh.target()).unwrap();
+    let m = s.machine("box", "{}").unwrap();
+    let p = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+    let c = s.campaign(&new_campaign("k")).unwrap().id;
+    let base = ok_record(c, p, m, Role::Variant, 1, 1.0);
+    let cases: Vec<(Record, &str)> = vec![
+        (Record { point_id: "ABCDEF0123456789".into(), ..base.clone() }, "16 lowercase hex"),
+        (Record { point_id: "12345".into(), ..base.clone() }, "16 lowercase hex"),
+        (Record { point_json: "{not json".into(), ..base.clone() }, "point is not JSON"),
+        (Record { median_s: Some(f64::NAN), ..base.clone() }, "median is NaN"),
+        (Record { spread: Some(-1.0), ..base.clone() }, "spread is -1"),
+        (Record { samples: vec![1.0, f64::INFINITY], ..base.clone() }, "a sample is inf"),
+        (Record { median_s: None, ..base.clone() }, "status ok but no median"),
+        (Record { status: " ".into(), ..base.clone() }, "status is empty"),
+    ];
+    for (rec, expected) in cases {
+        let err = s.record(&rec).unwrap_err().to_string();
+        assert!(err.contains(expected), "{err:?} should say {expected:?}");
+    }
+    assert!(s.machine("", "{}").unwrap_err().to_string().contains("machine name is empty"));
+    assert!(s.machine("box", "cpu=x").unwrap_err().to_string().contains("fingerprint is not JSON"));
+    assert!(s.program("gemm", "gemm.c", "h", "").unwrap_err().to_string().contains("dataset is empty"));
+    let bad_config = store::NewCampaign { config_json: "".into(), ..new_campaign("x") };
+    assert!(s.campaign(&bad_config).is_err());
+    assert_eq!(s.counts().unwrap().measurements, 0);
+    assert_eq!(s.counts().unwrap().campaigns, 1);
+}
+
+fn newer_schema_is_refused_untouched(fresh: &Fresh) {
+    {
+        let s = Store::open(fresh.target()).unwrap();
+        s.machine("box", "{}").unwrap();
+    }
+    // What a newer polytune would leave: a migration this build does not know.
+    let future = 99_991_231_000_000_i64;
+    fresh.execute(&format!(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         SELECT {future}, 'from the future', success, checksum, 0 FROM _sqlx_migrations \
+         WHERE version = (SELECT MIN(version) FROM _sqlx_migrations)"
+    ));
+    let before = fresh.snapshot();
+    let err = match Store::open(fresh.target()) {
+        Err(err) => err,
+        Ok(_) => panic!("a store with a newer schema must not open"),
+    };
+    match &err {
+        StoreError::NewerSchema { found, known, .. } => {
+            assert_eq!(*found, future);
+            assert!(*known < future && *known > 0);
+        }
+        other => panic!("expected NewerSchema, got {other}"),
+    }
+    assert!(err.to_string().contains("use a newer polytune"), "{err}");
+    assert_eq!(fresh.snapshot(), before, "the store must be left unchanged");
+}
+
+fn reopening_keeps_everything(fresh: &Fresh) {
+    let (m, c) = {
+        let s = Store::open(fresh.target()).unwrap();
+        let m = s.machine("box", "{}").unwrap();
+        let p = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+        let c = s.campaign(&new_campaign("k")).unwrap().id;
+        s.record(&ok_record(c, p, m, Role::Reference, 1, 2.0)).unwrap();
+        s.record(&ok_record(c, p, m, Role::Variant, 2, 1.0)).unwrap();
+        (m, c)
+    };
+    let s = Store::open(fresh.target()).unwrap();
+    assert_eq!(s.machine("box", "{}").unwrap(), m);
+    assert_eq!(s.campaign(&new_campaign("k")).unwrap().id, c);
+    assert_eq!(s.measured(c).unwrap().len(), 2);
+    assert_eq!(s.best("gemm", None, None).unwrap().unwrap().speedup, 2.0);
+}
+
+#[test]
+fn sqlite_file_is_a_wal_database_with_integrity() {
+    let fresh = Fresh::sqlite();
+    let s = Store::open(fresh.target()).unwrap();
+    let m = s.machine("box", "{}").unwrap();
+    let p = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+    let c = s.campaign(&new_campaign("k")).unwrap().id;
+    s.record(&ok_record(c, p, m, Role::Variant, 1, 1.0)).unwrap();
+    assert!(std::path::Path::new(&format!("{}-wal", fresh.target())).exists(), "WAL mode");
+    assert_eq!(s.integrity_check().unwrap(), Vec::<String>::new());
+    drop(s);
+    // A `sqlite:` URL names the same file.
+    let s = Store::open(&format!("sqlite://{}", fresh.target())).unwrap();
+    assert_eq!(s.counts().unwrap().measurements, 1);
+}
+
+#[test]
+fn unwritable_locations_are_clear_errors() {
+    let dir = TempDir::new("unwritable");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let under_file = file.join("polytune.db");
+    for target in [under_file.to_str().unwrap(), "/proc/polytune-store-test/polytune.db"] {
+        let err = match Store::open(target) {
+            Err(err) => err,
+            Ok(_) => panic!("{target} should not open"),
+        };
+        assert!(matches!(err, StoreError::CreateDir { .. }), "{target}: {err}");
+        let text = err.to_string();
+        assert!(text.contains("cannot create the directory") && text.contains("POLYTUNE_DB"), "{text}");
+    }
+    // A directory where the file should be.
+    let err = match Store::open(dir.path().to_str().unwrap()) {
+        Err(err) => err,
+        Ok(_) => panic!("a directory should not open as a store"),
+    };
+    assert!(matches!(err, StoreError::Open { .. }), "{err}");
+    // A file that is not a database is refused, and left alone.
+    let err = match Store::open(file.to_str().unwrap()) {
+        Err(err) => err,
+        Ok(_) => panic!("a text file should not open as a store"),
+    };
+    assert!(err.to_string().contains(file.to_str().unwrap()), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a directory");
+    // An unreachable server.
+    let err = match Store::open("postgres://polytune:secret@127.0.0.1:1/none?connect_timeout=2") {
+        Err(err) => err.to_string(),
+        Ok(_) => panic!("nothing listens on port 1"),
+    };
+    assert!(err.contains("cannot open the store postgres://polytune:***@127.0.0.1:1/none"), "{err}");
+    assert!(!err.contains("secret"), "{err}");
+}
