@@ -1,7 +1,9 @@
 //! `polytune`: the command line. Argument parsing and printing only; the work
 //! happens in the library crates.
 
+mod campaign;
 mod cmd;
+mod strategy;
 
 use std::process::ExitCode;
 
@@ -25,6 +27,15 @@ enum Command {
     /// Compute our scheduler's schedule: tree, bands, coincident and
     /// permutable flags, legality verdict.
     Schedule(cmd::schedule::Args),
+    /// Tune: search the space of FILE's variants, measure and verify each, keep
+    /// every result in the store. The same command again resumes.
+    Tune(cmd::tune::Args),
+    /// The best known variant of a kernel, from the store.
+    Best(cmd::query::BestArgs),
+    /// Recent measurements, newest first.
+    History(cmd::query::HistoryArgs),
+    /// Machines in the store and how many measurements each has.
+    Machines(cmd::query::MachinesArgs),
     /// Time the hot paths (model, dependences, isl scheduling, code generation,
     /// compilation) on the PolyBench kernels.
     Bench(cmd::bench::Args),
@@ -37,6 +48,10 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(args),
         Command::Schedule(args) => cmd::schedule::run(args),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Tune(args) => cmd::tune::run(args),
+        Command::Best(args) => cmd::query::best(args),
+        Command::History(args) => cmd::query::history(args),
+        Command::Machines(args) => cmd::query::machines(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

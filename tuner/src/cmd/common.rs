@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use executor::machine::{self, MachineProfile};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use space::deps::{self, Dependences};
 use space::scop::{self, ExtractOptions, Scop, Source};
 
 /// PolyBench's five dataset sizes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, Serialize, Deserialize)]
 #[value(rename_all = "UPPER")]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Dataset {

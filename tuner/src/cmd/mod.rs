@@ -2,6 +2,8 @@
 
 pub mod bench;
 pub mod common;
+pub mod query;
 pub mod run;
 pub mod schedule;
 pub mod scop;
+pub mod tune;

@@ -62,6 +62,7 @@ pub fn options(fusion: FusionArg, backend: BackendArg) -> CoreOptions {
             BackendArg::Isl => Backend::Isl,
         },
         cross_check: false,
+        knobs: None,
     }
 }
 

@@ -1,0 +1,101 @@
+//! The space a campaign searches for one kernel: fusion preorders × the knob
+//! grid × tile sizes, at a fixed thread count, plus the reference points that
+//! every campaign measures first.
+
+use anyhow::Result;
+use space::knobs::{Point, Scheduler, SchedulerOptions, Target};
+use space::schedule::Preorder;
+
+/// The values each knob takes in the grid, as `KNOB=VALUE` settings. A knob
+/// the user fixes with `--set` leaves the grid.
+const AXES: &[(&str, &[&str])] = &[
+    ("spatial", &["off", "per-reference", "grouped"]),
+    ("posttile_reorder", &["none", "pluto"]),
+    ("consecutivity", &["none", "global", "intra-tile"]),
+    ("hlim", &["off", "4"]),
+    ("wavefront", &["none", "all"]),
+];
+
+/// Tile sizes of permutable bands; `None` is untiled.
+pub const TILES: &[Option<u32>] = &[None, Some(16), Some(32), Some(64)];
+
+/// The knob grid: the defaults (target from the thread count) with `fixed`
+/// applied, times every value of each knob not in `fixed`. Fails on an
+/// unknown knob or value in `fixed`.
+pub fn knob_grid(fixed: &[String], threads: usize) -> Result<Vec<SchedulerOptions>> {
+    let target = if threads > 1 { "openmp" } else { "seq" };
+    let base = SchedulerOptions::default().with_settings(&[format!("target={target}")])?.with_settings(fixed)?;
+    let fixed_names: Vec<String> =
+        fixed.iter().filter_map(|s| s.split_once('=')).map(|(k, _)| k.trim().replace('-', "_")).collect();
+    let mut grid = vec![base];
+    for (knob, values) in AXES.iter().filter(|(k, _)| !fixed_names.iter().any(|f| f == k)) {
+        grid = grid
+            .into_iter()
+            .flat_map(|o| values.iter().map(move |v| o.clone().with_settings(&[format!("{knob}={v}")])))
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(grid)
+}
+
+/// Every point of preorders × grid × tiles, in that nesting order.
+pub fn points(preorders: &[Option<Preorder>], grid: &[SchedulerOptions], threads: usize) -> Vec<Point> {
+    let mut out = Vec::new();
+    for preorder in preorders {
+        for options in grid {
+            for tile in TILES {
+                out.push(Point {
+                    scheduler: Scheduler::Unified { preorder: preorder.clone(), options: options.clone() },
+                    tiles: tile.map(|t| vec![t]),
+                    threads,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The peers every campaign measures before searching (DESIGN: reference
+/// modes): the identity schedule, isl's scheduler as ppcg uses it, and a
+/// Pluto-like setting of ours (no spatial proximity, maximal fusion as far as
+/// legal, Pluto's post-tile reordering).
+pub fn references(threads: usize, max_fusion: Option<Preorder>) -> Vec<Point> {
+    let target = if threads > 1 { Target::Openmp } else { Target::Seq };
+    let pluto_like = SchedulerOptions {
+        target,
+        spatial: space::knobs::Spatial::Off,
+        posttile_reorder: space::knobs::PostTileReorder::Pluto,
+        ..SchedulerOptions::default()
+    };
+    vec![
+        Point { scheduler: Scheduler::Original, tiles: None, threads },
+        Point { scheduler: Scheduler::Isl, tiles: Some(vec![32]), threads },
+        Point {
+            scheduler: Scheduler::Unified { preorder: max_fusion, options: pluto_like },
+            tiles: Some(vec![32]),
+            threads,
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_knobs_leave_the_grid_and_bad_ones_are_errors() {
+        let full = knob_grid(&[], 2).unwrap();
+        assert_eq!(full.len(), AXES.iter().map(|(_, v)| v.len()).product::<usize>());
+        assert!(full.iter().all(|o| o.target == Target::Openmp));
+        let fixed = knob_grid(&["spatial=off".into(), "hlim=8".into()], 1).unwrap();
+        assert_eq!(fixed.len(), full.len() / 6);
+        assert!(fixed.iter().all(|o| o.hlim == Some(8) && o.target == Target::Seq));
+        let e = knob_grid(&["spatial=diagonal".into()], 1).unwrap_err().to_string();
+        assert!(e.contains("off|per-reference|grouped"), "{e}");
+        let pts = points(&[None], &fixed, 1);
+        assert_eq!(pts.len(), fixed.len() * TILES.len());
+        let mut ids: Vec<String> = pts.iter().map(|p| p.id()).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), pts.len(), "distinct points have distinct ids");
+    }
+}

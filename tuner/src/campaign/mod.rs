@@ -1,0 +1,454 @@
+//! A campaign: the loop that asks a strategy for points, turns each point
+//! into a verified measurement, and commits every finished measurement to the
+//! store at once (one transaction each), so that a campaign can be killed at
+//! any moment and resumed by running the same command again.
+//!
+//! Order of work per kernel and dataset: the original program (the
+//! reference every output is compared with), then the reference points, then
+//! whatever the strategy proposes. Points whose generated code is identical
+//! to one already measured in this run share that measurement.
+
+pub mod grid;
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use executor::build::BuildOutcome;
+use executor::codegen::{self, CodegenError, CodegenOptions};
+use executor::evaluate::{Evaluator, Reference};
+use executor::measure::{measure_outcome, Measurement};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use space::knobs::{Point, Scheduler};
+use space::schedule::{CoreOptions, Fusion, Preorder};
+use store::{BuildRef, CampaignState, NewCampaign, Record, Role, Store};
+
+use crate::cmd::common::{Dataset, Program};
+use crate::strategy::{self, Outcomes, StrategyKind};
+
+/// What identifies a campaign: running the same command again (same files,
+/// same sources, same settings, same machine) resumes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    pub kernels: Vec<KernelSpec>,
+    pub dataset: Dataset,
+    pub strategy: StrategyKind,
+    pub seed: u64,
+    pub threads: usize,
+    /// Knobs fixed by `--set`, as given.
+    pub settings: Vec<String>,
+    pub runs: usize,
+    pub tolerance: f64,
+    /// Machine fingerprint id.
+    pub machine: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelSpec {
+    pub name: String,
+    pub path: PathBuf,
+    /// SHA-256 of the file as read: an edited source is a new campaign.
+    pub source_hash: String,
+}
+
+impl Config {
+    /// The store's campaign key: a hash of the canonical JSON.
+    pub fn key(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let json = serde_json::to_string(self).expect("config serialises");
+        Sha256::digest(json.as_bytes()).iter().take(16).map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// When to stop.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Budget {
+    /// Variant evaluations in the whole campaign, resumed runs included.
+    pub evals: Option<usize>,
+    /// Wall time of this invocation.
+    pub time: Option<Duration>,
+}
+
+impl Budget {
+    pub fn describe(&self) -> String {
+        match (self.evals, self.time) {
+            (Some(n), Some(t)) => format!("{n} evaluations or {} s", t.as_secs()),
+            (Some(n), None) => format!("{n} evaluations"),
+            (None, Some(t)) => format!("{} s", t.as_secs()),
+            (None, None) => "the whole space".to_string(),
+        }
+    }
+}
+
+/// One kernel, loaded on every dataset the strategy may use.
+pub struct Kernel {
+    pub spec: KernelSpec,
+    pub programs: HashMap<Dataset, Program>,
+    /// The search space (in the grid's order) and the reference points.
+    pub space: Vec<Point>,
+    pub references: Vec<Point>,
+}
+
+/// Set by SIGINT: finish nothing new, record nothing half-done, exit.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// How a campaign invocation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum End {
+    /// Every strategy ran out of points.
+    Finished,
+    /// The evaluation or time budget ran out.
+    Budget,
+    /// Ctrl-C.
+    Interrupted,
+}
+
+pub struct Campaign<'a> {
+    pub store: &'a Store,
+    pub evaluator: Evaluator,
+    pub config: Config,
+    pub budget: Budget,
+    pub machine_id: i64,
+    pub campaign_id: i64,
+    /// Points built and measured together (compile in parallel, then measure).
+    pub batch: usize,
+    started: Instant,
+    evaluations: usize,
+    /// Generated program text → its measurement in this run.
+    measured_code: HashMap<String, (Point, Measurement)>,
+    progress: ProgressBar,
+}
+
+impl<'a> Campaign<'a> {
+    /// Opens (or resumes) the campaign in the store.
+    pub fn open(
+        store: &'a Store,
+        evaluator: Evaluator,
+        config: Config,
+        budget: Budget,
+        machine_id: i64,
+    ) -> Result<Campaign<'a>> {
+        let config_json = serde_json::to_string(&config)?;
+        let strategy = serde_json::to_value(config.strategy)?.as_str().unwrap_or_default().to_string();
+        let campaign = store.campaign(&NewCampaign {
+            key: config.key(),
+            config_json,
+            strategy,
+            seed: config.seed,
+            budget: budget.describe(),
+        })?;
+        let progress = if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::new(budget.evals.unwrap_or(0) as u64);
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos}/{len} evals, ETA {eta} {msg}")
+                    .expect("valid template"),
+            );
+            bar
+        } else {
+            ProgressBar::hidden()
+        };
+        Ok(Campaign {
+            store,
+            evaluator,
+            config,
+            budget,
+            machine_id,
+            campaign_id: campaign.id,
+            batch: 4,
+            started: Instant::now(),
+            evaluations: 0,
+            measured_code: HashMap::new(),
+            progress,
+        })
+    }
+
+    /// Runs every kernel until its strategy is done, the budget is spent or
+    /// the user presses Ctrl-C.
+    pub fn run(&mut self, kernels: &[Kernel]) -> Result<End> {
+        // SAFETY: the handler only stores to an atomic.
+        unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
+        self.store.set_campaign_state(self.campaign_id, CampaignState::Running)?;
+        let measured = self.store.outcomes(self.campaign_id)?;
+        self.evaluations = measured.iter().filter(|m| m.role == Role::Variant).count();
+        if self.budget.evals.is_none() {
+            let total: usize = kernels.iter().map(|k| k.space.len() + k.references.len()).sum();
+            self.progress.set_length(total as u64);
+        }
+        self.progress.set_position(self.evaluations as u64);
+        let mut end = End::Finished;
+        for kernel in kernels {
+            let program_ids = self.program_ids(kernel)?;
+            let mut outcomes = Outcomes::default();
+            for m in &measured {
+                if let Some((&d, _)) = program_ids.iter().find(|(_, &id)| id == m.program) {
+                    if m.role == Role::Variant {
+                        outcomes.0.insert((d, m.point_id.clone()), m.median_s.filter(|_| m.status == "ok"));
+                    }
+                }
+            }
+            let mut strategy =
+                strategy::new(self.config.strategy, kernel.space.clone(), self.config.dataset, self.config.seed);
+            let mut references: HashMap<Dataset, Reference> = HashMap::new();
+            loop {
+                if let Some(e) = self.stop_reason() {
+                    end = e;
+                    break;
+                }
+                let proposals = strategy.propose(&outcomes, self.batch);
+                let Some(dataset) = proposals.first().map(|p| p.dataset) else { break };
+                if !references.contains_key(&dataset) {
+                    let r = self.reference(kernel, dataset, program_ids[&dataset])?;
+                    references.insert(dataset, r);
+                    let todo: Vec<Point> =
+                        kernel.references.iter().filter(|p| !outcomes.contains(dataset, p)).cloned().collect();
+                    self.evaluate(kernel, dataset, program_ids[&dataset], &references[&dataset], &todo, &mut outcomes)?;
+                    continue;
+                }
+                let points: Vec<Point> =
+                    proposals.into_iter().filter(|p| p.dataset == dataset).map(|p| p.point).collect();
+                self.evaluate(kernel, dataset, program_ids[&dataset], &references[&dataset], &points, &mut outcomes)?;
+            }
+            if end != End::Finished {
+                break;
+            }
+        }
+        self.progress.finish_and_clear();
+        let state = match end {
+            End::Finished => CampaignState::Finished,
+            End::Budget | End::Interrupted => CampaignState::Stopped,
+        };
+        self.store.set_campaign_state(self.campaign_id, state)?;
+        Ok(end)
+    }
+
+    fn stop_reason(&self) -> Option<End> {
+        if interrupted() {
+            return Some(End::Interrupted);
+        }
+        let evals_spent = self.budget.evals.is_some_and(|n| self.evaluations >= n);
+        let time_spent = self.budget.time.is_some_and(|t| self.started.elapsed() >= t);
+        (evals_spent || time_spent).then_some(End::Budget)
+    }
+
+    fn program_ids(&self, kernel: &Kernel) -> Result<HashMap<Dataset, i64>> {
+        let mut ids = HashMap::new();
+        for d in kernel.programs.keys() {
+            let path = kernel.spec.path.display().to_string();
+            ids.insert(*d, self.store.program(&kernel.spec.name, &path, &kernel.spec.source_hash, d.name())?);
+        }
+        Ok(ids)
+    }
+
+    /// Measures the original program on `dataset` (every run again: variants
+    /// are compared with outputs and times of this run only) and records it
+    /// once per campaign.
+    fn reference(&mut self, kernel: &Kernel, dataset: Dataset, program: i64) -> Result<Reference> {
+        let prog = &kernel.programs[&dataset];
+        let original = codegen::original_program(&prog.source, &prog.scop)?;
+        self.log(&format!("{} [{}] measuring the original program", kernel.spec.name, dataset.name()));
+        let reference = self
+            .evaluator
+            .reference(&original)
+            .with_context(|| format!("{} [{}]: the original program", kernel.spec.name, dataset.name()))?;
+        if !interrupted() {
+            let point = Point { scheduler: Scheduler::Original, tiles: None, threads: self.config.threads };
+            let source = self.source_of(&original);
+            self.record(program, Role::Reference, &point, None, source, &reference.measurement)?;
+        }
+        Ok(reference)
+    }
+
+    /// Schedules, generates, builds (in parallel), measures and records `points`.
+    fn evaluate(
+        &mut self,
+        kernel: &Kernel,
+        dataset: Dataset,
+        program: i64,
+        reference: &Reference,
+        points: &[Point],
+        outcomes: &mut Outcomes,
+    ) -> Result<()> {
+        let prog = &kernel.programs[&dataset];
+        let mut ready: Vec<(Point, String, String)> = Vec::new();
+        for point in points {
+            match variant(prog, point) {
+                Ok((schedule, code)) => ready.push((point.clone(), schedule, code)),
+                Err(failure) => {
+                    if interrupted() {
+                        return Ok(());
+                    }
+                    let m = Measurement { reason: failure.reason, ..Measurement::compile_error("") };
+                    self.finish(kernel, dataset, program, point, None, None, &m, failure.status, outcomes)?;
+                }
+            }
+        }
+        let fresh: Vec<&String> = {
+            let mut seen = std::collections::HashSet::new();
+            ready
+                .iter()
+                .map(|(_, _, c)| c)
+                .filter(|c| !self.measured_code.contains_key(*c) && seen.insert(*c))
+                .collect()
+        };
+        let builds = self.evaluator.builder.build_all(&fresh, self.evaluator.jobs)?;
+        let mut built: HashMap<&String, BuildOutcome> = fresh.into_iter().zip(builds).collect();
+        for (point, schedule, code) in &ready {
+            if self.stop_reason() == Some(End::Interrupted) {
+                return Ok(());
+            }
+            let m = match self.measured_code.get(code) {
+                Some((first, m)) => {
+                    Measurement { reason: format!("same code as point {}: {}", first.id(), m.reason), ..m.clone() }
+                }
+                None => {
+                    let outcome = built.remove(code).expect("every fresh program was built");
+                    let mut config = self.evaluator.config.clone();
+                    config.threads = Some(point.threads);
+                    let m = measure_outcome(&reference.dump, &outcome, &self.evaluator.slot, &config, reference.wall_s);
+                    // A child killed by the user's Ctrl-C is not a crash of the variant.
+                    if interrupted() {
+                        return Ok(());
+                    }
+                    self.measured_code.insert(code.clone(), (point.clone(), m.clone()));
+                    m
+                }
+            };
+            let status = m.status.to_string();
+            let source = self.source_of(code);
+            self.finish(kernel, dataset, program, point, Some(schedule), source, &m, status, outcomes)?;
+        }
+        Ok(())
+    }
+
+    /// Records one variant's measurement and updates the outcomes and the progress.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &mut self,
+        kernel: &Kernel,
+        dataset: Dataset,
+        program: i64,
+        point: &Point,
+        schedule: Option<&str>,
+        source: Option<BuildRef>,
+        m: &Measurement,
+        status: String,
+        outcomes: &mut Outcomes,
+    ) -> Result<()> {
+        let m = Measurement { status: m.status, ..m.clone() };
+        self.record_status(program, Role::Variant, point, schedule, source, &m, &status)?;
+        outcomes.0.insert((dataset, point.id()), m.median_s.filter(|_| status == "ok"));
+        self.evaluations += 1;
+        self.progress.inc(1);
+        let time = m.median_s.map(|t| format!("{t:.6} s")).unwrap_or_else(|| "-".into());
+        self.log(&format!("{} [{}] {point}: {status} {time}", kernel.spec.name, dataset.name()));
+        Ok(())
+    }
+
+    fn record(
+        &self,
+        program: i64,
+        role: Role,
+        point: &Point,
+        schedule: Option<&str>,
+        source: Option<BuildRef>,
+        m: &Measurement,
+    ) -> Result<()> {
+        self.record_status(program, role, point, schedule, source, m, &m.status.to_string())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record_status(
+        &self,
+        program: i64,
+        role: Role,
+        point: &Point,
+        schedule: Option<&str>,
+        source: Option<BuildRef>,
+        m: &Measurement,
+        status: &str,
+    ) -> Result<()> {
+        self.store.record(&Record {
+            campaign: self.campaign_id,
+            program,
+            machine: self.machine_id,
+            role,
+            point_id: point.id(),
+            point_json: point.canonical_json(),
+            schedule: schedule.map(str::to_string),
+            build: source,
+            status: status.to_string(),
+            reason: m.reason.clone(),
+            median_s: m.median_s,
+            spread: m.spread,
+            samples: m.samples.clone(),
+        })?;
+        Ok(())
+    }
+
+    /// The program as the build cache keeps it (hash and path).
+    fn source_of(&self, code: &str) -> Option<BuildRef> {
+        let key = self.evaluator.builder.key(code);
+        let path = self.evaluator.builder.cache_dir().join("variants").join(format!("{key}.c"));
+        Some(BuildRef { source_hash: key, source_path: path.display().to_string() })
+    }
+
+    fn log(&self, line: &str) {
+        if self.progress.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.progress.set_message(line.to_string());
+        }
+    }
+}
+
+/// Why a point produced no program.
+struct Failure {
+    status: String,
+    reason: String,
+}
+
+/// The schedule tree and the generated program of `point`.
+fn variant(prog: &Program, point: &Point) -> Result<(String, String), Failure> {
+    let schedule = match &point.scheduler {
+        Scheduler::Original => prog.scop.schedule.clone(),
+        Scheduler::Isl => space::reference::isl_schedule(&prog.scop, &prog.deps).map_err(|e| Failure {
+            status: "schedule-error".into(),
+            reason: format!("isl's scheduler: {e}"),
+        })?,
+        Scheduler::Unified { preorder, options } => {
+            let fusion = preorder.clone().map(Fusion::Preorder).unwrap_or(Fusion::Original);
+            let opts = CoreOptions { fusion, knobs: Some(options.clone()), ..CoreOptions::default() };
+            space::schedule::schedule(&prog.scop, &prog.deps, &opts)
+                .map_err(|e| Failure { status: "schedule-error".into(), reason: e.to_string() })?
+                .tree
+        }
+    };
+    let opts = CodegenOptions { tile_sizes: point.tiles.clone(), openmp: point.threads > 1 };
+    match codegen::generate(&prog.source, &prog.scop, &prog.deps, &schedule, &opts) {
+        Ok(v) => Ok((schedule, v.program)),
+        // An illegal schedule is a bug of ours: recorded, never run.
+        Err(e @ CodegenError::Illegal(_)) => Err(Failure { status: "illegal".into(), reason: e.to_string() }),
+        Err(e) => Err(Failure { status: "codegen-error".into(), reason: e.to_string() }),
+    }
+}
+
+/// The preorder maximal fusion yields on `prog`, when it differs from the
+/// original grouping and the scheduler finds one.
+pub fn max_fusion(prog: &Program) -> Option<Preorder> {
+    let opts = CoreOptions { fusion: Fusion::Max, ..CoreOptions::default() };
+    let s = space::schedule::schedule(&prog.scop, &prog.deps, &opts).ok()?;
+    (s.preorder != Preorder::original(&prog.scop)).then_some(s.preorder)
+}

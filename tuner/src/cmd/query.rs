@@ -1,0 +1,136 @@
+//! `polytune best | history | machines`: answers from the store, nothing runs.
+
+use anyhow::{bail, Context, Result};
+use space::knobs::Point;
+use store::{Best, Store};
+
+#[derive(clap::Args)]
+pub struct StoreArg {
+    /// Store: a SQLite path or a `postgres://` URL (default: the user's data directory).
+    #[arg(long)]
+    db: Option<String>,
+}
+
+impl StoreArg {
+    /// Opens an existing store; a query never creates one.
+    fn open(&self) -> Result<Store> {
+        let location = match &self.db {
+            Some(db) => db.clone(),
+            None => Store::default_location()?.display().to_string(),
+        };
+        let is_url = location.contains("://");
+        if !is_url && !std::path::Path::new(&location).exists() {
+            bail!("{location}: no store here yet (run `polytune tune` first, or pass --db)");
+        }
+        Store::open(&location).with_context(|| format!("{location}: cannot open the store"))
+    }
+}
+
+#[derive(clap::Args)]
+pub struct BestArgs {
+    /// Kernel name (the C file's stem, e.g. `gemm`).
+    kernel: String,
+    /// Only measurements on this machine profile.
+    #[arg(long)]
+    machine: Option<String>,
+    /// Only this dataset (MINI, SMALL, MEDIUM, LARGE, EXTRALARGE).
+    #[arg(long)]
+    dataset: Option<String>,
+    #[command(flatten)]
+    store: StoreArg,
+    #[arg(long)]
+    json: bool,
+}
+
+/// `1.84x (spread 3.1% / 2.0%) unified ... — source PATH`.
+pub fn summary(b: &Best) -> String {
+    let point = serde_json::from_str::<Point>(&b.point_json).map(|p| p.to_string()).unwrap_or(b.point_json.clone());
+    let pct = |s: Option<f64>| s.map(|s| format!("{:.1}%", 100.0 * s)).unwrap_or("-".into());
+    format!(
+        "{:.2}x over the original ({:.6} s vs {:.6} s, spreads {} / {}) with {point}",
+        b.speedup,
+        b.median_s,
+        b.reference_median_s,
+        pct(b.spread),
+        pct(b.reference_spread)
+    )
+}
+
+pub fn best(args: BestArgs) -> Result<()> {
+    let store = args.store.open()?;
+    let Some(b) = store.best(&args.kernel, args.machine.as_deref(), args.dataset.as_deref())? else {
+        let known = store.kernels()?;
+        bail!(
+            "no correct measurement of kernel `{}`{} in the store (kernels: {})",
+            args.kernel,
+            args.machine.as_ref().map(|m| format!(" on machine `{m}`")).unwrap_or_default(),
+            if known.is_empty() { "none yet".to_string() } else { known.join(", ") }
+        );
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&b)?);
+        return Ok(());
+    }
+    println!("{} [{}] on {}: {}", b.kernel, b.dataset, b.machine, summary(&b));
+    println!("  point id:  {} (campaign {})", b.point_id, b.campaign);
+    if let Some(path) = &b.source_path {
+        println!("  source:    {path}");
+    }
+    if let Some(s) = &b.schedule {
+        println!("  schedule:\n{}", indent(s));
+    }
+    Ok(())
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}
+
+#[derive(clap::Args)]
+pub struct HistoryArgs {
+    /// Only this kernel.
+    kernel: Option<String>,
+    /// How many measurements, newest first.
+    #[arg(long, default_value_t = 20)]
+    limit: usize,
+    #[command(flatten)]
+    store: StoreArg,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn history(args: HistoryArgs) -> Result<()> {
+    let rows = args.store.open()?.history(args.kernel.as_deref(), args.limit)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    for r in rows {
+        let time = r.median_s.map(|t| format!("{t:.6} s")).unwrap_or("-".into());
+        println!(
+            "{} {} [{}] {} {} {}: {} {time}",
+            r.created_at, r.kernel, r.dataset, r.machine, r.role, r.point_id, r.status
+        );
+    }
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct MachinesArgs {
+    #[command(flatten)]
+    store: StoreArg,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn machines(args: MachinesArgs) -> Result<()> {
+    let rows = args.store.open()?.machines()?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    for m in rows {
+        println!("{} ({} measurements): {}", m.name, m.measurements, m.fingerprint);
+    }
+    Ok(())
+}

@@ -1,0 +1,181 @@
+//! `polytune tune FILE...`: a campaign. Everything that can be wrong with the
+//! input (files, knobs, machine profile) is checked before the store is
+//! opened, so bad input writes nothing.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use executor::evaluate::Evaluator;
+use executor::machine::Fingerprint;
+use executor::measure::MeasureConfig;
+use executor::runtime::Tolerance;
+use sha2::{Digest, Sha256};
+
+use super::common::{self, Dataset};
+use crate::campaign::{self, grid, Budget, Campaign, Config, End, Kernel, KernelSpec};
+use crate::strategy::{self, StrategyKind};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// C files holding `#pragma scop` regions (the first SCoP of each is tuned).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Wall-time budget of this invocation: `90s`, `30m`, `8h`.
+    #[arg(long, value_parser = parse_duration)]
+    budget: Option<Duration>,
+    /// Variant evaluations for the whole campaign (resumed runs count).
+    #[arg(long)]
+    evals: Option<usize>,
+    #[arg(long, value_enum, default_value_t = StrategyKind::Random)]
+    strategy: StrategyKind,
+    /// Dataset the best is chosen on (halving starts smaller).
+    #[arg(long, value_enum, default_value_t = Dataset::Large)]
+    dataset: Dataset,
+    /// OpenMP threads of every variant (default: every core of the slot).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Seed of the random choices: the same seed, the same campaign.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Store: a SQLite path or a `postgres://` URL (default: the user's data directory).
+    #[arg(long)]
+    db: Option<String>,
+    /// Fix a knob (`KNOB=VALUE`) instead of searching it; repeatable.
+    #[arg(long = "set", value_name = "KNOB=VALUE")]
+    settings: Vec<String>,
+    /// Timed runs per measurement (after one warm-up).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Relative tolerance when comparing outputs with the original's.
+    #[arg(long, default_value_t = Tolerance::default().relative)]
+    tolerance: f64,
+    /// Machine profile: a name in configs/machines or a path to a .toml file.
+    #[arg(long, default_value = "default")]
+    machine: String,
+    /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
+    #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
+    cc_args: Vec<String>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (number, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len()));
+    let n: f64 = number.parse().map_err(|_| format!("`{text}`: expected a duration such as 90s, 30m or 8h"))?;
+    let seconds = match unit {
+        "s" | "" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("`{text}`: unknown unit `{unit}` (use s, m or h)")),
+    };
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+pub fn run(args: Args) -> Result<()> {
+    if args.evals == Some(0) {
+        bail!("--evals 0 leaves nothing to do");
+    }
+    let profile = common::machine_profile(&args.machine)?;
+    let Some(slot) = profile.slots.first().cloned() else {
+        bail!("machine profile `{}` has no slot", profile.name)
+    };
+    let threads = args.threads.unwrap_or(slot.cores.len().max(1));
+    let knobs = grid::knob_grid(&args.settings, threads)?;
+
+    let mut kernels = Vec::new();
+    for file in &args.files {
+        let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
+        let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
+        let mut programs = std::collections::HashMap::new();
+        for d in strategy::datasets(args.strategy, args.dataset) {
+            programs.insert(d, common::load(file, d, &args.cc_args, 0)?);
+        }
+        let max = campaign::max_fusion(&programs[&args.dataset]);
+        let preorders: Vec<_> = std::iter::once(None).chain(max.clone().map(Some)).collect();
+        kernels.push(Kernel {
+            spec: KernelSpec {
+                name,
+                path: file.clone(),
+                source_hash: Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect(),
+            },
+            programs,
+            space: grid::points(&preorders, &knobs, threads),
+            references: grid::references(threads, max),
+        });
+    }
+
+    let builder = executor::build::Builder::new(profile.compiler(), common::cache_dir()?.join("builds"))?;
+    let fingerprint = Fingerprint::detect(builder.compiler())?;
+    let location = match &args.db {
+        Some(db) => db.clone(),
+        None => store::Store::default_location()?.display().to_string(),
+    };
+    let db = store::Store::open(&location).with_context(|| format!("{location}: cannot open the store"))?;
+    let machine_id = db.machine(&profile.name, &serde_json::to_string(&fingerprint)?)?;
+    let config = Config {
+        kernels: kernels.iter().map(|k| k.spec.clone()).collect(),
+        dataset: args.dataset,
+        strategy: args.strategy,
+        seed: args.seed,
+        threads,
+        settings: args.settings.clone(),
+        runs: args.runs,
+        tolerance: args.tolerance,
+        machine: fingerprint.id(),
+    };
+    let measure = MeasureConfig {
+        runs: args.runs,
+        threads: Some(threads),
+        tolerance: Tolerance { relative: args.tolerance },
+        ..MeasureConfig::default()
+    };
+    let evaluator = Evaluator { builder, slot, config: measure, jobs: 2 };
+    let budget = Budget { evals: args.evals, time: args.budget };
+    let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?;
+    let end = campaign.run(&kernels)?;
+    let campaign_id = campaign.campaign_id;
+
+    let mut bests = Vec::new();
+    for k in &kernels {
+        bests.push(db.best(&k.spec.name, Some(&profile.name), Some(args.dataset.name()))?);
+    }
+    if args.json {
+        let out = serde_json::json!({ "campaign": campaign_id, "end": end, "store": location, "best": bests });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    let how = match end {
+        End::Finished => "finished",
+        End::Budget => "stopped: budget spent (run the same command with a larger budget to go on)",
+        End::Interrupted => "interrupted (run the same command to resume)",
+    };
+    println!("campaign {campaign_id} {how}; store {location}");
+    for (k, best) in kernels.iter().zip(&bests) {
+        match best {
+            Some(b) => println!("  {}: {}", k.spec.name, super::query::summary(b)),
+            None => println!("  {}: no variant ran correctly yet", k.spec.name),
+        }
+    }
+    if end == End::Interrupted {
+        bail!("interrupted");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("30m").unwrap(), Duration::from_secs(1800));
+        assert_eq!(parse_duration("8h").unwrap(), Duration::from_secs(8 * 3600));
+        assert_eq!(parse_duration("1.5h").unwrap(), Duration::from_secs(5400));
+        assert!(parse_duration("8 days").is_err());
+        assert!(parse_duration("h").is_err());
+    }
+}

@@ -1,0 +1,132 @@
+//! Search strategies, one file each behind one small trait (as Kernel Tuner
+//! organises them). A strategy sees points and the outcomes recorded so far;
+//! it never builds, runs or stores anything, so the campaign can stop and
+//! resume anywhere: every strategy here derives its next step from the
+//! outcomes alone (plus its seed), never from state kept between calls.
+
+mod exhaustive;
+mod halving;
+mod random;
+
+use std::collections::HashMap;
+
+use space::knobs::Point;
+
+use crate::cmd::common::Dataset;
+
+pub use exhaustive::Exhaustive;
+pub use halving::Halving;
+pub use random::Random;
+
+/// What the search knows about one evaluated point on one dataset: its
+/// median time when its status was `ok`, `None` for any failure.
+#[derive(Debug, Default, Clone)]
+pub struct Outcomes(pub HashMap<(Dataset, String), Option<f64>>);
+
+impl Outcomes {
+    pub fn get(&self, dataset: Dataset, point: &Point) -> Option<Option<f64>> {
+        self.0.get(&(dataset, point.id())).copied()
+    }
+
+    pub fn contains(&self, dataset: Dataset, point: &Point) -> bool {
+        self.0.contains_key(&(dataset, point.id()))
+    }
+}
+
+/// One point to evaluate on one dataset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    pub dataset: Dataset,
+    pub point: Point,
+}
+
+pub trait Strategy {
+    /// Up to `batch` points not evaluated yet; empty when the search is over.
+    fn propose(&mut self, outcomes: &Outcomes, batch: usize) -> Vec<Proposal>;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StrategyKind {
+    /// Every point of the space, in a fixed order.
+    Exhaustive,
+    /// Points drawn uniformly without replacement (seeded).
+    Random,
+    /// Successive halving across dataset sizes (SMALL → MEDIUM → the campaign's).
+    Halving,
+}
+
+/// The strategy of `kind` over `space` (in the space's order) for a campaign
+/// whose dataset is `dataset`.
+pub fn new(kind: StrategyKind, space: Vec<Point>, dataset: Dataset, seed: u64) -> Box<dyn Strategy> {
+    match kind {
+        StrategyKind::Exhaustive => Box::new(Exhaustive::new(space, dataset)),
+        StrategyKind::Random => Box::new(Random::new(space, dataset, seed)),
+        StrategyKind::Halving => Box::new(Halving::new(space, dataset, seed)),
+    }
+}
+
+/// The datasets a strategy of `kind` may propose for a campaign on `dataset`.
+pub fn datasets(kind: StrategyKind, dataset: Dataset) -> Vec<Dataset> {
+    match kind {
+        StrategyKind::Halving => halving::rungs(dataset),
+        _ => vec![dataset],
+    }
+}
+
+/// The first `batch` points of `order` not evaluated on `dataset` yet.
+fn first_missing(order: &[Point], dataset: Dataset, outcomes: &Outcomes, batch: usize) -> Vec<Proposal> {
+    order
+        .iter()
+        .filter(|p| !outcomes.contains(dataset, p))
+        .take(batch)
+        .map(|p| Proposal { dataset, point: p.clone() })
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use space::knobs::{Point, Scheduler};
+
+    use super::*;
+
+    /// `n` distinct points (tile sizes 1..=n).
+    pub fn points(n: u32) -> Vec<Point> {
+        (1..=n).map(|t| Point { scheduler: Scheduler::Isl, tiles: Some(vec![t]), threads: 1 }).collect()
+    }
+
+    /// Runs a strategy to its end with `time(point, dataset)` as the
+    /// measured time; returns every proposal in order.
+    pub fn drive(s: &mut dyn Strategy, time: impl Fn(&Point, Dataset) -> Option<f64>) -> Vec<Proposal> {
+        let mut outcomes = Outcomes::default();
+        let mut all = Vec::new();
+        loop {
+            let batch = s.propose(&outcomes, 3);
+            if batch.is_empty() {
+                return all;
+            }
+            for p in batch {
+                assert!(!outcomes.contains(p.dataset, &p.point), "proposed twice: {p:?}");
+                outcomes.0.insert((p.dataset, p.point.id()), time(&p.point, p.dataset));
+                all.push(p);
+            }
+        }
+    }
+
+    #[test]
+    fn exhaustive_and_random_visit_every_point_once() {
+        let space = points(10);
+        let ex = drive(&mut Exhaustive::new(space.clone(), Dataset::Small), |_, _| Some(1.0));
+        assert_eq!(ex.iter().map(|p| p.point.clone()).collect::<Vec<_>>(), space);
+        let r1 = drive(&mut Random::new(space.clone(), Dataset::Small, 7), |_, _| Some(1.0));
+        let r2 = drive(&mut Random::new(space.clone(), Dataset::Small, 7), |_, _| Some(1.0));
+        let r3 = drive(&mut Random::new(space.clone(), Dataset::Small, 8), |_, _| Some(1.0));
+        assert_eq!(r1, r2, "same seed, same order");
+        assert_ne!(r1, r3, "another seed, another order");
+        let mut seen: Vec<Point> = r1.into_iter().map(|p| p.point).collect();
+        seen.sort_by_key(|p| p.id());
+        let mut want = space;
+        want.sort_by_key(|p| p.id());
+        assert_eq!(seen, want);
+    }
+}
