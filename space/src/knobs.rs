@@ -117,11 +117,7 @@ const KNOBS: &[Knob] = &[
         },
     },
     Knob { name: "spatial", values: "off|per-reference|grouped", set: |o, v| set_enum(&mut o.spatial, v) },
-    Knob {
-        name: "posttile_reorder",
-        values: "none|pluto",
-        set: |o, v| set_enum(&mut o.posttile_reorder, v),
-    },
+    Knob { name: "posttile_reorder", values: "none|pluto", set: |o, v| set_enum(&mut o.posttile_reorder, v) },
     Knob {
         name: "consecutivity",
         values: "none|global|intra-tile",
@@ -132,7 +128,11 @@ const KNOBS: &[Knob] = &[
         name: "line_bytes",
         values: "a power of two ≥ 8",
         set: |o, v| {
-            v.parse::<u32>().ok().filter(|n| n.is_power_of_two() && *n >= 8).map(|n| o.line_bytes = n).is_some()
+            v.parse::<u32>()
+                .ok()
+                .filter(|n| n.is_power_of_two() && *n >= 8)
+                .map(|n| o.line_bytes = n)
+                .is_some()
         },
     },
 ];
@@ -273,7 +273,10 @@ mod tests {
         assert_eq!(SchedulerOptions::default().with_settings(&o.settings()).unwrap(), o);
 
         let e = SchedulerOptions::default().with_settings(&["spatial=sideways"]).unwrap_err();
-        assert_eq!(e.to_string(), "knob `spatial`: invalid value `sideways` (valid: off|per-reference|grouped)");
+        assert_eq!(
+            e.to_string(),
+            "knob `spatial`: invalid value `sideways` (valid: off|per-reference|grouped)"
+        );
         let e = SchedulerOptions::default().with_settings(&["tilesize=3"]).unwrap_err();
         assert!(matches!(e, KnobError::UnknownKnob(..)) && e.to_string().contains("consecutivity"));
         assert!(SchedulerOptions::default().with_settings(&["hlim"]).is_err());

@@ -276,7 +276,12 @@ pub fn locality(
     let mut slot: HashMap<usize, usize> = HashMap::new();
     for (i, r) in refs.iter().enumerate() {
         let g = *slot.entry(group_of[i]).or_insert_with(|| {
-            groups.push(LocalityGroup { refs: Vec::new(), multiplicity: 0, spatial: Vec::new(), temporal: Vec::new() });
+            groups.push(LocalityGroup {
+                refs: Vec::new(),
+                multiplicity: 0,
+                spatial: Vec::new(),
+                temporal: Vec::new(),
+            });
             groups.len() - 1
         });
         groups[g].refs.push(r.id.clone());

@@ -23,10 +23,10 @@ use super::ilp::{self, Backend, Constraint, Outcome, Problem, Relation};
 use super::linalg::{null_space, rank};
 use super::{tree, CoreOptions, CoreSchedule, Fusion, Preorder, Row, RowKind, ScheduleError, ThreadMapping};
 use crate::deps::{DepKind, Dependences};
-use crate::knobs::{Consecutivity, SchedulerOptions, Spatial, Target};
-use crate::spatial::{self, Locality, Reference};
 use crate::isl::{new_context, IslResultExt};
+use crate::knobs::{Consecutivity, SchedulerOptions, Spatial, Target};
 use crate::scop::Scop;
+use crate::spatial::{self, Locality, Reference};
 
 type Result<T> = std::result::Result<T, ScheduleError>;
 
@@ -166,8 +166,11 @@ fn thread_mapping(group: usize, rows: &[Row]) -> Option<ThreadMapping> {
     let others: Vec<usize> = coincident.iter().map(|(i, _)| *i).filter(|i| Some(*i) != spatial).collect();
     let labels: &[char] = if spatial.is_some() { &['z', 'y'] } else { &['z', 'y', 'x'] };
     let take = others.len().min(labels.len());
-    let mut threads: Vec<(usize, char)> =
-        others[others.len() - take..].iter().copied().zip(labels[labels.len() - take..].iter().copied()).collect();
+    let mut threads: Vec<(usize, char)> = others[others.len() - take..]
+        .iter()
+        .copied()
+        .zip(labels[labels.len() - take..].iter().copied())
+        .collect();
     if let Some(i) = spatial {
         threads.push((i, 'x'));
     }
@@ -274,8 +277,10 @@ impl Unified {
 /// possible have `G·v = 0` (outer subscripts unchanged) and `h·v ≠ 0` (last
 /// subscript moves); the first such reference (writes first) fixes `h·v`.
 fn innermost_direction(n: usize, references: &[Reference], stmt: usize) -> Option<(Vec<i64>, i64)> {
-    let mut refs: Vec<&Reference> =
-        references.iter().filter(|r| r.stmt == stmt && r.subscripts.as_ref().is_some_and(|s| !s.is_empty())).collect();
+    let mut refs: Vec<&Reference> = references
+        .iter()
+        .filter(|r| r.stmt == stmt && r.subscripts.as_ref().is_some_and(|s| !s.is_empty()))
+        .collect();
     refs.sort_by_key(|r| r.kind != crate::scop::AccessKind::Write);
     let mut candidates: Vec<Vec<i64>> = (0..n)
         .rev()
@@ -520,6 +525,20 @@ impl<'a> Group<'a> {
     /// The next row of the current band, by the core rule (coincident, then
     /// relaxed) or by the unified scheduler's strategy for its target.
     fn next_row(&mut self, solver: &mut Solver, need: &[usize]) -> Result<Next> {
+        // Consecutivity constraints are optional: the whole strategy with
+        // them first, then without.
+        if self.unified.as_ref().is_some_and(|u| u.consec.iter().any(|c| c.is_some())) {
+            self.unified.as_mut().unwrap().consec_on = true;
+            let next = self.strategy(solver, need);
+            self.unified.as_mut().unwrap().consec_on = false;
+            if let Next::Row(row) = next? {
+                return Ok(Next::Row(row));
+            }
+        }
+        self.strategy(solver, need)
+    }
+
+    fn strategy(&mut self, solver: &mut Solver, need: &[usize]) -> Result<Next> {
         let Some(u) = &self.unified else {
             if let Some(row) = self.pluto_row(solver, need, true)? {
                 return Ok(Next::Row(row));
@@ -532,75 +551,60 @@ impl<'a> Group<'a> {
         if !spatial_on {
             // The core ILP (3), with hlim and consecutivity.
             if target != Target::Seq {
-                if let Some(row) = self.consecutive(|g| g.pluto_row(solver, need, true))? {
+                if let Some(row) = self.pluto_row(solver, need, true)? {
                     return Ok(Next::Row(row));
                 }
                 if self.band.is_empty() && feautrier_ok && hlim.is_some_and(|h| pressure > h) {
                     return Ok(Next::Feautrier);
                 }
             }
-            return Ok(self.consecutive(|g| g.pluto_row(solver, need, false))?.map_or(Next::None, Next::Row));
+            return Ok(self.pluto_row(solver, need, false)?.map_or(Next::None, Next::Row));
         }
         // Dimension slack: only members that need a row at every remaining
         // step must get a non-trivial one now.
         let left = self.rows_left();
-        let tight: Vec<usize> = need
-            .iter()
-            .copied()
-            .filter(|&k| self.dims[k] - rank(&self.h[k], self.dims[k]) == left)
-            .collect();
+        let tight: Vec<usize> =
+            need.iter().copied().filter(|&k| self.dims[k] - rank(&self.h[k], self.dims[k]) == left).collect();
         if target == Target::Gpu {
             let u = self.unified.as_mut().unwrap();
             if !u.spatial_done {
                 u.spatial_done = true;
                 // (5) with coincidence enforced; a solution that carries no
                 // spatial proximity is discarded for (3).
-                match self.consecutive(|g| g.spatial_row(solver, need, true))? {
+                match self.spatial_row(solver, need, true)? {
                     Some(row) if !row.spatial.is_empty() => return Ok(Next::Row(row)),
                     Some(_) => {}
                     None if feautrier_ok => return Ok(Next::Feautrier),
                     None => {}
                 }
             }
-            if let Some(row) = self.consecutive(|g| g.pluto_row(solver, need, true))? {
+            if let Some(row) = self.pluto_row(solver, need, true)? {
                 return Ok(Next::Row(row));
             }
-            return Ok(self.consecutive(|g| g.pluto_row(solver, need, false))?.map_or(Next::None, Next::Row));
+            return Ok(self.pluto_row(solver, need, false)?.map_or(Next::None, Next::Row));
         }
         // CPU (§4.7): (5) on the last row, (4) elsewhere.
         if left == 1 {
-            if let Some(row) = self.consecutive(|g| g.spatial_row(solver, need, false))? {
+            if let Some(row) = self.spatial_row(solver, need, false)? {
                 if !row.spatial.is_empty() {
                     return Ok(Next::Row(row));
                 }
             }
         }
         let u = self.unified.as_ref().unwrap();
-        let pending = self.deps.iter().any(|d| !u.has_coincident[self.pos(d.src)] || !u.has_coincident[self.pos(d.dst)]);
+        let pending = self
+            .deps
+            .iter()
+            .any(|d| !u.has_coincident[self.pos(d.src)] || !u.has_coincident[self.pos(d.dst)]);
         if target == Target::Openmp && left > 2 && pending {
-            if let Some(row) = self.consecutive(|g| g.locality_row(solver, &tight, true))? {
+            if let Some(row) = self.locality_row(solver, &tight, true)? {
                 return Ok(Next::Row(row));
             }
             if self.band.is_empty() && feautrier_ok && hlim.is_some_and(|h| pressure > h) {
                 return Ok(Next::Feautrier);
             }
         }
-        Ok(self.consecutive(|g| g.locality_row(solver, &tight, false))?.map_or(Next::None, Next::Row))
-    }
-
-    /// Runs `f` with the consecutivity constraints in force, and again without
-    /// them when that has no solution (they are optional).
-    fn consecutive(&mut self, mut f: impl FnMut(&mut Self) -> Result<Option<Row>>) -> Result<Option<Row>> {
-        let on = self.unified.as_ref().is_some_and(|u| u.consec.iter().any(|c| c.is_some()));
-        if on {
-            self.unified.as_mut().unwrap().consec_on = true;
-            let r = f(self)?;
-            self.unified.as_mut().unwrap().consec_on = false;
-            if r.is_some() {
-                return Ok(r);
-            }
-        }
-        f(self)
+        Ok(self.locality_row(solver, &tight, false)?.map_or(Next::None, Next::Row))
     }
 
     /// Consecutivity report §3 (intra-statement, f = 1), on the linear part
@@ -670,7 +674,12 @@ impl<'a> Group<'a> {
     /// spatial distance bound (both signs: proximity does not order), in
     /// group order; the first spatial group with a non-zero bound is removed
     /// and the ILP solved again until every remaining one has zero distance.
-    fn locality_row(&mut self, solver: &mut Solver, tight: &[usize], coincident: bool) -> Result<Option<Row>> {
+    fn locality_row(
+        &mut self,
+        solver: &mut Solver,
+        tight: &[usize],
+        coincident: bool,
+    ) -> Result<Option<Row>> {
         let mut removed: Vec<String> = Vec::new();
         loop {
             let mut p = Problem::new();
@@ -700,7 +709,9 @@ impl<'a> Group<'a> {
                         (0..self.np).map(|i| p.add_var(format!("{tag}{g}.u+{i}"), Some(0), b)).collect();
                     let w = p.add_var(format!("{tag}{g}.w"), Some(0), b);
                     for rel in rels {
-                        let Some(f) = self.farkas_of(&rel.relation)? else { continue };
+                        // Relations the band's earlier rows carry are out (§4.4).
+                        let live = self.live(rel)?;
+                        let Some(f) = self.farkas_of(&live)? else { continue };
                         let slots = self.distance_slots(&l, rel);
                         for sign in [1, -1] {
                             // u·p + w − sign·distance ≥ 0

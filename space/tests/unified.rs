@@ -1,0 +1,112 @@
+//! The unified scheduler (RR-9110 §4): the paper's published schedules (§6)
+//! and what each knob changes.
+
+use std::path::{Path, PathBuf};
+
+use space::deps::{self, Dependences};
+use space::knobs::SchedulerOptions;
+use space::schedule::{self, CoreOptions, CoreSchedule, RowKind};
+use space::scop::{self, ExtractOptions, Scop};
+
+fn load(rel: &str) -> (Scop, Dependences) {
+    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("polybench").join(rel);
+    let opts = ExtractOptions { cc_args: vec!["-DMINI_DATASET".into()], ..Default::default() };
+    let (_, mut scops) = scop::extract(&path, &opts).unwrap();
+    let s = scops.remove(0);
+    let d = deps::analyze(&s).unwrap();
+    (s, d)
+}
+
+fn unified(rel: &str, settings: &[&str]) -> (Scop, CoreSchedule) {
+    let (s, d) = load(rel);
+    let knobs = SchedulerOptions::default().with_settings(settings).unwrap();
+    let out = schedule::unified(&s, &d, None, &knobs).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    (s, out)
+}
+
+/// Statement `stmt`'s band rows as text (`i`, `0`, `k`, ...), outermost first,
+/// over the rows of its fusion group that are loops of some member.
+fn rows_of(s: &Scop, out: &CoreSchedule, stmt: usize) -> Vec<String> {
+    out.rows
+        .iter()
+        .filter(|r| r.kind != RowKind::Feautrier || r.affine.iter().any(|a| a.1.iter().any(|&c| c != 0)))
+        .filter_map(|r| r.affine.iter().find(|a| a.0 == stmt))
+        .map(|(st, c, d, e)| schedule::affine_text(s, *st, c, d, *e))
+        .collect()
+}
+
+#[test]
+fn two_mm_for_openmp_is_the_published_schedule() {
+    let (s, out) = unified("linear-algebra/2mm.c", &["target=openmp"]);
+    // S1 -> (0, i, 0, j), S2 -> (0, i, k, j), S3 -> (1, i, 0, j), S4 -> (1, i, k, j).
+    assert_eq!(out.preorder.0, vec![vec![0, 1], vec![2, 3]]);
+    assert_eq!(rows_of(&s, &out, 0), ["i", "0", "j"], "{out:#?}");
+    assert_eq!(rows_of(&s, &out, 1), ["i", "k", "j"]);
+    assert_eq!(rows_of(&s, &out, 2), ["i", "0", "j"]);
+    assert_eq!(rows_of(&s, &out, 3), ["i", "k", "j"]);
+    // The outer loop is the (single) parallel one.
+    let first = out.rows.iter().find(|r| r.group == 0).unwrap();
+    assert!(first.coincident);
+    // The innermost j carries spatial proximity; the k row carried only A's.
+    let last = out.rows.iter().filter(|r| r.group == 0 && r.kind == RowKind::Spatial).next_back().unwrap();
+    assert!(!last.spatial.is_empty());
+}
+
+#[test]
+fn lu_for_openmp_orders_s1_and_s3_as_i_k_j() {
+    let (s, out) = unified("linear-algebra/lu.c", &["target=openmp"]);
+    assert_eq!(rows_of(&s, &out, 0), ["i", "k", "j"], "{out:#?}");
+    assert_eq!(rows_of(&s, &out, 2), ["i", "k", "j"]);
+}
+
+#[test]
+fn gemm_ends_with_j_and_the_core_scheduler_is_unchanged_without_knobs() {
+    let (s, out) = unified("linear-algebra/gemm.c", &[]);
+    assert_eq!(rows_of(&s, &out, 1), ["i", "k", "j"]);
+    // Without knobs: the core scheduler, whose gemm band is (i, j, k).
+    let (s2, d) = load("linear-algebra/gemm.c");
+    let core = schedule::schedule(&s2, &d, &CoreOptions::default()).unwrap();
+    assert_eq!(rows_of(&s2, &core, 1)[..2], ["i", "j"]);
+    // spatial=off is the core ILP (3) too.
+    let (s3, off) = unified("linear-algebra/gemm.c", &["spatial=off"]);
+    assert_eq!(rows_of(&s3, &off, 1), rows_of(&s2, &core, 1));
+}
+
+#[test]
+fn gpu_target_maps_the_spatial_coincident_row_to_x() {
+    let (_, out) = unified("linear-algebra/gemm.c", &["target=gpu"]);
+    let m = out.mapping.first().expect("a thread mapping");
+    let band: Vec<_> = out.rows.iter().filter(|r| r.group == m.group && r.band == m.band).collect();
+    let x = m.threads.iter().find(|t| t.1 == 'x').expect("an x thread");
+    assert!(band[x.0].coincident);
+    assert!(m.threads.iter().all(|t| band[t.0].coincident), "{m:?}");
+    // gemm: the coincident row that carries spatial proximity is j (C[i][j], B[k][j]).
+    assert!(!band[x.0].spatial.is_empty(), "{out:#?}");
+}
+
+#[test]
+fn hlim_below_the_pressure_turns_a_non_parallel_first_row_into_a_feautrier_row() {
+    // seidel-2d has no outer parallel loop: with hlim=1 the first row is Feautrier's.
+    let (_, out) = unified("stencils/seidel-2d.c", &["hlim=1"]);
+    assert_eq!(out.rows[0].kind, RowKind::Feautrier, "{out:#?}");
+    let (_, off) = unified("stencils/seidel-2d.c", &["hlim=off"]);
+    assert_ne!(off.rows[0].kind, RowKind::Feautrier);
+}
+
+#[test]
+fn global_consecutivity_makes_the_innermost_loop_stride_one() {
+    // mvt's second nest reads A[j][i] under (i, j). Consecutivity (report
+    // §3.1.1, f = 1): the innermost loop advances i by one and leaves j, i.e.
+    // the direction v = e_i has c·v = 0 on every outer row and 1 on the last.
+    let coefficients = |out: &CoreSchedule| -> Vec<Vec<i64>> {
+        out.rows.iter().filter_map(|r| r.affine.iter().find(|a| a.0 == 1)).map(|a| a.1.clone()).collect()
+    };
+    let (_, out) = unified("linear-algebra/mvt.c", &["consecutivity=global", "spatial=off"]);
+    let rows = coefficients(&out);
+    let (last, outer) = rows.split_last().unwrap();
+    assert_eq!(last[0], 1, "{rows:?}");
+    assert!(outer.iter().all(|r| r[0] == 0), "{rows:?}");
+    // Without it the core scheduler keeps the original order (j innermost).
+    let (_, plain) = unified("linear-algebra/mvt.c", &["spatial=off"]);
+    assert_eq!(coefficients(&plain).last().unwrap(), &vec![0, 1]);
+}
