@@ -41,7 +41,8 @@ fn bench(backend: &str, fresh: &Fresh, quick: bool) {
         .map(|i| {
             let id = s.campaign(&new_campaign(&format!("c{i}"))).unwrap().id;
             // Campaigns 0..50 tune gemm, the others the other programs in turn.
-            let program = if i < CAMPAIGNS / 2 { programs[(i % 2) as usize].0 } else { programs[(i % 20) as usize].0 };
+            let program =
+                if i < CAMPAIGNS / 2 { programs[(i % 2) as usize].0 } else { programs[(i % 20) as usize].0 };
             (id, program, machines[(i / 2 % 2) as usize])
         })
         .collect();

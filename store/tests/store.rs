@@ -35,6 +35,7 @@ both_backends!(
     invalid_records_are_refused,
     newer_schema_is_refused_untouched,
     reopening_keeps_everything,
+    threads_share_one_store,
 );
 
 fn round_trip(fresh: &Fresh) {
@@ -351,6 +352,31 @@ fn reopening_keeps_everything(fresh: &Fresh) {
     assert_eq!(s.campaign(&new_campaign("k")).unwrap().id, c);
     assert_eq!(s.measured(c).unwrap().len(), 2);
     assert_eq!(s.best("gemm", None, None).unwrap().unwrap().speedup, 2.0);
+}
+
+/// The tuner records from rayon workers through one `Store`.
+fn threads_share_one_store(fresh: &Fresh) {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Store>();
+    let s = Store::open(fresh.target()).unwrap();
+    let m = s.machine("box", "{}").unwrap();
+    let p = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+    let c = s.campaign(&new_campaign("k")).unwrap().id;
+    std::thread::scope(|scope| {
+        for t in 0..4u64 {
+            let s = &s;
+            scope.spawn(move || {
+                for n in 0..25 {
+                    // Every thread records the same first five points too: one row each results.
+                    let point = if n < 5 { n } else { t * 100 + n };
+                    s.record(&ok_record(c, p, m, Role::Variant, point, 1.0)).unwrap();
+                    s.history(None, 5).unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(s.measured(c).unwrap().len(), 5 + 4 * 20);
+    assert_eq!(s.integrity_check().unwrap(), Vec::<String>::new());
 }
 
 #[test]
