@@ -396,6 +396,19 @@ fn sqlite_file_is_a_wal_database_with_integrity() {
 }
 
 #[test]
+fn in_memory_sqlite_keeps_its_rows() {
+    let s = Store::open("sqlite::memory:").unwrap();
+    let m = s.machine("box", "{}").unwrap();
+    let p = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+    let c = s.campaign(&new_campaign("k")).unwrap().id;
+    s.record(&ok_record(c, p, m, Role::Reference, 1, 2.0)).unwrap();
+    s.record(&ok_record(c, p, m, Role::Variant, 2, 1.0)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(s.best("gemm", None, None).unwrap().unwrap().speedup, 2.0);
+    assert_eq!(s.integrity_check().unwrap(), Vec::<String>::new());
+}
+
+#[test]
 fn unwritable_locations_are_clear_errors() {
     let dir = TempDir::new("unwritable");
     let file = dir.path().join("a-file");
