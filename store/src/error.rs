@@ -12,6 +12,9 @@ pub enum StoreError {
     #[error("the store {target} was written by a newer polytune (schema version {found}, this build knows up to {known}); it was left unchanged: use a newer polytune or another store")]
     NewerSchema { target: String, found: i64, known: i64 },
 
+    #[error("{target} is not a polytune store: it holds other tables ({tables}) and no polytune schema; it was left unchanged: give a new file or an empty database")]
+    NotAStore { target: String, tables: String },
+
     #[error("cannot bring the store {target} to the current schema: {source}")]
     Migrate { target: String, source: sqlx::migrate::MigrateError },
 

@@ -398,14 +398,7 @@ impl Store {
     /// transaction, and returns its id. Recording the same (campaign, point, role) again is a
     /// no-op that returns the existing id (the first record wins).
     pub fn record(&self, rec: &Record) -> Result<i64, StoreError> {
-        validate(rec)?;
-        let now = Timestamp::now().millis();
-        with_pool!(self, |pool, begin| {
-            let mut tx = pool.begin_with(begin).await.map_err(query("start a transaction"))?;
-            let id = record_in!(tx, rec, now);
-            tx.commit().await.map_err(query("commit a measurement"))?;
-            Ok(id)
-        })
+        Ok(self.record_all(std::slice::from_ref(rec))?[0])
     }
 
     /// [`Store::record`] for many records in one transaction (an import, a bulk load): all are
@@ -415,12 +408,26 @@ impl Store {
         let now = Timestamp::now().millis();
         with_pool!(self, |pool, begin| {
             let mut tx = pool.begin_with(begin).await.map_err(query("start a transaction"))?;
-            let mut ids = Vec::with_capacity(recs.len());
-            for rec in recs {
-                ids.push(record_in!(tx, rec, now));
+            let stored: Result<Vec<i64>, StoreError> = async {
+                let mut ids = Vec::with_capacity(recs.len());
+                for rec in recs {
+                    ids.push(record_in!(tx, rec, now));
+                }
+                Ok(ids)
             }
-            tx.commit().await.map_err(query("commit measurements"))?;
-            Ok(ids)
+            .await;
+            match stored {
+                Ok(ids) => {
+                    tx.commit().await.map_err(query("commit measurements"))?;
+                    Ok(ids)
+                }
+                Err(e) => {
+                    // Roll back and wait for it here rather than leave it to the drop, so the
+                    // write lock is surely released on return. The first error is the one to report.
+                    let _ = tx.rollback().await;
+                    Err(e)
+                }
+            }
         })
     }
 
@@ -706,9 +713,9 @@ async fn open_sqlite(target: &str, shown: &str) -> Result<SqlitePool, StoreError
 
     // The version check runs before anything that writes (WAL mode, migrations).
     let mut conn = options.connect().await.map_err(open_err)?;
-    let applied = sqlite_applied_version(&mut conn).await.map_err(open_err)?;
+    let schema = sqlite_schema(&mut conn).await.map_err(open_err)?;
     conn.close().await.map_err(open_err)?;
-    check_version(shown, applied, &SQLITE_MIGRATOR)?;
+    schema.check(shown, &SQLITE_MIGRATOR)?;
 
     let options = options.journal_mode(SqliteJournalMode::Wal).synchronous(SqliteSynchronous::Full);
     // An in-memory database lives as long as a connection to it: keep exactly one, forever.
@@ -733,18 +740,19 @@ async fn open_sqlite(target: &str, shown: &str) -> Result<SqlitePool, StoreError
     }
 }
 
-async fn sqlite_applied_version(conn: &mut sqlx::SqliteConnection) -> Result<Option<i64>, sqlx::Error> {
-    let (tables,): (i64,) = sqlx::query_as(
-        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+/// The tables of the database (outside SQLite's own) and the highest applied migration.
+async fn sqlite_schema(conn: &mut sqlx::SqliteConnection) -> Result<Schema, sqlx::Error> {
+    let tables: Vec<(String,)> = sqlx::query_as(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
     )
-    .fetch_one(&mut *conn)
+    .fetch_all(&mut *conn)
     .await?;
-    if tables == 0 {
-        return Ok(None);
+    let mut schema = Schema::new(tables);
+    if schema.applied.is_some() {
+        let (max,): (Option<i64>,) = sqlx::query_as(MAX_APPLIED).fetch_one(conn).await?;
+        schema.applied = Some(max);
     }
-    let (max,): (Option<i64>,) =
-        sqlx::query_as("SELECT MAX(version) FROM _sqlx_migrations").fetch_one(conn).await?;
-    Ok(max)
+    Ok(schema)
 }
 
 async fn open_postgres(target: &str, shown: &str) -> Result<PgPool, StoreError> {
@@ -753,9 +761,9 @@ async fn open_postgres(target: &str, shown: &str) -> Result<PgPool, StoreError> 
     // One plain connection first: it fails at once with the server's own reason, where a
     // pool would retry until its timeout.
     let mut conn = options.connect().await.map_err(open_err)?;
-    let applied = postgres_applied_version(&mut conn).await.map_err(open_err)?;
+    let schema = postgres_schema(&mut conn).await.map_err(open_err)?;
     conn.close().await.map_err(open_err)?;
-    check_version(shown, applied, &POSTGRES_MIGRATOR)?;
+    schema.check(shown, &POSTGRES_MIGRATOR)?;
     let pool = PgPoolOptions::new()
         .max_connections(4)
         .acquire_timeout(Duration::from_secs(30))
@@ -770,28 +778,51 @@ async fn open_postgres(target: &str, shown: &str) -> Result<PgPool, StoreError> 
     Ok(pool)
 }
 
-async fn postgres_applied_version(conn: &mut sqlx::PgConnection) -> Result<Option<i64>, sqlx::Error> {
-    let (tables,): (i64,) = sqlx::query_as(
-        "SELECT COUNT(*) FROM information_schema.tables \
-         WHERE table_schema = current_schema() AND table_name = '_sqlx_migrations'",
+async fn postgres_schema(conn: &mut sqlx::PgConnection) -> Result<Schema, sqlx::Error> {
+    let tables: Vec<(String,)> = sqlx::query_as(
+        "SELECT table_name::text FROM information_schema.tables \
+         WHERE table_schema = current_schema() ORDER BY table_name",
     )
-    .fetch_one(&mut *conn)
+    .fetch_all(&mut *conn)
     .await?;
-    if tables == 0 {
-        return Ok(None);
+    let mut schema = Schema::new(tables);
+    if schema.applied.is_some() {
+        let (max,): (Option<i64>,) = sqlx::query_as(MAX_APPLIED).fetch_one(conn).await?;
+        schema.applied = Some(max);
     }
-    let (max,): (Option<i64>,) =
-        sqlx::query_as("SELECT MAX(version) FROM _sqlx_migrations").fetch_one(conn).await?;
-    Ok(max)
+    Ok(schema)
 }
 
-fn check_version(shown: &str, applied: Option<i64>, migrator: &Migrator) -> Result<(), StoreError> {
-    let known = migrator.iter().map(|m| m.version).max().unwrap_or(0);
-    match applied {
-        Some(found) if found > known => {
-            Err(StoreError::NewerSchema { target: shown.to_string(), found, known })
+const MAX_APPLIED: &str = "SELECT MAX(version) FROM _sqlx_migrations";
+
+/// What `open` finds before it changes anything.
+struct Schema {
+    /// Tables other than sqlx's migration table.
+    tables: Vec<String>,
+    /// `None`: no migration table. `Some(None)`: one without rows.
+    applied: Option<Option<i64>>,
+}
+
+impl Schema {
+    fn new(tables: Vec<(String,)>) -> Schema {
+        let (ours, tables): (Vec<String>, Vec<String>) =
+            tables.into_iter().map(|(t,)| t).partition(|t| t == "_sqlx_migrations");
+        Schema { tables, applied: if ours.is_empty() { None } else { Some(None) } }
+    }
+
+    /// Refuses a database this build must not touch: one written by a newer schema, or one
+    /// that holds other tables but no polytune schema (someone else's database).
+    fn check(&self, shown: &str, migrator: &Migrator) -> Result<(), StoreError> {
+        let known = migrator.iter().map(|m| m.version).max().unwrap_or(0);
+        match self.applied {
+            Some(Some(found)) if found > known => {
+                Err(StoreError::NewerSchema { target: shown.to_string(), found, known })
+            }
+            None if !self.tables.is_empty() => {
+                Err(StoreError::NotAStore { target: shown.to_string(), tables: self.tables.join(", ") })
+            }
+            _ => Ok(()),
         }
-        _ => Ok(()),
     }
 }
 

@@ -36,6 +36,7 @@ both_backends!(
     newer_schema_is_refused_untouched,
     reopening_keeps_everything,
     threads_share_one_store,
+    someone_elses_database_is_refused_untouched,
 );
 
 fn round_trip(fresh: &Fresh) {
@@ -247,6 +248,14 @@ fn failed_record_leaves_nothing_behind(fresh: &Fresh) {
     let err = s.record(&ok_record(999_999, p, m, Role::Variant, 2, 1.0)).unwrap_err();
     assert!(matches!(err, StoreError::Query { what: "record a measurement", .. }), "{err}");
     assert_eq!(s.counts().unwrap(), before);
+    // The failed transaction released its locks at once: another process-like handle writes
+    // the same point without waiting (it would wait for the busy timeout otherwise).
+    let other = Store::open(fresh.target()).unwrap();
+    let start = std::time::Instant::now();
+    other.record(&ok_record(c.id, p, m, Role::Variant, 2, 1.0)).unwrap();
+    assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
+    drop(other);
+    let before = s.counts().unwrap();
     // A point id already stored with another JSON is refused, after the schedule insert.
     let conflicting = Record {
         point_json: r#"{"n":"something else"}"#.into(),
@@ -335,6 +344,18 @@ fn newer_schema_is_refused_untouched(fresh: &Fresh) {
     }
     assert!(err.to_string().contains("use a newer polytune"), "{err}");
     assert_eq!(fresh.snapshot(), before, "the store must be left unchanged");
+}
+
+fn someone_elses_database_is_refused_untouched(fresh: &Fresh) {
+    fresh.execute("CREATE TABLE their_data (x INTEGER)");
+    let before = fresh.snapshot();
+    let err = match Store::open(fresh.target()) {
+        Err(err) => err,
+        Ok(_) => panic!("a database with other tables and no polytune schema must not open"),
+    };
+    assert!(matches!(err, StoreError::NotAStore { ref tables, .. } if tables == "their_data"), "{err}");
+    assert!(err.to_string().contains("give a new file or an empty database"), "{err}");
+    assert_eq!(fresh.snapshot(), before, "the database must be left unchanged");
 }
 
 fn reopening_keeps_everything(fresh: &Fresh) {

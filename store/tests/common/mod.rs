@@ -91,7 +91,9 @@ impl Fresh {
         match self {
             Fresh::Sqlite { target, .. } => rt.block_on(async {
                 use sqlx::Connection;
-                let mut c = sqlx::SqliteConnection::connect(&format!("sqlite://{target}")).await.unwrap();
+                std::fs::create_dir_all(Path::new(target).parent().unwrap()).unwrap();
+                let mut c =
+                    sqlx::SqliteConnection::connect(&format!("sqlite://{target}?mode=rwc")).await.unwrap();
                 sqlx::query(sql).execute(&mut c).await.unwrap();
                 c.close().await.unwrap();
             }),
@@ -118,11 +120,14 @@ impl Fresh {
                 .fetch_all(&mut c)
                 .await
                 .unwrap();
-                let migrations: Vec<(i64, bool)> =
+                let migrations: Vec<(i64, bool)> = if cols.iter().any(|(t, _, _)| t == "_sqlx_migrations") {
                     sqlx::query_as("SELECT version, success FROM _sqlx_migrations ORDER BY version")
                         .fetch_all(&mut c)
                         .await
-                        .unwrap();
+                        .unwrap()
+                } else {
+                    vec![]
+                };
                 format!("{cols:?}{migrations:?}").into_bytes()
             }),
         }
