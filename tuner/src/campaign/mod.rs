@@ -207,13 +207,19 @@ impl<'a> Campaign<'a> {
                     end = e;
                     break;
                 }
-                let proposals = strategy.propose(&outcomes, self.batch);
+                let batch = self.batch.min(self.remaining_evals());
+                let proposals = strategy.propose(&outcomes, batch);
                 let Some(dataset) = proposals.first().map(|p| p.dataset) else { break };
                 if !references.contains_key(&dataset) {
                     let r = self.reference(kernel, dataset, program_ids[&dataset])?;
                     references.insert(dataset, r);
-                    let todo: Vec<Point> =
-                        kernel.references.iter().filter(|p| !outcomes.contains(dataset, p)).cloned().collect();
+                    let todo: Vec<Point> = kernel
+                        .references
+                        .iter()
+                        .filter(|p| !outcomes.contains(dataset, p))
+                        .take(self.remaining_evals())
+                        .cloned()
+                        .collect();
                     self.evaluate(kernel, dataset, program_ids[&dataset], &references[&dataset], &todo, &mut outcomes)?;
                     continue;
                 }
@@ -241,6 +247,10 @@ impl<'a> Campaign<'a> {
         let evals_spent = self.budget.evals.is_some_and(|n| self.evaluations >= n);
         let time_spent = self.budget.time.is_some_and(|t| self.started.elapsed() >= t);
         (evals_spent || time_spent).then_some(End::Budget)
+    }
+
+    fn remaining_evals(&self) -> usize {
+        self.budget.evals.map_or(usize::MAX, |n| n.saturating_sub(self.evaluations))
     }
 
     fn program_ids(&self, kernel: &Kernel) -> Result<HashMap<Dataset, i64>> {
@@ -347,12 +357,11 @@ impl<'a> Campaign<'a> {
         status: String,
         outcomes: &mut Outcomes,
     ) -> Result<()> {
-        let m = Measurement { status: m.status, ..m.clone() };
-        self.record_status(program, Role::Variant, point, schedule, source, &m, &status)?;
+        self.record_status(program, Role::Variant, point, schedule, source, m, &status)?;
         outcomes.0.insert((dataset, point.id()), m.median_s.filter(|_| status == "ok"));
         self.evaluations += 1;
         self.progress.inc(1);
-        let time = m.median_s.map(|t| format!("{t:.6} s")).unwrap_or_else(|| "-".into());
+        let time = m.median_s.map(crate::cmd::query::seconds).unwrap_or_else(|| "-".into());
         self.log(&format!("{} [{}] {point}: {status} {time}", kernel.spec.name, dataset.name()));
         Ok(())
     }
@@ -436,7 +445,11 @@ fn variant(prog: &Program, point: &Point) -> Result<(String, String), Failure> {
                 .tree
         }
     };
-    let opts = CodegenOptions { tile_sizes: point.tiles.clone(), openmp: point.threads > 1 };
+    let knobs = match &point.scheduler {
+        Scheduler::Unified { options, .. } => Some(options),
+        _ => None,
+    };
+    let opts = CodegenOptions::for_point(point.tiles.clone(), point.threads, knobs);
     match codegen::generate(&prog.source, &prog.scop, &prog.deps, &schedule, &opts) {
         Ok(v) => Ok((schedule, v.program)),
         // An illegal schedule is a bug of ours: recorded, never run.

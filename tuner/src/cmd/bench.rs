@@ -23,7 +23,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let files = if args.files.is_empty() { polybench_files()? } else { args.files };
-    let opts = CodegenOptions { tile_sizes: Some(vec![32]), openmp: true };
+    let opts = CodegenOptions { tile_sizes: Some(vec![32]), openmp: true, ..Default::default() };
     println!(
         "{:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>9}",
         "kernel", "model ms", "deps ms", "isl ms", "ours ms", "ours/isl", "lexmins", "ILPs", "codegen"

@@ -42,15 +42,24 @@ pub struct BestArgs {
     json: bool,
 }
 
+/// A time with a unit that keeps three significant digits.
+pub fn seconds(t: f64) -> String {
+    match t {
+        t if t >= 1.0 => format!("{t:.3} s"),
+        t if t >= 1e-3 => format!("{:.3} ms", t * 1e3),
+        t => format!("{:.3} µs", t * 1e6),
+    }
+}
+
 /// `1.84x (spread 3.1% / 2.0%) unified ... — source PATH`.
 pub fn summary(b: &Best) -> String {
     let point = serde_json::from_str::<Point>(&b.point_json).map(|p| p.to_string()).unwrap_or(b.point_json.clone());
     let pct = |s: Option<f64>| s.map(|s| format!("{:.1}%", 100.0 * s)).unwrap_or("-".into());
     format!(
-        "{:.2}x over the original ({:.6} s vs {:.6} s, spreads {} / {}) with {point}",
+        "{:.2}x over the original ({} vs {}, spreads {} / {}) with {point}",
         b.speedup,
-        b.median_s,
-        b.reference_median_s,
+        seconds(b.median_s),
+        seconds(b.reference_median_s),
         pct(b.spread),
         pct(b.reference_spread)
     )
@@ -106,7 +115,7 @@ pub fn history(args: HistoryArgs) -> Result<()> {
         return Ok(());
     }
     for r in rows {
-        let time = r.median_s.map(|t| format!("{t:.6} s")).unwrap_or("-".into());
+        let time = r.median_s.map(seconds).unwrap_or("-".into());
         println!(
             "{} {} [{}] {} {} {}: {} {time}",
             r.created_at, r.kernel, r.dataset, r.machine, r.role, r.point_id, r.status

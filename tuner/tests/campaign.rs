@@ -1,0 +1,189 @@
+//! Campaigns as a user runs them: killed and resumed, repeated with a seed,
+//! queried, and refused on bad input without writing anything.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use store::{Role, Store};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn polytune() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_polytune"));
+    c.current_dir(root()).env("OMP_WAIT_POLICY", "PASSIVE");
+    c
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("polytune-campaign-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A small exhaustive campaign on atax at MINI: three knobs fixed, so the
+/// space is wavefront × tiles × preorders, plus the reference points.
+fn small_campaign(db: &Path) -> Vec<String> {
+    [
+        "tune",
+        "polybench/linear-algebra/atax.c",
+        "--dataset",
+        "MINI",
+        "--strategy",
+        "exhaustive",
+        "--threads",
+        "1",
+        "--runs",
+        "1",
+        "--set",
+        "spatial=off",
+        "--set",
+        "posttile_reorder=none",
+        "--set",
+        "consecutivity=none",
+        "--set",
+        "hlim=off",
+        "--db",
+        db.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// `(program, point, role) → (status, median)` of every measurement.
+fn snapshot(store: &Store, campaign: i64) -> BTreeMap<(i64, String, Role), (String, Option<f64>)> {
+    let rows = store.outcomes(campaign).unwrap();
+    let map: BTreeMap<_, _> =
+        rows.iter().map(|o| ((o.program, o.point_id.clone(), o.role), (o.status.clone(), o.median_s))).collect();
+    assert_eq!(map.len(), rows.len(), "a measurement was recorded twice");
+    map
+}
+
+#[test]
+fn killed_campaign_resumes_without_losing_or_repeating_a_measurement() {
+    let dir = temp_dir("kill");
+    let db = dir.join("store.db");
+    let args = small_campaign(&db);
+
+    // Run once, kill -9 as soon as a few variants are stored.
+    let mut child = polytune().args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let started = Instant::now();
+    let before = loop {
+        std::thread::sleep(Duration::from_millis(200));
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the campaign ended ({status}) before it could be killed");
+        }
+        assert!(started.elapsed() < Duration::from_secs(300), "no progress in 5 minutes");
+        if !db.exists() {
+            continue;
+        }
+        let store = Store::open(db.to_str().unwrap()).unwrap();
+        let Some(c) = store.campaigns().unwrap().first().cloned() else { continue };
+        let snap = snapshot(&store, c.id);
+        if snap.keys().filter(|k| k.2 == Role::Variant).count() >= 3 {
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            break (c.id, snapshot(&store, c.id));
+        }
+    };
+    let (campaign, killed) = before;
+
+    // The same command again finishes the campaign.
+    let out = polytune().args(&args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("finished"), "{stdout}");
+
+    let store = Store::open(db.to_str().unwrap()).unwrap();
+    let campaigns = store.campaigns().unwrap();
+    assert_eq!(campaigns.len(), 1, "the second run resumed the same campaign");
+    assert_eq!(campaigns[0].state, store::CampaignState::Finished);
+    let after = snapshot(&store, campaign);
+    for (k, v) in &killed {
+        assert_eq!(after.get(k), Some(v), "a finished measurement changed or vanished: {k:?}");
+    }
+    // 3 reference points + 2 wavefront values × 4 tile sizes per preorder.
+    let variants = after.keys().filter(|k| k.2 == Role::Variant).count();
+    assert!(variants == 11 || variants == 19, "{variants} variant measurements");
+    assert_eq!(after.keys().filter(|k| k.2 == Role::Reference).count(), 1);
+    assert_eq!(store.integrity_check().unwrap(), Vec::<String>::new(), "integrity problems");
+
+    // Running it a third time measures nothing new.
+    let out = polytune().args(&args).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(snapshot(&store, campaign), after);
+
+    // The queries answer from this store.
+    let db_arg = db.to_str().unwrap();
+    let out = polytune().args(["best", "atax", "--db", db_arg, "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let best: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(best["speedup"].as_f64().unwrap() > 0.0);
+    assert!(Path::new(best["source_path"].as_str().unwrap()).is_file());
+    let out = polytune().args(["history", "atax", "--db", db_arg, "--limit", "5"]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 5);
+    let out = polytune().args(["machines", "--db", db_arg, "--json"]).output().unwrap();
+    let machines: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(machines.as_array().unwrap().len(), 1);
+    let out = polytune().args(["best", "nosuchkernel", "--db", db_arg]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nosuchkernel") && err.contains("atax"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_same_seed_gives_the_same_campaign() {
+    let dir = temp_dir("seed");
+    let order = |db: &Path, seed: &str| {
+        let mut args = small_campaign(db);
+        args.retain(|a| a != "exhaustive");
+        let at = args.iter().position(|a| a == "--strategy").unwrap();
+        args.splice(at..at + 1, ["--strategy".to_string(), "random".into(), "--seed".into(), seed.into()]);
+        args.extend(["--evals".to_string(), "6".into()]);
+        let out = polytune().args(&args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let store = Store::open(db.to_str().unwrap()).unwrap();
+        let c = store.campaigns().unwrap()[0].id;
+        store.outcomes(c).unwrap().into_iter().map(|o| o.point_id).collect::<Vec<_>>()
+    };
+    let a = order(&dir.join("a.db"), "7");
+    let b = order(&dir.join("b.db"), "7");
+    let c = order(&dir.join("c.db"), "8");
+    assert_eq!(a.len(), 1 + 6, "the reference and six evaluations");
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_input_is_refused_and_writes_nothing() {
+    let dir = temp_dir("bad");
+    let db = dir.join("store.db");
+    let db_arg = db.to_str().unwrap().to_string();
+    let bad_c = dir.join("broken.c");
+    std::fs::write(&bad_c, "void f(int n, double A[n]) {\n#pragma scop\n  for (i = 0; i < n; i++)\n    A[i] = ;\n#pragma endscop\n}\n")
+        .unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["tune", "polybench/linear-algebra/nosuch.c", "--db", &db_arg], "nosuch.c"),
+        (vec!["tune", bad_c.to_str().unwrap(), "--db", &db_arg], "broken.c:"),
+        (vec!["tune", "polybench/linear-algebra/atax.c", "--set", "spatial=sideways", "--db", &db_arg], "off|per-reference|grouped"),
+        (vec!["tune", "polybench/linear-algebra/atax.c", "--set", "colour=blue", "--db", &db_arg], "unknown knob"),
+        (vec!["tune", "polybench/linear-algebra/atax.c", "--dataset", "MINI", "--db", "/proc/polytune/store.db"], "/proc/polytune"),
+        (vec!["best", "atax", "--db", &db_arg], "no store here"),
+    ];
+    for (args, needle) in cases {
+        let out = polytune().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(err.contains(needle), "{args:?}: `{needle}` not in: {err}");
+        assert!(!db.exists(), "{args:?} wrote the store");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
