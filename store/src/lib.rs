@@ -6,7 +6,7 @@
 //! Sync` and may be shared by threads; it must not be used from inside another tokio runtime.
 //!
 //! **Backends.** `Store` holds an enum over `SqlitePool`/`PgPool`, and each method's body is
-//! written once and expanded for both by [`with_pool!`]: one set of SQL text (`$1`
+//! written once and expanded for both by the `with_pool!` macro: one set of SQL text (`$1`
 //! placeholders, which SQLite accepts too; `CAST(.. AS TEXT)` rather than `::text`;
 //! `ON CONFLICT .. DO NOTHING`; `RETURNING`). We did not use `sqlx::Any` because it connects
 //! from a URL only, so the SQLite settings that make a shared file safe (WAL, busy timeout,
@@ -15,9 +15,20 @@
 //! time. Only the DDL differs (identity columns, float types): two migration directories
 //! with the same versions, embedded in the binary.
 //!
+//! **Schema** (`migrations/`). `machines` (fingerprint JSON, unique by its SHA-256),
+//! `programs` (kernel, path; unique by source hash and dataset), `points` (the 16-hex-digit
+//! point id and its canonical JSON), `schedules` (isl schedule-tree text, unique by SHA-256),
+//! `builds` (generated source, unique by its hash), `campaigns` (unique key, configuration
+//! JSON, strategy, seed, budget, state), and `measurements`, one row per finished
+//! measurement, UNIQUE (campaign, point, role) so that a resumed campaign never measures a
+//! point twice. Times are integer milliseconds since the epoch on both backends.
+//! Indexes serve `best` (one seek per campaign for its fastest ok variant), `history` and
+//! `machines`.
+//!
 //! **Schema versions.** Before migrating, `open` reads the highest applied migration; one this
-//! build does not know is [`StoreError::NewerSchema`], and the store is left untouched (on
-//! SQLite the check runs on a plain connection, before the switch to WAL mode).
+//! build does not know is [`StoreError::NewerSchema`], a database with other tables and no
+//! migrations is [`StoreError::NotAStore`], and either is left untouched (on SQLite the check
+//! runs on a plain connection, before the switch to WAL mode).
 //!
 //! **Durability.** SQLite runs in WAL mode with `synchronous = FULL`: a committed measurement
 //! survives kill -9 and power loss, which the tuner's resume relies on. Writers take the
