@@ -20,7 +20,7 @@
 //! point id and its canonical JSON), `schedules` (isl schedule-tree text, unique by SHA-256),
 //! `builds` (generated source, unique by its hash), `campaigns` (unique key, configuration
 //! JSON, strategy, seed, budget, state), and `measurements`, one row per finished
-//! measurement, UNIQUE (campaign, point, role) so that a resumed campaign never measures a
+//! measurement, UNIQUE (campaign, program, point, role) so that a resumed campaign never measures a
 //! point twice. Times are integer milliseconds since the epoch on both backends.
 //! Indexes serve `best` (one seek per campaign for its fastest ok variant), `history` and
 //! `machines`.
@@ -106,9 +106,10 @@ macro_rules! record_in {
     ($tx:ident, $rec:expr, $now:expr) => {{
         let rec: &Record = $rec;
         let existing: Option<(i64,)> = sqlx::query_as(
-            "SELECT id FROM measurements WHERE campaign_id = $1 AND point_id = $2 AND role = $3",
+            "SELECT id FROM measurements WHERE campaign_id = $1 AND program_id = $2 AND point_id = $3 AND role = $4",
         )
         .bind(rec.campaign)
+        .bind(rec.program)
         .bind(&rec.point_id)
         .bind(rec.role.as_str())
         .fetch_optional(&mut *$tx)
@@ -188,7 +189,7 @@ macro_rules! record_in {
                     "INSERT INTO measurements (campaign_id, program_id, machine_id, point_id, schedule_id, \
                      build_id, role, status, reason, median_s, spread, samples, created_at) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-                     ON CONFLICT (campaign_id, point_id, role) DO NOTHING RETURNING id",
+                     ON CONFLICT (campaign_id, program_id, point_id, role) DO NOTHING RETURNING id",
                 )
                 .bind(rec.campaign)
                 .bind(rec.program)
@@ -210,9 +211,10 @@ macro_rules! record_in {
                     Some((id,)) => id,
                     None => {
                         let (id,): (i64,) = sqlx::query_as(
-                            "SELECT id FROM measurements WHERE campaign_id = $1 AND point_id = $2 AND role = $3",
+                            "SELECT id FROM measurements WHERE campaign_id = $1 AND program_id = $2 AND point_id = $3 AND role = $4",
                         )
                         .bind(rec.campaign)
+                        .bind(rec.program)
                         .bind(&rec.point_id)
                         .bind(rec.role.as_str())
                         .fetch_one(&mut *$tx)
@@ -276,8 +278,8 @@ impl Store {
     }
 
     /// The id of the machine with this fingerprint (JSON text), inserted if new. Machines are
-    /// keyed by the SHA-256 of the fingerprint text; a machine keeps the first name it was
-    /// recorded under.
+    /// keyed by the SHA-256 of the fingerprint text and named after the profile they were last
+    /// recorded under (so that `best` by the current profile's name finds them).
     pub fn machine(&self, name: &str, fingerprint_json: &str) -> Result<i64, StoreError> {
         const WHAT: &str = "record a machine";
         non_empty(WHAT, "machine name", name)?;
@@ -287,7 +289,8 @@ impl Store {
         with_pool!(self, |pool, _begin| {
             sqlx::query(
                 "INSERT INTO machines (name, fingerprint, fingerprint_hash, created_at) VALUES ($1, $2, $3, $4) \
-                 ON CONFLICT (fingerprint_hash) DO NOTHING",
+                 ON CONFLICT (fingerprint_hash) DO UPDATE SET name = excluded.name \
+                 WHERE machines.name <> excluded.name",
             )
             .bind(name)
             .bind(fingerprint_json)
@@ -406,7 +409,7 @@ impl Store {
     }
 
     /// Stores one finished measurement with its point, schedule and build rows, all in one
-    /// transaction, and returns its id. Recording the same (campaign, point, role) again is a
+    /// transaction, and returns its id. Recording the same (campaign, program, point, role) again is a
     /// no-op that returns the existing id (the first record wins).
     pub fn record(&self, rec: &Record) -> Result<i64, StoreError> {
         Ok(self.record_all(std::slice::from_ref(rec))?[0])

@@ -46,6 +46,8 @@ fn round_trip(fresh: &Fresh) {
     let fp = r#"{"cpu":"Xeon","cores":2}"#;
     let m = s.machine("box", fp).unwrap();
     assert_eq!(s.machine("renamed", fp).unwrap(), m, "same fingerprint, same machine");
+    assert_eq!(s.machines().unwrap()[0].name, "renamed", "the latest name wins");
+    assert_eq!(s.machine("box", fp).unwrap(), m);
     let m2 = s.machine("other", r#"{"cpu":"EPYC","cores":64}"#).unwrap();
     assert_ne!(m, m2);
 

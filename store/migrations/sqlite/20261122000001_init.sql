@@ -64,7 +64,8 @@ CREATE TABLE measurements (
     spread      REAL   CHECK (spread >= 0),
     samples     TEXT   NOT NULL,
     created_at  BIGINT NOT NULL,
-    UNIQUE (campaign_id, point_id, role)
+    -- One campaign measures a point once per program (a kernel on one dataset).
+    UNIQUE (campaign_id, program_id, point_id, role)
 );
 -- `best`: the fastest ok variant of one (campaign, program, machine) is one index seek.
 CREATE INDEX measurements_best
