@@ -463,11 +463,19 @@ impl Store {
         with_pool!(self, |pool, _begin| {
             // One read transaction: a consistent snapshot while writers go on.
             let mut tx = pool.begin().await.map_err(query(WHAT))?;
-            let refs: Vec<(i64, i64, i64, i64, f64, Option<f64>)> = sqlx::query_as(
-                "SELECT r.campaign_id, r.program_id, r.machine_id, r.id, r.median_s, r.spread \
+            // Each ok reference of the kernel with its campaign's fastest ok variant (one index
+            // seek each, in one round trip), oldest reference first.
+            let pairs: Vec<(i64, i64, i64, f64, Option<f64>, i64, f64)> = sqlx::query_as(
+                "SELECT r.campaign_id, r.program_id, r.machine_id, r.median_s, r.spread, v.id, v.median_s \
                  FROM programs p \
                  JOIN measurements r ON r.program_id = p.id \
                  JOIN machines mc ON mc.id = r.machine_id \
+                 JOIN measurements v ON v.id = ( \
+                     SELECT x.id FROM measurements x \
+                     WHERE x.campaign_id = r.campaign_id AND x.program_id = r.program_id \
+                       AND x.machine_id = r.machine_id AND x.role = 'variant' AND x.status = 'ok' \
+                       AND x.median_s > 0 \
+                     ORDER BY x.median_s, x.id LIMIT 1) \
                  WHERE p.kernel = $1 AND (CAST($2 AS TEXT) IS NULL OR mc.name = $2) \
                    AND (CAST($3 AS TEXT) IS NULL OR p.dataset = $3) \
                    AND r.role = 'reference' AND r.status = 'ok' AND r.median_s > 0 \
@@ -479,27 +487,15 @@ impl Store {
             .fetch_all(&mut *tx)
             .await
             .map_err(query(WHAT))?;
-            // (campaign, program, machine) → the newest reference (rows come oldest first).
-            let mut groups: BTreeMap<(i64, i64, i64), (f64, Option<f64>)> = BTreeMap::new();
-            for (campaign, program, machine, _id, median, spread) in refs {
-                groups.insert((campaign, program, machine), (median, spread));
+            // (campaign, program, machine) → (reference median, its spread, fastest variant id,
+            // its median), from the newest reference (rows come oldest first).
+            let mut groups: BTreeMap<(i64, i64, i64), (f64, Option<f64>, i64, f64)> = BTreeMap::new();
+            for (campaign, program, machine, ref_median, ref_spread, id, median) in pairs {
+                groups.insert((campaign, program, machine), (ref_median, ref_spread, id, median));
             }
             // (speedup, variant median, variant id, reference median, reference spread)
             let mut winner: Option<(f64, f64, i64, f64, Option<f64>)> = None;
-            for ((campaign, program, machine), (ref_median, ref_spread)) in groups {
-                let fastest: Option<(i64, f64)> = sqlx::query_as(
-                    "SELECT id, median_s FROM measurements \
-                     WHERE campaign_id = $1 AND program_id = $2 AND machine_id = $3 \
-                       AND role = 'variant' AND status = 'ok' AND median_s > 0 \
-                     ORDER BY median_s, id LIMIT 1",
-                )
-                .bind(campaign)
-                .bind(program)
-                .bind(machine)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(query(WHAT))?;
-                let Some((id, median)) = fastest else { continue };
+            for (ref_median, ref_spread, id, median) in groups.into_values() {
                 let speedup = ref_median / median;
                 let better = match winner {
                     None => true,
