@@ -465,8 +465,9 @@ impl Store {
             let mut tx = pool.begin().await.map_err(query(WHAT))?;
             // Each ok reference of the kernel with its campaign's fastest ok variant (one index
             // seek each, in one round trip), oldest reference first.
-            let pairs: Vec<(i64, i64, i64, f64, Option<f64>, i64, f64)> = sqlx::query_as(
-                "SELECT r.campaign_id, r.program_id, r.machine_id, r.median_s, r.spread, v.id, v.median_s \
+            let candidates: Vec<Candidate> = sqlx::query_as(
+                "SELECT r.campaign_id, r.program_id, r.machine_id, r.median_s AS ref_median, \
+                        r.spread AS ref_spread, v.id AS variant, v.median_s AS median \
                  FROM programs p \
                  JOIN measurements r ON r.program_id = p.id \
                  JOIN machines mc ON mc.id = r.machine_id \
@@ -487,29 +488,24 @@ impl Store {
             .fetch_all(&mut *tx)
             .await
             .map_err(query(WHAT))?;
-            // (campaign, program, machine) → (reference median, its spread, fastest variant id,
-            // its median), from the newest reference (rows come oldest first).
-            let mut groups: BTreeMap<(i64, i64, i64), (f64, Option<f64>, i64, f64)> = BTreeMap::new();
-            for (campaign, program, machine, ref_median, ref_spread, id, median) in pairs {
-                groups.insert((campaign, program, machine), (ref_median, ref_spread, id, median));
+            // One candidate per (campaign, program, machine), from its newest reference (rows
+            // come oldest first).
+            let mut groups: BTreeMap<(i64, i64, i64), Candidate> = BTreeMap::new();
+            for c in candidates {
+                groups.insert((c.campaign_id, c.program_id, c.machine_id), c);
             }
-            // (speedup, variant median, variant id, reference median, reference spread)
-            let mut winner: Option<(f64, f64, i64, f64, Option<f64>)> = None;
-            for (ref_median, ref_spread, id, median) in groups.into_values() {
-                let speedup = ref_median / median;
-                let better = match winner {
-                    None => true,
-                    Some((s, m, i, _, _)) => {
-                        speedup > s || (speedup == s && (median < m || (median == m && id < i)))
-                    }
-                };
-                if better {
-                    winner = Some((speedup, median, id, ref_median, ref_spread));
+            let speedup = |c: &Candidate| c.ref_median / c.median;
+            let winner = groups.into_values().reduce(|a, b| {
+                let (sa, sb) = (speedup(&a), speedup(&b));
+                let b_better = sb > sa
+                    || (sb == sa && (b.median < a.median || (b.median == a.median && b.variant < a.variant)));
+                if b_better {
+                    b
+                } else {
+                    a
                 }
-            }
-            let Some((speedup, _, id, reference_median_s, reference_spread)) = winner else {
-                return Ok(None);
-            };
+            });
+            let Some(winner) = winner else { return Ok(None) };
             let row: BestRow = sqlx::query_as(
                 "SELECT p.kernel, p.dataset, p.path AS program_path, mc.name AS machine, \
                         m.campaign_id AS campaign, m.id AS measurement, m.point_id, pt.json AS point_json, \
@@ -523,7 +519,7 @@ impl Store {
                  LEFT JOIN builds b ON b.id = m.build_id \
                  WHERE m.id = $1",
             )
-            .bind(id)
+            .bind(winner.variant)
             .fetch_one(&mut *tx)
             .await
             .map_err(query(WHAT))?;
@@ -543,9 +539,9 @@ impl Store {
                 median_s: row.median_s,
                 spread: row.spread,
                 samples,
-                reference_median_s,
-                reference_spread,
-                speedup,
+                reference_median_s: winner.ref_median,
+                reference_spread: winner.ref_spread,
+                speedup: speedup(&winner),
                 measured_at: Timestamp::from_millis(row.created_at),
             }))
         })
@@ -687,6 +683,18 @@ impl Drop for Store {
 
 const CAMPAIGN_SELECT: &str =
     "SELECT id, key, config, strategy, seed, budget, state, created_at, updated_at FROM campaigns";
+
+/// A campaign's reference and its fastest ok variant, for `best`.
+#[derive(sqlx::FromRow)]
+struct Candidate {
+    campaign_id: i64,
+    program_id: i64,
+    machine_id: i64,
+    ref_median: f64,
+    ref_spread: Option<f64>,
+    variant: i64,
+    median: f64,
+}
 
 #[derive(sqlx::FromRow)]
 struct BestRow {
