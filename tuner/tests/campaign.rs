@@ -187,3 +187,34 @@ fn bad_input_is_refused_and_writes_nothing() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn halving_promotes_from_small_to_medium_in_one_campaign() {
+    let dir = temp_dir("halving");
+    let db = dir.join("store.db");
+    let mut args = small_campaign(&db);
+    let at = args.iter().position(|a| a == "exhaustive").unwrap();
+    args[at] = "halving".into();
+    let at = args.iter().position(|a| a == "MINI").unwrap();
+    args[at] = "MEDIUM".into();
+    let out = polytune().args(&args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let store = Store::open(db.to_str().unwrap()).unwrap();
+    let campaign = store.campaigns().unwrap()[0].id;
+    let rows = store.outcomes(campaign).unwrap();
+    let programs: std::collections::BTreeSet<i64> = rows.iter().map(|o| o.program).collect();
+    assert_eq!(programs.len(), 2, "one program per dataset (SMALL, MEDIUM)");
+    let (small, medium) = (programs.first().unwrap(), programs.last().unwrap());
+    let on = |p: &i64| -> Vec<&str> {
+        rows.iter().filter(|o| o.program == *p && o.role == Role::Variant).map(|o| o.point_id.as_str()).collect()
+    };
+    let (s, m) = (on(small), on(medium));
+    // Every SMALL point; on MEDIUM the reference points and the best third.
+    let references = 3;
+    let searched = s.len() - references;
+    assert_eq!(m.len(), references + searched.div_ceil(3), "{} on SMALL, {} on MEDIUM", s.len(), m.len());
+    assert!(m.iter().all(|p| s.contains(p)), "a MEDIUM point was not measured on SMALL");
+    assert_eq!(rows.iter().filter(|o| o.role == Role::Reference).count(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

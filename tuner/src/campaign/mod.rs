@@ -12,22 +12,25 @@ pub mod grid;
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
-use executor::build::BuildOutcome;
+use anyhow::{bail, Context, Result};
+use executor::build::{BuildOutcome, Builder};
 use executor::codegen::{self, CodegenError, CodegenOptions};
 use executor::evaluate::{Evaluator, Reference};
-use executor::measure::{measure_outcome, Measurement};
+use executor::machine::{Fingerprint, MachineProfile, Slot};
+use executor::measure::{measure_outcome, MeasureConfig, Measurement};
+use executor::runtime::Tolerance;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use space::knobs::{Point, Scheduler};
+use sha2::{Digest, Sha256};
+use space::knobs::{Point, Scheduler, SchedulerOptions};
 use space::schedule::{CoreOptions, Fusion, Preorder};
 use store::{BuildRef, CampaignState, NewCampaign, Record, Role, Store};
 
-use crate::cmd::common::{Dataset, Program};
+use crate::cmd::common::{self, Dataset, Program};
 use crate::strategy::{self, Outcomes, StrategyKind};
 
 /// What identifies a campaign: running the same command again (same files,
@@ -58,7 +61,6 @@ pub struct KernelSpec {
 impl Config {
     /// The store's campaign key: a hash of the canonical JSON.
     pub fn key(&self) -> String {
-        use sha2::{Digest, Sha256};
         let json = serde_json::to_string(self).expect("config serialises");
         Sha256::digest(json.as_bytes()).iter().take(16).map(|b| format!("{b:02x}")).collect()
     }
@@ -91,6 +93,84 @@ pub struct Kernel {
     /// The search space (in the grid's order) and the reference points.
     pub space: Vec<Point>,
     pub references: Vec<Point>,
+}
+
+/// The machine side of a campaign: profile, measurement slot, threads.
+pub struct Setup {
+    pub profile: MachineProfile,
+    pub slot: Slot,
+    pub threads: usize,
+}
+
+impl Setup {
+    /// `threads` defaults to every core of the profile's first slot.
+    pub fn new(machine: &str, threads: Option<usize>) -> Result<Setup> {
+        let profile = common::machine_profile(machine)?;
+        let Some(slot) = profile.slots.first().cloned() else {
+            bail!("machine profile `{}` has no slot", profile.name)
+        };
+        let threads = threads.unwrap_or(slot.cores.len().max(1));
+        Ok(Setup { profile, slot, threads })
+    }
+
+    /// An evaluator on the slot (builds cached in the user's cache directory)
+    /// and the fingerprint its results are keyed by.
+    pub fn evaluator(&self, runs: usize, tolerance: f64) -> Result<(Evaluator, Fingerprint)> {
+        let builder = Builder::new(self.profile.compiler(), common::cache_dir()?.join("builds"))?;
+        let fingerprint = Fingerprint::detect(builder.compiler())?;
+        let config = MeasureConfig {
+            runs,
+            threads: Some(self.threads),
+            tolerance: Tolerance { relative: tolerance },
+            ..MeasureConfig::default()
+        };
+        Ok((Evaluator { builder, slot: self.slot.clone(), config, jobs: 2 }, fingerprint))
+    }
+}
+
+impl Kernel {
+    /// Loads the first SCoP of `file` on every dataset a `strategy` campaign
+    /// on `dataset` may use, and lays out its space: the original and the
+    /// maximal-fusion preorders × `knobs` × tile sizes.
+    pub fn load(
+        file: &Path,
+        strategy: StrategyKind,
+        dataset: Dataset,
+        cc_args: &[String],
+        knobs: &[SchedulerOptions],
+        threads: usize,
+    ) -> Result<Kernel> {
+        let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
+        let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
+        let mut programs = HashMap::new();
+        for d in strategy::datasets(strategy, dataset) {
+            programs.insert(d, common::load(file, d, cc_args, 0)?);
+        }
+        let max = max_fusion(&programs[&dataset]);
+        let preorders: Vec<_> = std::iter::once(None).chain(max.clone().map(Some)).collect();
+        Ok(Kernel {
+            spec: KernelSpec {
+                name,
+                path: file.to_path_buf(),
+                source_hash: Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect(),
+            },
+            programs,
+            space: grid::points(&preorders, knobs, threads),
+            references: grid::references(threads, max),
+        })
+    }
+}
+
+/// One finished evaluation, in order: how a search converged.
+#[derive(Debug, Clone, Serialize)]
+pub struct TraceEntry {
+    /// Evaluations of this invocation so far, this one included.
+    pub evaluations: usize,
+    pub elapsed_s: f64,
+    pub dataset: Dataset,
+    pub point_id: String,
+    /// The median when the status was `ok`.
+    pub median_s: Option<f64>,
 }
 
 /// Set by SIGINT: finish nothing new, record nothing half-done, exit.
@@ -130,6 +210,8 @@ pub struct Campaign<'a> {
     /// Generated program text → its measurement in this run.
     measured_code: HashMap<String, (Point, Measurement)>,
     progress: ProgressBar,
+    /// Every evaluation of this invocation.
+    pub trace: Vec<TraceEntry>,
 }
 
 impl<'a> Campaign<'a> {
@@ -172,6 +254,7 @@ impl<'a> Campaign<'a> {
             evaluations: 0,
             measured_code: HashMap::new(),
             progress,
+            trace: Vec::new(),
         })
     }
 
@@ -358,8 +441,16 @@ impl<'a> Campaign<'a> {
         outcomes: &mut Outcomes,
     ) -> Result<()> {
         self.record_status(program, Role::Variant, point, schedule, source, m, &status)?;
-        outcomes.0.insert((dataset, point.id()), m.median_s.filter(|_| status == "ok"));
+        let median_s = m.median_s.filter(|_| status == "ok");
+        outcomes.0.insert((dataset, point.id()), median_s);
         self.evaluations += 1;
+        self.trace.push(TraceEntry {
+            evaluations: self.trace.len() + 1,
+            elapsed_s: self.started.elapsed().as_secs_f64(),
+            dataset,
+            point_id: point.id(),
+            median_s,
+        });
         self.progress.inc(1);
         let time = m.median_s.map(crate::cmd::query::seconds).unwrap_or_else(|| "-".into());
         self.log(&format!("{} [{}] {point}: {status} {time}", kernel.spec.name, dataset.name()));

@@ -19,10 +19,26 @@ pub struct Args {
     /// Skip the compile-throughput part.
     #[arg(long)]
     no_compile: bool,
+    /// Instead: search efficiency of random sampling and halving against an
+    /// exhaustive campaign on each file.
+    #[arg(long)]
+    search: bool,
+    /// With --search: the campaigns' dataset.
+    #[arg(long, value_enum, default_value_t = Dataset::Medium)]
+    dataset: Dataset,
+    /// With --search: fix a knob (`KNOB=VALUE`) to shrink the space; repeatable.
+    #[arg(long = "set", value_name = "KNOB=VALUE")]
+    settings: Vec<String>,
+    /// With --search: timed runs per measurement.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
 }
 
 pub fn run(args: Args) -> Result<()> {
     let files = if args.files.is_empty() { polybench_files()? } else { args.files };
+    if args.search {
+        return super::bench_search::run(&files, args.dataset, &args.settings, args.runs);
+    }
     let opts = CodegenOptions { tile_sizes: Some(vec![32]), openmp: true, ..Default::default() };
     println!(
         "{:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>9}",

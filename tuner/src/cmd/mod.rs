@@ -1,6 +1,7 @@
 //! One module per subcommand, plus what they share.
 
 pub mod bench;
+pub mod bench_search;
 pub mod common;
 pub mod query;
 pub mod run;

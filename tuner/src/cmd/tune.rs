@@ -6,15 +6,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use executor::evaluate::Evaluator;
-use executor::machine::Fingerprint;
-use executor::measure::MeasureConfig;
 use executor::runtime::Tolerance;
-use sha2::{Digest, Sha256};
 
-use super::common::{self, Dataset};
-use crate::campaign::{self, grid, Budget, Campaign, Config, End, Kernel, KernelSpec};
-use crate::strategy::{self, StrategyKind};
+use super::common::Dataset;
+use crate::campaign::{grid, Budget, Campaign, Config, End, Kernel, Setup};
+use crate::strategy::StrategyKind;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -78,43 +74,23 @@ pub fn run(args: Args) -> Result<()> {
     if args.evals == Some(0) {
         bail!("--evals 0 leaves nothing to do");
     }
-    let profile = common::machine_profile(&args.machine)?;
-    let Some(slot) = profile.slots.first().cloned() else {
-        bail!("machine profile `{}` has no slot", profile.name)
-    };
-    let threads = args.threads.unwrap_or(slot.cores.len().max(1));
+    let setup = Setup::new(&args.machine, args.threads)?;
+    let threads = setup.threads;
     let knobs = grid::knob_grid(&args.settings, threads)?;
 
-    let mut kernels = Vec::new();
-    for file in &args.files {
-        let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
-        let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
-        let mut programs = std::collections::HashMap::new();
-        for d in strategy::datasets(args.strategy, args.dataset) {
-            programs.insert(d, common::load(file, d, &args.cc_args, 0)?);
-        }
-        let max = campaign::max_fusion(&programs[&args.dataset]);
-        let preorders: Vec<_> = std::iter::once(None).chain(max.clone().map(Some)).collect();
-        kernels.push(Kernel {
-            spec: KernelSpec {
-                name,
-                path: file.clone(),
-                source_hash: Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect(),
-            },
-            programs,
-            space: grid::points(&preorders, &knobs, threads),
-            references: grid::references(threads, max),
-        });
-    }
+    let kernels = args
+        .files
+        .iter()
+        .map(|f| Kernel::load(f, args.strategy, args.dataset, &args.cc_args, &knobs, threads))
+        .collect::<Result<Vec<_>>>()?;
 
-    let builder = executor::build::Builder::new(profile.compiler(), common::cache_dir()?.join("builds"))?;
-    let fingerprint = Fingerprint::detect(builder.compiler())?;
+    let (evaluator, fingerprint) = setup.evaluator(args.runs, args.tolerance)?;
     let location = match &args.db {
         Some(db) => db.clone(),
         None => store::Store::default_location()?.display().to_string(),
     };
     let db = store::Store::open(&location).with_context(|| format!("{location}: cannot open the store"))?;
-    let machine_id = db.machine(&profile.name, &serde_json::to_string(&fingerprint)?)?;
+    let machine_id = db.machine(&setup.profile.name, &serde_json::to_string(&fingerprint)?)?;
     let config = Config {
         kernels: kernels.iter().map(|k| k.spec.clone()).collect(),
         dataset: args.dataset,
@@ -126,13 +102,6 @@ pub fn run(args: Args) -> Result<()> {
         tolerance: args.tolerance,
         machine: fingerprint.id(),
     };
-    let measure = MeasureConfig {
-        runs: args.runs,
-        threads: Some(threads),
-        tolerance: Tolerance { relative: args.tolerance },
-        ..MeasureConfig::default()
-    };
-    let evaluator = Evaluator { builder, slot, config: measure, jobs: 2 };
     let budget = Budget { evals: args.evals, time: args.budget };
     let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?;
     let end = campaign.run(&kernels)?;
@@ -140,7 +109,7 @@ pub fn run(args: Args) -> Result<()> {
 
     let mut bests = Vec::new();
     for k in &kernels {
-        bests.push(db.best(&k.spec.name, Some(&profile.name), Some(args.dataset.name()))?);
+        bests.push(db.best(&k.spec.name, Some(&setup.profile.name), Some(args.dataset.name()))?);
     }
     if args.json {
         let out = serde_json::json!({ "campaign": campaign_id, "end": end, "store": location, "best": bests });

@@ -1,0 +1,93 @@
+//! `polytune bench --search FILE...`: search efficiency. For each kernel,
+//! an exhaustive campaign finds the best of the space; random sampling and
+//! successive halving then run to their end, and we report how many
+//! evaluations and how much wall time each needed to first measure a variant
+//! within 5% of that best on the campaign's dataset. Each campaign uses its
+//! own temporary store; compiled variants are shared through the build cache.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::common::Dataset;
+use super::query::seconds;
+use crate::campaign::{grid, Budget, Campaign, Config, Kernel, Setup, TraceEntry};
+use crate::strategy::StrategyKind;
+
+/// "Within 5% of the best".
+const CLOSE: f64 = 1.05;
+
+pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize) -> Result<()> {
+    let setup = Setup::new("default", None)?;
+    let knobs = grid::knob_grid(settings, setup.threads)?;
+    println!(
+        "{:<12} {:>6} | {:>22} | {:>24} | {:>24}",
+        "kernel", "points", "exhaustive: evals, time", "random: evals, time to 5%", "halving: evals, time to 5%"
+    );
+    for file in files {
+        let kernel = Kernel::load(file, StrategyKind::Halving, dataset, &[], &knobs, setup.threads)?;
+        let mut traces = Vec::new();
+        for strategy in [StrategyKind::Exhaustive, StrategyKind::Random, StrategyKind::Halving] {
+            traces.push(campaign(&setup, &kernel, strategy, dataset, settings, runs)?);
+        }
+        let best = traces[0]
+            .iter()
+            .filter_map(|t| t.median_s)
+            .fold(f64::INFINITY, f64::min);
+        let reach = |trace: &[TraceEntry]| match trace
+            .iter()
+            .find(|t| t.dataset == dataset && t.median_s.is_some_and(|m| m <= CLOSE * best))
+        {
+            Some(t) => format!("{:>5}, {:>9}", t.evaluations, seconds(t.elapsed_s)),
+            None => {
+                let found = trace.iter().filter(|t| t.dataset == dataset).filter_map(|t| t.median_s);
+                format!("not reached (best {:.2}x)", found.fold(f64::INFINITY, f64::min) / best)
+            }
+        };
+        let all = traces[0].last().map(|t| format!("{:>5}, {:>9}", t.evaluations, seconds(t.elapsed_s)));
+        println!(
+            "{:<12} {:>6} | {:>22} | {:>24} | {:>24}",
+            kernel.spec.name,
+            kernel.space.len() + kernel.references.len(),
+            all.unwrap_or_default(),
+            reach(&traces[1]),
+            reach(&traces[2])
+        );
+    }
+    Ok(())
+}
+
+/// One campaign to its end in a temporary store; its trace.
+fn campaign(
+    setup: &Setup,
+    kernel: &Kernel,
+    strategy: StrategyKind,
+    dataset: Dataset,
+    settings: &[String],
+    runs: usize,
+) -> Result<Vec<TraceEntry>> {
+    let dir = std::env::temp_dir().join(format!("polytune-bench-search-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let db = store::Store::open(&dir.join("store.db").display().to_string())?;
+    let (evaluator, fingerprint) = setup.evaluator(runs, executor::runtime::Tolerance::default().relative)?;
+    let machine = db.machine(&setup.profile.name, &serde_json::to_string(&fingerprint)?)?;
+    let config = Config {
+        kernels: vec![kernel.spec.clone()],
+        dataset,
+        strategy,
+        seed: 0,
+        threads: setup.threads,
+        settings: settings.to_vec(),
+        runs,
+        tolerance: evaluator.config.tolerance.relative,
+        machine: fingerprint.id(),
+    };
+    let mut c = Campaign::open(&db, evaluator, config, Budget::default(), machine)?;
+    c.run(std::slice::from_ref(kernel))?;
+    let trace = std::mem::take(&mut c.trace);
+    drop(c);
+    drop(db);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(trace)
+}
