@@ -20,8 +20,8 @@
 //! point id and its canonical JSON), `schedules` (isl schedule-tree text, unique by SHA-256),
 //! `builds` (generated source, unique by its hash), `campaigns` (unique key, configuration
 //! JSON, strategy, seed, budget, state), and `measurements`, one row per finished
-//! measurement, UNIQUE (campaign, program, point, role) so that a resumed campaign never measures a
-//! point twice. Times are integer milliseconds since the epoch on both backends.
+//! measurement, UNIQUE (campaign, program, point, role) so that a resumed campaign never
+//! measures a point twice (a campaign may tune several programs). Times are integer milliseconds since the epoch on both backends.
 //! Indexes serve `best` (one seek per campaign for its fastest ok variant), `history` and
 //! `machines`.
 //!
@@ -100,31 +100,34 @@ macro_rules! with_pool {
 mod outcomes;
 pub use outcomes::Outcome;
 
+/// The measurement a record would duplicate: the key of a measurement.
+const FIND_MEASUREMENT: &str =
+    "SELECT id FROM measurements WHERE campaign_id = $1 AND program_id = $2 AND point_id = $3 AND role = $4";
+
 /// Stores one record inside the open transaction `$tx`, evaluating to its measurement id.
 /// A macro rather than a function so that it expands for both backends' transaction types.
 macro_rules! record_in {
     ($tx:ident, $rec:expr, $now:expr) => {{
         let rec: &Record = $rec;
-        let existing: Option<(i64,)> = sqlx::query_as(
-            "SELECT id FROM measurements WHERE campaign_id = $1 AND program_id = $2 AND point_id = $3 AND role = $4",
-        )
-        .bind(rec.campaign)
-        .bind(rec.program)
-        .bind(&rec.point_id)
-        .bind(rec.role.as_str())
-        .fetch_optional(&mut *$tx)
-        .await
-        .map_err(query("look up a measurement"))?;
+        let existing: Option<(i64,)> = sqlx::query_as(FIND_MEASUREMENT)
+            .bind(rec.campaign)
+            .bind(rec.program)
+            .bind(&rec.point_id)
+            .bind(rec.role.as_str())
+            .fetch_optional(&mut *$tx)
+            .await
+            .map_err(query("look up a measurement"))?;
         match existing {
             Some((id,)) => id,
             None => {
-                let inserted = sqlx::query("INSERT INTO points (id, json) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING")
-                    .bind(&rec.point_id)
-                    .bind(&rec.point_json)
-                    .execute(&mut *$tx)
-                    .await
-                    .map_err(query("record a point"))?
-                    .rows_affected();
+                let inserted =
+                    sqlx::query("INSERT INTO points (id, json) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING")
+                        .bind(&rec.point_id)
+                        .bind(&rec.point_json)
+                        .execute(&mut *$tx)
+                        .await
+                        .map_err(query("record a point"))?
+                        .rows_affected();
                 if inserted == 0 {
                     let (stored,): (String,) = sqlx::query_as("SELECT json FROM points WHERE id = $1")
                         .bind(&rec.point_id)
@@ -144,7 +147,8 @@ macro_rules! record_in {
                     Some(tree) => {
                         let hash = sha256_hex(tree);
                         sqlx::query(
-                            "INSERT INTO schedules (hash, tree) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING",
+                            "INSERT INTO schedules (hash, tree) VALUES ($1, $2) \
+                             ON CONFLICT (hash) DO NOTHING",
                         )
                         .bind(&hash)
                         .bind(tree)
@@ -210,16 +214,14 @@ macro_rules! record_in {
                 match new_id {
                     Some((id,)) => id,
                     None => {
-                        let (id,): (i64,) = sqlx::query_as(
-                            "SELECT id FROM measurements WHERE campaign_id = $1 AND program_id = $2 AND point_id = $3 AND role = $4",
-                        )
-                        .bind(rec.campaign)
-                        .bind(rec.program)
-                        .bind(&rec.point_id)
-                        .bind(rec.role.as_str())
-                        .fetch_one(&mut *$tx)
-                        .await
-                        .map_err(query("look up a measurement"))?;
+                        let (id,): (i64,) = sqlx::query_as(FIND_MEASUREMENT)
+                            .bind(rec.campaign)
+                            .bind(rec.program)
+                            .bind(&rec.point_id)
+                            .bind(rec.role.as_str())
+                            .fetch_one(&mut *$tx)
+                            .await
+                            .map_err(query("look up a measurement"))?;
                         id
                     }
                 }
@@ -394,8 +396,8 @@ impl Store {
         Ok(())
     }
 
-    /// The (point id, role) of every measurement already recorded in `campaign`, oldest first:
-    /// what a resumed campaign skips.
+    /// The (point id, role) of every measurement already recorded in `campaign`, oldest first,
+    /// for all its programs (see [`Store::outcomes`] for the program of each).
     pub fn measured(&self, campaign: i64) -> Result<Vec<(String, Role)>, StoreError> {
         const WHAT: &str = "list a campaign's measurements";
         let rows: Vec<(String, String)> = with_pool!(self, |pool, _begin| {
@@ -409,8 +411,8 @@ impl Store {
     }
 
     /// Stores one finished measurement with its point, schedule and build rows, all in one
-    /// transaction, and returns its id. Recording the same (campaign, program, point, role) again is a
-    /// no-op that returns the existing id (the first record wins).
+    /// transaction, and returns its id. Recording the same (campaign, program, point, role)
+    /// again is a no-op that returns the existing id (the first record wins).
     pub fn record(&self, rec: &Record) -> Result<i64, StoreError> {
         Ok(self.record_all(std::slice::from_ref(rec))?[0])
     }

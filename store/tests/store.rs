@@ -198,9 +198,15 @@ fn record_is_idempotent(fresh: &Fresh) {
     let as_reference = s.record(&Record { role: Role::Reference, ..rec.clone() }).unwrap();
     let c2 = s.campaign(&new_campaign("k2")).unwrap();
     let elsewhere = s.record(&Record { campaign: c2.id, ..rec.clone() }).unwrap();
-    assert!(as_reference != first && elsewhere != first && as_reference != elsewhere);
+    // A campaign may tune several programs (datasets): the same point of another program too.
+    let p2 = s.program("gemm", "gemm.c", "h", "MINI").unwrap();
+    let other_program = s.record(&Record { program: p2, ..rec.clone() }).unwrap();
+    let ids = [first, as_reference, elsewhere, other_program];
+    assert!(ids.iter().enumerate().all(|(i, a)| ids[i + 1..].iter().all(|b| a != b)), "{ids:?}");
+    assert_eq!(s.record(&Record { program: p2, ..rec.clone() }).unwrap(), other_program);
     let after = s.counts().unwrap();
-    assert_eq!((after.measurements, after.points, after.schedules), (3, 1, 1));
+    assert_eq!((after.measurements, after.points, after.schedules), (4, 1, 1));
+    assert_eq!(s.measured(c.id).unwrap().len(), 3);
 }
 
 fn best_compares_within_campaigns(fresh: &Fresh) {
