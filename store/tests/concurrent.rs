@@ -1,10 +1,12 @@
-//! Two OS processes write the same store at once. This binary is its own helper: started
-//! with `POLYTUNE_TEST_WRITER` set it is a writer; otherwise it starts two writers on a
-//! fresh store and checks what they left. (No libtest harness: a writer must not run tests.)
+//! Processes against one store: two write the same store at once; one is killed (SIGKILL)
+//! while it writes. This binary is its own helper: started with `POLYTUNE_TEST_WRITER` set it
+//! is a writer; otherwise it starts writers on fresh stores and checks what they left. (No
+//! libtest harness: a writer must not run tests.)
 
 mod common;
 
-use std::process::Command;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use common::{new_campaign, ok_record, Fresh};
@@ -14,19 +16,25 @@ const ROWS: u64 = 200;
 
 fn main() {
     if let Ok(target) = std::env::var("POLYTUNE_TEST_WRITER") {
-        let writer: u64 = std::env::var("POLYTUNE_TEST_WRITER_ID").unwrap().parse().unwrap();
-        write(&target, writer);
+        match std::env::var("POLYTUNE_TEST_WRITER_ID") {
+            Ok(id) => write(&target, id.parse().unwrap()),
+            Err(_) => write_until_killed(&target),
+        }
         return;
     }
-    println!("\nrunning 2 tests");
+    println!("\nrunning 4 tests");
     let mut failed = 0;
-    for (name, fresh) in
-        [("sqlite_two_processes", Some(Fresh::sqlite())), ("postgres_two_processes", Fresh::postgres())]
-    {
+    let cases: [(&str, fn(&Fresh), Option<Fresh>); 4] = [
+        ("sqlite_two_processes", two_writers, Some(Fresh::sqlite())),
+        ("postgres_two_processes", two_writers, Fresh::postgres()),
+        ("sqlite_kill_9_keeps_every_commit", killed_writer, Some(Fresh::sqlite())),
+        ("postgres_kill_9_keeps_every_commit", killed_writer, Fresh::postgres()),
+    ];
+    for (name, run, fresh) in cases {
         // Without a server Fresh::postgres says why (and panics in CI): counted as passed,
         // like the libtest tests that return early.
         let (ok, note) = match fresh {
-            Some(fresh) => (std::panic::catch_unwind(|| two_writers(&fresh)).is_ok(), ""),
+            Some(fresh) => (std::panic::catch_unwind(|| run(&fresh)).is_ok(), ""),
             None => (true, " (no server: nothing done)"),
         };
         println!("test {name} ... {}{note}", if ok { "ok" } else { "FAILED" });
@@ -35,7 +43,7 @@ fn main() {
     println!(
         "\ntest result: {}. {} passed; {failed} failed; 0 ignored; 0 measured; 0 filtered out\n",
         if failed == 0 { "ok" } else { "FAILED" },
-        2 - failed
+        4 - failed
     );
     std::process::exit(i32::from(failed > 0));
 }
@@ -80,4 +88,46 @@ fn two_writers(fresh: &Fresh) {
     }
     assert_eq!(s.integrity_check().unwrap(), Vec::<String>::new());
     println!("    {} rows from 2 processes in {:.2?}", 4 * ROWS, start.elapsed());
+}
+
+/// Records one measurement after another and prints each point's number once it is committed,
+/// until it is killed.
+fn write_until_killed(target: &str) {
+    let s = Store::open(target).unwrap();
+    let m = s.machine("box", "{}").unwrap();
+    let p = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+    let c = s.campaign(&new_campaign("killed")).unwrap().id;
+    let mut out = std::io::stdout().lock();
+    for n in 0.. {
+        s.record(&ok_record(c, p, m, Role::Variant, n, 1.0)).unwrap();
+        writeln!(out, "{n}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+/// kill -9 in the middle of writing loses no committed measurement and leaves a sound store.
+fn killed_writer(fresh: &Fresh) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .env("POLYTUNE_TEST_WRITER", fresh.target())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut committed = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        committed.push(line.unwrap().parse::<u64>().unwrap());
+        if committed.len() == 100 {
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let s = Store::open(fresh.target()).unwrap();
+    let c = s.campaign(&new_campaign("killed")).unwrap().id;
+    let measured: Vec<String> = s.measured(c).unwrap().into_iter().map(|(p, _)| p).collect();
+    assert!(measured.len() >= committed.len(), "{} < {}", measured.len(), committed.len());
+    for n in committed {
+        assert!(measured.contains(&common::point_id(n)), "point {n} was committed and is gone");
+    }
+    assert_eq!(s.integrity_check().unwrap(), Vec::<String>::new());
+    println!("    killed after 100 commits; {} measurements found", measured.len());
 }
