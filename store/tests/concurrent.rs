@@ -14,6 +14,9 @@ use store::{Role, Store};
 
 const ROWS: u64 = 200;
 
+/// A test's name, its body, and the store it runs on (`None`: no server, nothing to do).
+type Case = (&'static str, fn(&Fresh), Option<Fresh>);
+
 fn main() {
     if let Ok(target) = std::env::var("POLYTUNE_TEST_WRITER") {
         match std::env::var("POLYTUNE_TEST_WRITER_ID") {
@@ -24,7 +27,7 @@ fn main() {
     }
     println!("\nrunning 4 tests");
     let mut failed = 0;
-    let cases: [(&str, fn(&Fresh), Option<Fresh>); 4] = [
+    let cases: [Case; 4] = [
         ("sqlite_two_processes", two_writers, Some(Fresh::sqlite())),
         ("postgres_two_processes", two_writers, Fresh::postgres()),
         ("sqlite_kill_9_keeps_every_commit", killed_writer, Some(Fresh::sqlite())),
