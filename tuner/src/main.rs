@@ -36,6 +36,9 @@ enum Command {
     History(cmd::query::HistoryArgs),
     /// Machines in the store and how many measurements each has.
     Machines(cmd::query::MachinesArgs),
+    /// The fusion space: legal statement preorders per loop level (|O|, |F|),
+    /// each checked with our scheduler.
+    Space(cmd::space::Args),
     /// Time the hot paths (model, dependences, isl scheduling, code generation,
     /// compilation) on the PolyBench kernels.
     Bench(cmd::bench::Args),
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(args),
         Command::Schedule(args) => cmd::schedule::run(args),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Space(args) => cmd::space::run(args),
         Command::Tune(args) => cmd::tune::run(args),
         Command::Best(args) => cmd::query::best(args),
         Command::History(args) => cmd::query::history(args),

@@ -7,4 +7,5 @@ pub mod query;
 pub mod run;
 pub mod schedule;
 pub mod scop;
+pub mod space;
 pub mod tune;
