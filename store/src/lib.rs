@@ -60,6 +60,10 @@ pub use types::{
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 
+/// How long `open` waits for a PostgreSQL server to answer (a blackholed address would
+/// otherwise hang for the TCP timeout, minutes).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How long a writer waits for another process's write lock on a SQLite file.
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -780,13 +784,22 @@ async fn open_postgres(target: &str, shown: &str) -> Result<PgPool, StoreError> 
     let options = PgConnectOptions::from_str(target).map_err(open_err)?.application_name("polytune");
     // One plain connection first: it fails at once with the server's own reason, where a
     // pool would retry until its timeout.
-    let mut conn = options.connect().await.map_err(open_err)?;
+    let mut conn = match tokio::time::timeout(CONNECT_TIMEOUT, options.connect()).await {
+        Ok(conn) => conn.map_err(open_err)?,
+        Err(_) => {
+            let late = std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer from the server within {} s", CONNECT_TIMEOUT.as_secs()),
+            );
+            return Err(open_err(sqlx::Error::Io(late)));
+        }
+    };
     let schema = postgres_schema(&mut conn).await.map_err(open_err)?;
     conn.close().await.map_err(open_err)?;
     schema.check(shown, &POSTGRES_MIGRATOR)?;
     let pool = PgPoolOptions::new()
         .max_connections(4)
-        .acquire_timeout(Duration::from_secs(30))
+        .acquire_timeout(CONNECT_TIMEOUT)
         .connect_with(options)
         .await
         .map_err(open_err)?;
