@@ -218,3 +218,57 @@ fn halving_promotes_from_small_to_medium_in_one_campaign() {
     assert_eq!(rows.iter().filter(|o| o.role == Role::Reference).count(), 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn two_campaigns_write_one_sqlite_file_at_once() {
+    let dir = temp_dir("two");
+    let db = dir.join("store.db");
+    let with_kernel = |kernel: &str| {
+        let mut args = small_campaign(&db);
+        let at = args.iter().position(|a| a.ends_with("atax.c")).unwrap();
+        args[at] = format!("polybench/linear-algebra/{kernel}.c");
+        polytune().args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+    };
+    let (a, b) = (with_kernel("atax"), with_kernel("bicg"));
+    for child in [a, b] {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let store = Store::open(db.to_str().unwrap()).unwrap();
+    let campaigns = store.campaigns().unwrap();
+    assert_eq!(campaigns.len(), 2);
+    for c in &campaigns {
+        assert_eq!(c.state, store::CampaignState::Finished);
+        let snap = snapshot(&store, c.id);
+        let variants = snap.keys().filter(|k| k.2 == Role::Variant).count();
+        assert!(variants == 11 || variants == 19, "campaign {}: {variants} variants", c.id);
+    }
+    assert_eq!(store.integrity_check().unwrap(), Vec::<String>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The same campaign against the PostgreSQL server `.ci/run` starts.
+#[test]
+fn a_campaign_into_postgres() {
+    let Ok(url) = std::env::var("POLYTUNE_TEST_POSTGRES") else {
+        assert!(std::env::var_os("CI").is_none(), "CI must provide POLYTUNE_TEST_POSTGRES");
+        eprintln!("POLYTUNE_TEST_POSTGRES is not set: nothing to test against");
+        return;
+    };
+    // A seed of its own makes a new campaign in a server that outlives test runs.
+    let seed = format!("{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    let mut args = small_campaign(Path::new("unused"));
+    let at = args.iter().position(|a| a == "--db").unwrap();
+    args[at + 1] = url.clone();
+    args.extend(["--seed".to_string(), seed, "--evals".into(), "5".into(), "--json".into()]);
+    let out = polytune().args(&args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let campaign = report["campaign"].as_i64().unwrap();
+    let store = Store::open(&url).unwrap();
+    let snap = snapshot(&store, campaign);
+    assert_eq!(snap.keys().filter(|k| k.2 == Role::Variant).count(), 5);
+    assert_eq!(snap.keys().filter(|k| k.2 == Role::Reference).count(), 1);
+    let out = polytune().args(["best", "atax", "--db", &url, "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
