@@ -6,12 +6,13 @@
 //! source, so the rest of the program (initialisation, `main`) is untouched.
 
 use isl_rs::{
-    ASTNode, ASTNodeType, Context, Id, IdList, MultiVal, Schedule, ScheduleNode, ScheduleNodeType, Set,
-    UnionSet, Val,
+    ASTNode, ASTNodeType, Context, Id, IdList, MultiUnionPwAff, MultiVal, Schedule, ScheduleNode,
+    ScheduleNodeType, Set, UnionMap, UnionSet, Val,
 };
 use serde::{Deserialize, Serialize};
 use space::deps::Dependences;
 use space::isl::{new_context, IslError, IslResultExt};
+use space::knobs::{Consecutivity, PostTileReorder, SchedulerOptions, Target, Wavefront};
 use space::legality::{self, Violation};
 use space::scop::{isl_name, AccessKind, Scop, Source};
 
@@ -24,6 +25,33 @@ pub struct CodegenOptions {
     /// Mark the outermost coincident loop of each band (not nested in another
     /// parallel loop) `#pragma omp parallel for`.
     pub openmp: bool,
+    /// After tiling, sink the point loop with the best Pluto locality score
+    /// (RR-9110 (2)) innermost.
+    #[serde(default)]
+    pub posttile_reorder: PostTileReorder,
+    /// Skew the tile loops of a band whose outer tile loop is not parallel:
+    /// the first becomes the sum of itself and the next (`single`) or of all.
+    #[serde(default)]
+    pub wavefront: Wavefront,
+    /// After tiling, the point loop that makes the most references
+    /// stride-one (consecutivity report §3.1.1, f = 1) goes innermost.
+    #[serde(default)]
+    pub intra_tile_consecutivity: bool,
+}
+
+impl CodegenOptions {
+    /// Code generation for a point: tiles and threads, and the knobs of the
+    /// unified scheduler that act after tiling.
+    pub fn for_point(tile_sizes: Option<Vec<u32>>, threads: usize, knobs: Option<&SchedulerOptions>) -> Self {
+        let mut o = CodegenOptions { tile_sizes, openmp: threads > 1, ..Default::default() };
+        if let Some(k) = knobs {
+            o.posttile_reorder = k.posttile_reorder;
+            o.wavefront = k.wavefront;
+            o.intra_tile_consecutivity = k.consecutivity == Consecutivity::IntraTile;
+            o.openmp = o.openmp && k.target != Target::Seq;
+        }
+        o
+    }
 }
 
 /// A generated program.
@@ -104,8 +132,16 @@ fn generate_inner(
     let tree = Schedule::read_from_str(&ctx, schedule).ctx(|| "reading the schedule tree".into())?;
     check_domain(&ctx, scop, &tree)?;
     // Tiling is checked band by band (permutability) as it is applied.
-    let tree = transform(&ctx, tree, opts, deps.map(|d| (scop.context.as_str(), d)))?;
+    let tree = transform(&ctx, scop, tree, opts, deps.map(|d| (scop.context.as_str(), d)))?;
     let final_text = tree.to_str().ctx(|| "printing the schedule".into())?.to_string();
+    if opts.posttile_reorder != PostTileReorder::None
+        || opts.wavefront != Wavefront::None
+        || opts.intra_tile_consecutivity
+    {
+        // Reordered point loops and skewed tile loops are legal by
+        // construction (permutable bands); checked all the same.
+        check(&final_text)?;
+    }
     let ast = build_ast(&ctx, &scop.context, tree, &iterator_prefix(scop))?;
     let mut printer = Printer { out: String::new(), indent: 1, call_prefix: MACRO_PREFIX };
     printer.node(&ast, false)?;
@@ -135,12 +171,13 @@ fn check_domain(ctx: &Context, scop: &Scop, tree: &Schedule) -> Result<(), Codeg
 /// Tiling and parallel marks, in one walk over the tree.
 fn transform(
     ctx: &Context,
+    scop: &Scop,
     tree: Schedule,
     opts: &CodegenOptions,
     checks: Option<(&str, &Dependences)>,
 ) -> Result<Schedule, CodegenError> {
     let root = tree.get_root().ctx(|| "schedule root".into())?;
-    let walk = Walk { ctx, opts, checks };
+    let walk = Walk { ctx, scop, opts, checks };
     let root = walk.visit(root, false, false)?;
     Ok(root.get_schedule().ctx(|| "schedule".into())?)
 }
@@ -149,6 +186,7 @@ const PARALLEL_MARK: &str = "polytune_parallel";
 
 struct Walk<'a> {
     ctx: &'a Context,
+    scop: &'a Scop,
     opts: &'a CodegenOptions,
     /// The parameter context and dependences that tiled bands must respect
     /// (`None` only on the test-only unchecked path).
@@ -179,8 +217,16 @@ impl Walk<'_> {
                         mv = mv.set_val(i, Val::int_from_si(ctx, s as i64).ctx(what)?).ctx(what)?;
                     }
                     self.check_permutable(&node)?;
+                    let order = self.point_order(&node)?;
                     node = node.band_tile(mv).ctx(what)?;
                     tiled_here = true;
+                    if let Some(order) = order {
+                        let point = node.child(0).ctx(what)?;
+                        node = permute(point, &order)?.parent().ctx(what)?;
+                    }
+                    if opts.wavefront != Wavefront::None && !node.band_member_get_coincident(0).ctx(what)? {
+                        node = self.wavefront(node)?;
+                    }
                 }
             }
             if opts.openmp && !in_parallel {
@@ -207,6 +253,150 @@ impl Walk<'_> {
         }
         for _ in 0..down {
             node = node.parent().ctx(what)?;
+        }
+        Ok(node)
+    }
+
+    /// The order of the point loops after tiling (`None`: as they are): the
+    /// member with the most stride-one references (intra-tile consecutivity),
+    /// then the best Pluto score (2), is sunk innermost. Scores come from
+    /// the scheduled accesses: for member j, the subscript differences between
+    /// instances whose schedules (outer loops, this band) differ by one in j.
+    fn point_order(&self, band: &ScheduleNode) -> Result<Option<Vec<usize>>, CodegenError> {
+        let opts = self.opts;
+        if opts.posttile_reorder == PostTileReorder::None && !opts.intra_tile_consecutivity {
+            return Ok(None);
+        }
+        let ctx = self.ctx;
+        let what = || "scoring point loops".to_string();
+        let n = band.band_n_member().ctx(what)? as usize;
+        let prefix = band.get_prefix_schedule_union_map().ctx(what)?;
+        let partial = band.band_get_partial_schedule_union_map().ctx(what)?;
+        let full = prefix.flat_range_product(partial).ctx(what)?;
+        let depth = band.get_schedule_depth().ctx(what)? as usize;
+        let m = depth + n;
+        let mut consecutive = vec![0i64; n];
+        let mut pluto = vec![0i64; n];
+        for j in 0..n {
+            let vars: Vec<String> = (0..m).map(|k| format!("o{k}")).collect();
+            let moved: Vec<String> = vars
+                .iter()
+                .enumerate()
+                .map(|(k, v)| if k == depth + j { format!("{v} + 1") } else { v.clone() })
+                .collect();
+            let shift = UnionMap::read_from_str(
+                ctx,
+                &format!("{{ [{}] -> [{}] }}", vars.join(", "), moved.join(", ")),
+            )
+            .ctx(what)?;
+            let next = full
+                .copy()
+                .ctx(what)?
+                .apply_range(shift)
+                .ctx(what)?
+                .apply_range(full.copy().ctx(what)?.reverse().ctx(what)?)
+                .ctx(what)?;
+            let (mut n_s, mut sum, mut all_local) = (0i64, 0i64, true);
+            for st in &self.scop.statements {
+                let dom = UnionSet::read_from_str(ctx, &st.domain).ctx(what)?;
+                let own = next
+                    .copy()
+                    .ctx(what)?
+                    .intersect_domain(dom.copy().ctx(what)?)
+                    .ctx(what)?
+                    .intersect_range(dom)
+                    .ctx(what)?;
+                if own.is_empty().ctx(what)? {
+                    continue; // member j is no loop for this statement
+                }
+                n_s += 1;
+                for a in &st.accesses {
+                    let acc = UnionMap::read_from_str(ctx, &a.relation).ctx(what)?;
+                    let deltas = own
+                        .copy()
+                        .ctx(what)?
+                        .apply_domain(acc.copy().ctx(what)?)
+                        .ctx(what)?
+                        .apply_range(acc)
+                        .ctx(what)?
+                        .deltas()
+                        .ctx(what)?;
+                    let d =
+                        self.scop.arrays.iter().find(|x| x.name == a.array).map_or(0, |x| x.extents.len());
+                    let set = |last: &str| -> Result<UnionSet, CodegenError> {
+                        let mut idx: Vec<String> = (0..d).map(|_| "0".to_string()).collect();
+                        let cond = if d == 0 {
+                            String::new()
+                        } else {
+                            idx[d - 1] = "x".into();
+                            format!(" : {last}")
+                        };
+                        let name = isl_name(&a.array);
+                        Ok(UnionSet::read_from_str(ctx, &format!("{{ {name}[{}]{cond} }}", idx.join(", ")))
+                            .ctx(what)?)
+                    };
+                    let temporal = deltas.is_subset(&set("x = 0")?).ctx(what)?;
+                    let spatial = !temporal && d > 0 && deltas.is_subset(&set("-4 <= x <= 4")?).ctx(what)?;
+                    if d > 0 && deltas.is_subset(&set("x = 1")?).ctx(what)? && !deltas.is_empty().ctx(what)? {
+                        consecutive[j] += 1;
+                    }
+                    let other = !temporal && !spatial;
+                    all_local &= !other;
+                    sum += 2 * spatial as i64 + 4 * temporal as i64 - 16 * other as i64;
+                }
+            }
+            pluto[j] = n_s * sum + 8 * all_local as i64;
+        }
+        let key = |j: usize| {
+            let c = if opts.intra_tile_consecutivity { consecutive[j] } else { 0 };
+            let p = if opts.posttile_reorder == PostTileReorder::Pluto { pluto[j] } else { 0 };
+            (c, p, j)
+        };
+        let best = (0..n).max_by_key(|&j| key(j)).unwrap();
+        if best == n - 1 {
+            return Ok(None);
+        }
+        let mut order: Vec<usize> = (0..n).filter(|&j| j != best).collect();
+        order.push(best);
+        Ok(Some(order))
+    }
+
+    /// Wavefront (Pluto; RR-9110 §2, §4.7) on a tile band whose first member
+    /// is not parallel: the first member becomes the sum of itself and the
+    /// next (`single`) or all the others (`all`); each later member that the
+    /// parallelism check then accepts is flagged coincident.
+    fn wavefront(&self, band: ScheduleNode) -> Result<ScheduleNode, CodegenError> {
+        let what = || "wavefront skewing".to_string();
+        let n = band.band_n_member().ctx(what)? as usize;
+        let last = match self.opts.wavefront {
+            Wavefront::None => return Ok(band),
+            Wavefront::Single => 1,
+            Wavefront::All => n - 1,
+        };
+        let mupa = band.band_get_partial_schedule().ctx(what)?;
+        let mut first = mupa.get_at(0).ctx(what)?;
+        for k in 1..=last {
+            first = first.add(mupa.get_at(k as i32).ctx(what)?).ctx(what)?;
+        }
+        let mupa = mupa.set_at(0, first).ctx(what)?;
+        let mut node = band.delete().ctx(what)?.insert_partial_schedule(mupa).ctx(what)?;
+        node = node.band_set_permutable(1).ctx(what)?;
+        let Some((context, deps)) = self.checks else { return Ok(node) };
+        let prefix = node.get_prefix_schedule_union_map().ctx(what)?;
+        let members = node.band_get_partial_schedule().ctx(what)?;
+        for j in 1..n {
+            let mut outer = prefix.copy().ctx(what)?;
+            for k in 0..j {
+                let m = UnionMap::from_union_pw_aff(members.get_at(k as i32).ctx(what)?).ctx(what)?;
+                outer = outer.flat_range_product(m).ctx(what)?;
+            }
+            let mut rest = UnionMap::from_union_pw_aff(members.get_at(j as i32).ctx(what)?).ctx(what)?;
+            for k in j + 1..n {
+                let m = UnionMap::from_union_pw_aff(members.get_at(k as i32).ctx(what)?).ctx(what)?;
+                rest = rest.flat_range_product(m).ctx(what)?;
+            }
+            let parallel = legality::parallel_violations(self.ctx, context, &outer, &rest, deps)?.is_empty();
+            node = node.band_member_set_coincident(j as i32, parallel as i32).ctx(what)?;
         }
         Ok(node)
     }
@@ -239,6 +429,30 @@ impl Walk<'_> {
             Err(CodegenError::Illegal(v))
         }
     }
+}
+
+/// The band at `node` with its members in `order` (a permutation: legal for
+/// a permutable band), permutable and coincidence flags kept.
+fn permute(node: ScheduleNode, order: &[usize]) -> Result<ScheduleNode, CodegenError> {
+    let what = || "permuting point loops".to_string();
+    let mupa = node.band_get_partial_schedule().ctx(what)?;
+    let permutable = node.band_get_permutable().ctx(what)?;
+    let coincident: Vec<bool> =
+        order.iter().map(|&j| node.band_member_get_coincident(j as i32).unwrap_or(false)).collect();
+    let mut out: Option<MultiUnionPwAff> = None;
+    for &j in order {
+        let m = MultiUnionPwAff::from_union_pw_aff(mupa.get_at(j as i32).ctx(what)?).ctx(what)?;
+        out = Some(match out {
+            None => m,
+            Some(o) => o.flat_range_product(m).ctx(what)?,
+        });
+    }
+    let mut node = node.delete().ctx(what)?.insert_partial_schedule(out.unwrap()).ctx(what)?;
+    node = node.band_set_permutable(permutable as i32).ctx(what)?;
+    for (k, c) in coincident.into_iter().enumerate() {
+        node = node.band_member_set_coincident(k as i32, c as i32).ctx(what)?;
+    }
+    Ok(node)
 }
 
 unsafe extern "C" {

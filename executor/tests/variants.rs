@@ -100,7 +100,7 @@ fn identity_schedule_reproduces_the_original_bit_for_bit() {
 #[test]
 fn isl_schedule_tiled_and_parallel_matches_on_one_and_two_threads() {
     let flags = ["-O3", "-march=native", "-fopenmp"];
-    let opts = CodegenOptions { tile_sizes: Some(vec![32]), openmp: true };
+    let opts = CodegenOptions { tile_sizes: Some(vec![32]), openmp: true, ..Default::default() };
     let mut failures = Vec::new();
     let mut parallel = Vec::new();
     for path in kernels() {
@@ -173,7 +173,7 @@ fn a_band_falsely_marked_permutable_is_not_tiled() {
     let domain = &k.scop.statements[0].domain;
     let band = "[{ S1[t, i, j] -> [(t)] }, { S1[t, i, j] -> [(i)] }, { S1[t, i, j] -> [(j)] }]";
     let claims = format!("{{ domain: \"{domain}\", child: {{ schedule: \"{band}\", permutable: 1 }} }}");
-    let tiled = CodegenOptions { tile_sizes: Some(vec![8]), openmp: false };
+    let tiled = CodegenOptions { tile_sizes: Some(vec![8]), openmp: false, ..Default::default() };
     match codegen::generate(&k.source, &k.scop, &k.deps, &claims, &tiled) {
         Err(CodegenError::Illegal(v)) => assert!(!v.is_empty()),
         other => panic!("tiled a non-permutable band: {:?}", other.map(|v| v.schedule)),
@@ -190,7 +190,7 @@ fn a_band_falsely_marked_permutable_is_not_tiled() {
 fn core_scheduler_variants_match_the_original_at_mini_and_small() {
     use space::schedule::{CoreOptions, Fusion};
     let ev = evaluator(EXACT_FLAGS, 2, Tolerance::BITWISE);
-    let opts = CodegenOptions { tile_sizes: Some(vec![16]), openmp: true };
+    let opts = CodegenOptions { tile_sizes: Some(vec![16]), openmp: true, ..Default::default() };
     let mut failures = Vec::new();
     for path in kernels() {
         // The schedule is parametric: compute it once, generate per dataset.
@@ -235,7 +235,7 @@ fn a_loop_falsely_marked_coincident_is_not_parallelised() {
          {{ filter: \"{{ S1[t, i] }}\", child: {{ schedule: \"[{{ S1[t, i] -> [(i)] }}]\" }} }}, \
          {{ filter: \"{{ S2[t, i] }}\", child: {{ schedule: \"[{{ S2[t, i] -> [(i)] }}]\" }} }} ] }} }} }}"
     );
-    let parallel = CodegenOptions { tile_sizes: None, openmp: true };
+    let parallel = CodegenOptions { tile_sizes: None, openmp: true, ..Default::default() };
     match codegen::generate(&k.source, &k.scop, &k.deps, &claims, &parallel) {
         Err(CodegenError::Illegal(v)) => assert!(!v.is_empty()),
         other => panic!("parallelised the time loop: {:?}", other.map(|v| v.region)),

@@ -25,9 +25,10 @@ pub enum Spatial {
 }
 
 /// Reordering of point loops after tiling (Pluto score, RR-9110 (2)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PostTileReorder {
+    #[default]
     None,
     Pluto,
 }
@@ -42,9 +43,10 @@ pub enum Consecutivity {
 }
 
 /// Skewing of tile loops to expose wavefront parallelism.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Wavefront {
+    #[default]
     None,
     Single,
     All,

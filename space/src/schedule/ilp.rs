@@ -235,9 +235,88 @@ pub fn set_isl_quota(max_operations: u64) {
 /// With no objectives, this is a feasibility test that returns some point.
 pub fn lexmin(problem: &Problem, backend: Backend) -> Result<Outcome, IlpError> {
     problem.validate()?;
+    lexmin_zero_runs(problem, backend)
+}
+
+fn backend_lexmin(problem: &Problem, backend: Backend) -> Result<Outcome, IlpError> {
     match backend {
         Backend::Cbc => cbc::lexmin(problem),
         Backend::Isl => isl::lexmin(problem),
+    }
+}
+
+/// Whether `objective` is a positive combination of variables bounded below
+/// by zero, so that its minimum is zero exactly when it can be made zero.
+fn nonnegative(problem: &Problem, objective: &[(usize, i64)]) -> bool {
+    !objective.is_empty()
+        && objective.iter().all(|&(v, a)| a > 0 && problem.vars[v].lower.is_some_and(|l| l >= 0))
+}
+
+/// Fewer solves for long runs of non-negative objectives that are mostly zero
+/// at the optimum (the unified scheduler's per-group distance bounds, the
+/// individual coefficients): objectives `0..j` of such a run are all zero at
+/// the lexmin exactly when setting them all to zero is feasible, which is
+/// monotone in `j`, so the longest zero prefix is found by bisection on
+/// feasibility; the first non-zero objective is then solved alone, pinned,
+/// and the rest treated the same way. Exact: the same optimum as solving
+/// objective by objective.
+fn lexmin_zero_runs(problem: &Problem, backend: Backend) -> Result<Outcome, IlpError> {
+    let run = problem.objectives.iter().take_while(|o| nonnegative(problem, o)).count();
+    if run < 3 {
+        return backend_lexmin(problem, backend);
+    }
+    let zeroed = |j: usize| -> Problem {
+        let mut q = problem.clone();
+        for o in &problem.objectives[..j] {
+            q.constraints.push(Constraint { coeffs: o.clone(), constant: 0, relation: Relation::Eq });
+        }
+        q.objectives = Vec::new();
+        q
+    };
+    let feasible = |j: usize| -> Result<bool, IlpError> {
+        Ok(matches!(backend_lexmin(&zeroed(j), backend)?, Outcome::Optimal { .. }))
+    };
+    let j = if feasible(run)? {
+        run
+    } else {
+        if !feasible(0)? {
+            return Ok(Outcome::Infeasible);
+        }
+        // feasible(lo), !feasible(hi)
+        let (mut lo, mut hi) = (0, run);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if feasible(mid)? {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
+    let mut q = zeroed(j);
+    let mut head = vec![0; j];
+    if j < run {
+        // Objective j is positive at the optimum: solve it alone and pin it.
+        q.objectives = vec![problem.objectives[j].clone()];
+        let v = match backend_lexmin(&q, backend)? {
+            Outcome::Optimal { objective_values, .. } => objective_values[0],
+            Outcome::Infeasible => return Ok(Outcome::Infeasible),
+        };
+        q.constraints.push(Constraint {
+            coeffs: problem.objectives[j].clone(),
+            constant: -v,
+            relation: Relation::Eq,
+        });
+        head.push(v);
+    }
+    q.objectives = problem.objectives[head.len()..].to_vec();
+    match lexmin_zero_runs(&q, backend)? {
+        Outcome::Optimal { values, objective_values } => {
+            head.extend(objective_values);
+            Ok(Outcome::Optimal { values, objective_values: head })
+        }
+        Outcome::Infeasible => Ok(Outcome::Infeasible),
     }
 }
 

@@ -31,6 +31,11 @@ pub struct Args {
     /// OpenMP threads (default: every core of the measurement slot).
     #[arg(long)]
     threads: Option<usize>,
+    /// A knob of the unified scheduler, `KNOB=VALUE` (with `--schedule
+    /// unified`); repeatable. Knobs: target, hlim, spatial, posttile_reorder,
+    /// consecutivity, wavefront, line_bytes.
+    #[arg(long = "set", value_name = "KNOB=VALUE")]
+    set: Vec<String>,
     /// Which SCoP of the file, counted from 0.
     #[arg(long, default_value_t = 0)]
     scop: usize,
@@ -72,18 +77,18 @@ struct Report {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    let knobs = space::knobs::SchedulerOptions::default().with_settings(&args.set)?;
+    if !args.set.is_empty() && args.schedule != "unified" {
+        bail!("--set applies to --schedule unified only");
+    }
     let program = common::load(&args.file, args.dataset, &args.cc_args, args.scop)?;
     let schedule = match args.schedule.as_str() {
         "original" => program.scop.schedule.clone(),
         "isl" => space::reference::isl_schedule(&program.scop, &program.deps)
             .context("isl's scheduler found no schedule for this SCoP")?,
         "unified" => {
-            let opts = super::schedule::options(
-                super::schedule::FusionArg::Original,
-                super::schedule::BackendArg::Cbc,
-            );
-            space::schedule::schedule(&program.scop, &program.deps, &opts)
-                .context("our scheduler found no schedule for this SCoP")?
+            space::schedule::unified(&program.scop, &program.deps, None, &knobs)
+                .context("the unified scheduler found no schedule for this SCoP")?
                 .tree
         }
         path => std::fs::read_to_string(path).with_context(|| {
@@ -91,7 +96,12 @@ pub fn run(args: Args) -> Result<()> {
         })?,
     };
     let tile = args.tile.unwrap_or(if args.schedule == "original" { 0 } else { 32 });
-    let opts = CodegenOptions { tile_sizes: (tile > 0).then(|| vec![tile]), openmp: true };
+    let mut opts =
+        CodegenOptions { tile_sizes: (tile > 0).then(|| vec![tile]), openmp: true, ..Default::default() };
+    if args.schedule == "unified" {
+        // Post-tile reordering, wavefront and intra-tile consecutivity act in codegen.
+        opts = CodegenOptions::for_point(opts.tile_sizes, 2, Some(&knobs));
+    }
     let started = std::time::Instant::now();
     let variant = codegen::generate(&program.source, &program.scop, &program.deps, &schedule, &opts)?;
     let codegen_s = started.elapsed().as_secs_f64();

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use serde::Serialize;
+use space::knobs::SchedulerOptions;
 use space::schedule::{self, Backend, CoreOptions, CoreSchedule, Fusion};
 
 use super::common::{self, Dataset};
@@ -23,6 +24,13 @@ pub enum BackendArg {
     Isl,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TargetArg {
+    Seq,
+    Openmp,
+    Gpu,
+}
+
 #[derive(clap::Args)]
 pub struct Args {
     /// The C file holding `#pragma scop` regions.
@@ -35,6 +43,14 @@ pub struct Args {
     /// Which SCoP of the file, counted from 0.
     #[arg(long, default_value_t = 0)]
     scop: usize,
+    /// Schedule with the unified scheduler for this target (RR-9110 §4.7
+    /// CPU, §4.8 GPU). Without `--target` and `--set`: the core scheduler.
+    #[arg(long, value_enum)]
+    target: Option<TargetArg>,
+    /// A knob of the unified scheduler, `KNOB=VALUE`; repeatable. Knobs:
+    /// target, hlim, spatial, posttile_reorder, consecutivity, wavefront, line_bytes.
+    #[arg(long = "set", value_name = "KNOB=VALUE")]
+    set: Vec<String>,
     /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
     #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
     cc_args: Vec<String>,
@@ -69,8 +85,17 @@ pub fn options(fusion: FusionArg, backend: BackendArg) -> CoreOptions {
 pub fn run(args: Args) -> Result<()> {
     // Sizes do not matter to the schedule: the model is parametric.
     let program = common::load(&args.file, Dataset::Mini, &args.cc_args, args.scop)?;
+    let mut opts = options(args.fusion, args.backend);
+    if args.target.is_some() || !args.set.is_empty() {
+        let mut settings: Vec<String> = Vec::new();
+        if let Some(t) = args.target {
+            settings.push(format!("target={}", format!("{t:?}").to_lowercase()));
+        }
+        settings.extend(args.set.iter().cloned());
+        opts.knobs = Some(SchedulerOptions::default().with_settings(&settings)?);
+    }
     let started = std::time::Instant::now();
-    let s = schedule::schedule(&program.scop, &program.deps, &options(args.fusion, args.backend))?;
+    let s = schedule::schedule(&program.scop, &program.deps, &opts)?;
     let seconds = started.elapsed().as_secs_f64();
     // `schedule` only returns schedules that passed the legality check.
     let report = Report { schedule: &s, legal: true, seconds };
@@ -79,6 +104,9 @@ pub fn run(args: Args) -> Result<()> {
         return Ok(());
     }
     println!("{}: preorder {}", args.file.display(), s.preorder.display());
+    if let Some(k) = &opts.knobs {
+        println!("  unified scheduler: {}", k.settings().join(" "));
+    }
     let mut last = None;
     for r in &s.rows {
         if last != Some((r.group, r.band)) {
@@ -98,6 +126,13 @@ pub fn run(args: Args) -> Result<()> {
         if !r.carries.is_empty() {
             println!("      carries {}", r.carries.join(", "));
         }
+        if !r.spatial.is_empty() {
+            println!("      carries spatial proximity of {}", r.spatial.join(", "));
+        }
+    }
+    for m in &s.mapping {
+        let threads: Vec<String> = m.threads.iter().map(|(row, t)| format!("row {row} -> {t}")).collect();
+        println!("  GPU mapping, group {} band {}: {}", m.group, m.band, threads.join(", "));
     }
     println!("  legal: yes (isl check); {} lexmins, {} ILPs, {:.3} s", s.lexmins, s.ilps, seconds);
     println!("  tree: {}", s.tree);
