@@ -110,31 +110,3 @@ fn global_consecutivity_makes_the_innermost_loop_stride_one() {
     let (_, plain) = unified("linear-algebra/mvt.c", &["spatial=off"]);
     assert_eq!(coefficients(&plain).last().unwrap(), &vec![0, 1]);
 }
-
-#[test]
-fn tmp_timing_all_kernels() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("polybench");
-    for group in ["datamining", "linear-algebra", "medley", "stencils"] {
-        let mut files: Vec<_> =
-            std::fs::read_dir(root.join(group)).unwrap().map(|e| e.unwrap().path()).collect();
-        files.sort();
-        for p in files.iter().filter(|p| p.extension().is_some_and(|x| x == "c")) {
-            let rel = format!("{group}/{}", p.file_name().unwrap().to_string_lossy());
-            for set in std::env::var("PT_SETS")
-                .unwrap_or_default()
-                .split(";")
-                .map(|s| s.split_whitespace().collect::<Vec<_>>())
-            {
-                let (s, d) = load(&rel);
-                let knobs = SchedulerOptions::default().with_settings(&set).unwrap();
-                let t = std::time::Instant::now();
-                let r = schedule::unified(&s, &d, None, &knobs);
-                eprintln!(
-                    "TIME {rel} {set:?} {:.2}s {}",
-                    t.elapsed().as_secs_f64(),
-                    r.as_ref().map(|_| "ok".to_string()).unwrap_or_else(|e| e.to_string())
-                );
-            }
-        }
-    }
-}

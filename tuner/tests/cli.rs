@@ -98,3 +98,52 @@ fn run_with_an_unreadable_schedule_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/no/such.sched") && err.contains("cannot read the schedule"), "{err}");
 }
+
+#[test]
+fn schedule_with_a_target_and_knobs_uses_the_unified_scheduler() {
+    let out =
+        polytune(&["schedule", "polybench/linear-algebra/gemm.c", "--target", "gpu", "--set", "hlim=off"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("unified scheduler: target=gpu"), "{text}");
+    assert!(text.contains("GPU mapping") && text.contains("-> x"), "{text}");
+    assert!(text.contains("legal: yes"), "{text}");
+}
+
+#[test]
+fn an_unknown_knob_or_value_is_an_error_listing_the_valid_ones() {
+    let out = polytune(&["schedule", "polybench/linear-algebra/gemm.c", "--set", "spatial=sideways"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("off|per-reference|grouped"), "{err}");
+    let out = polytune(&[
+        "run",
+        "polybench/linear-algebra/gemm.c",
+        "--dataset",
+        "MINI",
+        "--schedule",
+        "unified",
+        "--set",
+        "tilesize=3",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown knob `tilesize`") && err.contains("posttile_reorder"), "{err}");
+}
+
+#[test]
+fn run_unified_with_knobs_verifies_against_the_original() {
+    let dir = std::env::temp_dir().join(format!("polytune-cli-unified-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
+        .args(["run", "polybench/linear-algebra/2mm.c", "--schedule", "unified", "--dataset", "MINI"])
+        .args(["--set", "wavefront=single", "--set", "consecutivity=intra-tile", "--threads", "2"])
+        .args(["--runs", "1", "--json", "--out"])
+        .arg(dir.join("out"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "ok", "{v}");
+}
