@@ -16,8 +16,31 @@ const AXES: &[(&str, &[&str])] = &[
     ("wavefront", &["none", "all"]),
 ];
 
-/// Tile sizes of permutable bands; `None` is untiled.
+/// Tile sizes of permutable bands searched by default; `None` is untiled.
 pub const TILES: &[Option<u32>] = &[None, Some(16), Some(32), Some(64)];
+
+/// Everything but the fusion preorders that spans a kernel's space.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub knobs: Vec<SchedulerOptions>,
+    pub tiles: Vec<Option<u32>>,
+    pub threads: usize,
+    /// Seeds the sample of fusion preorders when there are too many.
+    pub seed: u64,
+}
+
+/// `0,16,32` → untiled, 16, 32.
+pub fn parse_tiles(text: &str) -> Result<Vec<Option<u32>>, String> {
+    let mut out = Vec::new();
+    for t in text.split(',') {
+        let n: u32 = t.trim().parse().map_err(|_| format!("`{t}` is not a tile size (0 means untiled)"))?;
+        let tile = (n > 0).then_some(n);
+        if !out.contains(&tile) {
+            out.push(tile);
+        }
+    }
+    Ok(out)
+}
 
 /// The knob grid: the defaults (target from the thread count) with `fixed`
 /// applied, times every value of each knob not in `fixed`. Fails on an
@@ -37,16 +60,16 @@ pub fn knob_grid(fixed: &[String], threads: usize) -> Result<Vec<SchedulerOption
     Ok(grid)
 }
 
-/// Every point of preorders × grid × tiles, in that nesting order.
-pub fn points(preorders: &[Option<Preorder>], grid: &[SchedulerOptions], threads: usize) -> Vec<Point> {
+/// Every point of preorders × knobs × tiles, in that nesting order.
+pub fn points(preorders: &[Option<Preorder>], spec: &Spec) -> Vec<Point> {
     let mut out = Vec::new();
     for preorder in preorders {
-        for options in grid {
-            for tile in TILES {
+        for options in &spec.knobs {
+            for tile in &spec.tiles {
                 out.push(Point {
                     scheduler: Scheduler::Unified { preorder: preorder.clone(), options: options.clone() },
                     tiles: tile.map(|t| vec![t]),
-                    threads,
+                    threads: spec.threads,
                 });
             }
         }
@@ -91,11 +114,14 @@ mod tests {
         assert!(fixed.iter().all(|o| o.hlim == Some(8) && o.target == Target::Seq));
         let e = knob_grid(&["spatial=diagonal".into()], 1).unwrap_err().to_string();
         assert!(e.contains("off|per-reference|grouped"), "{e}");
-        let pts = points(&[None], &fixed, 1);
+        let spec = Spec { knobs: fixed.clone(), tiles: TILES.to_vec(), threads: 1, seed: 0 };
+        let pts = points(&[None], &spec);
         assert_eq!(pts.len(), fixed.len() * TILES.len());
         let mut ids: Vec<String> = pts.iter().map(|p| p.id()).collect();
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), pts.len(), "distinct points have distinct ids");
+        assert_eq!(parse_tiles("0, 32,32,64").unwrap(), vec![None, Some(32), Some(64)]);
+        assert!(parse_tiles("32,big").unwrap_err().contains("big"));
     }
 }

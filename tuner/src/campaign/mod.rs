@@ -26,7 +26,8 @@ use executor::runtime::Tolerance;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use space::knobs::{Point, Scheduler, SchedulerOptions};
+use space::knobs::{Point, Scheduler};
+use space::fusion::{FusionOptions, FusionSpace};
 use space::schedule::{CoreOptions, Fusion, Preorder};
 use store::{BuildRef, CampaignState, NewCampaign, Record, Role, Store};
 
@@ -44,6 +45,8 @@ pub struct Config {
     pub threads: usize,
     /// Knobs fixed by `--set`, as given.
     pub settings: Vec<String>,
+    /// Tile sizes searched (`None`: untiled).
+    pub tiles: Vec<Option<u32>>,
     pub runs: usize,
     pub tolerance: f64,
     /// Machine fingerprint id.
@@ -130,15 +133,14 @@ impl Setup {
 
 impl Kernel {
     /// Loads the first SCoP of `file` on every dataset a `strategy` campaign
-    /// on `dataset` may use, and lays out its space: the original and the
-    /// maximal-fusion preorders × `knobs` × tile sizes.
+    /// on `dataset` may use, and lays out its space: fusion preorders (see
+    /// [`preorders`]) × the knobs and tile sizes of `spec`.
     pub fn load(
         file: &Path,
         strategy: StrategyKind,
         dataset: Dataset,
         cc_args: &[String],
-        knobs: &[SchedulerOptions],
-        threads: usize,
+        spec: &grid::Spec,
     ) -> Result<Kernel> {
         let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
@@ -147,7 +149,7 @@ impl Kernel {
             programs.insert(d, common::load(file, d, cc_args, 0)?);
         }
         let max = max_fusion(&programs[&dataset]);
-        let preorders: Vec<_> = std::iter::once(None).chain(max.clone().map(Some)).collect();
+        let preorders = preorders(&programs[&dataset], max.as_ref(), spec.seed);
         Ok(Kernel {
             spec: KernelSpec {
                 name,
@@ -155,8 +157,8 @@ impl Kernel {
                 source_hash: Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect(),
             },
             programs,
-            space: grid::points(&preorders, knobs, threads),
-            references: grid::references(threads, max),
+            space: grid::points(&preorders, spec),
+            references: grid::references(spec.threads, max),
         })
     }
 }
@@ -547,6 +549,46 @@ fn variant(prog: &Program, point: &Point) -> Result<(String, String), Failure> {
         Err(e @ CodegenError::Illegal(_)) => Err(Failure { status: "illegal".into(), reason: e.to_string() }),
         Err(e) => Err(Failure { status: "codegen-error".into(), reason: e.to_string() }),
     }
+}
+
+/// At most this many fusion preorders per kernel enter the grid.
+pub const MAX_PREORDERS: usize = 16;
+
+/// The fusion preorders a campaign searches: the original (`None`), maximal
+/// fusion, and the points of the fusion space F at the outer level — all of
+/// them when there are at most [`MAX_PREORDERS`], else a seeded uniform
+/// sample. If the fusion space cannot be built, the first two alone.
+fn preorders(prog: &Program, max: Option<&Preorder>, seed: u64) -> Vec<Option<Preorder>> {
+    use rand::SeedableRng;
+    let original = Preorder::original(&prog.scop);
+    let mut out: Vec<Option<Preorder>> = vec![None];
+    let add = |out: &mut Vec<Option<Preorder>>, p: Preorder| {
+        let p = (p != original).then_some(p);
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    if let Some(m) = max {
+        add(&mut out, m.clone());
+    }
+    let Ok(space) = FusionSpace::outer(&prog.scop, &prog.deps, &FusionOptions::default()) else {
+        return out;
+    };
+    if space.count().to_u64().is_some_and(|n| n as usize <= MAX_PREORDERS) {
+        space.preorders().into_iter().for_each(|p| add(&mut out, p));
+    } else {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        // Draws may repeat; a bounded number of tries keeps this quick.
+        for _ in 0..4 * MAX_PREORDERS {
+            if out.len() >= MAX_PREORDERS {
+                break;
+            }
+            if let Some(p) = space.sample(&mut rng) {
+                add(&mut out, p);
+            }
+        }
+    }
+    out
 }
 
 /// The preorder maximal fusion yields on `prog`, when it differs from the

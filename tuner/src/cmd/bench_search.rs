@@ -19,13 +19,18 @@ const CLOSE: f64 = 1.05;
 
 pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize) -> Result<()> {
     let setup = Setup::new("default", None)?;
-    let knobs = grid::knob_grid(settings, setup.threads)?;
+    let spec = grid::Spec {
+        knobs: grid::knob_grid(settings, setup.threads)?,
+        tiles: grid::TILES.to_vec(),
+        threads: setup.threads,
+        seed: 0,
+    };
     println!(
         "{:<12} {:>6} | {:>22} | {:>24} | {:>24}",
         "kernel", "points", "exhaustive: evals, time", "random: evals, time to 5%", "halving: evals, time to 5%"
     );
     for file in files {
-        let kernel = Kernel::load(file, StrategyKind::Halving, dataset, &[], &knobs, setup.threads)?;
+        let kernel = Kernel::load(file, StrategyKind::Halving, dataset, &[], &spec)?;
         let mut traces = Vec::new();
         for strategy in [StrategyKind::Exhaustive, StrategyKind::Random, StrategyKind::Halving] {
             traces.push(campaign(&setup, &kernel, strategy, dataset, settings, runs)?);
@@ -79,6 +84,7 @@ fn campaign(
         seed: 0,
         threads: setup.threads,
         settings: settings.to_vec(),
+        tiles: grid::TILES.to_vec(),
         runs,
         tolerance: evaluator.config.tolerance.relative,
         machine: fingerprint.id(),

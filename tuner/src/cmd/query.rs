@@ -1,6 +1,6 @@
 //! `polytune best | history | machines`: answers from the store, nothing runs.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use space::knobs::Point;
 use store::{Best, Store};
 
@@ -22,7 +22,7 @@ impl StoreArg {
         if !is_url && !std::path::Path::new(&location).exists() {
             bail!("{location}: no store here yet (run `polytune tune` first, or pass --db)");
         }
-        Store::open(&location).with_context(|| format!("{location}: cannot open the store"))
+        Ok(Store::open(&location)?)
     }
 }
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use executor::runtime::Tolerance;
 
 use super::common::Dataset;
@@ -37,6 +37,9 @@ pub struct Args {
     /// Store: a SQLite path or a `postgres://` URL (default: the user's data directory).
     #[arg(long)]
     db: Option<String>,
+    /// Tile sizes to search, comma-separated; 0 is untiled.
+    #[arg(long, default_value = "0,16,32,64", value_parser = grid::parse_tiles)]
+    tiles: std::vec::Vec<Option<u32>>,
     /// Fix a knob (`KNOB=VALUE`) instead of searching it; repeatable.
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     settings: Vec<String>,
@@ -76,12 +79,17 @@ pub fn run(args: Args) -> Result<()> {
     }
     let setup = Setup::new(&args.machine, args.threads)?;
     let threads = setup.threads;
-    let knobs = grid::knob_grid(&args.settings, threads)?;
+    let spec = grid::Spec {
+        knobs: grid::knob_grid(&args.settings, threads)?,
+        tiles: args.tiles.clone(),
+        threads,
+        seed: args.seed,
+    };
 
     let kernels = args
         .files
         .iter()
-        .map(|f| Kernel::load(f, args.strategy, args.dataset, &args.cc_args, &knobs, threads))
+        .map(|f| Kernel::load(f, args.strategy, args.dataset, &args.cc_args, &spec))
         .collect::<Result<Vec<_>>>()?;
 
     let (evaluator, fingerprint) = setup.evaluator(args.runs, args.tolerance)?;
@@ -89,7 +97,9 @@ pub fn run(args: Args) -> Result<()> {
         Some(db) => db.clone(),
         None => store::Store::default_location()?.display().to_string(),
     };
-    let db = store::Store::open(&location).with_context(|| format!("{location}: cannot open the store"))?;
+    // The store's errors name the location (a password in a URL hidden).
+    let db = store::Store::open(&location)?;
+    let location = db.target().to_string();
     let machine_id = db.machine(&setup.profile.name, &serde_json::to_string(&fingerprint)?)?;
     let config = Config {
         kernels: kernels.iter().map(|k| k.spec.clone()).collect(),
@@ -98,6 +108,7 @@ pub fn run(args: Args) -> Result<()> {
         seed: args.seed,
         threads,
         settings: args.settings.clone(),
+        tiles: args.tiles.clone(),
         runs: args.runs,
         tolerance: args.tolerance,
         machine: fingerprint.id(),
@@ -112,7 +123,10 @@ pub fn run(args: Args) -> Result<()> {
         bests.push(db.best(&k.spec.name, Some(&setup.profile.name), Some(args.dataset.name()))?);
     }
     if args.json {
-        let out = serde_json::json!({ "campaign": campaign_id, "end": end, "store": location, "best": bests });
+        let points: Vec<usize> = kernels.iter().map(|k| k.space.len() + k.references.len()).collect();
+        let out = serde_json::json!({
+            "campaign": campaign_id, "end": end, "store": location, "points": points, "best": bests,
+        });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
