@@ -87,7 +87,7 @@ fn bench(backend: &str, fresh: &Fresh, quick: bool) {
     time(backend, total, "history(gemm, 20)", || assert_eq!(s.history(Some("gemm"), 20).unwrap().len(), 20));
     time(backend, total, "history(heat-3d, 20)", || drop(s.history(Some("heat-3d"), 20).unwrap()));
     time(backend, total, "machines()", || assert_eq!(s.machines().unwrap().len(), 2));
-    time(backend, total, "measured(campaign)", || drop(s.measured(campaigns[0].0).unwrap()));
+    time(backend, total, "outcomes(campaign)", || drop(s.outcomes(campaigns[0].0).unwrap()));
 }
 
 /// Prints the median and the maximum of QUERIES calls of `f`.

@@ -400,20 +400,6 @@ impl Store {
         Ok(())
     }
 
-    /// The (point id, role) of every measurement already recorded in `campaign`, oldest first,
-    /// for all its programs (see [`Store::outcomes`] for the program of each).
-    pub fn measured(&self, campaign: i64) -> Result<Vec<(String, Role)>, StoreError> {
-        const WHAT: &str = "list a campaign's measurements";
-        let rows: Vec<(String, String)> = with_pool!(self, |pool, _begin| {
-            sqlx::query_as("SELECT point_id, role FROM measurements WHERE campaign_id = $1 ORDER BY id")
-                .bind(campaign)
-                .fetch_all(pool)
-                .await
-                .map_err(query(WHAT))
-        })?;
-        rows.into_iter().map(|(point, role)| Ok((point, parse_column(WHAT, &role)?))).collect()
-    }
-
     /// Stores one finished measurement with its point, schedule and build rows, all in one
     /// transaction, and returns its id. Recording the same (campaign, program, point, role)
     /// again is a no-op that returns the existing id (the first record wins).

@@ -87,7 +87,7 @@ fn two_writers(fresh: &Fresh) {
     assert_eq!(counts.measurements as u64, 3 * ROWS, "{counts:?}");
     assert_eq!((counts.points as u64, counts.campaigns, counts.machines), (ROWS, 3, 1));
     for c in s.campaigns().unwrap() {
-        assert_eq!(s.measured(c.id).unwrap().len() as u64, ROWS, "campaign {}", c.key);
+        assert_eq!(s.outcomes(c.id).unwrap().len() as u64, ROWS, "campaign {}", c.key);
     }
     assert_eq!(s.integrity_check().unwrap(), Vec::<String>::new());
     println!("    {} rows from 2 processes in {:.2?}", 4 * ROWS, start.elapsed());
@@ -126,7 +126,7 @@ fn killed_writer(fresh: &Fresh) {
     child.wait().unwrap();
     let s = Store::open(fresh.target()).unwrap();
     let c = s.campaign(&new_campaign("killed")).unwrap().id;
-    let measured: Vec<String> = s.measured(c).unwrap().into_iter().map(|(p, _)| p).collect();
+    let measured: Vec<String> = s.outcomes(c).unwrap().into_iter().map(|o| o.point_id).collect();
     assert!(measured.len() >= committed.len(), "{} < {}", measured.len(), committed.len());
     for n in committed {
         assert!(measured.contains(&common::point_id(n)), "point {n} was committed and is gone");

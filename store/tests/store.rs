@@ -100,15 +100,16 @@ fn round_trip(fresh: &Fresh) {
     s.record(&ok_record(c2.id, p_2mm, m2, Role::Reference, 10, 1.0)).unwrap();
     s.record(&ok_record(c2.id, p_2mm, m2, Role::Variant, 11, 0.25)).unwrap();
 
-    let measured = s.measured(c.id).unwrap();
+    let measured: Vec<(String, Role)> =
+        s.outcomes(c.id).unwrap().into_iter().map(|o| (o.point_id, o.role)).collect();
     let expected: Vec<(String, Role)> = [(0, Role::Reference), (1, Role::Variant), (2, Role::Variant)]
         .into_iter()
         .chain([(3, Role::Variant), (4, Role::Variant), (0, Role::Variant)])
         .map(|(n, r)| (point_id(n), r))
         .collect();
     assert_eq!(measured, expected);
-    assert_eq!(s.measured(c2.id).unwrap().len(), 2);
-    assert!(s.measured(c2.id + 1000).unwrap().is_empty());
+    assert_eq!(s.outcomes(c2.id).unwrap().len(), 2);
+    assert!(s.outcomes(c2.id + 1000).unwrap().is_empty());
 
     let best = s.best("gemm", None, None).unwrap().expect("gemm has a best");
     assert_eq!(best.measurement, fast);
@@ -206,7 +207,7 @@ fn record_is_idempotent(fresh: &Fresh) {
     assert_eq!(s.record(&Record { program: p2, ..rec.clone() }).unwrap(), other_program);
     let after = s.counts().unwrap();
     assert_eq!((after.measurements, after.points, after.schedules), (4, 1, 1));
-    assert_eq!(s.measured(c.id).unwrap().len(), 3);
+    assert_eq!(s.outcomes(c.id).unwrap().len(), 3);
 }
 
 fn best_compares_within_campaigns(fresh: &Fresh) {
@@ -379,7 +380,7 @@ fn reopening_keeps_everything(fresh: &Fresh) {
     let s = Store::open(fresh.target()).unwrap();
     assert_eq!(s.machine("box", "{}").unwrap(), m);
     assert_eq!(s.campaign(&new_campaign("k")).unwrap().id, c);
-    assert_eq!(s.measured(c).unwrap().len(), 2);
+    assert_eq!(s.outcomes(c).unwrap().len(), 2);
     assert_eq!(s.best("gemm", None, None).unwrap().unwrap().speedup, 2.0);
 }
 
@@ -404,7 +405,7 @@ fn threads_share_one_store(fresh: &Fresh) {
             });
         }
     });
-    assert_eq!(s.measured(c).unwrap().len(), 5 + 4 * 20);
+    assert_eq!(s.outcomes(c).unwrap().len(), 5 + 4 * 20);
     assert_eq!(s.integrity_check().unwrap(), Vec::<String>::new());
 }
 

@@ -62,8 +62,10 @@ fn small_campaign(db: &Path) -> Vec<String> {
 /// `(program, point, role) → (status, median)` of every measurement.
 fn snapshot(store: &Store, campaign: i64) -> BTreeMap<(i64, String, Role), (String, Option<f64>)> {
     let rows = store.outcomes(campaign).unwrap();
-    let map: BTreeMap<_, _> =
-        rows.iter().map(|o| ((o.program, o.point_id.clone(), o.role), (o.status.clone(), o.median_s))).collect();
+    let map: BTreeMap<_, _> = rows
+        .iter()
+        .map(|o| ((o.program, o.point_id.clone(), o.role), (o.status.clone(), o.median_s)))
+        .collect();
     assert_eq!(map.len(), rows.len(), "a measurement was recorded twice");
     map
 }
@@ -178,9 +180,25 @@ fn bad_input_is_refused_and_writes_nothing() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["tune", "polybench/linear-algebra/nosuch.c", "--db", &db_arg], "nosuch.c"),
         (vec!["tune", bad_c.to_str().unwrap(), "--db", &db_arg], "broken.c:"),
-        (vec!["tune", "polybench/linear-algebra/atax.c", "--set", "spatial=sideways", "--db", &db_arg], "off|per-reference|grouped"),
-        (vec!["tune", "polybench/linear-algebra/atax.c", "--set", "colour=blue", "--db", &db_arg], "unknown knob"),
-        (vec!["tune", "polybench/linear-algebra/atax.c", "--dataset", "MINI", "--db", "/proc/polytune/store.db"], "/proc/polytune"),
+        (
+            vec!["tune", "polybench/linear-algebra/atax.c", "--set", "spatial=sideways", "--db", &db_arg],
+            "off|per-reference|grouped",
+        ),
+        (
+            vec!["tune", "polybench/linear-algebra/atax.c", "--set", "colour=blue", "--db", &db_arg],
+            "unknown knob",
+        ),
+        (
+            vec![
+                "tune",
+                "polybench/linear-algebra/atax.c",
+                "--dataset",
+                "MINI",
+                "--db",
+                "/proc/polytune/store.db",
+            ],
+            "/proc/polytune",
+        ),
         (vec!["best", "atax", "--db", &db_arg], "no store here"),
     ];
     for (args, needle) in cases {
@@ -214,7 +232,10 @@ fn halving_promotes_from_small_to_medium_in_one_campaign() {
     let small = &rows[0].program;
     let medium = programs.iter().find(|p| *p != small).unwrap();
     let on = |p: &i64| -> Vec<&str> {
-        rows.iter().filter(|o| o.program == *p && o.role == Role::Variant).map(|o| o.point_id.as_str()).collect()
+        rows.iter()
+            .filter(|o| o.program == *p && o.role == Role::Variant)
+            .map(|o| o.point_id.as_str())
+            .collect()
     };
     let (s, m) = (on(small), on(medium));
     // Every SMALL point; on MEDIUM the reference points and the best third.
@@ -267,7 +288,8 @@ fn a_campaign_into_postgres() {
         return;
     };
     // A seed of its own makes a new campaign in a server that outlives test runs.
-    let seed = format!("{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    let seed =
+        format!("{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
     let mut args = small_campaign(Path::new("unused"));
     let at = args.iter().position(|a| a == "--db").unwrap();
     args[at + 1] = url.clone();

@@ -47,7 +47,8 @@ pub fn parse_tiles(text: &str) -> Result<Vec<Option<u32>>, String> {
 /// unknown knob or value in `fixed`.
 pub fn knob_grid(fixed: &[String], threads: usize) -> Result<Vec<SchedulerOptions>> {
     let target = if threads > 1 { "openmp" } else { "seq" };
-    let base = SchedulerOptions::default().with_settings(&[format!("target={target}")])?.with_settings(fixed)?;
+    let base =
+        SchedulerOptions::default().with_settings(&[format!("target={target}")])?.with_settings(fixed)?;
     let fixed_names: Vec<String> =
         fixed.iter().filter_map(|s| s.split_once('=')).map(|(k, _)| k.trim().replace('-', "_")).collect();
     let mut grid = vec![base];

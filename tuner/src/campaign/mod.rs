@@ -26,8 +26,8 @@ use executor::runtime::Tolerance;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use space::knobs::{Point, Scheduler};
 use space::fusion::{FusionOptions, FusionSpace};
+use space::knobs::{Point, Scheduler};
 use space::schedule::{CoreOptions, Fusion, Preorder};
 use store::{BuildRef, CampaignState, NewCampaign, Record, Role, Store};
 
@@ -237,8 +237,10 @@ impl<'a> Campaign<'a> {
         let progress = if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(budget.evals.unwrap_or(0) as u64);
             bar.set_style(
-                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos}/{len} evals, ETA {eta} {msg}")
-                    .expect("valid template"),
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {pos}/{len} evals, ETA {eta} {msg}",
+                )
+                .expect("valid template"),
             );
             bar
         } else {
@@ -284,8 +286,12 @@ impl<'a> Campaign<'a> {
                     }
                 }
             }
-            let mut strategy =
-                strategy::new(self.config.strategy, kernel.space.clone(), self.config.dataset, self.config.seed);
+            let mut strategy = strategy::new(
+                self.config.strategy,
+                kernel.space.clone(),
+                self.config.dataset,
+                self.config.seed,
+            );
             let mut references: HashMap<Dataset, Reference> = HashMap::new();
             loop {
                 if let Some(e) = self.stop_reason() {
@@ -305,12 +311,26 @@ impl<'a> Campaign<'a> {
                         .take(self.remaining_evals())
                         .cloned()
                         .collect();
-                    self.evaluate(kernel, dataset, program_ids[&dataset], &references[&dataset], &todo, &mut outcomes)?;
+                    self.evaluate(
+                        kernel,
+                        dataset,
+                        program_ids[&dataset],
+                        &references[&dataset],
+                        &todo,
+                        &mut outcomes,
+                    )?;
                     continue;
                 }
                 let points: Vec<Point> =
                     proposals.into_iter().filter(|p| p.dataset == dataset).map(|p| p.point).collect();
-                self.evaluate(kernel, dataset, program_ids[&dataset], &references[&dataset], &points, &mut outcomes)?;
+                self.evaluate(
+                    kernel,
+                    dataset,
+                    program_ids[&dataset],
+                    &references[&dataset],
+                    &points,
+                    &mut outcomes,
+                )?;
             }
             if end != End::Finished {
                 break;
@@ -405,14 +425,21 @@ impl<'a> Campaign<'a> {
                 return Ok(());
             }
             let m = match self.measured_code.get(code) {
-                Some((first, m)) => {
-                    Measurement { reason: format!("same code as point {}: {}", first.id(), m.reason), ..m.clone() }
-                }
+                Some((first, m)) => Measurement {
+                    reason: format!("same code as point {}: {}", first.id(), m.reason),
+                    ..m.clone()
+                },
                 None => {
                     let outcome = built.remove(code).expect("every fresh program was built");
                     let mut config = self.evaluator.config.clone();
                     config.threads = Some(point.threads);
-                    let m = measure_outcome(&reference.dump, &outcome, &self.evaluator.slot, &config, reference.wall_s);
+                    let m = measure_outcome(
+                        &reference.dump,
+                        &outcome,
+                        &self.evaluator.slot,
+                        &config,
+                        reference.wall_s,
+                    );
                     // A child killed by the user's Ctrl-C is not a crash of the variant.
                     if interrupted() {
                         return Ok(());

@@ -27,7 +27,11 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
     };
     println!(
         "{:<12} {:>6} | {:>22} | {:>24} | {:>24}",
-        "kernel", "points", "exhaustive: evals, time", "random: evals, time to 5%", "halving: evals, time to 5%"
+        "kernel",
+        "points",
+        "exhaustive: evals, time",
+        "random: evals, time to 5%",
+        "halving: evals, time to 5%"
     );
     for file in files {
         let kernel = Kernel::load(file, StrategyKind::Halving, dataset, &[], &spec)?;
@@ -35,10 +39,7 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         for strategy in [StrategyKind::Exhaustive, StrategyKind::Random, StrategyKind::Halving] {
             traces.push(campaign(&setup, &kernel, strategy, dataset, settings, runs)?);
         }
-        let best = traces[0]
-            .iter()
-            .filter_map(|t| t.median_s)
-            .fold(f64::INFINITY, f64::min);
+        let best = traces[0].iter().filter_map(|t| t.median_s).fold(f64::INFINITY, f64::min);
         let reach = |trace: &[TraceEntry]| match trace
             .iter()
             .find(|t| t.dataset == dataset && t.median_s.is_some_and(|m| m <= CLOSE * best))

@@ -53,7 +53,8 @@ pub fn seconds(t: f64) -> String {
 
 /// `1.84x (spread 3.1% / 2.0%) unified ... — source PATH`.
 pub fn summary(b: &Best) -> String {
-    let point = serde_json::from_str::<Point>(&b.point_json).map(|p| p.to_string()).unwrap_or(b.point_json.clone());
+    let point =
+        serde_json::from_str::<Point>(&b.point_json).map(|p| p.to_string()).unwrap_or(b.point_json.clone());
     let pct = |s: Option<f64>| s.map(|s| format!("{:.1}%", 100.0 * s)).unwrap_or("-".into());
     format!(
         "{:.2}x over the original ({} vs {}, spreads {} / {}) with {point}",

@@ -63,7 +63,8 @@ pub struct Args {
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let (number, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len()));
-    let n: f64 = number.parse().map_err(|_| format!("`{text}`: expected a duration such as 90s, 30m or 8h"))?;
+    let n: f64 =
+        number.parse().map_err(|_| format!("`{text}`: expected a duration such as 90s, 30m or 8h"))?;
     let seconds = match unit {
         "s" | "" => n,
         "m" => n * 60.0,
