@@ -10,7 +10,9 @@ use space::deps::{self, Dependences};
 use space::scop::{self, ExtractOptions, Scop, Source};
 
 /// PolyBench's five dataset sizes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, Serialize, Deserialize,
+)]
 #[value(rename_all = "UPPER")]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Dataset {

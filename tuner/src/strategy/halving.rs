@@ -69,7 +69,8 @@ mod tests {
         let time = |p: &Point, _: Dataset| (tile(p) < 27.0).then(|| tile(p));
         let proposals = drive(&mut Halving::new(space, Dataset::Large, 1), time);
         let on = |d: Dataset| {
-            let mut t: Vec<f64> = proposals.iter().filter(|p| p.dataset == d).map(|p| tile(&p.point)).collect();
+            let mut t: Vec<f64> =
+                proposals.iter().filter(|p| p.dataset == d).map(|p| tile(&p.point)).collect();
             t.sort_by(f64::total_cmp);
             t
         };
