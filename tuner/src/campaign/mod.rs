@@ -214,6 +214,18 @@ pub struct Campaign<'a> {
     progress: ProgressBar,
     /// Every evaluation of this invocation.
     pub trace: Vec<TraceEntry>,
+    /// What the current kernel's strategy knows.
+    outcomes: Outcomes,
+    /// Best speedup over the original so far, and of which kernel.
+    best: Option<(f64, String)>,
+}
+
+/// Where a batch runs: one kernel on one dataset, against its reference.
+struct On<'k> {
+    kernel: &'k Kernel,
+    dataset: Dataset,
+    program: i64,
+    reference: &'k Reference,
 }
 
 impl<'a> Campaign<'a> {
@@ -238,7 +250,7 @@ impl<'a> Campaign<'a> {
             let bar = ProgressBar::new(budget.evals.unwrap_or(0) as u64);
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {pos}/{len} evals, ETA {eta} {msg}",
+                    "{spinner} [{elapsed_precise}] {pos}/{len} evals, ETA {eta}, {prefix} | {msg}",
                 )
                 .expect("valid template"),
             );
@@ -259,6 +271,8 @@ impl<'a> Campaign<'a> {
             measured_code: HashMap::new(),
             progress,
             trace: Vec::new(),
+            outcomes: Outcomes::default(),
+            best: None,
         })
     }
 
@@ -278,11 +292,13 @@ impl<'a> Campaign<'a> {
         let mut end = End::Finished;
         for kernel in kernels {
             let program_ids = self.program_ids(kernel)?;
-            let mut outcomes = Outcomes::default();
+            self.outcomes = Outcomes::default();
             for m in &measured {
                 if let Some((&d, _)) = program_ids.iter().find(|(_, &id)| id == m.program) {
                     if m.role == Role::Variant {
-                        outcomes.0.insert((d, m.point_id.clone()), m.median_s.filter(|_| m.status == "ok"));
+                        self.outcomes
+                            .0
+                            .insert((d, m.point_id.clone()), m.median_s.filter(|_| m.status == "ok"));
                     }
                 }
             }
@@ -299,38 +315,19 @@ impl<'a> Campaign<'a> {
                     break;
                 }
                 let batch = self.batch.min(self.remaining_evals());
-                let proposals = strategy.propose(&outcomes, batch);
+                let proposals = strategy.propose(&self.outcomes, batch);
                 let Some(dataset) = proposals.first().map(|p| p.dataset) else { break };
-                if !references.contains_key(&dataset) {
-                    let r = self.reference(kernel, dataset, program_ids[&dataset])?;
-                    references.insert(dataset, r);
-                    let todo: Vec<Point> = kernel
-                        .references
-                        .iter()
-                        .filter(|p| !outcomes.contains(dataset, p))
-                        .take(self.remaining_evals())
-                        .cloned()
-                        .collect();
-                    self.evaluate(
-                        kernel,
-                        dataset,
-                        program_ids[&dataset],
-                        &references[&dataset],
-                        &todo,
-                        &mut outcomes,
-                    )?;
-                    continue;
-                }
-                let points: Vec<Point> =
-                    proposals.into_iter().filter(|p| p.dataset == dataset).map(|p| p.point).collect();
-                self.evaluate(
-                    kernel,
-                    dataset,
-                    program_ids[&dataset],
-                    &references[&dataset],
-                    &points,
-                    &mut outcomes,
-                )?;
+                let program = program_ids[&dataset];
+                // The reference points come first on every dataset.
+                let points: Vec<Point> = if references.contains_key(&dataset) {
+                    proposals.into_iter().filter(|p| p.dataset == dataset).map(|p| p.point).collect()
+                } else {
+                    references.insert(dataset, self.reference(kernel, dataset, program)?);
+                    let todo = kernel.references.iter().filter(|p| !self.outcomes.contains(dataset, p));
+                    todo.take(self.remaining_evals()).cloned().collect()
+                };
+                let on = On { kernel, dataset, program, reference: &references[&dataset] };
+                self.evaluate(&on, &points)?;
             }
             if end != End::Finished {
                 break;
@@ -387,16 +384,8 @@ impl<'a> Campaign<'a> {
     }
 
     /// Schedules, generates, builds (in parallel), measures and records `points`.
-    fn evaluate(
-        &mut self,
-        kernel: &Kernel,
-        dataset: Dataset,
-        program: i64,
-        reference: &Reference,
-        points: &[Point],
-        outcomes: &mut Outcomes,
-    ) -> Result<()> {
-        let prog = &kernel.programs[&dataset];
+    fn evaluate(&mut self, on: &On, points: &[Point]) -> Result<()> {
+        let prog = &on.kernel.programs[&on.dataset];
         let mut ready: Vec<(Point, String, String)> = Vec::new();
         for point in points {
             match variant(prog, point) {
@@ -406,7 +395,7 @@ impl<'a> Campaign<'a> {
                         return Ok(());
                     }
                     let m = Measurement { reason: failure.reason, ..Measurement::compile_error("") };
-                    self.finish(kernel, dataset, program, point, None, None, &m, failure.status, outcomes)?;
+                    self.finish(on, point, None, None, &m, failure.status)?;
                 }
             }
         }
@@ -434,11 +423,11 @@ impl<'a> Campaign<'a> {
                     let mut config = self.evaluator.config.clone();
                     config.threads = Some(point.threads);
                     let m = measure_outcome(
-                        &reference.dump,
+                        &on.reference.dump,
                         &outcome,
                         &self.evaluator.slot,
                         &config,
-                        reference.wall_s,
+                        on.reference.wall_s,
                     );
                     // A child killed by the user's Ctrl-C is not a crash of the variant.
                     if interrupted() {
@@ -450,28 +439,30 @@ impl<'a> Campaign<'a> {
             };
             let status = m.status.to_string();
             let source = self.source_of(code);
-            self.finish(kernel, dataset, program, point, Some(schedule), source, &m, status, outcomes)?;
+            self.finish(on, point, Some(schedule), source, &m, status)?;
         }
         Ok(())
     }
 
     /// Records one variant's measurement and updates the outcomes and the progress.
-    #[allow(clippy::too_many_arguments)]
     fn finish(
         &mut self,
-        kernel: &Kernel,
-        dataset: Dataset,
-        program: i64,
+        on: &On,
         point: &Point,
         schedule: Option<&str>,
         source: Option<BuildRef>,
         m: &Measurement,
         status: String,
-        outcomes: &mut Outcomes,
     ) -> Result<()> {
-        self.record_status(program, Role::Variant, point, schedule, source, m, &status)?;
+        let (kernel, dataset) = (on.kernel, on.dataset);
+        self.record_status(on.program, Role::Variant, point, schedule, source, m, &status)?;
         let median_s = m.median_s.filter(|_| status == "ok");
-        outcomes.0.insert((dataset, point.id()), median_s);
+        self.outcomes.0.insert((dataset, point.id()), median_s);
+        if let (Some(v), Some(r)) = (median_s, on.reference.measurement.median_s) {
+            if v > 0.0 && self.best.as_ref().is_none_or(|(b, _)| r / v > *b) {
+                self.best = Some((r / v, format!("{} [{}]", kernel.spec.name, dataset.name())));
+            }
+        }
         self.evaluations += 1;
         self.trace.push(TraceEntry {
             evaluations: self.trace.len() + 1,
@@ -483,6 +474,9 @@ impl<'a> Campaign<'a> {
         self.progress.inc(1);
         let time = m.median_s.map(crate::cmd::query::seconds).unwrap_or_else(|| "-".into());
         self.log(&format!("{} [{}] {point}: {status} {time}", kernel.spec.name, dataset.name()));
+        if let Some((speedup, of)) = &self.best {
+            self.progress.set_prefix(format!("best {speedup:.2}x {of}"));
+        }
         Ok(())
     }
 
