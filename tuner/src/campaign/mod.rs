@@ -35,9 +35,11 @@ use crate::cmd::common::{self, Dataset, Program};
 use crate::strategy::{self, Outcomes, StrategyKind};
 
 /// What identifies a campaign: running the same command again (same files,
-/// same sources, same settings, same machine) resumes it.
+/// same sources, same settings, same machine, same polytune) resumes it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Config {
+    /// Another version may schedule the same point differently.
+    pub polytune: String,
     pub kernels: Vec<KernelSpec>,
     pub dataset: Dataset,
     pub strategy: StrategyKind,

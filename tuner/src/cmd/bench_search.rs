@@ -79,6 +79,7 @@ fn campaign(
     let (evaluator, fingerprint) = setup.evaluator(runs, executor::runtime::Tolerance::default().relative)?;
     let machine = db.machine(&setup.profile.name, &serde_json::to_string(&fingerprint)?)?;
     let config = Config {
+        polytune: env!("CARGO_PKG_VERSION").to_string(),
         kernels: vec![kernel.spec.clone()],
         dataset,
         strategy,

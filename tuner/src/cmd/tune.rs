@@ -103,6 +103,7 @@ pub fn run(args: Args) -> Result<()> {
     let location = db.target().to_string();
     let machine_id = db.machine(&setup.profile.name, &serde_json::to_string(&fingerprint)?)?;
     let config = Config {
+        polytune: env!("CARGO_PKG_VERSION").to_string(),
         kernels: kernels.iter().map(|k| k.spec.clone()).collect(),
         dataset: args.dataset,
         strategy: args.strategy,
