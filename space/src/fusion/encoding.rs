@@ -104,11 +104,25 @@ impl Encoding {
     /// The encoding of every total preorder compatible with `allowed`
     /// (indexed by `pair(n, i, j)`). `None` when some pair allows nothing.
     pub fn new(n: usize, allowed: &[Allowed]) -> Option<Encoding> {
+        Self::with_representatives(n, allowed, &(0..n).collect::<Vec<_>>())
+    }
+
+    /// As [`new`](Self::new), where statements that must share a group (a
+    /// dependence cycle) have one representative, `rep[i] ≤ i`: only pairs
+    /// of representatives get variables and transitivity constraints; every
+    /// other pair takes its representatives' forms (`e = 1` inside a group).
+    pub fn with_representatives(n: usize, allowed: &[Allowed], rep: &[usize]) -> Option<Encoding> {
         let mut vars = Vec::new();
         let (mut p, mut e) = (Vec::new(), Vec::new());
         let mut constraints = BTreeSet::new();
         for i in 0..n {
             for j in i + 1..n {
+                if rep[i] != i || rep[j] != j {
+                    // Filled in below from the representatives.
+                    p.push(Affine::constant(0));
+                    e.push(Affine::constant(1));
+                    continue;
+                }
                 let a = allowed[pair(n, i, j)];
                 let mut fresh = |v: Var| {
                     vars.push(v);
@@ -144,6 +158,16 @@ impl Encoding {
             }
         }
         let mut enc = Encoding { n, vars, p, e, constraints: Vec::new(), transitivity: 0 };
+        for i in 0..n {
+            for j in i + 1..n {
+                if (rep[i] != i || rep[j] != j) && rep[i] != rep[j] {
+                    let (pv, ev) = (enc.before(rep[i], rep[j]), enc.eq(rep[i], rep[j]));
+                    let k = pair(n, i, j);
+                    enc.p[k] = pv;
+                    enc.e[k] = ev;
+                }
+            }
+        }
         // Transitivity over ordered triples of distinct elements, for the
         // preorder ≤ (before or equal) with < its strict part:
         //   a=b ∧ b=c → a=c,  a=b ∧ b<c → a<c,  a<b ∧ b=c → a<c,  a<b ∧ b<c → a<c.
@@ -151,7 +175,7 @@ impl Encoding {
         for a in 0..n {
             for b in 0..n {
                 for c in 0..n {
-                    if a == b || b == c || a == c {
+                    if a == b || b == c || a == c || rep[a] != a || rep[b] != b || rep[c] != c {
                         continue;
                     }
                     let rules = [

@@ -647,7 +647,8 @@ fn build(
             allowed.push(a);
         }
     }
-    let encoding = match Encoding::new(n, &allowed) {
+    let rep: Vec<usize> = (0..n).map(|s| nodes[node_of[s]][0]).collect();
+    let encoding = match Encoding::with_representatives(n, &allowed, &rep) {
         Some(e) => e,
         None => return Err(FusionError::Model("the dependences fix contradictory pair relations".into())),
     };
