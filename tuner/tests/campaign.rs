@@ -305,3 +305,29 @@ fn a_campaign_into_postgres() {
     let out = polytune().args(["best", "atax", "--db", &url, "--json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_time_budget_stops_and_the_same_command_goes_on() {
+    let dir = temp_dir("budget");
+    let db = dir.join("store.db");
+    let mut args = small_campaign(&db);
+    // Four tile sizes: a space too large to schedule, build and run in 1 s.
+    let at = args.iter().position(|a| a == "--tiles").unwrap();
+    args[at + 1] = "0,16,32,64".into();
+    args.extend(["--budget".to_string(), "1s".into(), "--json".into()]);
+    let run = || {
+        let out = polytune().args(&args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let first = run();
+    assert_eq!(first["end"], "budget");
+    let store = Store::open(db.to_str().unwrap()).unwrap();
+    assert_eq!(store.campaigns().unwrap()[0].state, store::CampaignState::Stopped);
+    let before = snapshot(&store, first["campaign"].as_i64().unwrap()).len();
+    let second = run();
+    assert_eq!(second["campaign"], first["campaign"], "the same campaign resumed");
+    let after = snapshot(&store, first["campaign"].as_i64().unwrap()).len();
+    assert!(after > before, "the second run measured nothing new ({before} → {after})");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
