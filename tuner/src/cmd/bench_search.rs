@@ -43,12 +43,15 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         // Reference points come first in every campaign and are often close
         // to the best: the second figure counts only the strategy's own points.
         let references: Vec<String> = kernel.references.iter().map(|p| p.id()).collect();
-        let first_close = |trace: &[TraceEntry], searched_only: bool| {
-            trace.iter().find(|t| {
-                t.dataset == dataset
-                    && t.median_s.is_some_and(|m| m <= CLOSE * best)
-                    && !(searched_only && references.contains(&t.point_id))
-            })
+        let first_close = |trace: &[TraceEntry], searched_only: bool| -> Option<(usize, f64)> {
+            trace
+                .iter()
+                .find(|t| {
+                    t.dataset == dataset
+                        && t.median_s.is_some_and(|m| m <= CLOSE * best)
+                        && !(searched_only && references.contains(&t.point_id))
+                })
+                .map(|t| (t.evaluations, t.elapsed_s))
         };
         let reach = |trace: &[TraceEntry]| match (first_close(trace, false), first_close(trace, true)) {
             (Some(t), Some(u)) => {
