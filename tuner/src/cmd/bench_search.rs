@@ -54,16 +54,8 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
                 .map(|t| (t.evaluations, t.elapsed_s))
         };
         let reach = |trace: &[TraceEntry]| match (first_close(trace, false), first_close(trace, true)) {
-            (Some(t), Some(u)) => {
-                format!(
-                    "{}, {} (search: {}, {})",
-                    t.evaluations,
-                    seconds(t.elapsed_s),
-                    u.evaluations,
-                    seconds(u.elapsed_s)
-                )
-            }
-            (Some(t), None) => format!("{}, {} (search: never)", t.evaluations, seconds(t.elapsed_s)),
+            (Some((n, t)), Some((m, u))) => format!("{n}, {} (search: {m}, {})", seconds(t), seconds(u)),
+            (Some((n, t)), None) => format!("{n}, {} (search: never)", seconds(t)),
             _ => {
                 let found = trace.iter().filter(|t| t.dataset == dataset).filter_map(|t| t.median_s);
                 format!("not reached (best {:.2}x)", found.fold(f64::INFINITY, f64::min) / best)
