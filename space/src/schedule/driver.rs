@@ -566,16 +566,20 @@ impl<'a> Group<'a> {
         let tight: Vec<usize> =
             need.iter().copied().filter(|&k| self.dims[k] - rank(&self.h[k], self.dims[k]) == left).collect();
         if target == Target::Gpu {
-            let u = self.unified.as_mut().unwrap();
-            if !u.spatial_done {
-                u.spatial_done = true;
-                // (5) with coincidence enforced; a solution that carries no
-                // spatial proximity is discarded for (3).
+            if !self.unified.as_ref().unwrap().spatial_done {
+                // (5) with coincidence enforced; once it carries spatial
+                // proximity, or a coincident solution carries none (then
+                // discarded for (3)), spatial proximity is relaxed. Without a
+                // coincident solution: a Feautrier row, and (5) again later.
                 match self.spatial_row(solver, need, true)? {
-                    Some(row) if !row.spatial.is_empty() => return Ok(Next::Row(row)),
-                    Some(_) => {}
+                    Some(row) => {
+                        self.unified.as_mut().unwrap().spatial_done = true;
+                        if !row.spatial.is_empty() {
+                            return Ok(Next::Row(row));
+                        }
+                    }
                     None if feautrier_ok => return Ok(Next::Feautrier),
-                    None => {}
+                    None => self.unified.as_mut().unwrap().spatial_done = true,
                 }
             }
             if let Some(row) = self.pluto_row(solver, need, true)? {
@@ -635,7 +639,7 @@ impl<'a> Group<'a> {
     /// relaxed for statements that already have a coincident row).
     fn enforce_coincidence(&self, dep: &DepGroup) -> bool {
         match &self.unified {
-            Some(u) if u.spatial_on() => {
+            Some(u) if u.spatial_on() && u.knobs.target != Target::Gpu => {
                 !(u.has_coincident[self.pos(dep.src)] && u.has_coincident[self.pos(dep.dst)])
             }
             _ => true,
