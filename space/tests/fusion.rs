@@ -81,6 +81,9 @@ fn no_backward_dependence(scop: &Scop, deps: &Dependences, p: &Preorder) -> bool
 /// asks the scheduler about.
 const SHARD: &str = "POLYTUNE_FUSION_ORACLE_SHARD";
 
+/// Marks the child's answers in its output.
+const ANSWER: &str = "oracle-answer: ";
+
 /// The scheduler's answer for the partitions `i ≡ shard (mod shards)` that
 /// pass the cheap check: `None` when it schedules one, else its error.
 fn scheduled(
@@ -113,8 +116,8 @@ fn oracle(rel: &str, test: Option<&str>) {
         let all = ordered_partitions(s.statements.len());
         for (i, err) in scheduled(&s, &d, &all, 1, 2) {
             match err {
-                None => println!("scheduled {i}"),
-                Some(e) => println!("refused {i} {}", e.replace('\n', " ")),
+                None => println!("\n{ANSWER}scheduled {i}"),
+                Some(e) => println!("\n{ANSWER}refused {i} {}", e.replace('\n', " ")),
             }
         }
         return;
@@ -144,7 +147,9 @@ fn oracle(rel: &str, test: Option<&str>) {
             let out = child.wait_with_output().unwrap();
             assert!(out.status.success(), "{rel}: the second oracle process failed");
             let text = String::from_utf8_lossy(&out.stdout);
-            for line in text.lines() {
+            // The harness prints its own text around ours: take what
+            // follows the marker.
+            for line in text.lines().filter_map(|l| l.split_once(ANSWER).map(|(_, a)| a)) {
                 if let Some(i) = line.strip_prefix("scheduled ") {
                     answers.insert(i.parse().unwrap(), None);
                 } else if let Some(rest) = line.strip_prefix("refused ") {

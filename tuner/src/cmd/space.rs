@@ -152,10 +152,9 @@ pub fn run(args: Args) -> Result<()> {
             };
             println!("  {:<40} {verdict}", p.text);
         }
-        if let Some(shown) = l.listed.len().checked_sub(0) {
-            if l.legal.to_u64().is_some_and(|c| c > shown as u64) {
-                println!("  ... ({} listed; --limit 0 lists all)", shown);
-            }
+        let shown = l.listed.len();
+        if l.legal.to_u64().is_none_or(|c| c > shown as u64) {
+            println!("  ... ({shown} listed; --limit 0 lists all)");
         }
     }
     Ok(())
@@ -175,6 +174,12 @@ fn describe(
         let t = Instant::now();
         all = space.preorders();
         enumerate_seconds = Some(t.elapsed().as_secs_f64());
+    } else if args.limit > 0 {
+        // Too many to enumerate: the first `limit` in enumeration order.
+        space.for_each(&mut |p| {
+            all.push(p);
+            all.len() < args.limit
+        });
     }
     let max_fusion = space.optimise(&Objective::MaxFusion)?.map(|p| p.display());
     let max_distribution = space.optimise(&Objective::MaxDistribution)?.map(|p| p.display());
