@@ -73,8 +73,8 @@ pub enum FusionError {
     Isl(#[from] IslError),
     #[error("fusion ILP: {0}")]
     Ilp(#[from] IlpError),
-    #[error("the scheduler found no schedule for the outer preorder {preorder}: {source}")]
-    Outer { preorder: String, source: ScheduleError },
+    #[error("the scheduler found no schedule for the outer preorder {preorder}: {error}")]
+    Outer { preorder: String, error: ScheduleError },
     #[error("{0}")]
     Model(String),
     #[error("{0} statements: the fusion space handles at most 128")]
@@ -195,7 +195,7 @@ impl FusionSpace {
             deps,
             &CoreOptions { fusion: Fusion::Preorder(outer.clone()), ..Default::default() },
         )
-        .map_err(|source| FusionError::Outer { preorder: outer.display(), source })?;
+        .map_err(|error| FusionError::Outer { preorder: outer.display(), error })?;
         let ctx = new_context();
         let graph = DepGraph::build(&ctx, scop, deps)?;
         // The first row of each group.
