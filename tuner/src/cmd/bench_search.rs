@@ -25,14 +25,9 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         threads: setup.threads,
         seed: 0,
     };
-    println!(
-        "{:<12} {:>6} | {:>22} | {:>24} | {:>24}",
-        "kernel",
-        "points",
-        "exhaustive: evals, time",
-        "random: evals, time to 5%",
-        "halving: evals, time to 5%"
-    );
+    println!("evaluations and wall time until a variant within 5% of the exhaustive best is measured");
+    println!("| kernel | points | exhaustive (all) | random | halving |");
+    println!("|---|---|---|---|---|");
     for file in files {
         let kernel = Kernel::load(file, StrategyKind::Halving, dataset, &[], &spec)?;
         let mut traces = Vec::new();
