@@ -226,35 +226,41 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
                     }
                 }
                 let total = t.elapsed().as_secs_f64();
-                eprintln!("{}: schedules {:.1} s, codegen {codegen_s:.1} s", k.name, total - codegen_s);
+                // Build and run this kernel's distinct programs now, so that
+                // progress and failures show as the sweep goes.
+                let mut n = 0;
+                for threads in [1, 2] {
+                    let Some(list) = programs.lock().unwrap().get(&(i, threads)).cloned() else { continue };
+                    n += list.len();
+                    let ev = evaluator(threads);
+                    let original = codegen::original_program(&k.source, &k.scop).unwrap();
+                    let reference = ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+                    for (j, m) in ev.evaluate(&reference, &list).unwrap().into_iter().enumerate() {
+                        if m.status != Status::Ok {
+                            failures.lock().unwrap().push(format!(
+                                "{} threads={threads} variant {j}: {} {}",
+                                k.name, m.status, m.reason
+                            ));
+                        }
+                    }
+                }
+                let bad = failures.lock().unwrap().iter().filter(|f| f.starts_with(&format!("{} ", k.name))).count();
+                eprintln!(
+                    "{}: schedules {:.1} s, codegen {codegen_s:.1} s, {n} programs run in {:.1} s, {bad} failures",
+                    k.name,
+                    total - codegen_s,
+                    t.elapsed().as_secs_f64() - total
+                );
             });
         }
     });
-    let scheduled = started.elapsed();
     let programs = programs.into_inner().unwrap();
-    let mut failures = failures.into_inner().unwrap();
-    let mut variants = 0;
-    for threads in [1, 2] {
-        let ev = evaluator(threads);
-        for (i, path) in paths.iter().enumerate() {
-            let Some(list) = programs.get(&(i, threads)) else { continue };
-            variants += list.len();
-            let k = load(path, "SMALL");
-            let original = codegen::original_program(&k.source, &k.scop).unwrap();
-            let reference = ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name));
-            for (j, m) in ev.evaluate(&reference, list).unwrap().into_iter().enumerate() {
-                if m.status != Status::Ok {
-                    failures
-                        .push(format!("{} threads={threads} variant {j}: {} {}", k.name, m.status, m.reason));
-                }
-            }
-        }
-    }
+    let failures = failures.into_inner().unwrap();
+    let variants: usize = programs.values().map(|l| l.len()).sum();
     eprintln!(
-        "sweep: {} kernels x {} settings, {variants} distinct programs; scheduling and codegen {:.0} s, total {:.0} s",
+        "sweep: {} kernels x {} settings, {variants} distinct programs, {:.0} s",
         paths.len(),
         settings(0).len(),
-        scheduled.as_secs_f64(),
         started.elapsed().as_secs_f64()
     );
     assert!(failures.is_empty(), "{} failures: {failures:#?}", failures.len());

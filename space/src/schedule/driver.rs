@@ -560,6 +560,15 @@ impl<'a> Group<'a> {
             }
             return Ok(self.pluto_row(solver, need, false)?.map_or(Next::None, Next::Row));
         }
+        if solver.lexmins > LOCALITY_BUDGET {
+            // Past the budget the locality ILPs give way to the core (3).
+            if target != Target::Seq {
+                if let Some(row) = self.pluto_row(solver, need, true)? {
+                    return Ok(Next::Row(row));
+                }
+            }
+            return Ok(self.pluto_row(solver, need, false)?.map_or(Next::None, Next::Row));
+        }
         // Dimension slack: only members that need a row at every remaining
         // step must get a non-trivial one now.
         let left = self.rows_left();
@@ -686,6 +695,9 @@ impl<'a> Group<'a> {
     ) -> Result<Option<Row>> {
         let mut removed: Vec<String> = Vec::new();
         loop {
+            if solver.lexmins > LOCALITY_BUDGET {
+                return self.pluto_row(solver, tight, coincident);
+            }
             let mut p = Problem::new();
             let l = self.layout(&mut p, false);
             let deps = self.deps.clone();
@@ -1212,6 +1224,11 @@ impl<'a> Group<'a> {
         Ok(())
     }
 }
+
+/// Lexmins one schedule may spend on the unified scheduler's locality ILPs
+/// (4) and (5) (each iterative removal repeats a sign-case search); past it
+/// the remaining rows come from the core ILP (3). adi took minutes without it.
+const LOCALITY_BUDGET: usize = 150;
 
 /// Every ILP variable is bounded by this: far beyond any sensible schedule
 /// coefficient, and it keeps CBC on a box, where it is reliable, with row
