@@ -39,6 +39,9 @@ enum Command {
     /// The fusion space: legal statement preorders per loop level (|O|, |F|),
     /// each checked with our scheduler.
     Space(cmd::space::Args),
+    /// One point's schedule and program as JSON (what campaigns run in a child).
+    #[command(hide = true)]
+    Variant(cmd::variant::Args),
     /// Time the hot paths (model, dependences, isl scheduling, code generation,
     /// compilation) on the PolyBench kernels.
     Bench(cmd::bench::Args),
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(args),
         Command::Space(args) => cmd::space::run(args),
         Command::Tune(args) => cmd::tune::run(args),
+        Command::Variant(args) => cmd::variant::run(args),
         Command::Best(args) => cmd::query::best(args),
         Command::History(args) => cmd::query::history(args),
         Command::Machines(args) => cmd::query::machines(args),

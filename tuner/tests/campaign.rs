@@ -331,3 +331,19 @@ fn a_time_budget_stops_and_the_same_command_goes_on() {
     assert!(after > before, "the second run measured nothing new ({before} → {after})");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_point_that_takes_too_long_is_a_status_not_a_stuck_campaign() {
+    let dir = temp_dir("timeout");
+    let db = dir.join("store.db");
+    let mut args = small_campaign(&db);
+    args.extend(["--variant-timeout".to_string(), "0.001s".into(), "--evals".into(), "5".into()]);
+    let out = polytune().args(&args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = Store::open(db.to_str().unwrap()).unwrap();
+    let rows = store.outcomes(store.campaigns().unwrap()[0].id).unwrap();
+    let variants: Vec<_> = rows.iter().filter(|o| o.role == Role::Variant).collect();
+    assert_eq!(variants.len(), 5);
+    assert!(variants.iter().all(|o| o.status == "schedule-timeout"), "{variants:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

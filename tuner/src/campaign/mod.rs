@@ -24,7 +24,7 @@ use executor::machine::{Fingerprint, MachineProfile, Slot};
 use executor::measure::{measure_outcome, MeasureConfig, Measurement};
 use executor::runtime::Tolerance;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use space::fusion::{FusionOptions, FusionSpace};
 use space::knobs::{Point, Scheduler};
@@ -94,6 +94,8 @@ impl Budget {
 /// One kernel, loaded on every dataset the strategy may use.
 pub struct Kernel {
     pub spec: KernelSpec,
+    /// Preprocessor arguments the programs were loaded with.
+    pub cc_args: Vec<String>,
     pub programs: HashMap<Dataset, Program>,
     /// The search space (in the grid's order) and the reference points.
     pub space: Vec<Point>,
@@ -158,6 +160,7 @@ impl Kernel {
                 path: file.to_path_buf(),
                 source_hash: Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect(),
             },
+            cc_args: cc_args.to_vec(),
             programs,
             space: grid::points(&preorders, spec),
             references: grid::references(spec.threads, max),
@@ -209,6 +212,8 @@ pub struct Campaign<'a> {
     pub campaign_id: i64,
     /// Points built and measured together (compile in parallel, then measure).
     pub batch: usize,
+    /// How long one point's scheduling and code generation may take.
+    pub variant_timeout: Duration,
     started: Instant,
     evaluations: usize,
     /// Generated program text → its measurement in this run.
@@ -268,6 +273,7 @@ impl<'a> Campaign<'a> {
             machine_id,
             campaign_id: campaign.id,
             batch: 4,
+            variant_timeout: Duration::from_secs(300),
             started: Instant::now(),
             evaluations: 0,
             measured_code: HashMap::new(),
@@ -387,10 +393,10 @@ impl<'a> Campaign<'a> {
 
     /// Schedules, generates, builds (in parallel), measures and records `points`.
     fn evaluate(&mut self, on: &On, points: &[Point]) -> Result<()> {
-        let prog = &on.kernel.programs[&on.dataset];
+        let answers = self.answers(on, points);
         let mut ready: Vec<(Point, String, String)> = Vec::new();
-        for point in points {
-            match variant(prog, point) {
+        for (point, answer) in points.iter().zip(answers) {
+            match answer {
                 Ok((schedule, code)) => ready.push((point.clone(), schedule, code)),
                 Err(failure) => {
                     if interrupted() {
@@ -444,6 +450,34 @@ impl<'a> Campaign<'a> {
             self.finish(on, point, Some(schedule), source, &m, status)?;
         }
         Ok(())
+    }
+
+    /// Every point's schedule and program, each made by a `polytune variant`
+    /// child (`jobs` at a time) that is killed after `variant_timeout`.
+    fn answers(&self, on: &On, points: &[Point]) -> Vec<Answer> {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let answers: Vec<std::sync::Mutex<Option<Answer>>> =
+            points.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        std::thread::scope(|scope| {
+            for _ in 0..self.evaluator.jobs.max(1) {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= points.len() || interrupted() {
+                        break;
+                    }
+                    let a = answer_in_child(on.kernel, on.dataset, &points[i], self.variant_timeout);
+                    *answers[i].lock().expect("no panics while holding it") = Some(a);
+                });
+            }
+        });
+        answers
+            .into_iter()
+            .map(|a| {
+                a.into_inner()
+                    .expect("no panics while holding it")
+                    .unwrap_or_else(|| Err(Failure { status: "interrupted".into(), reason: "Ctrl-C".into() }))
+            })
+            .collect()
     }
 
     /// Records one variant's measurement and updates the outcomes and the progress.
@@ -540,13 +574,17 @@ impl<'a> Campaign<'a> {
 }
 
 /// Why a point produced no program.
-struct Failure {
-    status: String,
-    reason: String,
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Failure {
+    pub status: String,
+    pub reason: String,
 }
 
+/// A point's schedule tree and generated program, or why there is none.
+pub type Answer = Result<(String, String), Failure>;
+
 /// The schedule tree and the generated program of `point`.
-fn variant(prog: &Program, point: &Point) -> Result<(String, String), Failure> {
+pub fn variant(prog: &Program, point: &Point) -> Answer {
     let schedule = match &point.scheduler {
         Scheduler::Original => prog.scop.schedule.clone(),
         Scheduler::Isl => space::reference::isl_schedule(&prog.scop, &prog.deps).map_err(|e| Failure {
@@ -571,6 +609,60 @@ fn variant(prog: &Program, point: &Point) -> Result<(String, String), Failure> {
         // An illegal schedule is a bug of ours: recorded, never run.
         Err(e @ CodegenError::Illegal(_)) => Err(Failure { status: "illegal".into(), reason: e.to_string() }),
         Err(e) => Err(Failure { status: "codegen-error".into(), reason: e.to_string() }),
+    }
+}
+
+/// Runs `polytune variant` for one point; a timeout, a crash or an error of
+/// the child is a failure of the point.
+fn answer_in_child(kernel: &Kernel, dataset: Dataset, point: &Point, timeout: Duration) -> Answer {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let fail = |status: &str, reason: String| Err(Failure { status: status.into(), reason });
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return fail("schedule-error", format!("cannot find the polytune executable: {e}")),
+    };
+    let mut cmd = Command::new(exe);
+    cmd.arg("variant")
+        .arg(&kernel.spec.path)
+        .args(["--dataset", dataset.name(), "--point", &point.canonical_json()])
+        .args(kernel.cc_args.iter().map(|a| format!("--cc-arg={a}")))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return fail("schedule-error", format!("cannot start `polytune variant`: {e}")),
+    };
+    // Read both pipes while waiting, so that a large program cannot fill one.
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped")));
+    let err = drain(Box::new(child.stderr.take().expect("piped")));
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() < timeout => std::thread::sleep(Duration::from_millis(10)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let (out, err) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
+    match status {
+        None => fail("schedule-timeout", format!("no schedule and code within {} s", timeout.as_secs())),
+        Some(s) if s.success() => serde_json::from_str::<Answer>(&out).unwrap_or_else(|e| {
+            fail("schedule-error", format!("unreadable answer from `polytune variant`: {e}"))
+        }),
+        Some(s) => fail("schedule-error", format!("`polytune variant` failed ({s}): {}", err.trim())),
     }
 }
 

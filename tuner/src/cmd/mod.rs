@@ -9,3 +9,4 @@ pub mod schedule;
 pub mod scop;
 pub mod space;
 pub mod tune;
+pub mod variant;

@@ -43,6 +43,10 @@ pub struct Args {
     /// Fix a knob (`KNOB=VALUE`) instead of searching it; repeatable.
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     settings: Vec<String>,
+    /// How long scheduling and generating one point may take before the
+    /// point is recorded as `schedule-timeout`.
+    #[arg(long, value_parser = parse_duration, default_value = "300s")]
+    variant_timeout: Duration,
     /// Timed runs per measurement (after one warm-up).
     #[arg(long, default_value_t = 5)]
     runs: usize,
@@ -117,6 +121,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     let budget = Budget { evals: args.evals, time: args.budget };
     let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?;
+    campaign.variant_timeout = args.variant_timeout;
     let end = campaign.run(&kernels)?;
     let campaign_id = campaign.campaign_id;
 

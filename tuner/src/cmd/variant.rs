@@ -1,0 +1,34 @@
+//! `polytune variant FILE --dataset D --point JSON` (hidden): one point's
+//! schedule and program, printed as one JSON object. Campaigns run it as a
+//! child process, so that a scheduler or code generator that loops or aborts
+//! costs one point (killed after a timeout, recorded as a status), never the
+//! campaign — and so that two points schedule in parallel, which CBC's
+//! process-wide lock forbids inside one process.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use space::knobs::Point;
+
+use super::common::{self, Dataset};
+use crate::campaign;
+
+#[derive(clap::Args)]
+pub struct Args {
+    file: PathBuf,
+    #[arg(long, value_enum)]
+    dataset: Dataset,
+    /// The point's canonical JSON.
+    #[arg(long)]
+    point: String,
+    #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
+    cc_args: Vec<String>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let point: Point = serde_json::from_str(&args.point).context("--point is not a point's JSON")?;
+    let program = common::load(&args.file, args.dataset, &args.cc_args, 0)?;
+    let answer = campaign::variant(&program, &point);
+    println!("{}", serde_json::to_string(&answer)?);
+    Ok(())
+}
