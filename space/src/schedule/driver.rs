@@ -208,6 +208,8 @@ struct Unified {
     spatial_done: bool,
     /// Whether the consecutivity constraints are in force for the next ILP.
     consec_on: bool,
+    /// A Feautrier row asked for by the strategy carried nothing.
+    feautrier_useless: bool,
 }
 
 impl Unified {
@@ -264,6 +266,7 @@ impl Unified {
             has_coincident: vec![false; members.len()],
             spatial_done: false,
             consec_on: knobs.consecutivity == Consecutivity::Global,
+            feautrier_useless: false,
         }
     }
 
@@ -505,6 +508,21 @@ impl<'a> Group<'a> {
             self.close_band()?;
             let row = self.feautrier_row(solver)?;
             self.push(row)?;
+            if feautrier && self.band.last().is_some_and(|r| r.carries.is_empty()) {
+                // A Feautrier row the strategy asked for (GPU, hlim) that
+                // carries nothing: dropped, and not asked for again.
+                if let Some(u) = self.unified.as_mut() {
+                    if !u.feautrier_useless {
+                        u.feautrier_useless = true;
+                        u.spatial_done = true;
+                        self.band.pop();
+                        for h in &mut self.h {
+                            h.pop();
+                        }
+                        continue;
+                    }
+                }
+            }
             if self.band.last().is_some_and(|r| r.carries.is_empty()) {
                 return Err(ScheduleError::Stuck(format!(
                     "group {}: no row carries any of {} remaining dependence groups",
@@ -547,7 +565,7 @@ impl<'a> Group<'a> {
         };
         let (target, hlim, pressure) = (u.knobs.target, u.knobs.hlim, u.pressure);
         let spatial_on = u.spatial_on();
-        let feautrier_ok = !self.deps.is_empty();
+        let feautrier_ok = !self.deps.is_empty() && !u.feautrier_useless;
         if !spatial_on {
             // The core ILP (3), with hlim and consecutivity.
             if target != Target::Seq {
