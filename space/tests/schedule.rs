@@ -109,8 +109,12 @@ fn a_feautrier_row_separates_what_no_band_row_can_order() {
 
 /// Every lexmin the scheduler solves on the 30 kernels, solved by both
 /// backends (CBC successive ILPs and isl's exact optimisation): equal optima
-/// everywhere. isl's operation quota is generous enough that it gives up on
-/// none today; one that it gave up on would be counted, not compared.
+/// everywhere. isl gets an operation quota per lexmin and a time budget per
+/// kernel; a lexmin it gave up on is counted, not compared. Only on adi does
+/// the budget run out today (14 of 109 lexmins compared): its problems have
+/// over a hundred variables and isl's exact minimisation takes seconds each.
+const ISL_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
+
 #[test]
 fn cbc_and_isl_reach_equal_optima_on_every_ilp_of_the_30_kernels() {
     space::schedule::ilp::set_isl_quota(2_000_000);
@@ -130,8 +134,17 @@ fn cbc_and_isl_reach_equal_optima_on_every_ilp_of_the_30_kernels() {
         let rel = f.strip_prefix(&root).unwrap().to_str().unwrap().to_string();
         let (s, d) = load(&rel);
         let opts = CoreOptions { cross_check: true, ..Default::default() };
-        match schedule::schedule(&s, &d, &opts) {
+        let t = std::time::Instant::now();
+        space::schedule::ilp::set_isl_deadline(Some(t + ISL_BUDGET));
+        let result = schedule::schedule(&s, &d, &opts);
+        match result {
             Ok(out) => {
+                eprintln!(
+                    "{name}: {:.1?}, {} cross-checked, {} not",
+                    t.elapsed(),
+                    out.cross_checked,
+                    out.cross_unchecked
+                );
                 checked += out.cross_checked;
                 unchecked += out.cross_unchecked;
             }
