@@ -143,8 +143,13 @@ fn generate_inner(
         check(&final_text)?;
     }
     let ast = build_ast(&ctx, &scop.context, tree, &iterator_prefix(scop))?;
-    let mut printer = Printer { out: String::new(), indent: 1, call_prefix: MACRO_PREFIX };
-    printer.node(&ast, false)?;
+    let mut printer = Printer {
+        out: String::new(),
+        indent: 1,
+        call_prefix: MACRO_PREFIX,
+        iterators: iterator_prefix(scop),
+    };
+    printer.node(&ast, None)?;
     let region = format!("{}{}{}", statement_macros(scop), printer.out, undef_macros(scop));
     let program = splice(source, scop, &region)?;
     Ok(Variant { program, region, schedule: final_text })
@@ -182,6 +187,12 @@ fn transform(
     Ok(root.get_schedule().ctx(|| "schedule".into())?)
 }
 
+/// The mark above a band whose first member is parallel, followed by that
+/// member's schedule depth (`polytune_parallel_3`): only the loop isl
+/// generates for that dimension may get `parallel for`. When the member is
+/// constant for some statements, isl generates no loop for it there, and the
+/// first loop below the mark belongs to a deeper member that may carry
+/// dependences (gramschmidt's `nrm` reduction under a wavefront).
 const PARALLEL_MARK: &str = "polytune_parallel";
 
 struct Walk<'a> {
@@ -237,7 +248,8 @@ impl Walk<'_> {
                         down += 1;
                     }
                     self.check_parallel(&node)?;
-                    let id = Id::read_from_str(ctx, PARALLEL_MARK).ctx(what)?;
+                    let depth = node.get_schedule_depth().ctx(what)?;
+                    let id = Id::read_from_str(ctx, &format!("{PARALLEL_MARK}_{depth}")).ctx(what)?;
                     node = node.insert_mark(id).ctx(what)?.child(0).ctx(what)?;
                     down += 1;
                     in_parallel = true;
@@ -562,13 +574,15 @@ fn identifiers(text: &str) -> Vec<String> {
 }
 
 /// Prints isl's AST as C: `for` loops with block-scoped iterators (so OpenMP
-/// makes them private), `#pragma omp parallel for` under our mark, and calls of
-/// the statement macros.
+/// makes them private), `#pragma omp parallel for` on the loops of the marked
+/// dimension under our mark, and calls of the statement macros.
 struct Printer {
     out: String,
     indent: usize,
     /// Put before the statement name of each call (`polytune_S1(...)`).
     call_prefix: &'static str,
+    /// The iterator prefix given to isl: schedule dimension d is `{prefix}{d}`.
+    iterators: String,
 }
 
 impl Printer {
@@ -580,7 +594,10 @@ impl Printer {
         self.out.push('\n');
     }
 
-    fn node(&mut self, node: &ASTNode, parallel: bool) -> Result<(), CodegenError> {
+    /// `parallel`: under a parallel mark, the iterator of the marked
+    /// dimension; its loops (not nested in another loop below the mark) get
+    /// `parallel for`, every other loop stays sequential.
+    fn node(&mut self, node: &ASTNode, parallel: Option<&str>) -> Result<(), CodegenError> {
         let what = || "printing the AST".to_string();
         match node_type(node) {
             ASTNodeType::For => {
@@ -590,20 +607,20 @@ impl Printer {
                     self.line("{");
                     self.indent += 1;
                     self.line(&format!("const int {it} = {init};"));
-                    self.node(&node.for_get_body().ctx(what)?, false)?;
+                    self.node(&node.for_get_body().ctx(what)?, None)?;
                     self.indent -= 1;
                     self.line("}");
                     return Ok(());
                 }
                 let cond = node.for_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
                 let inc = node.for_get_inc().ctx(what)?.to_C_str().ctx(what)?.to_string();
-                if parallel {
+                if parallel == Some(it.as_str()) {
                     self.line("#pragma omp parallel for");
                 }
                 let step = if inc == "1" { format!("{it}++") } else { format!("{it} += {inc}") };
                 self.line(&format!("for (int {it} = {init}; {cond}; {step}) {{"));
                 self.indent += 1;
-                self.node(&node.for_get_body().ctx(what)?, false)?;
+                self.node(&node.for_get_body().ctx(what)?, None)?;
                 self.indent -= 1;
                 self.line("}");
             }
@@ -623,13 +640,26 @@ impl Printer {
             }
             ASTNodeType::Block => {
                 let list = node.block_get_children().ctx(what)?;
+                // Sequential pieces: each loop of the marked dimension in
+                // them is parallel on its own.
                 for i in 0..list.size().ctx(what)? {
-                    self.node(&list.get_at(i).ctx(what)?, false)?;
+                    self.node(&list.get_at(i).ctx(what)?, parallel)?;
                 }
             }
             ASTNodeType::Mark => {
                 let id = node.mark_get_id().ctx(what)?.to_str().ctx(what)?.to_string();
-                self.node(&node.mark_get_node().ctx(what)?, parallel || id == PARALLEL_MARK)?;
+                let marked = id
+                    .strip_prefix(PARALLEL_MARK)
+                    .and_then(|d| d.strip_prefix('_'))
+                    .and_then(|d| d.parse::<usize>().ok())
+                    .filter(|&d| d < MAX_LOOP_DEPTH)
+                    .map(|d| format!("{}{d}", self.iterators));
+                match marked {
+                    Some(it) if parallel.is_none() => {
+                        self.node(&node.mark_get_node().ctx(what)?, Some(&it))?
+                    }
+                    _ => self.node(&node.mark_get_node().ctx(what)?, parallel)?,
+                }
             }
             ASTNodeType::User => {
                 let call = node.user_get_expr().ctx(what)?.to_C_str().ctx(what)?.to_string();
@@ -772,8 +802,9 @@ fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
         );
         let tree = Schedule::read_from_str(ctx, &tree).ctx(what)?;
         let ast = build_ast(ctx, &scop.context, tree, &prefix)?;
-        let mut loops = Printer { out: String::new(), indent: 2, call_prefix: DUMP_PREFIX };
-        loops.node(&ast, false)?;
+        let mut loops =
+            Printer { out: String::new(), indent: 2, call_prefix: DUMP_PREFIX, iterators: prefix.clone() };
+        loops.node(&ast, None)?;
         let params = vars.join(", ");
         let element: String = vars.iter().map(|v| format!("[({v})]")).collect();
         let macro_name = format!("{DUMP_PREFIX}{isl}");
