@@ -1,7 +1,8 @@
 //! `polytune bench`: the numbers the README's performance section keeps —
 //! extraction, dependence analysis, isl's and our scheduler (time, lexmins,
 //! ILPs), code generation per kernel, and compile throughput with 1 and 2
-//! parallel jobs.
+//! parallel jobs. `--search` and `--ratios` measure search efficiency and
+//! the unified scheduler's speedups instead (one module each).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -23,13 +24,17 @@ pub struct Args {
     /// exhaustive campaign on each file.
     #[arg(long)]
     search: bool,
-    /// With --search: the campaigns' dataset.
+    /// Instead: the unified scheduler's default against isl's default and the
+    /// original program, sequential and on two threads, on each file.
+    #[arg(long, conflicts_with = "search")]
+    ratios: bool,
+    /// With --search or --ratios: the dataset.
     #[arg(long, value_enum, default_value_t = Dataset::Medium)]
     dataset: Dataset,
     /// With --search: fix a knob (`KNOB=VALUE`) to shrink the space; repeatable.
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     settings: Vec<String>,
-    /// With --search: timed runs per measurement.
+    /// With --search or --ratios: timed runs per measurement.
     #[arg(long, default_value_t = 5)]
     runs: usize,
 }
@@ -38,6 +43,9 @@ pub fn run(args: Args) -> Result<()> {
     let files = if args.files.is_empty() { polybench_files()? } else { args.files };
     if args.search {
         return super::bench_search::run(&files, args.dataset, &args.settings, args.runs);
+    }
+    if args.ratios {
+        return super::bench_ratios::run(&files, args.dataset, args.runs);
     }
     let opts = CodegenOptions { tile_sizes: Some(vec![32]), openmp: true, ..Default::default() };
     println!(
