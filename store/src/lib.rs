@@ -104,7 +104,7 @@ macro_rules! with_pool {
 mod outcomes;
 pub use outcomes::Outcome;
 
-/// The measurement a record would duplicate: the key of a measurement.
+/// A measurement by its key, for a record that duplicates it.
 const FIND_MEASUREMENT: &str =
     "SELECT id FROM measurements WHERE campaign_id = $1 AND program_id = $2 AND point_id = $3 AND role = $4";
 
@@ -113,122 +113,110 @@ const FIND_MEASUREMENT: &str =
 macro_rules! record_in {
     ($tx:ident, $rec:expr, $now:expr) => {{
         let rec: &Record = $rec;
-        let existing: Option<(i64,)> = sqlx::query_as(FIND_MEASUREMENT)
-            .bind(rec.campaign)
-            .bind(rec.program)
-            .bind(&rec.point_id)
-            .bind(rec.role.as_str())
-            .fetch_optional(&mut *$tx)
-            .await
-            .map_err(query("look up a measurement"))?;
-        match existing {
+        let inserted =
+            sqlx::query("INSERT INTO points (id, json) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING")
+                .bind(&rec.point_id)
+                .bind(&rec.point_json)
+                .execute(&mut *$tx)
+                .await
+                .map_err(query("record a point"))?
+                .rows_affected();
+        if inserted == 0 {
+            let (stored,): (String,) = sqlx::query_as("SELECT json FROM points WHERE id = $1")
+                .bind(&rec.point_id)
+                .fetch_one(&mut *$tx)
+                .await
+                .map_err(query("read a point"))?;
+            if stored != rec.point_json {
+                return Err(StoreError::PointConflict {
+                    id: rec.point_id.clone(),
+                    stored,
+                    given: rec.point_json.clone(),
+                });
+            }
+        }
+        let schedule_id: Option<i64> = match &rec.schedule {
+            None => None,
+            Some(tree) => {
+                let hash = sha256_hex(tree);
+                sqlx::query(
+                    "INSERT INTO schedules (hash, tree) VALUES ($1, $2) \
+                     ON CONFLICT (hash) DO NOTHING",
+                )
+                .bind(&hash)
+                .bind(tree)
+                .execute(&mut *$tx)
+                .await
+                .map_err(query("record a schedule"))?;
+                let (id,): (i64,) = sqlx::query_as("SELECT id FROM schedules WHERE hash = $1")
+                    .bind(&hash)
+                    .fetch_one(&mut *$tx)
+                    .await
+                    .map_err(query("read a schedule"))?;
+                Some(id)
+            }
+        };
+        let build_id: Option<i64> = match &rec.build {
+            None => None,
+            Some(build) => {
+                sqlx::query(
+                    "INSERT INTO builds (source_hash, path) VALUES ($1, $2) \
+                     ON CONFLICT (source_hash) DO NOTHING",
+                )
+                .bind(&build.source_hash)
+                .bind(&build.source_path)
+                .execute(&mut *$tx)
+                .await
+                .map_err(query("record a build"))?;
+                let (id,): (i64,) = sqlx::query_as("SELECT id FROM builds WHERE source_hash = $1")
+                    .bind(&build.source_hash)
+                    .fetch_one(&mut *$tx)
+                    .await
+                    .map_err(query("read a build"))?;
+                Some(id)
+            }
+        };
+        let samples = serde_json::to_string(&rec.samples).map_err(|e| StoreError::Invalid {
+            what: "record a measurement",
+            reason: format!("its samples do not serialise: {e}"),
+        })?;
+        // A measurement already recorded (a resumed campaign, another process) is kept and
+        // its id returned: the row is the first record's; the point, schedule and build rows
+        // above were no-ops for it.
+        let new_id: Option<(i64,)> = sqlx::query_as(
+            "INSERT INTO measurements (campaign_id, program_id, machine_id, point_id, schedule_id, \
+             build_id, role, status, reason, median_s, spread, samples, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+             ON CONFLICT (campaign_id, program_id, point_id, role) DO NOTHING RETURNING id",
+        )
+        .bind(rec.campaign)
+        .bind(rec.program)
+        .bind(rec.machine)
+        .bind(&rec.point_id)
+        .bind(schedule_id)
+        .bind(build_id)
+        .bind(rec.role.as_str())
+        .bind(&rec.status)
+        .bind(&rec.reason)
+        .bind(rec.median_s)
+        .bind(rec.spread)
+        .bind(samples)
+        .bind($now)
+        .fetch_optional(&mut *$tx)
+        .await
+        .map_err(query("record a measurement"))?;
+        match new_id {
             Some((id,)) => id,
             None => {
-                let inserted =
-                    sqlx::query("INSERT INTO points (id, json) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING")
-                        .bind(&rec.point_id)
-                        .bind(&rec.point_json)
-                        .execute(&mut *$tx)
-                        .await
-                        .map_err(query("record a point"))?
-                        .rows_affected();
-                if inserted == 0 {
-                    let (stored,): (String,) = sqlx::query_as("SELECT json FROM points WHERE id = $1")
-                        .bind(&rec.point_id)
-                        .fetch_one(&mut *$tx)
-                        .await
-                        .map_err(query("read a point"))?;
-                    if stored != rec.point_json {
-                        return Err(StoreError::PointConflict {
-                            id: rec.point_id.clone(),
-                            stored,
-                            given: rec.point_json.clone(),
-                        });
-                    }
-                }
-                let schedule_id: Option<i64> = match &rec.schedule {
-                    None => None,
-                    Some(tree) => {
-                        let hash = sha256_hex(tree);
-                        sqlx::query(
-                            "INSERT INTO schedules (hash, tree) VALUES ($1, $2) \
-                             ON CONFLICT (hash) DO NOTHING",
-                        )
-                        .bind(&hash)
-                        .bind(tree)
-                        .execute(&mut *$tx)
-                        .await
-                        .map_err(query("record a schedule"))?;
-                        let (id,): (i64,) = sqlx::query_as("SELECT id FROM schedules WHERE hash = $1")
-                            .bind(&hash)
-                            .fetch_one(&mut *$tx)
-                            .await
-                            .map_err(query("read a schedule"))?;
-                        Some(id)
-                    }
-                };
-                let build_id: Option<i64> = match &rec.build {
-                    None => None,
-                    Some(build) => {
-                        sqlx::query(
-                            "INSERT INTO builds (source_hash, path) VALUES ($1, $2) \
-                             ON CONFLICT (source_hash) DO NOTHING",
-                        )
-                        .bind(&build.source_hash)
-                        .bind(&build.source_path)
-                        .execute(&mut *$tx)
-                        .await
-                        .map_err(query("record a build"))?;
-                        let (id,): (i64,) = sqlx::query_as("SELECT id FROM builds WHERE source_hash = $1")
-                            .bind(&build.source_hash)
-                            .fetch_one(&mut *$tx)
-                            .await
-                            .map_err(query("read a build"))?;
-                        Some(id)
-                    }
-                };
-                let samples = serde_json::to_string(&rec.samples).map_err(|e| StoreError::Invalid {
-                    what: "record a measurement",
-                    reason: format!("its samples do not serialise: {e}"),
-                })?;
-                // ON CONFLICT: another process may have recorded the same measurement since the
-                // look-up above (PostgreSQL; on SQLite the write lock excludes that).
-                let new_id: Option<(i64,)> = sqlx::query_as(
-                    "INSERT INTO measurements (campaign_id, program_id, machine_id, point_id, schedule_id, \
-                     build_id, role, status, reason, median_s, spread, samples, created_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-                     ON CONFLICT (campaign_id, program_id, point_id, role) DO NOTHING RETURNING id",
-                )
-                .bind(rec.campaign)
-                .bind(rec.program)
-                .bind(rec.machine)
-                .bind(&rec.point_id)
-                .bind(schedule_id)
-                .bind(build_id)
-                .bind(rec.role.as_str())
-                .bind(&rec.status)
-                .bind(&rec.reason)
-                .bind(rec.median_s)
-                .bind(rec.spread)
-                .bind(samples)
-                .bind($now)
-                .fetch_optional(&mut *$tx)
-                .await
-                .map_err(query("record a measurement"))?;
-                match new_id {
-                    Some((id,)) => id,
-                    None => {
-                        let (id,): (i64,) = sqlx::query_as(FIND_MEASUREMENT)
-                            .bind(rec.campaign)
-                            .bind(rec.program)
-                            .bind(&rec.point_id)
-                            .bind(rec.role.as_str())
-                            .fetch_one(&mut *$tx)
-                            .await
-                            .map_err(query("look up a measurement"))?;
-                        id
-                    }
-                }
+                let (id,): (i64,) = sqlx::query_as(FIND_MEASUREMENT)
+                    .bind(rec.campaign)
+                    .bind(rec.program)
+                    .bind(&rec.point_id)
+                    .bind(rec.role.as_str())
+                    .fetch_one(&mut *$tx)
+                    .await
+                    .map_err(query("look up a measurement"))?;
+                id
             }
         }
     }};
