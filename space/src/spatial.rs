@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use isl_rs::{Context, DimType, Map, UnionAccessInfo, UnionMap, UnionSet};
+use isl_rs::{Context, DimType, Map, Schedule, UnionAccessInfo, UnionMap, UnionPwMultiAff, UnionSet};
 use serde::{Deserialize, Serialize};
 
 use crate::deps::Dependences;
@@ -226,7 +226,7 @@ pub fn locality(
         }
     }
 
-    let schedule = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
+    let schedule = Schedule::read_from_str(ctx, &scop.schedule).ctx(what)?;
     // Spatial relations per (source ref, sink ref).
     let mut spatial: HashMap<(usize, usize), String> = HashMap::new();
     for ((array, done, _, _, _), members) in &patterns {
@@ -317,7 +317,7 @@ fn adjacent(
     ctx: &Context,
     scop: &Scop,
     refs: &[Reference],
-    schedule: &UnionMap,
+    schedule: &Schedule,
     members: &[usize],
     line: Option<(&Vec<usize>, u32)>,
 ) -> Result<HashMap<(usize, usize), String>, IslError> {
@@ -328,95 +328,97 @@ fn adjacent(
         format!("[{}[{}] -> {}[]]", st.name, st.iterators.join(", "), r.id)
     };
     let mut sink = UnionMap::empty_ctx(ctx).ctx(what)?;
-    let mut tagged_schedule = UnionMap::empty_ctx(ctx).ctx(what)?;
+    // Tagged instance -> instance, to pull the original schedule tree back
+    // onto the tagged domain.
+    let mut untag_all = UnionMap::empty_ctx(ctx).ctx(what)?;
+    let mut by_id: HashMap<&str, usize> = HashMap::new();
     for &r in members {
         let reference = &refs[r];
         let st = &scop.statements[reference.stmt];
-        let access = match (line, &reference.subscripts) {
+        // The access (line-based or on elements), restricted to the domain
+        // (as a set: equalities in the domain's tuple, `S4[i, j = 1 + i]`,
+        // count too), then tagged.
+        let acc = match (line, &reference.subscripts) {
             (Some((done, c)), Some(subs)) => {
                 let mut out: Vec<String> = done.iter().map(|&k| st.iterators[k].clone()).collect();
                 let (last, outer) = subs.split_last().unwrap();
                 out.extend(outer.iter().map(|s| affine(&st.iterators, &scop.params, s)));
                 out.push(format!("floor(({})/{c})", affine(&st.iterators, &scop.params, last)));
-                let text = format!(
-                    "[{params}] -> {{ {} -> L_{}[{}] : {} }}",
-                    tag(reference),
+                format!(
+                    "[{params}] -> {{ {}[{}] -> L_{}[{}] }}",
+                    st.name,
+                    st.iterators.join(", "),
                     reference.array,
-                    out.join(", "),
-                    domain_body(&st.domain)
-                );
-                UnionMap::read_from_str(ctx, &text).ctx(|| format!("reading {text}"))?
+                    out.join(", ")
+                )
             }
             (Some(_), None) => continue,
-            (None, _) => {
-                // The access itself, tagged and restricted to the domain.
-                let acc = scop.statements[reference.stmt]
-                    .accesses
-                    .iter()
-                    .find(|a| a.id == reference.id)
-                    .map(|a| a.relation.clone())
-                    .unwrap_or_default();
-                let dom = UnionSet::read_from_str(ctx, &st.domain).ctx(what)?;
-                let untag = UnionSet::read_from_str(ctx, &format!("{{ {} }}", tag(reference)))
-                    .ctx(what)?
-                    .unwrap()
-                    .ctx(what)?
-                    .domain_map()
-                    .ctx(what)?;
-                let acc = UnionMap::read_from_str(ctx, &acc).ctx(what)?.intersect_domain(dom).ctx(what)?;
-                untag.apply_range(acc).ctx(what)?
-            }
+            (None, _) => st
+                .accesses
+                .iter()
+                .find(|a| a.id == reference.id)
+                .map(|a| a.relation.clone())
+                .unwrap_or_default(),
         };
-        sink = sink.union(access).ctx(what)?;
+        let dom = UnionSet::read_from_str(ctx, &st.domain).ctx(what)?;
         let untag = UnionSet::read_from_str(ctx, &format!("{{ {} }}", tag(reference)))
             .ctx(what)?
             .unwrap()
             .ctx(what)?
             .domain_map()
             .ctx(what)?;
-        tagged_schedule =
-            tagged_schedule.union(untag.apply_range(schedule.copy().ctx(what)?).ctx(what)?).ctx(what)?;
+        let acc = UnionMap::read_from_str(ctx, &acc)
+            .ctx(|| format!("reading {acc}"))?
+            .intersect_domain(dom)
+            .ctx(what)?;
+        let access = untag.copy().ctx(what)?.apply_range(acc).ctx(what)?;
+        sink = sink.union(access).ctx(what)?;
+        untag_all = untag_all.union(untag).ctx(what)?;
+        by_id.insert(reference.id.as_str(), r);
     }
+    // isl's dataflow on the schedule tree: much faster than on the flat
+    // `2d+1` map (heat-3d's temporal relations: 5.3 s → 1.7 s), the same order.
+    let tagged_schedule = schedule
+        .copy()
+        .ctx(what)?
+        .pullback_union_pw_multi_aff(UnionPwMultiAff::from_union_map(untag_all).ctx(what)?)
+        .ctx(what)?;
     let info = UnionAccessInfo::from_sink(sink.copy().ctx(what)?)
         .ctx(what)?
         .set_must_source(sink)
         .ctx(what)?
-        .set_schedule_map(tagged_schedule)
+        .set_schedule(tagged_schedule)
         .ctx(what)?;
     let adjacent = info.compute_flow().ctx(what)?.get_may_dependence().ctx(what)?;
+    // One map per (source reference, sink reference) space.
     let mut out = HashMap::new();
-    for &a in members {
-        for &b in members {
-            let (ra, rb) = (&refs[a], &refs[b]);
-            let pair = adjacent
-                .copy()
-                .ctx(what)?
-                .intersect_domain(UnionSet::read_from_str(ctx, &format!("{{ {} }}", tag(ra))).ctx(what)?)
-                .ctx(what)?
-                .intersect_range(UnionSet::read_from_str(ctx, &format!("{{ {} }}", tag(rb))).ctx(what)?)
-                .ctx(what)?
-                .domain_factor_domain()
-                .ctx(what)?
-                .range_factor_domain()
-                .ctx(what)?
-                .remove_divs()
-                .ctx(what)?
-                .coalesce()
-                .ctx(what)?;
-            if !pair.is_empty().ctx(what)? {
-                out.insert((a, b), pair.to_str().ctx(what)?.to_string());
-            }
+    let list = adjacent.get_map_list().ctx(what)?;
+    for i in 0..list.size().ctx(what)? {
+        let map = list.get_at(i).ctx(what)?;
+        let space = map.get_space().ctx(what)?;
+        let ref_of = |s: isl_rs::Space| -> Result<Option<usize>, IslError> {
+            let s = s.unwrap().ctx(what)?;
+            Ok(by_id.get(s.get_tuple_name(DimType::Out).ctx(what)?).copied())
+        };
+        let (Some(a), Some(b)) =
+            (ref_of(space.copy().ctx(what)?.domain().ctx(what)?)?, ref_of(space.range().ctx(what)?)?)
+        else {
+            continue;
+        };
+        let pair = map
+            .domain_factor_domain()
+            .ctx(what)?
+            .range_factor_domain()
+            .ctx(what)?
+            .remove_divs()
+            .ctx(what)?
+            .coalesce()
+            .ctx(what)?;
+        if !pair.is_empty().ctx(what)? {
+            out.insert((a, b), pair.to_str().ctx(what)?.to_string());
         }
     }
     Ok(out)
-}
-
-/// The constraints of a statement domain `[..] -> { S[..] : body }` (or `true`).
-fn domain_body(domain: &str) -> String {
-    match (domain.find(" : "), domain.rfind('}')) {
-        (Some(a), Some(b)) if a < b => domain[a + 3..b].trim().to_string(),
-        _ => "true".to_string(),
-    }
 }
 
 /// A relation of a statement to itself is uniform when its distance is the
