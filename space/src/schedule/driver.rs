@@ -66,6 +66,8 @@ struct Solver {
 impl Solver {
     fn lexmin(&mut self, p: &Problem) -> Result<Outcome> {
         self.lexmins += 1;
+        let reduced = without_redundant_rows(p);
+        let p = &reduced;
         let out = ilp::lexmin(p, self.backend)?;
         if self.cross_check {
             let other = if self.backend == Backend::Cbc { Backend::Isl } else { Backend::Cbc };
@@ -95,6 +97,30 @@ impl Solver {
         }
         Ok(out)
     }
+}
+
+/// `p` without constraints that repeat an earlier one and without
+/// inequalities that every point within the variables' bounds satisfies (no
+/// negative coefficient on a variable bounded below by 0, a non-negative
+/// constant). The feasible set is unchanged. Locality ILPs repeat the same
+/// Farkas rows many times (one per relation of equal shape): heat-3d's (4)
+/// had 4 544 constraints of which 425 distinct.
+fn without_redundant_rows(p: &Problem) -> Problem {
+    let mut seen = std::collections::HashSet::new();
+    let constraints = p
+        .constraints
+        .iter()
+        .filter(|c| {
+            let mut key = c.coeffs.clone();
+            key.sort_unstable();
+            let implied = c.relation == Relation::Ge
+                && c.constant >= 0
+                && c.coeffs.iter().all(|&(v, a)| a >= 0 && p.vars[v].lower.is_some_and(|l| l >= 0));
+            !implied && seen.insert((key, c.constant, c.relation == Relation::Eq))
+        })
+        .cloned()
+        .collect();
+    Problem { vars: p.vars.clone(), constraints, objectives: p.objectives.clone() }
 }
 
 pub(super) fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> Result<CoreSchedule> {
