@@ -12,7 +12,10 @@
 //! row (all `r·c = 0` for the basis `r` of the orthogonal complement of its
 //! rows so far), add the sign cases `r₁·c ≥ 1`, `r₁·c ≤ −1`, `r₁·c = 0 ∧ r₂·c ≥ 1`,
 //! … and keep the case whose objective prefix is smallest (first in that order
-//! on ties), then go on with the next trivial statement.
+//! on ties), then go on with the next trivial statement. The kept leaf also
+//! pins every other statement that needs a row to the sign case the leaf's
+//! point lies in, so that the final lexmin over the remaining objectives
+//! cannot make it trivial again.
 
 use std::collections::HashMap;
 
@@ -1110,36 +1113,59 @@ impl<'a> Group<'a> {
         if best.as_ref().is_some_and(|(b, _)| bound >= *b) {
             return Ok(());
         }
+        let c_of = |k: usize| -> Vec<i64> {
+            (0..self.dims[k]).map(|i| values[l.c_plus[k][i]] - values[l.c_minus[k][i]]).collect()
+        };
         let trivial = need.iter().copied().find(|&k| {
-            let c: Vec<i64> =
-                (0..self.dims[k]).map(|i| values[l.c_plus[k][i]] - values[l.c_minus[k][i]]).collect();
+            let c = c_of(k);
             null_space(&self.h[k], self.dims[k]).iter().all(|r| dot(r, &c) == 0)
         });
         let Some(k) = trivial else {
+            // A leaf: every member in `need` is non-trivial here, but only
+            // those branched on are held so by `extra`. The final lexmin
+            // (same head optimum, then the tail objectives) may leave this
+            // point for another of equal head value, trivial for a member
+            // never branched on (cholesky's S3 got `i` twice). So every
+            // member in `need` is pinned to the sign case this point lies
+            // in, which the point itself satisfies: the head optimum stays.
+            let mut extra = extra;
+            for &k in need {
+                let basis = null_space(&self.h[k], self.dims[k]);
+                let c = c_of(k);
+                let j = basis.iter().position(|r| dot(r, &c) != 0).expect("non-trivial at a leaf");
+                let sign = dot(&basis[j], &c).signum();
+                extra.extend(self.sign_case(l, k, &basis, j, sign));
+            }
             *best = Some((bound, extra));
             return Ok(());
         };
         let basis = null_space(&self.h[k], self.dims[k]);
+        for j in 0..basis.len() {
+            for sign in [1, -1] {
+                let mut case = extra.clone();
+                case.extend(self.sign_case(l, k, &basis, j, sign));
+                self.search(solver, prefix, case, l, need, best, budget)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sign case `j` of member `k` for the orthogonal-complement `basis` of
+    /// its rows so far: `rᵢ·c = 0` for `i < j` and `sign·r_j·c ≥ 1`.
+    fn sign_case(&self, l: &Layout, k: usize, basis: &[Vec<i64>], j: usize, sign: i64) -> Vec<Constraint> {
         let r_dot = |r: &[i64]| -> Lin {
             (0..self.dims[k])
                 .flat_map(|i| [(l.c_plus[k][i], r[i]), (l.c_minus[k][i], -r[i])])
                 .filter(|(_, a)| *a != 0)
                 .collect()
         };
-        for j in 0..basis.len() {
-            for sign in [1, -1] {
-                let mut case = extra.clone();
-                case.extend(basis[..j].iter().map(|r| Constraint {
-                    coeffs: r_dot(r),
-                    constant: 0,
-                    relation: Relation::Eq,
-                }));
-                let lin: Lin = r_dot(&basis[j]).into_iter().map(|(v, a)| (v, sign * a)).collect();
-                case.push(Constraint { coeffs: lin, constant: -1, relation: Relation::Ge });
-                self.search(solver, prefix, case, l, need, best, budget)?;
-            }
-        }
-        Ok(())
+        let mut case: Vec<Constraint> = basis[..j]
+            .iter()
+            .map(|r| Constraint { coeffs: r_dot(r), constant: 0, relation: Relation::Eq })
+            .collect();
+        let lin: Lin = r_dot(&basis[j]).into_iter().map(|(v, a)| (v, sign * a)).collect();
+        case.push(Constraint { coeffs: lin, constant: -1, relation: Relation::Ge });
+        case
     }
 
     fn feautrier_row(&mut self, solver: &mut Solver) -> Result<Row> {
