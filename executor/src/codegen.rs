@@ -6,8 +6,8 @@
 //! source, so the rest of the program (initialisation, `main`) is untouched.
 
 use isl_rs::{
-    ASTNode, ASTNodeType, Context, Id, IdList, MultiUnionPwAff, MultiVal, Schedule, ScheduleNode,
-    ScheduleNodeType, Set, UnionMap, UnionSet, Val,
+    ASTLoopType, ASTNode, ASTNodeType, Context, DimType, Id, IdList, Map, MultiUnionPwAff, MultiVal,
+    Schedule, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionSet, Val,
 };
 use serde::{Deserialize, Serialize};
 use space::deps::Dependences;
@@ -132,8 +132,8 @@ fn generate_inner(
     let tree = Schedule::read_from_str(&ctx, schedule).ctx(|| "reading the schedule tree".into())?;
     check_domain(&ctx, scop, &tree)?;
     // Tiling is checked band by band (permutability) as it is applied.
-    let tree = transform(&ctx, scop, tree, opts, deps.map(|d| (scop.context.as_str(), d)))?;
-    let final_text = tree.to_str().ctx(|| "printing the schedule".into())?.to_string();
+    let (tree, isolated) = transform(&ctx, scop, tree, opts, deps.map(|d| (scop.context.as_str(), d)))?;
+    let mut final_text = tree.to_str().ctx(|| "printing the schedule".into())?.to_string();
     if opts.posttile_reorder != PostTileReorder::None
         || opts.wavefront != Wavefront::None
         || opts.intra_tile_consecutivity
@@ -142,7 +142,21 @@ fn generate_inner(
         // construction (permutable bands); checked all the same.
         check(&final_text)?;
     }
-    let ast = build_ast(&ctx, &scop.context, tree, &iterator_prefix(scop))?;
+    let prefix = iterator_prefix(scop);
+    let ast = if !isolated {
+        build_ast(&ctx, &scop.context, tree, &prefix)?
+    } else {
+        let plain = tree.copy().ctx(|| "copying the schedule".into())?;
+        match with_budget(&ctx, ISOLATED_AST_OPS, || build_ast(&ctx, &scop.context, tree, &prefix)) {
+            Some(ast) => ast,
+            None => {
+                let root = plain.get_root().ctx(|| "schedule root".into())?;
+                let plain = strip_ast_options(root)?.get_schedule().ctx(|| "schedule".into())?;
+                final_text = plain.to_str().ctx(|| "printing the schedule".into())?.to_string();
+                build_ast(&ctx, &scop.context, plain, &prefix)?
+            }
+        }
+    };
     let mut printer = Printer {
         out: String::new(),
         indent: 1,
@@ -173,18 +187,19 @@ fn check_domain(ctx: &Context, scop: &Scop, tree: &Schedule) -> Result<(), Codeg
     Ok(())
 }
 
-/// Tiling and parallel marks, in one walk over the tree.
+/// Tiling and parallel marks, in one walk over the tree; also whether some
+/// band got isolated full tiles.
 fn transform(
     ctx: &Context,
     scop: &Scop,
     tree: Schedule,
     opts: &CodegenOptions,
     checks: Option<(&str, &Dependences)>,
-) -> Result<Schedule, CodegenError> {
+) -> Result<(Schedule, bool), CodegenError> {
     let root = tree.get_root().ctx(|| "schedule root".into())?;
-    let walk = Walk { ctx, scop, opts, checks };
+    let walk = Walk { ctx, scop, opts, checks, isolated: std::cell::Cell::new(false) };
     let root = walk.visit(root, false, false)?;
-    Ok(root.get_schedule().ctx(|| "schedule".into())?)
+    Ok((root.get_schedule().ctx(|| "schedule".into())?, walk.isolated.get()))
 }
 
 /// The mark above a band whose first member is parallel, followed by that
@@ -202,6 +217,8 @@ struct Walk<'a> {
     /// The parameter context and dependences that tiled bands must respect
     /// (`None` only on the test-only unchecked path).
     checks: Option<(&'a str, &'a Dependences)>,
+    /// Set when a point band gets an isolate option.
+    isolated: std::cell::Cell<bool>,
 }
 
 impl Walk<'_> {
@@ -224,19 +241,29 @@ impl Walk<'_> {
                     let space = node.band_get_space().ctx(what)?;
                     let mut mv = MultiVal::zero(space).ctx(what)?;
                     for i in 0..n {
-                        let s = sizes.get(i as usize).or(sizes.last()).copied().unwrap_or(32).max(1);
-                        mv = mv.set_val(i, Val::int_from_si(ctx, s as i64).ctx(what)?).ctx(what)?;
+                        mv = mv
+                            .set_val(i, Val::int_from_si(ctx, tile_size(sizes, i as usize)).ctx(what)?)
+                            .ctx(what)?;
                     }
                     self.check_permutable(&node)?;
                     let order = self.point_order(&node)?;
                     node = node.band_tile(mv).ctx(what)?;
                     tiled_here = true;
-                    if let Some(order) = order {
+                    if let Some(order) = &order {
                         let point = node.child(0).ctx(what)?;
-                        node = permute(point, &order)?.parent().ctx(what)?;
+                        node = permute(point, order)?.parent().ctx(what)?;
                     }
                     if opts.wavefront != Wavefront::None && !node.band_member_get_coincident(0).ctx(what)? {
                         node = self.wavefront(node)?;
+                    }
+                    let point_sizes: Vec<i64> = match &order {
+                        Some(order) => order.iter().map(|&j| tile_size(sizes, j)).collect(),
+                        None => (0..n as usize).map(|j| tile_size(sizes, j)).collect(),
+                    };
+                    let (tile, isolated) = isolate_full_tiles(node, &point_sizes)?;
+                    node = tile;
+                    if isolated {
+                        self.isolated.set(true);
                     }
                 }
             }
@@ -441,6 +468,130 @@ impl Walk<'_> {
             Err(CodegenError::Illegal(v))
         }
     }
+}
+
+/// The size of member `j` of a band tiled with `sizes` (the last size
+/// repeats for deeper members).
+fn tile_size(sizes: &[u32], j: usize) -> i64 {
+    sizes.get(j).or(sizes.last()).copied().unwrap_or(32).max(1) as i64
+}
+
+/// isl operations (allocations and simplex pivots; a deterministic measure,
+/// unlike time) allowed for computing one band's full tiles. Rectangular
+/// bands need a few ten thousand, jacobi-2d's skewed band about 300 000;
+/// heat-3d's 4-d skewed band (isl's schedule) about 11 million, 10 s, and its
+/// full tiles are 12 polyhedra: past the budget the band is not isolated.
+const ISOLATE_OPS: u64 = 500_000;
+
+/// isl operations allowed for generating the AST of a tree with isolated
+/// full tiles (2mm needs 1-2 million, about 1.5 s); past it, the AST is
+/// generated without isolation.
+const ISOLATED_AST_OPS: u64 = 3_000_000;
+
+/// Runs `f` with isl's operation counter limited to `ops` (`None` when the
+/// budget ran out or `f` failed), then lifts the limit.
+fn with_budget<T>(ctx: &Context, ops: u64, f: impl FnOnce() -> Result<T, CodegenError>) -> Option<T> {
+    ctx.reset_operations();
+    ctx.set_max_operations(ops);
+    let out = f();
+    ctx.set_max_operations(0);
+    ctx.reset_operations();
+    ctx.reset_error();
+    out.ok()
+}
+
+/// Full/partial tile separation (ppcg's `--isolate-full-tiles`, here on the
+/// point band as Polly does): the point band below the tile band `tile`
+/// (member k ranging over `0..point_sizes[k]`) gets the AST build option
+/// `isolate[[outer, tile] -> [point]]` for the tiles whose every point
+/// executes some statement instance, and its members the isolated loop
+/// type `separate`. isl then generates, inside each tile, `if (full tile)`
+/// loops whose bounds are the tile sizes (no `min`/`max`), separated where
+/// the statements that run change (gemm's fused `C[i][j] *= beta` gets its
+/// own copy of the loop at `k == 0` instead of a guard in the innermost
+/// loop), and the partial tiles as before. Left as it is when the full
+/// tiles cost more than the budget.
+fn isolate_full_tiles(tile: ScheduleNode, point_sizes: &[i64]) -> Result<(ScheduleNode, bool), CodegenError> {
+    let what = || "isolating full tiles".to_string();
+    let ctx = tile.get_ctx();
+    let d = tile.get_schedule_depth().ctx(what)? as u32;
+    let n = tile.band_n_member().ctx(what)? as u32;
+    let point = tile.child(0).ctx(what)?;
+    if point.get_type().ctx(what)? != ScheduleNodeType::Band || point.band_n_member().ctx(what)? as u32 != n {
+        return Ok((point.parent().ctx(what)?, false));
+    }
+    let isolate = with_budget(&ctx, ISOLATE_OPS, || full_tile_option(&point, d, n, point_sizes));
+    let Some(Some(isolate)) = isolate else { return Ok((point.parent().ctx(what)?, false)) };
+    let mut point = point.band_set_ast_build_options(UnionSet::from_set(isolate).ctx(what)?).ctx(what)?;
+    for k in 0..n as i32 {
+        point = point.band_member_set_isolate_ast_loop_type(k, ASTLoopType::Separate).ctx(what)?;
+    }
+    Ok((point.parent().ctx(what)?, true))
+}
+
+/// The isolate option of the point band `point` (schedule depth `d + n`)
+/// for the full tiles, `None` when no tile is full: a tile (outer and tile
+/// loop values) is full when every point of the box `point_sizes` runs
+/// some instance, that is, when the box minus the executed points is empty.
+fn full_tile_option(
+    point: &ScheduleNode,
+    d: u32,
+    n: u32,
+    point_sizes: &[i64],
+) -> Result<Option<Set>, CodegenError> {
+    let what = || "isolating full tiles".to_string();
+    let ctx = point.get_ctx();
+    let schedule = point
+        .get_prefix_schedule_union_map()
+        .ctx(what)?
+        .flat_range_product(point.band_get_partial_schedule_union_map().ctx(what)?)
+        .ctx(what)?;
+    let instances = point.get_domain().ctx(what)?.apply(schedule).ctx(what)?;
+    // [outer, tile, point]: every schedule point some instance runs at.
+    let all = Set::from_union_set(instances).ctx(what)?;
+    let vars: Vec<String> = (0..n).map(|k| format!("p{k}")).collect();
+    let bounds: Vec<String> = point_sizes.iter().zip(&vars).map(|(s, v)| format!("0 <= {v} < {s}")).collect();
+    let points = Set::read_from_str(&ctx, &format!("{{ [{}] : {} }}", vars.join(", "), bounds.join(" and ")))
+        .ctx(what)?;
+    let tiles = all.copy().ctx(what)?.project_out(DimType::Set, d + n, n).ctx(what)?;
+    let partial = tiles
+        .copy()
+        .ctx(what)?
+        .flat_product(points.copy().ctx(what)?)
+        .ctx(what)?
+        .subtract(all)
+        .ctx(what)?
+        .project_out(DimType::Set, d + n, n)
+        .ctx(what)?;
+    let full = tiles.subtract(partial).ctx(what)?.coalesce().ctx(what)?;
+    if full.is_empty().ctx(what)? {
+        return Ok(None);
+    }
+    let isolate = Map::from_range(full.flat_product(points).ctx(what)?)
+        .ctx(what)?
+        .move_dims(DimType::In, 0, DimType::Out, 0, d + n)
+        .ctx(what)?
+        .wrap()
+        .ctx(what)?
+        .set_tuple_name("isolate")
+        .ctx(what)?;
+    Ok(Some(isolate))
+}
+
+/// The tree without AST build options (isolated full tiles): the fallback
+/// when generating the isolated code costs more than the budget.
+fn strip_ast_options(mut node: ScheduleNode) -> Result<ScheduleNode, CodegenError> {
+    let what = || "dropping AST build options".to_string();
+    if node.get_type().ctx(what)? == ScheduleNodeType::Band
+        && !node.band_get_ast_build_options().ctx(what)?.is_empty().ctx(what)?
+    {
+        let empty = UnionSet::empty_ctx(&node.get_ctx()).ctx(what)?;
+        node = node.band_set_ast_build_options(empty).ctx(what)?;
+    }
+    for i in 0..node.n_children().ctx(what)? {
+        node = strip_ast_options(node.child(i).ctx(what)?)?.parent().ctx(what)?;
+    }
+    Ok(node)
 }
 
 /// The band at `node` with its members in `order` (a permutation: legal for

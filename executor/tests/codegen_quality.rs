@@ -1,0 +1,130 @@
+//! The shape of generated code, not only its outputs: full tiles are
+//! isolated from partial ones (point loops bounded by the tile sizes, no
+//! `min`/`max`, no guard for a statement fused into a deeper band), and the
+//! isolation gives up within its budget where it would be expensive.
+
+use std::path::{Path, PathBuf};
+
+use executor::build::{Builder, Compiler};
+use executor::codegen::{self, CodegenOptions};
+use executor::evaluate::Evaluator;
+use executor::machine::Slot;
+use executor::measure::{MeasureConfig, Status, TimeoutPolicy};
+use executor::runtime::Tolerance;
+use space::deps::{self, Dependences};
+use space::knobs::SchedulerOptions;
+use space::scop::{self, ExtractOptions, Scop, Source};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+struct Kernel {
+    source: Source,
+    scop: Scop,
+    deps: Dependences,
+}
+
+fn load(kernel: &str, dataset: &str) -> Kernel {
+    let path = root().join("polybench").join(kernel);
+    let opts = ExtractOptions { cc_args: vec![format!("-D{dataset}_DATASET")], ..Default::default() };
+    let (source, mut scops) = scop::extract(&path, &opts).unwrap();
+    let scop = scops.remove(0);
+    let deps = deps::analyze(&scop).unwrap();
+    Kernel { source, scop, deps }
+}
+
+/// A loop header `for (int c3 = 0; c3 <= 31; c3++) {`: from 0 to a constant.
+fn constant_loop(line: &str) -> bool {
+    let line = line.trim();
+    let Some(rest) = line.strip_prefix("for (int ") else { return false };
+    let it = rest.split(' ').next().unwrap();
+    let Some(bound) = rest.strip_prefix(&format!("{it} = 0; {it} <= ")) else { return false };
+    let Some(bound) = bound.strip_suffix(&format!("; {it}++) {{")) else { return false };
+    bound.parse::<u32>().is_ok()
+}
+
+/// The lines of `region` that call `stmt` directly inside `depth` loops from
+/// 0 to a constant (nothing else between the headers and the call).
+fn calls_in_constant_nests(region: &str, stmt: &str, depth: usize) -> usize {
+    let lines: Vec<&str> = region.lines().collect();
+    let call = format!("polytune_{stmt}(");
+    (depth..lines.len())
+        .filter(|&i| lines[i].trim_start().starts_with(&call))
+        .filter(|&i| {
+            // Statements of the same body may precede the call.
+            let mut j = i;
+            while j > 0 && lines[j - 1].trim_start().starts_with("polytune_S") {
+                j -= 1;
+            }
+            j >= depth && lines[j - depth..j].iter().all(|l| constant_loop(l))
+        })
+        .count()
+}
+
+#[test]
+fn gemm_full_tiles_have_constant_point_loops_and_no_guard() {
+    // SMALL is 60 x 70 x 80: with tiles of 32 there are full and partial
+    // tiles in every dimension.
+    let k = load("linear-algebra/gemm.c", "SMALL");
+    let knobs = SchedulerOptions::default();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let opts = CodegenOptions::for_point(Some(vec![32]), 2, Some(&knobs));
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let region = &v.region;
+    // The update in a full tile: three point loops 0..31 and nothing else.
+    assert!(calls_in_constant_nests(region, "S2", 3) >= 1, "{region}");
+    // The scaling `C[i][j] *= beta` fused at k == 0 runs in its own copy of
+    // the innermost loop, unguarded, in full tiles.
+    let lines: Vec<&str> = region.lines().collect();
+    let unguarded_s1 =
+        lines.windows(2).any(|w| constant_loop(w[0]) && w[1].trim_start().starts_with("polytune_S1("));
+    assert!(unguarded_s1, "{region}");
+    // Partial tiles keep their bounds.
+    assert!(region.contains("min("), "{region}");
+    assert!(v.schedule.contains("isolate"), "{}", v.schedule);
+
+    // Same outputs as the original, bit for bit (the k order is kept).
+    let cache = root().join("target/tmp/polytune-codegen-quality-cache");
+    let flags = ["-O2", "-ffp-contract=off", "-fopenmp"];
+    let builder = Builder::new(Compiler::new("gcc", flags), cache).unwrap();
+    let config = MeasureConfig {
+        warmups: 0,
+        runs: 1,
+        threads: Some(2),
+        tolerance: Tolerance::BITWISE,
+        timeout: TimeoutPolicy { min_s: 60.0, ..TimeoutPolicy::default() },
+        env: vec![("OMP_WAIT_POLICY".into(), "PASSIVE".into())],
+        ..MeasureConfig::default()
+    };
+    let ev = Evaluator { builder, slot: Slot::all_available(), config, jobs: 2 };
+    let original = codegen::original_program(&k.source, &k.scop).unwrap();
+    let reference = ev.reference(&original).unwrap();
+    let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
+    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+}
+
+/// Untiled code and bands that are not tiled get no isolation.
+#[test]
+fn untiled_code_is_not_isolated() {
+    let k = load("linear-algebra/gemm.c", "SMALL");
+    let knobs = SchedulerOptions::default();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let opts = CodegenOptions::for_point(None, 1, Some(&knobs));
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    assert!(!v.schedule.contains("isolate"), "{}", v.schedule);
+}
+
+/// heat-3d under isl's schedule: a 4-d time-skewed band whose full tiles are
+/// a dozen polyhedra and cost isl about 10 s to find; the budget (counted in
+/// isl operations, so the outcome does not depend on the machine's load)
+/// gives up and the band is generated as before.
+#[test]
+fn expensive_isolation_gives_up_within_its_budget() {
+    let k = load("stencils/heat-3d.c", "SMALL");
+    let schedule = space::reference::isl_schedule(&k.scop, &k.deps).unwrap();
+    let opts = CodegenOptions { tile_sizes: Some(vec![32]), openmp: true, ..Default::default() };
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &schedule, &opts).unwrap();
+    assert!(!v.schedule.contains("isolate"), "{}", v.schedule);
+    assert_eq!(calls_in_constant_nests(&v.region, "S1", 2), 0, "{}", v.region);
+}
