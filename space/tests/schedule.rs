@@ -107,6 +107,19 @@ fn a_feautrier_row_separates_what_no_band_row_can_order() {
     assert_eq!(last.carries, vec!["S1->S2".to_string()]);
 }
 
+/// The polybench directory and its 30 kernel files, sorted.
+fn kernels() -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("polybench");
+    let mut files = Vec::new();
+    for group in ["datamining", "linear-algebra", "medley", "stencils"] {
+        for e in std::fs::read_dir(root.join(group)).unwrap() {
+            files.push(e.unwrap().path());
+        }
+    }
+    files.sort();
+    (root, files)
+}
+
 /// Every band row gives each statement that still needs a linearly
 /// independent row one: its iterator coefficients raise the rank of the
 /// statement's rows so far (earlier bands of its group included). Feautrier
@@ -116,14 +129,7 @@ fn a_feautrier_row_separates_what_no_band_row_can_order() {
 #[test]
 fn every_band_row_is_linearly_independent_for_each_statement_that_needs_one() {
     use space::schedule::linalg::rank;
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("polybench");
-    let mut files = Vec::new();
-    for group in ["datamining", "linear-algebra", "medley", "stencils"] {
-        for e in std::fs::read_dir(root.join(group)).unwrap() {
-            files.push(e.unwrap().path());
-        }
-    }
-    files.sort();
+    let (root, files) = kernels();
     let mut failures = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(&root).unwrap().to_str().unwrap().to_string();
@@ -160,14 +166,7 @@ const ISL_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
 #[test]
 fn cbc_and_isl_reach_equal_optima_on_every_ilp_of_the_30_kernels() {
     space::schedule::ilp::set_isl_quota(2_000_000);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("polybench");
-    let mut files = Vec::new();
-    for group in ["datamining", "linear-algebra", "medley", "stencils"] {
-        for e in std::fs::read_dir(root.join(group)).unwrap() {
-            files.push(e.unwrap().path());
-        }
-    }
-    files.sort();
+    let (root, files) = kernels();
     assert_eq!(files.len(), 30);
     let (mut checked, mut unchecked) = (0, 0);
     let mut failures = Vec::new();

@@ -29,13 +29,13 @@ pub fn run(files: &[PathBuf], dataset: Dataset, runs: usize) -> Result<()> {
         let program = common::load(file, dataset, &[], 0)?;
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program");
         let original = codegen::original_program(&program.source, &program.scop)?;
+        let isl = space::reference::isl_schedule(&program.scop, &program.deps)
+            .context("isl's scheduler found no schedule")?;
         for threads in [1, 2] {
             evaluator.config = MeasureConfig { runs, threads: Some(threads), ..MeasureConfig::default() };
             let target = if threads == 1 { Target::Seq } else { Target::Openmp };
             let knobs = SchedulerOptions { target, ..SchedulerOptions::default() };
             let tiles = Some(vec![TILE]);
-            let isl = space::reference::isl_schedule(&program.scop, &program.deps)
-                .context("isl's scheduler found no schedule")?;
             let unified = space::schedule::unified(&program.scop, &program.deps, None, &knobs)
                 .context("the unified scheduler found no schedule")?
                 .tree;
