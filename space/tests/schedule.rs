@@ -158,9 +158,11 @@ fn every_band_row_is_linearly_independent_for_each_statement_that_needs_one() {
 /// Every lexmin the scheduler solves on the 30 kernels, solved by both
 /// backends (CBC successive ILPs and isl's exact optimisation): equal optima
 /// everywhere. isl gets an operation quota per lexmin and a time budget per
-/// kernel; a lexmin it gave up on is counted, not compared. Only on adi does
-/// the budget run out today (14 of 109 lexmins compared): its problems have
-/// over a hundred variables and isl's exact minimisation takes seconds each.
+/// kernel; a lexmin it gave up on is counted, not compared. Most of adi's
+/// lexmins (over a hundred variables, over a hundred objectives each) and a
+/// few of gramschmidt's and deriche's are beyond it. Each lexmin covers a
+/// row's whole objective vector (sign-case nodes included), so about 900 are
+/// compared in all.
 const ISL_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
 
 #[test]
@@ -198,5 +200,5 @@ fn cbc_and_isl_reach_equal_optima_on_every_ilp_of_the_30_kernels() {
     }
     eprintln!("cross-checked {checked} lexmins, isl gave up on {unchecked}");
     assert!(failures.is_empty(), "{failures:#?}");
-    assert!(checked > 1000, "{checked}");
+    assert!(checked > 800, "{checked}");
 }

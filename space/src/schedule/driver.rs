@@ -7,15 +7,22 @@
 //! coefficients mean loop reversal). A Feautrier row adds `ε ∈ [0, 1]` per
 //! dependence group.
 //!
-//! Non-triviality (isl's optimistic search): solve without it; where the
-//! solution is trivial for a statement that still needs a linearly independent
-//! row (all `r·c = 0` for the basis `r` of the orthogonal complement of its
-//! rows so far), add the sign cases `r₁·c ≥ 1`, `r₁·c ≤ −1`, `r₁·c = 0 ∧ r₂·c ≥ 1`,
-//! … and keep the case whose objective prefix is smallest (first in that order
-//! on ties), then go on with the next trivial statement. The kept leaf also
-//! pins every other statement that needs a row to the sign case the leaf's
-//! point lies in, so that the final lexmin over the remaining objectives
-//! cannot make it trivial again.
+//! Objectives, in order: a head of sums (isl's objective prefix: proximity
+//! bound, constant, parameter and iterator coefficient sums, or the locality
+//! and carrying objectives of the unified ILPs), the sum of the statement
+//! constants, then every coefficient on its own (see [`tail_objectives`]).
+//!
+//! Non-triviality: the row must be linearly independent of the earlier rows
+//! for every statement that still needs one, i.e. `r·c ≠ 0` for some vector
+//! `r` of a basis of the orthogonal complement of its rows so far. That is a
+//! union of sign cases `r₁·c ≥ 1`, `r₁·c ≤ −1`, `r₁·c = 0 ∧ r₂·c ≥ 1`, …,
+//! searched by branch and bound: each node is the lexmin without the
+//! condition (plus the valid inequality that some coefficient on the
+//! complement's support is non-zero); where it is trivial for a statement,
+//! the node branches on that statement's cases. First the head alone, then
+//! the whole vector with the head pinned at its optimum, so the answer is
+//! the lexmin of the whole objective vector over the non-trivial points,
+//! whatever the order of the cases.
 
 use std::collections::HashMap;
 
@@ -1058,11 +1065,14 @@ impl<'a> Group<'a> {
         Ok(Some(self.row_from(&l, &values, kind)))
     }
 
-    /// Solves `p` and, where the solution is trivial for a member in `need`,
-    /// branches on sign cases (see the module comment). Branch and bound on the
-    /// objective prefix: a case whose relaxed optimum is not better than the
-    /// best complete (non-trivial) solution so far is not explored; on ties
-    /// the first case in isl's order wins.
+    /// The lexmin of `p` over the points that are non-trivial for every
+    /// member in `need` (see the module comment), or `None` when there is
+    /// none. Branch and bound on sign cases, each node solved for the whole
+    /// objective vector (the head, then [`tail_objectives`]): a node whose
+    /// relaxed optimum is not below the best leaf so far is not explored,
+    /// and a node whose optimum is non-trivial everywhere is the optimum of
+    /// every case below it. Equal vectors are equal points, so the answer
+    /// does not depend on the order of the cases (within the budget).
     fn nontrivial(
         &self,
         solver: &mut Solver,
@@ -1071,46 +1081,65 @@ impl<'a> Group<'a> {
         need: &[usize],
         head: usize,
     ) -> Result<Option<Vec<i64>>> {
-        let prefix = Problem {
-            vars: p.vars.clone(),
-            constraints: p.constraints.clone(),
-            objectives: p.objectives[..head.min(p.objectives.len())].to_vec(),
-        };
-        let mut best: Option<(Vec<i64>, Vec<Constraint>)> = None;
+        let mut root = p;
+        root.objectives = tail_objectives(&root, head);
+        // Valid for every non-trivial point, so that relaxed optima are
+        // closer to the leaves below them: a coefficient vector that is zero
+        // wherever some basis vector of the orthogonal complement is not
+        // lies in the span of the rows so far, so a non-trivial one has a
+        // non-zero coefficient there.
+        for &k in need {
+            let basis = null_space(&self.h[k], self.dims[k]);
+            let coeffs: Lin = (0..self.dims[k])
+                .filter(|&i| basis.iter().any(|r| r[i] != 0))
+                .flat_map(|i| [(l.c_minus[k][i], 1), (l.c_plus[k][i], 1)])
+                .collect();
+            root.constraints.push(Constraint { coeffs, constant: -1, relation: Relation::Ge });
+        }
+        // First the head's optimum alone (cheap nodes, ties pruned), then
+        // the rest of the vector with the head pinned there: cases that
+        // cannot reach the head's optimum are infeasible at once.
+        let head = head.min(root.objectives.len());
+        let tail = root.objectives.split_off(head);
+        let mut best: Option<(Vec<i64>, Vec<i64>)> = None;
         let mut budget = SEARCH_BUDGET;
-        self.search(solver, &prefix, Vec::new(), l, need, &mut best, &mut budget)?;
-        let Some((bound, extra)) = best else { return Ok(None) };
-        let mut p = p;
-        p.constraints.extend(extra);
-        staged_lexmin(solver, p, head, Some(bound))
+        self.search(solver, &root, Vec::new(), l, need, &mut best, &mut budget)?;
+        let Some((optimum, values)) = best else { return Ok(None) };
+        if tail.is_empty() {
+            return Ok(Some(values));
+        }
+        for (o, v) in root.objectives.iter().zip(&optimum) {
+            root.constraints.push(Constraint { coeffs: o.clone(), constant: -v, relation: Relation::Eq });
+        }
+        root.objectives = tail;
+        let mut best = None;
+        let mut budget = SEARCH_BUDGET;
+        self.search(solver, &root, Vec::new(), l, need, &mut best, &mut budget)?;
+        Ok(best.map(|(_, values)| values))
     }
 
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
         solver: &mut Solver,
-        prefix: &Problem,
+        root: &Problem,
         extra: Vec<Constraint>,
         l: &Layout,
         need: &[usize],
-        best: &mut Option<(Vec<i64>, Vec<Constraint>)>,
+        best: &mut Option<(Vec<i64>, Vec<i64>)>,
         budget: &mut usize,
     ) -> Result<()> {
         if *budget == 0 {
             return Ok(());
         }
         *budget -= 1;
-        let mut q = Problem {
-            vars: prefix.vars.clone(),
-            constraints: prefix.constraints.clone(),
-            objectives: prefix.objectives.clone(),
-        };
+        let mut q = root.clone();
         q.constraints.extend(extra.iter().cloned());
         let (values, bound) = match solver.lexmin(&q)? {
             Outcome::Optimal { values, objective_values } => (values, objective_values),
             Outcome::Infeasible => return Ok(()),
         };
-        if best.as_ref().is_some_and(|(b, _)| bound >= *b) {
+        if best.as_ref().is_some_and(|(b, _)| *b <= bound) {
             return Ok(());
         }
         let c_of = |k: usize| -> Vec<i64> {
@@ -1121,22 +1150,7 @@ impl<'a> Group<'a> {
             null_space(&self.h[k], self.dims[k]).iter().all(|r| dot(r, &c) == 0)
         });
         let Some(k) = trivial else {
-            // A leaf: every member in `need` is non-trivial here, but only
-            // those branched on are held so by `extra`. The final lexmin
-            // (same head optimum, then the tail objectives) may leave this
-            // point for another of equal head value, trivial for a member
-            // never branched on (cholesky's S3 got `i` twice). So every
-            // member in `need` is pinned to the sign case this point lies
-            // in, which the point itself satisfies: the head optimum stays.
-            let mut extra = extra;
-            for &k in need {
-                let basis = null_space(&self.h[k], self.dims[k]);
-                let c = c_of(k);
-                let j = basis.iter().position(|r| dot(r, &c) != 0).expect("non-trivial at a leaf");
-                let sign = dot(&basis[j], &c).signum();
-                extra.extend(self.sign_case(l, k, &basis, j, sign));
-            }
-            *best = Some((bound, extra));
+            *best = Some((bound, values));
             return Ok(());
         };
         let basis = null_space(&self.h[k], self.dims[k]);
@@ -1144,7 +1158,12 @@ impl<'a> Group<'a> {
             for sign in [1, -1] {
                 let mut case = extra.clone();
                 case.extend(self.sign_case(l, k, &basis, j, sign));
-                self.search(solver, prefix, case, l, need, best, budget)?;
+                self.search(solver, root, case, l, need, best, budget)?;
+                if best.as_ref().is_some_and(|(b, _)| *b <= bound) {
+                    // A leaf attains this node's relaxed optimum, below
+                    // every case here: none can do better.
+                    return Ok(());
+                }
             }
         }
         Ok(())
@@ -1186,7 +1205,7 @@ impl<'a> Group<'a> {
         p.objectives.push(l.d.iter().flatten().map(|&v| (v, 1)).collect());
         p.objectives.push(l.c_minus.iter().chain(&l.c_plus).flatten().map(|&v| (v, 1)).collect());
         self.individual_objectives(&mut p, &l);
-        match staged_lexmin(solver, p, 3, None)? {
+        match staged_lexmin(solver, p, 3)? {
             Some(values) => Ok(self.row_from(&l, &values, RowKind::Feautrier)),
             None => Err(ScheduleError::Stuck(format!(
                 "group {}: the Feautrier ILP is infeasible (a dependence cycle within one instance?)",
@@ -1321,98 +1340,35 @@ const LOCALITY_BUDGET: usize = 150;
 
 /// Every ILP variable is bounded by this: far beyond any sensible schedule
 /// coefficient, and it keeps CBC on a box, where it is reliable, with row
-/// activities exact in floating point even under folded objectives.
+/// activities exact in floating point.
 const COEFFICIENT_BOUND: i64 = 1 << 12;
 
-/// Largest weight in one folded objective. Folding is exact in integers, but
-/// with weights of 64 and more our CBC path reported an objective infeasible
-/// after pinning the earlier ones (gramschmidt, durbin): a solver-numerics
-/// failure not yet understood. Until it is, every variable keeps its own
-/// objective (a weight of 1 folds nothing).
-const FOLD_LIMIT: i64 = 1;
-
-/// The lexmin of a row problem whose objectives after the first `head` are
-/// single non-negative variables, with fewer ILPs: once the head sums are
-/// fixed at their optima, every variable they contain is bounded by them, so
-/// the remaining objectives are folded, in order, into weighted sums
-/// `Σ Wᵢ·xᵢ` with `Wᵢ = Wᵢ₊₁·(Bᵢ₊₁ + 1)` (exactly lexicographic). Variables no
-/// head sum bounds (statement constants) are first bounded by their own
-/// minimal sum.
-///
-/// `known`: the head's optimum when the caller has it (the sign-case search
-/// solved exactly this head at its best case), which saves solving it again.
-fn staged_lexmin(
-    solver: &mut Solver,
-    p: Problem,
-    head: usize,
-    known: Option<Vec<i64>>,
-) -> Result<Option<Vec<i64>>> {
-    let mut p = p;
-    let tail = p.objectives.split_off(head.min(p.objectives.len()));
-    let head_values = match known {
-        Some(values) => {
-            // Counted as the lexmin it replaces, so that the locality
-            // budget (in lexmins) and with it every schedule is unchanged.
-            solver.lexmins += 1;
-            values
-        }
-        None => match solver.lexmin(&p)? {
-            Outcome::Optimal { objective_values, .. } => objective_values,
-            Outcome::Infeasible => return Ok(None),
-        },
-    };
-    for (obj, v) in p.objectives.iter().zip(&head_values) {
-        p.constraints.push(Constraint { coeffs: obj.clone(), constant: -v, relation: Relation::Eq });
+/// The objective vector of a row problem whose objectives after the first
+/// `head` are single non-negative variables (the individual coefficients):
+/// the head, then the sum of the tail variables that no head sum contains
+/// (statement constants), then the tail. Other shapes are left as they are.
+fn tail_objectives(p: &Problem, head: usize) -> Vec<Lin> {
+    let head = head.min(p.objectives.len());
+    let (first, tail) = p.objectives.split_at(head);
+    let single = |o: &Lin| o.len() == 1 && o[0].1 == 1;
+    if !tail.iter().all(single) {
+        return p.objectives.clone();
     }
-    let tail_vars: Vec<usize> =
-        tail.iter().filter_map(|o| (o.len() == 1 && o[0].1 == 1).then_some(o[0].0)).collect();
-    if tail_vars.len() != tail.len() {
-        // Not the shape this folding is for: plain successive lexmin.
-        p.objectives = tail;
-        return lexmin_values(solver, &p);
-    }
-    let bound_of = |v: usize, objectives: &[Vec<(usize, i64)>], values: &[i64]| -> Option<i64> {
-        objectives
-            .iter()
-            .zip(values)
-            .filter(|(o, _)| o.iter().all(|&(_, a)| a == 1) && o.iter().any(|&(x, _)| x == v))
-            .map(|(_, &val)| val)
-            .min()
-    };
-    let unbounded: Vec<usize> =
-        tail_vars.iter().copied().filter(|&v| bound_of(v, &p.objectives, &head_values).is_none()).collect();
-    let mut fixed_objectives = p.objectives.clone();
-    let mut fixed_values = head_values.clone();
+    let in_head_sum =
+        |v: usize| first.iter().any(|o| o.iter().all(|&(_, a)| a == 1) && o.iter().any(|&(x, _)| x == v));
+    let unbounded: Lin = tail.iter().map(|o| o[0].0).filter(|&v| !in_head_sum(v)).map(|v| (v, 1)).collect();
+    let mut out = first.to_vec();
     if !unbounded.is_empty() {
-        let sum: Vec<(usize, i64)> = unbounded.iter().map(|&v| (v, 1)).collect();
-        p.objectives = vec![sum.clone()];
-        let total = match solver.lexmin(&p)? {
-            Outcome::Optimal { objective_values, .. } => objective_values[0],
-            Outcome::Infeasible => return Ok(None),
-        };
-        p.constraints.push(Constraint { coeffs: sum.clone(), constant: -total, relation: Relation::Eq });
-        fixed_objectives.push(sum);
-        fixed_values.push(total);
+        out.push(unbounded);
     }
-    let mut folded: Vec<Vec<(usize, i64)>> = Vec::new();
-    let mut chunk: Vec<(usize, i64)> = Vec::new();
-    let mut weight: i64 = 1;
-    for &v in tail_vars.iter().rev() {
-        let b = bound_of(v, &fixed_objectives, &fixed_values).unwrap_or(0).max(0);
-        // `weight` is the product of (B + 1) over the less significant
-        // variables already in the chunk.
-        if !chunk.is_empty() && weight > FOLD_LIMIT {
-            folded.push(std::mem::take(&mut chunk));
-            weight = 1;
-        }
-        chunk.push((v, weight));
-        weight = weight.saturating_mul(b.saturating_add(1));
-    }
-    if !chunk.is_empty() {
-        folded.push(chunk);
-    }
-    folded.reverse();
-    p.objectives = folded;
+    out.extend(tail.iter().cloned());
+    out
+}
+
+/// The lexmin of a row problem (no non-triviality) for [`tail_objectives`].
+fn staged_lexmin(solver: &mut Solver, p: Problem, head: usize) -> Result<Option<Vec<i64>>> {
+    let mut p = p;
+    p.objectives = tail_objectives(&p, head);
     lexmin_values(solver, &p)
 }
 

@@ -5,7 +5,9 @@
 //! its only solver entry point, with two interchangeable backends:
 //!
 //! - [`Backend::Cbc`]: COIN-OR CBC through `good_lp`, one ILP per objective,
-//!   each solved with the earlier objectives pinned at their optima. Floating
+//!   each solved with the earlier objectives pinned at their optima, except
+//!   non-negative objectives that the last point already makes zero (the
+//!   scheduler's long tails of mostly-zero coefficients). Floating
 //!   point and fragile outside a finite box, so it only ever sees one, and
 //!   every answer is rounded and then checked exactly in integers here.
 //! - [`Backend::Isl`]: isl's exact integer programming: one exact minimum per
@@ -251,7 +253,7 @@ fn isl_past_deadline() -> bool {
 /// With no objectives, this is a feasibility test that returns some point.
 pub fn lexmin(problem: &Problem, backend: Backend) -> Result<Outcome, IlpError> {
     problem.validate()?;
-    lexmin_zero_runs(problem, backend)
+    backend_lexmin(problem, backend)
 }
 
 fn backend_lexmin(problem: &Problem, backend: Backend) -> Result<Outcome, IlpError> {
@@ -266,77 +268,6 @@ fn backend_lexmin(problem: &Problem, backend: Backend) -> Result<Outcome, IlpErr
 fn nonnegative(problem: &Problem, objective: &[(usize, i64)]) -> bool {
     !objective.is_empty()
         && objective.iter().all(|&(v, a)| a > 0 && problem.vars[v].lower.is_some_and(|l| l >= 0))
-}
-
-/// Fewer solves for long runs of non-negative objectives that are mostly zero
-/// at the optimum (the unified scheduler's per-group distance bounds, the
-/// individual coefficients): objectives `0..j` of such a run are all zero at
-/// the lexmin exactly when setting them all to zero is feasible, which is
-/// monotone in `j`, so the longest zero prefix is found by bisection on
-/// feasibility; the first non-zero objective is then solved alone, pinned,
-/// and the rest treated the same way. Exact: the same optimum as solving
-/// objective by objective. For CBC only: isl's objective-by-objective
-/// minimisation on one set is faster than its feasibility tests on many
-/// (deriche: 22 s against over 40 s), and keeping isl on the plain path makes
-/// the cross-check test this bisection too.
-fn lexmin_zero_runs(problem: &Problem, backend: Backend) -> Result<Outcome, IlpError> {
-    let run = problem.objectives.iter().take_while(|o| nonnegative(problem, o)).count();
-    if run < 3 || backend == Backend::Isl {
-        return backend_lexmin(problem, backend);
-    }
-    let zeroed = |j: usize| -> Problem {
-        let mut q = problem.clone();
-        for o in &problem.objectives[..j] {
-            q.constraints.push(Constraint { coeffs: o.clone(), constant: 0, relation: Relation::Eq });
-        }
-        q.objectives = Vec::new();
-        q
-    };
-    let feasible = |j: usize| -> Result<bool, IlpError> {
-        Ok(matches!(backend_lexmin(&zeroed(j), backend)?, Outcome::Optimal { .. }))
-    };
-    let j = if feasible(run)? {
-        run
-    } else {
-        if !feasible(0)? {
-            return Ok(Outcome::Infeasible);
-        }
-        // feasible(lo), !feasible(hi)
-        let (mut lo, mut hi) = (0, run);
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if feasible(mid)? {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
-    };
-    let mut q = zeroed(j);
-    let mut head = vec![0; j];
-    if j < run {
-        // Objective j is positive at the optimum: solve it alone and pin it.
-        q.objectives = vec![problem.objectives[j].clone()];
-        let v = match backend_lexmin(&q, backend)? {
-            Outcome::Optimal { objective_values, .. } => objective_values[0],
-            Outcome::Infeasible => return Ok(Outcome::Infeasible),
-        };
-        q.constraints.push(Constraint {
-            coeffs: problem.objectives[j].clone(),
-            constant: -v,
-            relation: Relation::Eq,
-        });
-        head.push(v);
-    }
-    q.objectives = problem.objectives[head.len()..].to_vec();
-    match lexmin_zero_runs(&q, backend)? {
-        Outcome::Optimal { values, objective_values } => {
-            head.extend(objective_values);
-            Ok(Outcome::Optimal { values, objective_values: head })
-        }
-        Outcome::Infeasible => Ok(Outcome::Infeasible),
-    }
 }
 
 mod cbc {
@@ -560,17 +491,23 @@ mod cbc {
         let Lattice { origin, basis, inverse } = &lattice;
         let d = inverse.len();
         let overflow = || IlpError::Solver("i128 overflow while rewriting the problem on its lattice".into());
-        // a . (origin + basis z) = (a basis) . z + a . origin
-        let rewrite = |a: &[i128]| -> Result<(Vec<i128>, i128), IlpError> {
+        // a . (origin + basis z) = (a basis) . z + a . origin, with `a`
+        // sparse (repeated indices add up) and the basis rows' non-zeros.
+        let sparse_basis: Vec<Vec<(usize, i128)>> = basis
+            .iter()
+            .map(|row| row.iter().copied().enumerate().filter(|&(_, b)| b != 0).collect())
+            .collect();
+        let rewrite = |a: &[(usize, i64)]| -> Result<(Vec<i128>, i128), IlpError> {
             let mut coeffs = vec![0i128; d];
             let mut constant = 0i128;
-            for (i, &ai) in a.iter().enumerate().filter(|(_, &ai)| ai != 0) {
+            for &(i, ai) in a.iter().filter(|&&(_, ai)| ai != 0) {
+                let ai = ai as i128;
                 constant = constant
                     .checked_add(ai.checked_mul(origin[i]).ok_or_else(overflow)?)
                     .ok_or_else(overflow)?;
-                for j in 0..d {
+                for &(j, b) in &sparse_basis[i] {
                     coeffs[j] = coeffs[j]
-                        .checked_add(ai.checked_mul(basis[i][j]).ok_or_else(overflow)?)
+                        .checked_add(ai.checked_mul(b).ok_or_else(overflow)?)
                         .ok_or_else(overflow)?;
                 }
             }
@@ -617,7 +554,7 @@ mod cbc {
             }
         }
         for c in problem.constraints.iter().filter(|c| c.relation == Relation::Ge) {
-            let (coeffs, constant) = rewrite(&dense(&c.coeffs))?;
+            let (coeffs, constant) = rewrite(&c.coeffs)?;
             let constant = constant + c.constant as i128;
             if coeffs.iter().all(|&a| a == 0) {
                 if constant < 0 {
@@ -627,7 +564,7 @@ mod cbc {
             }
             rows.push((coeffs, Some(-constant), None));
         }
-        let (goal, _) = rewrite(&dense(objective))?;
+        let (goal, _) = rewrite(objective)?;
         if z_bounds.iter().any(|&(lo, hi)| lo > hi) {
             return Ok(None);
         }
@@ -826,10 +763,21 @@ mod cbc {
         };
         let open = presolved.vars.iter().any(|v| v.lower.is_none() || v.upper.is_none());
         let mut fixed: Vec<i64> = Vec::with_capacity(problem.objectives.len());
-        let mut last = None;
+        let mut last: Option<Vec<i64>> = None;
         // With no objectives, one feasibility solve.
         for k in 0..problem.objectives.len().max(1) {
             let objective = problem.objectives.get(k).map_or(&[][..], Vec::as_slice);
+            // A non-negative objective that the last point (which meets
+            // every earlier optimum) already makes zero is at its optimum
+            // there: nothing to solve.
+            if let Some(values) = &last {
+                if objective.is_empty()
+                    || (super::nonnegative(problem, objective) && eval(objective, values) == 0)
+                {
+                    fixed.push(0);
+                    continue;
+                }
+            }
             // Unboundedness first: the box optimum of an unbounded objective
             // lies on the far box boundary, which CBC's branch and bound can
             // take very long to reach through equalities.
