@@ -147,3 +147,22 @@ fn run_unified_with_knobs_verifies_against_the_original() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["status"], "ok", "{v}");
 }
+
+#[test]
+fn run_with_one_thread_generates_no_openmp() {
+    let dir = std::env::temp_dir().join(format!("polytune-cli-seq-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
+        .args(["run", "polybench/linear-algebra/gemm.c", "--schedule", "unified", "--dataset", "MINI"])
+        .args(["--threads", "1", "--runs", "1", "--json", "--out"])
+        .arg(dir.join("out"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "ok", "{v}");
+    let source = std::path::PathBuf::from(v["source"].as_str().unwrap());
+    let text = std::fs::read_to_string(&source).unwrap();
+    assert!(!text.contains("#pragma omp"), "{}", source.display());
+}

@@ -95,13 +95,19 @@ pub fn run(args: Args) -> Result<()> {
             format!("{path}: cannot read the schedule (expected original, isl or a file)")
         })?,
     };
+    let profile = common::machine_profile(&args.machine)?;
+    let Some(slot) = profile.slots.first().cloned() else {
+        bail!("machine profile `{}` has no slot", profile.name)
+    };
+    // As the measurement will run it: one thread gets no OpenMP pragmas.
+    let threads = args.threads.unwrap_or(slot.cores.len()).max(1);
     let tile = args.tile.unwrap_or(if args.schedule == "original" { 0 } else { 32 });
-    let mut opts =
-        CodegenOptions { tile_sizes: (tile > 0).then(|| vec![tile]), openmp: true, ..Default::default() };
-    if args.schedule == "unified" {
-        // Post-tile reordering, wavefront and intra-tile consecutivity act in codegen.
-        opts = CodegenOptions::for_point(opts.tile_sizes, 2, Some(&knobs));
-    }
+    // Post-tile reordering, wavefront and intra-tile consecutivity act in codegen.
+    let opts = CodegenOptions::for_point(
+        (tile > 0).then(|| vec![tile]),
+        threads,
+        (args.schedule == "unified").then_some(&knobs),
+    );
     let started = std::time::Instant::now();
     let variant = codegen::generate(&program.source, &program.scop, &program.deps, &schedule, &opts)?;
     let codegen_s = started.elapsed().as_secs_f64();
@@ -117,13 +123,9 @@ pub fn run(args: Args) -> Result<()> {
     std::fs::write(&original_source, &original)
         .with_context(|| format!("{}: cannot write", original_source.display()))?;
 
-    let profile = common::machine_profile(&args.machine)?;
-    let Some(slot) = profile.slots.first().cloned() else {
-        bail!("machine profile `{}` has no slot", profile.name)
-    };
     let config = MeasureConfig {
         runs: args.runs,
-        threads: args.threads,
+        threads: Some(threads),
         tolerance: Tolerance { relative: args.tolerance },
         ..MeasureConfig::default()
     };
