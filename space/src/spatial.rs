@@ -6,9 +6,10 @@
 //!   elements per line (line bytes / element size); scalars have none.
 //! - Access pattern separation: only references with equal subscripts except
 //!   for the constant of the last one are related to each other.
-//! - Access completion: an access matrix without full column rank gets unit
-//!   rows prepended until it has one (for B[k][j] under (i, j, k): B[i][k][j]),
-//!   so that different iterations of an unused loop touch different lines.
+//! - Access completion: an access matrix without full column rank gets rows
+//!   prepended until it has one, from its Hermite normal form (for B[k][j]
+//!   under (i, j, k): B[i][k][j]), so that different iterations of an unused
+//!   loop touch different lines.
 //! - Spatial proximity: the dataflow analysis on line-based accesses with every
 //!   access a must-source, so each instance is related only to the last one
 //!   before it (adjacent in time) that touches its line; reads too (RAR).
@@ -161,26 +162,64 @@ fn rank(m: &[Vec<i64>], n: usize) -> usize {
     crate::schedule::linalg::rank(m, n)
 }
 
-/// Unit rows that complete `f` (rows over `n` iterators) to full column rank,
-/// outermost iterator first.
-pub fn completion(f: &[Vec<i64>], n: usize) -> Vec<usize> {
-    let mut rows: Vec<Vec<i64>> = f.to_vec();
-    let mut added = Vec::new();
-    for k in 0..n {
-        let before = rank(&rows, n);
-        if before == n {
+/// Rows that complete `f` (rows over `n` iterators) to full column rank
+/// (§4.2): with the column Hermite normal form `H = f·Q` (`Q` unimodular,
+/// `H` lower triangular with `r` = rank pivot columns), the rows `r..n` of
+/// `Q⁻¹` span what `f` leaves free, and `f`'s rows with them span `Zⁿ`.
+/// The rows are unit rows when `f`'s pivots are unit columns
+/// (`B[k][j]` under `(i, j, k)` gets `i`); unlike unit rows picked greedily,
+/// they also complete `A[i + 2j]` to a unimodular basis.
+pub fn completion(f: &[Vec<i64>], n: usize) -> Vec<Vec<i64>> {
+    let mut a: Vec<Vec<i64>> = f.to_vec();
+    // Q⁻¹, kept in step with the column operations on `a` (an operation
+    // `a ← a·E` is `Q⁻¹ ← E⁻¹·Q⁻¹`, a row operation).
+    let mut q_inv: Vec<Vec<i64>> = (0..n).map(|k| (0..n).map(|j| (j == k) as i64).collect()).collect();
+    let swap = |a: &mut Vec<Vec<i64>>, q_inv: &mut Vec<Vec<i64>>, x: usize, y: usize| {
+        a.iter_mut().for_each(|row| row.swap(x, y));
+        q_inv.swap(x, y);
+    };
+    let mut pivot = 0;
+    for i in 0..a.len() {
+        if pivot == n {
             break;
         }
-        let mut e = vec![0; n];
-        e[k] = 1;
-        rows.push(e);
-        if rank(&rows, n) > before {
-            added.push(k);
-        } else {
-            rows.pop();
+        loop {
+            // The smallest nonzero entry of row i right of the pivots goes to
+            // the pivot column; the others are reduced modulo it (Euclid).
+            let Some(m) = (pivot..n).filter(|&j| a[i][j] != 0).min_by_key(|&j| (a[i][j].abs(), j)) else {
+                break;
+            };
+            swap(&mut a, &mut q_inv, pivot, m);
+            let mut done = true;
+            for j in pivot + 1..n {
+                let k = a[i][j] / a[i][pivot];
+                if k != 0 {
+                    // column j -= k·column pivot; Q⁻¹ row pivot += k·row j.
+                    for row in a.iter_mut() {
+                        row[j] -= k * row[pivot];
+                    }
+                    for c in 0..n {
+                        q_inv[pivot][c] += k * q_inv[j][c];
+                    }
+                }
+                done &= a[i][j] == 0;
+            }
+            if done {
+                pivot += 1;
+                break;
+            }
         }
     }
-    added
+    // Order and sign do not change which instances share a completed line:
+    // first nonzero positive, outermost first, for stable relations.
+    let mut rows = q_inv.split_off(pivot);
+    for row in rows.iter_mut() {
+        if row.iter().find(|&&v| v != 0).is_some_and(|&v| v < 0) {
+            row.iter_mut().for_each(|v| *v = -*v);
+        }
+    }
+    rows.sort_by(|a, b| b.cmp(a));
+    rows
 }
 
 fn affine(names: &[String], params: &[String], s: &Subscript) -> String {
@@ -209,7 +248,7 @@ pub fn locality(
 
     // Access pattern separation: (array, completion, all subscripts but the
     // last, the last without its constant).
-    type PatternKey = (String, Vec<usize>, Vec<Subscript>, (Vec<i64>, Vec<i64>), usize);
+    type PatternKey = (String, Vec<Vec<i64>>, Vec<Subscript>, (Vec<i64>, Vec<i64>), usize);
     let mut patterns: Vec<(PatternKey, Vec<usize>)> = Vec::new();
     for (r, reference) in refs.iter().enumerate() {
         let Some(subs) = &reference.subscripts else { continue };
@@ -319,7 +358,7 @@ fn adjacent(
     refs: &[Reference],
     schedule: &Schedule,
     members: &[usize],
-    line: Option<(&Vec<usize>, u32)>,
+    line: Option<(&Vec<Vec<i64>>, u32)>,
 ) -> Result<HashMap<(usize, usize), String>, IslError> {
     let what = || "adjacent accesses".to_string();
     let params = scop.params.join(", ");
@@ -340,7 +379,10 @@ fn adjacent(
         // count too), then tagged.
         let acc = match (line, &reference.subscripts) {
             (Some((done, c)), Some(subs)) => {
-                let mut out: Vec<String> = done.iter().map(|&k| st.iterators[k].clone()).collect();
+                let mut out: Vec<String> = done
+                    .iter()
+                    .map(|row| affine(&st.iterators, &scop.params, &(row.clone(), vec![0; scop.params.len()], 0)))
+                    .collect();
                 let (last, outer) = subs.split_last().unwrap();
                 out.extend(outer.iter().map(|s| affine(&st.iterators, &scop.params, s)));
                 out.push(format!("floor(({})/{c})", affine(&st.iterators, &scop.params, last)));
@@ -458,4 +500,90 @@ pub fn register_pressure(scop: &Scop, refs: &[Reference], stmts: &[usize]) -> u3
         }
     }
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Determinant by cofactor expansion (small matrices only).
+    fn det(m: &[Vec<i64>]) -> i64 {
+        if m.len() == 1 {
+            return m[0][0];
+        }
+        (0..m.len())
+            .map(|c| {
+                let minor: Vec<Vec<i64>> =
+                    m[1..].iter().map(|r| r.iter().enumerate().filter(|(j, _)| *j != c).map(|(_, v)| *v).collect()).collect();
+                let sign = if c % 2 == 0 { 1 } else { -1 };
+                sign * m[0][c] * det(&minor)
+            })
+            .sum()
+    }
+
+    fn gcd(a: i64, b: i64) -> i64 {
+        if b == 0 { a.abs() } else { gcd(b, a % b) }
+    }
+
+    /// gcd of the maximal minors of `c` (k rows over n columns): 1 exactly
+    /// when `c` extends to a unimodular matrix.
+    fn minors_gcd(c: &[Vec<i64>], n: usize) -> i64 {
+        let k = c.len();
+        let mut g = 0;
+        for mask in 0u32..(1 << n) {
+            if mask.count_ones() as usize != k {
+                continue;
+            }
+            let cols: Vec<usize> = (0..n).filter(|j| mask & (1 << j) != 0).collect();
+            let sub: Vec<Vec<i64>> = c.iter().map(|r| cols.iter().map(|&j| r[j]).collect()).collect();
+            g = gcd(g, det(&sub));
+        }
+        g
+    }
+
+    #[test]
+    fn completion_of_the_papers_example_and_unit_cases() {
+        // B[k][j] under (i, j, k): B[i][k][j].
+        assert_eq!(completion(&[vec![0, 0, 1], vec![0, 1, 0]], 3), vec![vec![1, 0, 0]]);
+        assert_eq!(completion(&[vec![1, 0, 0]], 3), vec![vec![0, 1, 0], vec![0, 0, 1]]);
+        assert!(completion(&[vec![1, 0], vec![0, 1]], 2).is_empty());
+        // A scalar-like access (no subscripts) needs every iterator.
+        assert_eq!(completion(&[], 2), vec![vec![1, 0], vec![0, 1]]);
+        // Dependent rows count once.
+        assert_eq!(completion(&[vec![1, 1], vec![2, 2]], 2).len(), 1);
+    }
+
+    /// On random integer matrices: `f` with its completion has full column
+    /// rank, the completion has `n - rank(f)` rows and is primitive (its
+    /// maximal minors have gcd 1); and when `f` itself is primitive with
+    /// full row rank, `f` and its completion form a unimodular matrix, which
+    /// unit rows miss for `A[i + 2j]` under `(i, j)` (`(1 2; 1 0)`, det -2).
+    #[test]
+    fn completion_reaches_full_rank_with_a_primitive_set_of_rows() {
+        assert_eq!(completion(&[vec![1, 2]], 2), vec![vec![0, 1]]);
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: i64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % (2 * m as u64 + 1)) as i64 - m
+        };
+        for _ in 0..2000 {
+            let n = 1 + (next(2) + 2) as usize % 4;
+            let m = (next(2) + 2) as usize % 4;
+            let f: Vec<Vec<i64>> = (0..m).map(|_| (0..n).map(|_| next(3)).collect()).collect();
+            let c = completion(&f, n);
+            let r = rank(&f, n);
+            assert_eq!(c.len(), n - r, "{f:?} -> {c:?}");
+            let mut all = f.clone();
+            all.extend(c.iter().cloned());
+            assert_eq!(rank(&all, n), n, "{f:?} -> {c:?}");
+            if !c.is_empty() {
+                assert_eq!(minors_gcd(&c, n), 1, "{f:?} -> {c:?}");
+            }
+            if r == m && m > 0 && minors_gcd(&f, n) == 1 {
+                assert_eq!(det(&all).abs(), 1, "{f:?} -> {c:?}");
+            }
+        }
+    }
 }
