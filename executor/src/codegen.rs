@@ -6,8 +6,9 @@
 //! source, so the rest of the program (initialisation, `main`) is untouched.
 
 use isl_rs::{
-    ASTLoopType, ASTNode, ASTNodeType, Context, DimType, Id, IdList, Map, MultiUnionPwAff, MultiVal,
-    Schedule, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionSet, Val,
+    ASTLoopType, ASTNode, ASTNodeType, BasicSet, Context, DimType, Id, IdList, Map, MultiUnionPwAff,
+    MultiVal, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionPwAff, UnionPwMultiAff, UnionSet,
+    Val,
 };
 use serde::{Deserialize, Serialize};
 use space::deps::Dependences;
@@ -132,8 +133,23 @@ fn generate_inner(
     let tree = Schedule::read_from_str(&ctx, schedule).ctx(|| "reading the schedule tree".into())?;
     check_domain(&ctx, scop, &tree)?;
     // Tiling is checked band by band (permutability) as it is applied.
-    let (tree, isolated) = transform(&ctx, scop, tree, opts, deps.map(|d| (scop.context.as_str(), d)))?;
-    let mut final_text = tree.to_str().ctx(|| "printing the schedule".into())?.to_string();
+    let (tree, isolated, lift) = transform(&ctx, scop, tree, opts, deps.map(|d| (scop.context.as_str(), d)))?;
+    // The tree as text, on the SCoP's statement instances: a band tiled
+    // with tile iterators (`Walk::tile_lifted`) reads `floor(phi / size)`
+    // there, as `band_tile` would have it.
+    let lift = match lift {
+        Some(l) => Some(UnionPwMultiAff::from_union_map(l).ctx(|| "lifted instances".into())?),
+        None => None,
+    };
+    let text = |tree: &Schedule| -> Result<String, CodegenError> {
+        let what = || "printing the schedule".to_string();
+        let tree = match &lift {
+            None => tree.copy().ctx(what)?,
+            Some(l) => tree.copy().ctx(what)?.pullback_union_pw_multi_aff(l.copy().ctx(what)?).ctx(what)?,
+        };
+        Ok(tree.to_str().ctx(what)?.to_string())
+    };
+    let mut final_text = text(&tree)?;
     if opts.posttile_reorder != PostTileReorder::None
         || opts.wavefront != Wavefront::None
         || opts.intra_tile_consecutivity
@@ -144,16 +160,17 @@ fn generate_inner(
     }
     let prefix = iterator_prefix(scop);
     let ast = if !isolated {
-        build_ast(&ctx, &scop.context, tree, &prefix)?
+        build_ast(&ctx, &scop.context, group_tiles(tree)?, &prefix)?
     } else {
         let plain = tree.copy().ctx(|| "copying the schedule".into())?;
+        let tree = group_tiles(tree)?;
         match with_budget(&ctx, ISOLATED_AST_OPS, || build_ast(&ctx, &scop.context, tree, &prefix)) {
             Some(ast) => ast,
             None => {
                 let root = plain.get_root().ctx(|| "schedule root".into())?;
                 let plain = strip_ast_options(root)?.get_schedule().ctx(|| "schedule".into())?;
-                final_text = plain.to_str().ctx(|| "printing the schedule".into())?.to_string();
-                build_ast(&ctx, &scop.context, plain, &prefix)?
+                final_text = text(&plain)?;
+                build_ast(&ctx, &scop.context, group_tiles(plain)?, &prefix)?
             }
         }
     };
@@ -162,6 +179,7 @@ fn generate_inner(
         indent: 1,
         call_prefix: MACRO_PREFIX,
         iterators: iterator_prefix(scop),
+        arity: scop.statements.iter().map(|s| (s.name.clone(), s.c_iterators.len())).collect(),
     };
     printer.node(&ast, None)?;
     let region = format!("{}{}{}", statement_macros(scop), printer.out, undef_macros(scop));
@@ -188,18 +206,27 @@ fn check_domain(ctx: &Context, scop: &Scop, tree: &Schedule) -> Result<(), Codeg
 }
 
 /// Tiling and parallel marks, in one walk over the tree; also whether some
-/// band got isolated full tiles.
+/// band got isolated full tiles, and the map from the SCoP's statement
+/// instances to the tree's domain when some band lifted it (`Walk::lift`).
 fn transform(
     ctx: &Context,
     scop: &Scop,
     tree: Schedule,
     opts: &CodegenOptions,
     checks: Option<(&str, &Dependences)>,
-) -> Result<(Schedule, bool), CodegenError> {
+) -> Result<(Schedule, bool, Option<UnionMap>), CodegenError> {
     let root = tree.get_root().ctx(|| "schedule root".into())?;
-    let walk = Walk { ctx, scop, opts, checks, isolated: std::cell::Cell::new(false) };
+    let walk = Walk {
+        ctx,
+        scop,
+        opts,
+        checks,
+        isolated: std::cell::Cell::new(false),
+        lift: std::cell::RefCell::new(None),
+    };
     let root = walk.visit(root, false, false)?;
-    Ok((root.get_schedule().ctx(|| "schedule".into())?, walk.isolated.get()))
+    let lift = walk.lift.into_inner();
+    Ok((root.get_schedule().ctx(|| "schedule".into())?, walk.isolated.get(), lift))
 }
 
 /// The mark above a band whose first member is parallel, followed by that
@@ -210,6 +237,11 @@ fn transform(
 /// dependences (gramschmidt's `nrm` reduction under a wavefront).
 const PARALLEL_MARK: &str = "polytune_parallel";
 
+/// The mark between the tile band and the point band of a band tiled with
+/// tile iterators (`Walk::tile_lifted`): where `group_tiles` puts the
+/// expansion from tiles to statement instances.
+const TILE_MARK: &str = "polytune_tile_points";
+
 struct Walk<'a> {
     ctx: &'a Context,
     scop: &'a Scop,
@@ -219,6 +251,12 @@ struct Walk<'a> {
     checks: Option<(&'a str, &'a Dependences)>,
     /// Set when a point band gets an isolate option.
     isolated: std::cell::Cell<bool>,
+    /// Set once some band is tiled with tile iterators of its own
+    /// (`tile_lifted`): each statement instance of the SCoP to its instance
+    /// in the tree's current, lifted domain (`S1[t, i, j]` to
+    /// `S1[t, i, j, T0, T1, T2]`). Dependences are on the SCoP's instances,
+    /// so every check first maps the tree's relations back through it.
+    lift: std::cell::RefCell<Option<UnionMap>>,
 }
 
 impl Walk<'_> {
@@ -247,19 +285,27 @@ impl Walk<'_> {
                     }
                     self.check_permutable(&node)?;
                     let order = self.point_order(&node)?;
-                    node = node.band_tile(mv).ctx(what)?;
-                    tiled_here = true;
-                    if let Some(order) = &order {
-                        let point = node.child(0).ctx(what)?;
-                        node = permute(point, order)?.parent().ctx(what)?;
+                    let point_order: Vec<usize> = order.clone().unwrap_or_else(|| (0..n as usize).collect());
+                    let wave =
+                        opts.wavefront != Wavefront::None && !node.band_member_get_coincident(0).ctx(what)?;
+                    if wave && whole_statements(&node)? {
+                        // Tile loops as iterators of their own (Pluto), so
+                        // that the wavefront is a sum of loop iterators, not
+                        // of integer divisions.
+                        let sizes: Vec<i64> = (0..n as usize).map(|j| tile_size(sizes, j)).collect();
+                        node = self.tile_lifted(node, &sizes, &point_order)?;
+                    } else {
+                        node = node.band_tile(mv).ctx(what)?;
+                        if let Some(order) = &order {
+                            let point = node.child(0).ctx(what)?;
+                            node = permute(point, order)?.parent().ctx(what)?;
+                        }
                     }
-                    if opts.wavefront != Wavefront::None && !node.band_member_get_coincident(0).ctx(what)? {
+                    tiled_here = true;
+                    if wave {
                         node = self.wavefront(node)?;
                     }
-                    let point_sizes: Vec<i64> = match &order {
-                        Some(order) => order.iter().map(|&j| tile_size(sizes, j)).collect(),
-                        None => (0..n as usize).map(|j| tile_size(sizes, j)).collect(),
-                    };
+                    let point_sizes: Vec<i64> = point_order.iter().map(|&j| tile_size(sizes, j)).collect();
                     let (tile, isolated) = isolate_full_tiles(node, &point_sizes)?;
                     node = tile;
                     if isolated {
@@ -283,11 +329,13 @@ impl Walk<'_> {
                 }
             }
         }
+        // The point band right below a tile band (and its `TILE_MARK`) must
+        // not be tiled again.
+        let below_tiles = tiled_here || (just_tiled && is_tile_mark(&node)?);
         let children = node.n_children().ctx(what)?;
         for i in 0..children {
-            // The point band right below a tile band must not be tiled again.
             node = node.child(i).ctx(what)?;
-            node = self.visit(node, in_parallel, tiled_here)?;
+            node = self.visit(node, in_parallel, below_tiles)?;
             node = node.parent().ctx(what)?;
         }
         for _ in 0..down {
@@ -311,7 +359,7 @@ impl Walk<'_> {
         let n = band.band_n_member().ctx(what)? as usize;
         let prefix = band.get_prefix_schedule_union_map().ctx(what)?;
         let partial = band.band_get_partial_schedule_union_map().ctx(what)?;
-        let full = prefix.flat_range_product(partial).ctx(what)?;
+        let full = self.original(prefix.flat_range_product(partial).ctx(what)?)?;
         let depth = band.get_schedule_depth().ctx(what)? as usize;
         let m = depth + n;
         let mut consecutive = vec![0i64; n];
@@ -434,9 +482,165 @@ impl Walk<'_> {
                 let m = UnionMap::from_union_pw_aff(members.get_at(k as i32).ctx(what)?).ctx(what)?;
                 rest = rest.flat_range_product(m).ctx(what)?;
             }
+            let (outer, rest) = (self.original(outer)?, self.original(rest)?);
             let parallel = legality::parallel_violations(self.ctx, context, &outer, &rest, deps)?.is_empty();
             node = node.band_member_set_coincident(j as i32, parallel as i32).ctx(what)?;
         }
+        Ok(node)
+    }
+
+    /// `rel`, a relation on the tree's (possibly lifted) statement
+    /// instances, as a relation on the SCoP's instances.
+    fn original(&self, rel: UnionMap) -> Result<UnionMap, CodegenError> {
+        match self.lift.borrow().as_ref() {
+            None => Ok(rel),
+            Some(lift) => {
+                Ok(lift.copy().and_then(|l| l.apply_range(rel)).ctx(|| "lifted instances".into())?)
+            }
+        }
+    }
+
+    /// Rectangular tiling of the permutable band `band` with tile loops as
+    /// iterators of their own, as Pluto does (and CLooG then sees): every
+    /// statement S reaching the band gets one more domain dimension per
+    /// member, `S[x] -> S[x, T0, ..., T(n-1)]` with
+    /// `sizes[k] * Tk <= phi_k(x) <= sizes[k] * Tk + sizes[k] - 1` (phi_k the
+    /// band's member k); the tile band is `[T0, ..., T(n-1)]` and the point
+    /// band `phi_k - sizes[k] * Tk` in `order`, flags as `band_tile` and
+    /// `permute` would leave them. The same loops as `band_tile`'s
+    /// `floor(phi_k / size)`, but without integer divisions: a wavefront
+    /// (a sum of tile loops) stays a sum of iterators, where isl's AST
+    /// generator otherwise spends minutes detecting strides over sums of
+    /// divisions (jacobi-2d, heat-3d with `wavefront=all`). The statement
+    /// calls carry the tile iterators as extra arguments, which `Printer`
+    /// drops. Every statement reaching `band` must reach it whole
+    /// (`whole_statements`). Returns the tile band, in the new tree.
+    fn tile_lifted(
+        &self,
+        band: ScheduleNode,
+        sizes: &[i64],
+        order: &[usize],
+    ) -> Result<ScheduleNode, CodegenError> {
+        let ctx = self.ctx;
+        let what = || "tiling with tile iterators".to_string();
+        let n = sizes.len();
+        let permutable = band.band_get_permutable().ctx(what)?;
+        let coincident: Vec<bool> =
+            (0..n).map(|j| band.band_member_get_coincident(j as i32)).collect::<Result<_, _>>().ctx(what)?;
+        let domain = band.get_domain().ctx(what)?;
+        // [p] -> [T]: the tile of each point of the band.
+        let ps: Vec<String> = (0..n).map(|k| format!("p{k}")).collect();
+        let ts: Vec<String> = (0..n).map(|k| format!("t{k}")).collect();
+        let cons: Vec<String> = (0..n)
+            .map(|k| format!("{s} * t{k} <= p{k} <= {s} * t{k} + {}", sizes[k] - 1, s = sizes[k]))
+            .collect();
+        let tile_of = UnionMap::read_from_str(
+            ctx,
+            &format!("{{ [{}] -> [{}] : {} }}", ps.join(", "), ts.join(", "), cons.join(" and ")),
+        )
+        .ctx(what)?;
+        let tiles = band
+            .band_get_partial_schedule_union_map()
+            .ctx(what)?
+            .intersect_domain(domain.copy().ctx(what)?)
+            .ctx(what)?
+            .apply_range(tile_of)
+            .ctx(what)?;
+        // Per statement: the lifted instances, the projection back, and
+        // the tile band's and the point band's shifts.
+        let root_domain = band.copy().ctx(what)?.root().ctx(what)?.domain_get_domain().ctx(what)?;
+        let others = root_domain.subtract(domain).ctx(what)?;
+        let mut lifted = others.copy().ctx(what)?;
+        let mut projection: Vec<String> = Vec::new();
+        let mut tile_members: Vec<Vec<String>> = vec![Vec::new(); n];
+        let mut shifts: Vec<Vec<String>> = vec![Vec::new(); n];
+        let list = tiles.get_map_list().ctx(what)?;
+        for i in 0..list.size().ctx(what)? {
+            let map = list.get_at(i).ctx(what)?;
+            let name = map.get_tuple_name(DimType::In).ctx(what)?.to_string();
+            let m = map.dim(DimType::In).ctx(what)? as usize;
+            let set = map.wrap().ctx(what)?.flatten().ctx(what)?.set_tuple_name(&name).ctx(what)?;
+            lifted = lifted.union(UnionSet::from_set(set).ctx(what)?).ctx(what)?;
+            let xs: Vec<String> = (0..m).map(|d| format!("x{d}")).collect();
+            let tuple = format!("{name}[{}, {}]", xs.join(", "), ts.join(", "));
+            projection.push(format!("{tuple} -> {name}[{}]", xs.join(", ")));
+            for k in 0..n {
+                tile_members[k].push(format!("{tuple} -> [(t{k})]"));
+                shifts[k].push(format!("{tuple} -> [({} * t{k})]", sizes[k]));
+            }
+        }
+        // Statements elsewhere in the tree keep their instances.
+        let others_list = others.get_set_list().ctx(what)?;
+        for i in 0..others_list.size().ctx(what)? {
+            let set = others_list.get_at(i).ctx(what)?;
+            let name = set.get_tuple_name().ctx(what)?.to_string();
+            let xs: Vec<String> = (0..set.dim(DimType::Set).ctx(what)?).map(|d| format!("x{d}")).collect();
+            projection.push(format!("{name}[{0}] -> {name}[{0}]", xs.join(", ")));
+        }
+        let projection =
+            UnionPwMultiAff::read_from_str(ctx, &format!("{{ {} }}", projection.join("; "))).ctx(what)?;
+        let path = tree_path(&band)?;
+        let schedule = band
+            .get_schedule()
+            .ctx(what)?
+            .pullback_union_pw_multi_aff(projection.copy().ctx(what)?)
+            .ctx(what)?
+            .intersect_domain(lifted.copy().ctx(what)?)
+            .ctx(what)?;
+        let mut node = schedule.get_root().ctx(what)?;
+        for &p in &path {
+            node = node.child(p).ctx(what)?;
+        }
+        // The same band, on the lifted instances.
+        let phi = node.band_get_partial_schedule().ctx(what)?;
+        let union_pw_aff = |pieces: &[String]| {
+            UnionPwAff::read_from_str(ctx, &format!("{{ {} }}", pieces.join("; "))).ctx(what)
+        };
+        let mut point: Option<MultiUnionPwAff> = None;
+        for &k in order {
+            let member = phi.get_at(k as i32).ctx(what)?.sub(union_pw_aff(&shifts[k])?).ctx(what)?;
+            let member = MultiUnionPwAff::from_union_pw_aff(member).ctx(what)?;
+            point = Some(match point {
+                None => member,
+                Some(p) => p.flat_range_product(member).ctx(what)?,
+            });
+        }
+        let mut tile: Option<MultiUnionPwAff> = None;
+        for members in &tile_members {
+            let member = MultiUnionPwAff::from_union_pw_aff(union_pw_aff(members)?).ctx(what)?;
+            tile = Some(match tile {
+                None => member,
+                Some(t) => t.flat_range_product(member).ctx(what)?,
+            });
+        }
+        let (Some(point), Some(tile)) = (point, tile) else {
+            return Err(CodegenError::Unsupported("tiling an empty band".into()));
+        };
+        node = node.delete().ctx(what)?.insert_partial_schedule(point).ctx(what)?;
+        node = node.band_set_permutable(permutable as i32).ctx(what)?;
+        for (j, &k) in order.iter().enumerate() {
+            node = node.band_member_set_coincident(j as i32, coincident[k] as i32).ctx(what)?;
+        }
+        // Between the tile and the point band, where `group_tiles` expands
+        // tiles into their points for the AST generator.
+        node = node.insert_mark(Id::read_from_str(ctx, TILE_MARK).ctx(what)?).ctx(what)?;
+        node = node.insert_partial_schedule(tile).ctx(what)?;
+        node = node.band_set_permutable(permutable as i32).ctx(what)?;
+        for (k, &c) in coincident.iter().enumerate() {
+            node = node.band_member_set_coincident(k as i32, c as i32).ctx(what)?;
+        }
+        // SCoP instances -> lifted instances.
+        let step = UnionMap::from_union_pw_multi_aff(projection)
+            .ctx(what)?
+            .intersect_domain(lifted)
+            .ctx(what)?
+            .reverse()
+            .ctx(what)?;
+        let mut lift = self.lift.borrow_mut();
+        *lift = Some(match lift.take() {
+            None => step,
+            Some(l) => l.apply_range(step).ctx(what)?,
+        });
         Ok(node)
     }
 
@@ -445,8 +649,8 @@ impl Walk<'_> {
     fn check_parallel(&self, band: &ScheduleNode) -> Result<(), CodegenError> {
         let Some((context, deps)) = self.checks else { return Ok(()) };
         let what = || "checking a loop before marking it parallel".to_string();
-        let prefix = band.get_prefix_schedule_union_map().ctx(what)?;
-        let partial = band.band_get_partial_schedule_union_map().ctx(what)?;
+        let prefix = self.original(band.get_prefix_schedule_union_map().ctx(what)?)?;
+        let partial = self.original(band.band_get_partial_schedule_union_map().ctx(what)?)?;
         let v = legality::parallel_violations(self.ctx, context, &prefix, &partial, deps)?;
         if v.is_empty() {
             Ok(())
@@ -459,8 +663,8 @@ impl Walk<'_> {
     fn check_permutable(&self, band: &ScheduleNode) -> Result<(), CodegenError> {
         let Some((context, deps)) = self.checks else { return Ok(()) };
         let what = || "checking a band before tiling".to_string();
-        let prefix = band.get_prefix_schedule_union_map().ctx(what)?;
-        let partial = band.band_get_partial_schedule_union_map().ctx(what)?;
+        let prefix = self.original(band.get_prefix_schedule_union_map().ctx(what)?)?;
+        let partial = self.original(band.band_get_partial_schedule_union_map().ctx(what)?)?;
         let v = legality::band_violations(self.ctx, context, &prefix, &partial, deps)?;
         if v.is_empty() {
             Ok(())
@@ -468,6 +672,163 @@ impl Walk<'_> {
             Err(CodegenError::Illegal(v))
         }
     }
+}
+
+/// The tree as the AST generator gets it when some band was tiled with tile
+/// iterators: at each `TILE_MARK`, the instances are grouped by their
+/// prefix schedule (the outer loops and the tile loops, isl's
+/// `isl_schedule_node_group`, an expansion node), and the groups' domain,
+/// the tiles, is replaced by its rational projection (Fourier-Motzkin,
+/// `isl_set_remove_divs`): a superset, without integer divisions. isl then
+/// generates the tile loops from that simple polyhedron, as CLooG does
+/// for Pluto, and the point loops below the expansion exactly, for the
+/// given tile; a tile of the superset that holds no instance runs an
+/// empty body. Otherwise isl generates the tile loops from the exact
+/// integer projection of the instances: for a wavefront over a 4-d
+/// time-skewed band (heat-3d) a union of dozens of parametric cases whose
+/// strides cost minutes to detect.
+fn group_tiles(tree: Schedule) -> Result<Schedule, CodegenError> {
+    let what = || "grouping tiles".to_string();
+    fn visit(mut node: ScheduleNode, groups: &mut usize) -> Result<ScheduleNode, CodegenError> {
+        let what = || "grouping tiles".to_string();
+        if is_tile_mark(&node)? {
+            let id = Id::read_from_str(&node.get_ctx(), &format!("{TILE_MARK}_{groups}")).ctx(what)?;
+            *groups += 1;
+            // The point band, now below an expansion node, below the mark.
+            node = node.child(0).ctx(what)?.group(id).ctx(what)?.parent().ctx(what)?.parent().ctx(what)?;
+        }
+        for i in 0..node.n_children().ctx(what)? {
+            node = visit(node.child(i).ctx(what)?, groups)?.parent().ctx(what)?;
+        }
+        Ok(node)
+    }
+    let mut groups = 0;
+    let root = visit(tree.get_root().ctx(what)?, &mut groups)?;
+    let tree = root.get_schedule().ctx(what)?;
+    if groups == 0 {
+        return Ok(tree);
+    }
+    let domain = tree.get_domain().ctx(what)?;
+    let mut relaxed = UnionSet::empty_ctx(&tree.get_ctx()).ctx(what)?;
+    let list = domain.get_set_list().ctx(what)?;
+    for i in 0..list.size().ctx(what)? {
+        let mut set = list.get_at(i).ctx(what)?;
+        if set.get_tuple_name().ctx(what)?.starts_with(TILE_MARK) {
+            set = relax_tiles(set)?;
+        }
+        relaxed = relaxed.union(UnionSet::from_set(set).ctx(what)?).ctx(what)?;
+    }
+    // isl has no way to widen a domain: the tree is read back with the
+    // relaxed one (its text is printed first).
+    let text = tree.to_str().ctx(what)?.to_string();
+    let rest = text
+        .strip_prefix("{ domain: \"")
+        .and_then(|r| r.split_once('"'))
+        .map(|(_, rest)| rest)
+        .ok_or_else(|| CodegenError::Unsupported(format!("unexpected schedule text: {text}")))?;
+    let text = format!("{{ domain: \"{}\"{rest}", relaxed.to_str().ctx(what)?);
+    Ok(Schedule::read_from_str(&tree.get_ctx(), &text).ctx(what)?)
+}
+
+/// A superset of the tiles `tiles` (outer loops, then the tile loops) on
+/// which isl's exact integer projections, as the AST generator computes
+/// them loop by loop, are cheap: the rational projection of the tiles
+/// (Fourier-Motzkin, `isl_set_remove_divs`), of whose constraints only
+/// those with coefficients 0 or ±1 on the inner dimensions (up to a common
+/// factor) are kept, within the rational bounds of each dimension alone.
+/// The dropped constraints (`2 T3 >= 2 w - 3 T1 - 2 T2` for heat-3d's
+/// wavefront) would leave integer divisions in every projection.
+fn relax_tiles(tiles: Set) -> Result<Set, CodegenError> {
+    let what = || "relaxing the tile domain".to_string();
+    let name = tiles.get_tuple_name().ctx(what)?.to_string();
+    let rational = tiles.remove_divs().ctx(what)?.coalesce().ctx(what)?;
+    let n = rational.dim(DimType::Set).ctx(what)? as u32;
+    let mut out = Set::empty(rational.get_space().ctx(what)?).ctx(what)?;
+    let list = rational.get_basic_set_list().ctx(what)?;
+    for i in 0..list.size().ctx(what)? {
+        let bset = list.get_at(i).ctx(what)?;
+        let mut kept = BasicSet::universe(bset.get_space().ctx(what)?).ctx(what)?;
+        let constraints = bset.get_constraint_list().ctx(what)?;
+        for j in 0..constraints.size().ctx(what)? {
+            let c = constraints.get_at(j).ctx(what)?;
+            let mut coefficients = Vec::new();
+            for d in 1..n as i32 {
+                let v = c.get_coefficient_val(DimType::Set, d).ctx(what)?;
+                coefficients.push(v.get_num_si().ctx(what)?.abs());
+            }
+            let g = coefficients.iter().fold(0, |g, &c| gcd(g, c));
+            if g == 0 || coefficients.iter().all(|&c| c == 0 || c == g) {
+                kept = kept.add_constraint(c).ctx(what)?;
+            }
+        }
+        out = out.union(kept.to_set().ctx(what)?).ctx(what)?;
+    }
+    // Each dimension within its own rational bounds, so that dropping
+    // constraints leaves the set bounded.
+    for d in 0..n {
+        let alone = rational
+            .copy()
+            .ctx(what)?
+            .project_out(DimType::Set, d + 1, n - d - 1)
+            .ctx(what)?
+            .project_out(DimType::Set, 0, d)
+            .ctx(what)?
+            .remove_divs()
+            .ctx(what)?
+            .insert_dims(DimType::Set, 0, d)
+            .ctx(what)?
+            .insert_dims(DimType::Set, d + 1, n - d - 1)
+            .ctx(what)?
+            .set_tuple_name(&name)
+            .ctx(what)?;
+        out = out.intersect(alone).ctx(what)?;
+    }
+    Ok(out.coalesce().ctx(what)?)
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn is_tile_mark(node: &ScheduleNode) -> Result<bool, CodegenError> {
+    let what = || "reading a mark".to_string();
+    Ok(node.get_type().ctx(what)? == ScheduleNodeType::Mark
+        && node.mark_get_id().ctx(what)?.to_str().ctx(what)? == TILE_MARK)
+}
+
+/// Whether every statement reaching `band` reaches it with all its
+/// instances (no other branch of the tree runs some of them), so that
+/// `Walk::tile_lifted` may give its instances the band's tile iterators.
+fn whole_statements(band: &ScheduleNode) -> Result<bool, CodegenError> {
+    let what = || "tiling with tile iterators".to_string();
+    let here = band.get_domain().ctx(what)?;
+    let all = band.copy().ctx(what)?.root().ctx(what)?.domain_get_domain().ctx(what)?;
+    let list = here.get_set_list().ctx(what)?;
+    for i in 0..list.size().ctx(what)? {
+        let set = list.get_at(i).ctx(what)?;
+        let whole = all.extract_set(set.get_space().ctx(what)?).ctx(what)?;
+        if !whole.is_subset(&set).ctx(what)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The child positions from the root of `node`'s tree down to `node`.
+fn tree_path(node: &ScheduleNode) -> Result<Vec<i32>, CodegenError> {
+    let what = || "locating a schedule node".to_string();
+    let mut path = Vec::new();
+    let mut n = node.copy().ctx(what)?;
+    while n.has_parent().ctx(what)? {
+        path.push(n.get_child_position().ctx(what)?);
+        n = n.parent().ctx(what)?;
+    }
+    path.reverse();
+    Ok(path)
 }
 
 /// The size of member `j` of a band tiled with `sizes` (the last size
@@ -516,17 +877,26 @@ fn isolate_full_tiles(tile: ScheduleNode, point_sizes: &[i64]) -> Result<(Schedu
     let ctx = tile.get_ctx();
     let d = tile.get_schedule_depth().ctx(what)? as u32;
     let n = tile.band_n_member().ctx(what)? as u32;
-    let point = tile.child(0).ctx(what)?;
+    let mut point = tile.child(0).ctx(what)?;
+    // A band tiled with tile iterators has its `TILE_MARK` in between.
+    let marked = is_tile_mark(&point)?;
+    if marked {
+        point = point.child(0).ctx(what)?;
+    }
+    let back = |point: ScheduleNode| -> Result<ScheduleNode, CodegenError> {
+        let up = point.parent().ctx(what)?;
+        Ok(if marked { up.parent().ctx(what)? } else { up })
+    };
     if point.get_type().ctx(what)? != ScheduleNodeType::Band || point.band_n_member().ctx(what)? as u32 != n {
-        return Ok((point.parent().ctx(what)?, false));
+        return Ok((back(point)?, false));
     }
     let isolate = with_budget(&ctx, ISOLATE_OPS, || full_tile_option(&point, d, n, point_sizes));
-    let Some(Some(isolate)) = isolate else { return Ok((point.parent().ctx(what)?, false)) };
+    let Some(Some(isolate)) = isolate else { return Ok((back(point)?, false)) };
     let mut point = point.band_set_ast_build_options(UnionSet::from_set(isolate).ctx(what)?).ctx(what)?;
     for k in 0..n as i32 {
         point = point.band_member_set_isolate_ast_loop_type(k, ASTLoopType::Separate).ctx(what)?;
     }
-    Ok((point.parent().ctx(what)?, true))
+    Ok((back(point)?, true))
 }
 
 /// The isolate option of the point band `point` (schedule depth `d + n`)
@@ -734,6 +1104,10 @@ struct Printer {
     call_prefix: &'static str,
     /// The iterator prefix given to isl: schedule dimension d is `{prefix}{d}`.
     iterators: String,
+    /// The arguments of each statement's macro: a call's further arguments
+    /// are the tile iterators of a lifted domain (`Walk::tile_lifted`),
+    /// dropped.
+    arity: std::collections::HashMap<String, usize>,
 }
 
 impl Printer {
@@ -813,7 +1187,22 @@ impl Printer {
                 }
             }
             ASTNodeType::User => {
-                let call = node.user_get_expr().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                let expr = node.user_get_expr().ctx(what)?;
+                let n = expr.get_op_n_arg().ctx(what)?;
+                let name = if n > 0 {
+                    Some(expr.get_op_arg(0).ctx(what)?.to_C_str().ctx(what)?.to_string())
+                } else {
+                    None
+                };
+                let call = match name.as_ref().and_then(|name| self.arity.get(name).map(|&a| (name, a))) {
+                    Some((name, arity)) if (n as usize) > arity + 1 => {
+                        let args = (1..=arity as i32)
+                            .map(|i| Ok(expr.get_op_arg(i).ctx(what)?.to_C_str().ctx(what)?.to_string()))
+                            .collect::<Result<Vec<_>, CodegenError>>()?;
+                        format!("{name}({})", args.join(", "))
+                    }
+                    _ => expr.to_C_str().ctx(what)?.to_string(),
+                };
                 self.line(&format!("{}{call};", self.call_prefix));
             }
             ASTNodeType::Error => {
@@ -953,8 +1342,13 @@ fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
         );
         let tree = Schedule::read_from_str(ctx, &tree).ctx(what)?;
         let ast = build_ast(ctx, &scop.context, tree, &prefix)?;
-        let mut loops =
-            Printer { out: String::new(), indent: 2, call_prefix: DUMP_PREFIX, iterators: prefix.clone() };
+        let mut loops = Printer {
+            out: String::new(),
+            indent: 2,
+            call_prefix: DUMP_PREFIX,
+            iterators: prefix.clone(),
+            arity: Default::default(),
+        };
         loops.node(&ast, None)?;
         let params = vars.join(", ");
         let element: String = vars.iter().map(|v| format!("[({v})]")).collect();

@@ -122,7 +122,6 @@ const SCHEDULERS: [&[&str]; 5] = [
 /// `POLYTUNE_FULL_SWEEP=1`, runs them): `(kernel, setting substring, why)`.
 const KNOWN: &[(&str, &str, &str)] = &[
     ("adi", "", "the unified scheduler takes over 2 minutes on adi (27 statements)"),
-    ("jacobi-2d", "wavefront=all", "code generation does not finish within a minute (open bug, issue 6)"),
     // Both were still running after 5 minutes with the test at 19 GB.
     ("fdtd-2d", "", "some setting makes scheduling or codegen exhaust memory (open bug, issue 6)"),
     ("heat-3d", "", "some setting makes scheduling or codegen exhaust memory (open bug, issue 6)"),
