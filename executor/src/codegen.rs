@@ -678,15 +678,14 @@ impl Walk<'_> {
 /// iterators: at each `TILE_MARK`, the instances are grouped by their
 /// prefix schedule (the outer loops and the tile loops, isl's
 /// `isl_schedule_node_group`, an expansion node), and the groups' domain,
-/// the tiles, is replaced by its rational projection (Fourier-Motzkin,
-/// `isl_set_remove_divs`): a superset, without integer divisions. isl then
-/// generates the tile loops from that simple polyhedron, as CLooG does
-/// for Pluto, and the point loops below the expansion exactly, for the
-/// given tile; a tile of the superset that holds no instance runs an
-/// empty body. Otherwise isl generates the tile loops from the exact
-/// integer projection of the instances: for a wavefront over a 4-d
-/// time-skewed band (heat-3d) a union of dozens of parametric cases whose
-/// strides cost minutes to detect.
+/// the tiles, is replaced by a simple superset without integer divisions
+/// (`relax_tiles`). isl then generates the tile loops from that
+/// polyhedron, as CLooG does for Pluto, and the point loops below the
+/// expansion exactly, for the given tile; a tile of the superset that
+/// holds no instance runs an empty body. Otherwise isl generates the tile
+/// loops from the exact integer projection of the instances: for a
+/// wavefront over a 4-d time-skewed band (heat-3d) a union of dozens of
+/// parametric cases whose strides cost minutes to detect.
 fn group_tiles(tree: Schedule) -> Result<Schedule, CodegenError> {
     let what = || "grouping tiles".to_string();
     fn visit(mut node: ScheduleNode, groups: &mut usize) -> Result<ScheduleNode, CodegenError> {
