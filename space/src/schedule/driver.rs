@@ -75,13 +75,18 @@ struct Solver {
 
 impl Solver {
     fn lexmin(&mut self, p: &Problem) -> Result<Outcome> {
+        Ok(self.lexmin_below(p, None)?.expect("no cutoff, no early stop"))
+    }
+
+    /// [`ilp::lexmin_below`]: `None` when the optimum is not below `cutoff`.
+    fn lexmin_below(&mut self, p: &Problem, cutoff: Option<&[i64]>) -> Result<Option<Outcome>> {
         self.lexmins += 1;
         let reduced = without_redundant_rows(p);
         let p = &reduced;
-        let out = ilp::lexmin(p, self.backend)?;
+        let out = ilp::lexmin_below(p, self.backend, cutoff)?;
         if self.cross_check {
             let other = if self.backend == Backend::Cbc { Backend::Isl } else { Backend::Cbc };
-            let theirs = match ilp::lexmin(p, other) {
+            let theirs = match ilp::lexmin_below(p, other, cutoff) {
                 Err(ilp::IlpError::Quota) => {
                     self.unchecked += 1;
                     return Ok(out);
@@ -89,19 +94,21 @@ impl Solver {
                 r => r?,
             };
             self.checked += 1;
-            let opt = |o: &Outcome| match o {
-                Outcome::Optimal { objective_values, .. } => Some(objective_values.clone()),
-                Outcome::Infeasible => None,
+            let opt = |o: &Option<Outcome>| match o {
+                Some(Outcome::Optimal { objective_values, .. }) => Some(Some(objective_values.clone())),
+                Some(Outcome::Infeasible) => Some(None),
+                None => None,
             };
             if opt(&out) != opt(&theirs) {
                 return Err(ScheduleError::BackendsDisagree(format!(
-                    "{:?}: {:?}, {:?}: {:?} ({} variables, {} constraints)",
+                    "{:?}: {:?}, {:?}: {:?} ({} variables, {} constraints, cutoff {:?})",
                     self.backend,
                     opt(&out),
                     other,
                     opt(&theirs),
                     p.vars.len(),
-                    p.constraints.len()
+                    p.constraints.len(),
+                    cutoff
                 )));
             }
         }
@@ -1135,13 +1142,13 @@ impl<'a> Group<'a> {
         *budget -= 1;
         let mut q = root.clone();
         q.constraints.extend(extra.iter().cloned());
-        let (values, bound) = match solver.lexmin(&q)? {
-            Outcome::Optimal { values, objective_values } => (values, objective_values),
-            Outcome::Infeasible => return Ok(()),
+        // Only a strictly better optimum matters: stopped as soon as the
+        // optima so far show it is not.
+        let cutoff = best.as_ref().map(|(b, _)| b.as_slice());
+        let (values, bound) = match solver.lexmin_below(&q, cutoff)? {
+            Some(Outcome::Optimal { values, objective_values }) => (values, objective_values),
+            Some(Outcome::Infeasible) | None => return Ok(()),
         };
-        if best.as_ref().is_some_and(|(b, _)| *b <= bound) {
-            return Ok(());
-        }
         let c_of = |k: usize| -> Vec<i64> {
             (0..self.dims[k]).map(|i| values[l.c_plus[k][i]] - values[l.c_minus[k][i]]).collect()
         };

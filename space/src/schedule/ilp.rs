@@ -252,14 +252,47 @@ fn isl_past_deadline() -> bool {
 ///
 /// With no objectives, this is a feasibility test that returns some point.
 pub fn lexmin(problem: &Problem, backend: Backend) -> Result<Outcome, IlpError> {
-    problem.validate()?;
-    backend_lexmin(problem, backend)
+    Ok(lexmin_below(problem, backend, None)?.expect("no cutoff, no early stop"))
 }
 
-fn backend_lexmin(problem: &Problem, backend: Backend) -> Result<Outcome, IlpError> {
+/// [`lexmin`], stopped early when its objective values cannot be
+/// lexicographically below `cutoff` (one value per objective): then `None`,
+/// as soon as the optima found so far show it (a branch and bound that only
+/// wants strictly better solutions need not solve the rest).
+pub fn lexmin_below(
+    problem: &Problem,
+    backend: Backend,
+    cutoff: Option<&[i64]>,
+) -> Result<Option<Outcome>, IlpError> {
+    problem.validate()?;
+    if cutoff.is_some_and(|c| c.len() != problem.objectives.len()) {
+        return Err(IlpError::Solver("a cutoff needs one value per objective".into()));
+    }
+    let cutoff = Cutoff { bound: cutoff, below: false };
     match backend {
-        Backend::Cbc => cbc::lexmin(problem),
-        Backend::Isl => isl::lexmin(problem),
+        Backend::Cbc => cbc::lexmin(problem, cutoff),
+        Backend::Isl => isl::lexmin(problem, cutoff),
+    }
+}
+
+/// Whether the optima found so far can still end lexicographically below a
+/// cutoff.
+struct Cutoff<'a> {
+    bound: Option<&'a [i64]>,
+    /// The optima so far are already below the cutoff's prefix.
+    below: bool,
+}
+
+impl Cutoff<'_> {
+    /// Records that objective `k` (all earlier ones recorded) has optimum
+    /// `value`; `false` once the vector cannot end below the cutoff.
+    fn admits(&mut self, k: usize, value: i64) -> bool {
+        let Some(bound) = self.bound else { return true };
+        if self.below || value < bound[k] {
+            self.below = true;
+            return true;
+        }
+        value == bound[k] && k + 1 < bound.len()
     }
 }
 
@@ -312,7 +345,7 @@ mod cbc {
     //! - Floats: answers are rounded, checked integral, and checked against
     //!   the problem in exact integer arithmetic.
 
-    use super::{count_solve, eval, Constraint, IlpError, Outcome, Problem, Relation, Var};
+    use super::{count_solve, eval, Constraint, Cutoff, IlpError, Outcome, Problem, Relation, Var};
     use good_lp::{
         coin_cbc, variable, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus,
         SolverModel, Variable, WithTimeLimit,
@@ -737,18 +770,19 @@ mod cbc {
         Some(out)
     }
 
-    pub(super) fn lexmin(problem: &Problem) -> Result<Outcome, IlpError> {
+    pub(super) fn lexmin(problem: &Problem, mut cutoff: Cutoff) -> Result<Option<Outcome>, IlpError> {
         if problem.vars.iter().any(|v| matches!((v.lower, v.upper), (Some(l), Some(u)) if l > u)) {
-            return Ok(Outcome::Infeasible);
+            return Ok(Some(Outcome::Infeasible));
         }
-        let Some(presolved) = presolve(problem) else { return Ok(Outcome::Infeasible) };
+        let Some(presolved) = presolve(problem) else { return Ok(Some(Outcome::Infeasible)) };
         if problem.vars.is_empty() {
             // Presolve has checked every (constant) constraint; CBC would only
             // see an empty model.
-            return Ok(Outcome::Optimal {
-                values: Vec::new(),
-                objective_values: vec![0; problem.objectives.len()],
-            });
+            let zeros = vec![0; problem.objectives.len()];
+            if !zeros.iter().enumerate().all(|(k, &v)| cutoff.admits(k, v)) {
+                return Ok(None);
+            }
+            return Ok(Some(Outcome::Optimal { values: Vec::new(), objective_values: zeros }));
         }
         let b = artificial_bound(&presolved);
         let boxed = boxed(&presolved, b);
@@ -765,7 +799,13 @@ mod cbc {
         let mut fixed: Vec<i64> = Vec::with_capacity(problem.objectives.len());
         let mut last: Option<Vec<i64>> = None;
         // With no objectives, one feasibility solve.
+        // Objectives before this one were solved by a folded run.
+        let mut solved = 0;
+        let implied = implied_upper_bounds(&presolved);
         for k in 0..problem.objectives.len().max(1) {
+            if k < solved {
+                continue;
+            }
             let objective = problem.objectives.get(k).map_or(&[][..], Vec::as_slice);
             // A non-negative objective that the last point (which meets
             // every earlier optimum) already makes zero is at its optimum
@@ -775,8 +815,42 @@ mod cbc {
                     || (super::nonnegative(problem, objective) && eval(objective, values) == 0)
                 {
                     fixed.push(0);
+                    if !cutoff.admits(k, 0) {
+                        return Ok(None);
+                    }
                     continue;
                 }
+            }
+            let run = foldable_run(&presolved, k, &fixed, &implied);
+            if run.len() >= 2 {
+                // Objectives k.. are single variables within [0, U]: their
+                // lexmin is the minimum of one mixed-radix sum, exact in
+                // integers. Each is then pinned on its own (unit
+                // equalities), never the weighted sum.
+                let mut folded = Vec::with_capacity(run.len());
+                let mut weight = 1i64;
+                for &(v, upper) in run.iter().rev() {
+                    folded.push((v, weight));
+                    weight *= upper + 1;
+                }
+                let Some(values) = solve(&boxed, &folded, &fixed)? else {
+                    if k == 0 {
+                        return Ok(Some(Outcome::Infeasible));
+                    }
+                    return Err(IlpError::Solver(format!(
+                        "CBC found objectives {k}.. infeasible after optima for the earlier ones"
+                    )));
+                };
+                let all = problem.objective_values(&values)?;
+                for (j, &value) in all.iter().enumerate().skip(k).take(run.len()) {
+                    fixed.push(value);
+                    if !cutoff.admits(j, value) {
+                        return Ok(None);
+                    }
+                }
+                solved = k + run.len();
+                last = Some(values);
+                continue;
             }
             // Unboundedness first: the box optimum of an unbounded objective
             // lies on the far box boundary, which CBC's branch and bound can
@@ -788,10 +862,10 @@ mod cbc {
                 if k > 0 || solve(&boxed, &[], &[])?.is_some() {
                     return Err(IlpError::Unbounded { objective: k });
                 }
-                return Ok(Outcome::Infeasible);
+                return Ok(Some(Outcome::Infeasible));
             }
             match solve(&boxed, objective, &fixed)? {
-                None if k == 0 => return Ok(Outcome::Infeasible),
+                None if k == 0 => return Ok(Some(Outcome::Infeasible)),
                 None => {
                     return Err(IlpError::Solver(format!(
                         "CBC found objective {k} infeasible after optima for the earlier ones"
@@ -799,11 +873,19 @@ mod cbc {
                 }
                 Some(values) => {
                     if k < problem.objectives.len() {
-                        fixed.push(problem.objective_values(&values)?[k]);
+                        let value = problem.objective_values(&values)?[k];
+                        fixed.push(value);
+                        if !cutoff.admits(k, value) {
+                            return Ok(None);
+                        }
                     }
                     last = Some(values);
                 }
             }
+        }
+        if cutoff.bound.is_some() && !cutoff.below {
+            // No objectives: equal to the (empty) cutoff, not below it.
+            return Ok(None);
         }
         let mut values = last.expect("at least one solve");
         if far(&values) {
@@ -813,7 +895,86 @@ mod cbc {
             return Err(IlpError::Solver(format!("CBC's point {values:?} violates the original problem")));
         }
         let objective_values = problem.objective_values(&values)?;
-        Ok(Outcome::Optimal { values, objective_values })
+        Ok(Some(Outcome::Optimal { values, objective_values }))
+    }
+
+    /// The product of `(U + 1)` over one folded run of objectives stays
+    /// within this: values and weights far inside f64's exact integers and
+    /// CBC's tolerances.
+    const FOLD_LIMIT: i64 = 1 << 16;
+
+    /// The objectives from `k` on that are each one variable (positive
+    /// coefficient) known to lie in `[0, U]`: a lower bound of at least 0
+    /// and an upper bound, its own or implied by an earlier objective that
+    /// is a positive sum of non-negative variables, pinned at its optimum
+    /// (`fixed`). As many as fit [`FOLD_LIMIT`].
+    fn foldable_run(
+        problem: &Problem,
+        k: usize,
+        fixed: &[i64],
+        implied: &[Option<i64>],
+    ) -> Vec<(usize, i64)> {
+        let upper = |v: usize| -> Option<i64> {
+            let own = match (problem.vars[v].upper, implied[v]) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let implied = problem.objectives[..fixed.len()]
+                .iter()
+                .zip(fixed)
+                .filter(|(o, _)| super::nonnegative(problem, o))
+                .filter_map(|(o, &f)| o.iter().find(|&&(x, _)| x == v).map(|&(_, a)| f / a))
+                .min();
+            match (own, implied) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        };
+        let mut run = Vec::new();
+        let mut product = 1i64;
+        for o in problem.objectives.iter().skip(k) {
+            let &[(v, a)] = o.as_slice() else { break };
+            if a <= 0 || problem.vars[v].lower.is_none_or(|l| l < 0) {
+                break;
+            }
+            let Some(u) = upper(v).filter(|&u| u >= 0) else { break };
+            if product.saturating_mul(u + 1) > FOLD_LIMIT {
+                break;
+            }
+            product *= u + 1;
+            run.push((v, u));
+        }
+        run
+    }
+
+    /// Upper bounds that single constraints imply on non-negative
+    /// variables: `Σ aᵢ·xᵢ = f` or `Σ aᵢ·xᵢ ≤ f` with every `aᵢ > 0` and every
+    /// `xᵢ ≥ 0` bounds each `xᵢ` by `f / aᵢ` (the scheduler's pinned sums).
+    fn implied_upper_bounds(problem: &Problem) -> Vec<Option<i64>> {
+        let mut out: Vec<Option<i64>> = vec![None; problem.vars.len()];
+        let nonnegative = |v: usize| problem.vars[v].lower.is_some_and(|l| l >= 0);
+        for c in &problem.constraints {
+            if c.coeffs.is_empty() || !c.coeffs.iter().all(|&(v, _)| nonnegative(v)) {
+                continue;
+            }
+            // As `Σ |aᵢ|·xᵢ ≤ f`, when the signs allow it.
+            let sign = if c.coeffs.iter().all(|&(_, a)| a < 0) {
+                1
+            } else if c.relation == Relation::Eq && c.coeffs.iter().all(|&(_, a)| a > 0) {
+                -1
+            } else {
+                continue;
+            };
+            let f = sign * c.constant;
+            if f < 0 {
+                continue;
+            }
+            for &(v, a) in &c.coeffs {
+                let b = f / a.abs();
+                out[v] = Some(out[v].map_or(b, |x| x.min(b)));
+            }
+        }
+        out
     }
 
     /// Whether the variables' own bounds bound `objective` below: each
@@ -907,7 +1068,7 @@ mod isl {
     //! optimal points, so a bad answer from it is caught by the exact check
     //! on the point and replaced by a sample.
 
-    use super::{count_solve, new_context, IlpError, Outcome, Problem, Relation};
+    use super::{count_solve, new_context, Cutoff, IlpError, Outcome, Problem, Relation};
     use crate::isl::IslResultExt as _;
     use isl_rs::{Aff, DimType, Set, Val};
     use std::fmt::Write as _;
@@ -1003,20 +1164,25 @@ mod isl {
             .map(Some)
     }
 
-    pub(super) fn lexmin(problem: &Problem) -> Result<Outcome, IlpError> {
+    pub(super) fn lexmin(problem: &Problem, cutoff: Cutoff) -> Result<Option<Outcome>, IlpError> {
         let n = problem.vars.len();
         let ctx = new_context();
         let quota = super::ISL_QUOTA.with(std::cell::Cell::get);
         if quota > 0 {
             ctx.set_max_operations(quota);
         }
-        lexmin_in(&ctx, problem, n).map_err(|e| match e {
+        lexmin_in(&ctx, problem, n, cutoff).map_err(|e| match e {
             IlpError::Solver(m) if m.contains("Quota") => IlpError::Quota,
             e => e,
         })
     }
 
-    fn lexmin_in(ctx: &isl_rs::Context, problem: &Problem, n: usize) -> Result<Outcome, IlpError> {
+    fn lexmin_in(
+        ctx: &isl_rs::Context,
+        problem: &Problem,
+        n: usize,
+        mut cutoff: Cutoff,
+    ) -> Result<Option<Outcome>, IlpError> {
         let (tuple, text) = set_text(problem);
         let mut set = Set::read_from_str(&ctx, &text)
             .map_err(|e| IlpError::Solver(format!("isl: reading {text}: {e}")))?;
@@ -1037,7 +1203,7 @@ mod isl {
             }
             if min.is_nan().ctx(err("reading an optimum")).map_err(solver)? {
                 if k == 0 {
-                    return Ok(Outcome::Infeasible);
+                    return Ok(Some(Outcome::Infeasible));
                 }
                 return Err(IlpError::Solver(format!(
                     "isl: objective {k} of {text} has no optimum after the earlier ones"
@@ -1049,6 +1215,12 @@ mod isl {
                 .map_err(solver)?;
             set = set.intersect(pin).ctx(err("pinning an objective")).map_err(solver)?;
             optima.push(value);
+            if !cutoff.admits(k, value) {
+                return Ok(None);
+            }
+        }
+        if cutoff.bound.is_some() && !cutoff.below {
+            return Ok(None);
         }
         if super::isl_past_deadline() {
             return Err(IlpError::Quota);
@@ -1061,7 +1233,7 @@ mod isl {
         count_solve();
         let values = match point(set, n)? {
             Some(values) => values,
-            None if optima.is_empty() => return Ok(Outcome::Infeasible),
+            None if optima.is_empty() => return Ok(Some(Outcome::Infeasible)),
             None => return Err(IlpError::Solver(format!("isl: {text} emptied at its optima {optima:?}"))),
         };
         let answers = |values: &Vec<i64>| {
@@ -1073,7 +1245,7 @@ mod isl {
                 "isl's point {values:?} does not solve {text} at {optima:?}"
             )));
         }
-        Ok(Outcome::Optimal { values, objective_values: optima })
+        Ok(Some(Outcome::Optimal { values, objective_values: optima }))
     }
 
     #[cfg(test)]
