@@ -288,7 +288,7 @@ impl Walk<'_> {
                     let point_order: Vec<usize> = order.clone().unwrap_or_else(|| (0..n as usize).collect());
                     let wave =
                         opts.wavefront != Wavefront::None && !node.band_member_get_coincident(0).ctx(what)?;
-                    if wave && whole_statements(&node)? {
+                    if wave && whole_statements(&node)? && members_are_loops(&node)? {
                         // Tile loops as iterators of their own (Pluto), so
                         // that the wavefront is a sum of loop iterators, not
                         // of integer divisions.
@@ -812,6 +812,28 @@ fn whole_statements(band: &ScheduleNode) -> Result<bool, CodegenError> {
         let whole = all.extract_set(set.get_space().ctx(what)?).ctx(what)?;
         if !whole.is_subset(&set).ctx(what)? {
             return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Whether every member of `band` depends on the instance for every
+/// statement (is a loop for it, not a constant). Grouping by tiles
+/// (`group_tiles`) would put a statement for which some member is constant
+/// inside that member's tile loop (one iteration of it, guarded), where
+/// tiling with `band_tile` leaves it outside: gramschmidt's scalar `nrm`
+/// statements would then run inside the parallel loop of a wavefront.
+fn members_are_loops(band: &ScheduleNode) -> Result<bool, CodegenError> {
+    let what = || "tiling with tile iterators".to_string();
+    let members = band.band_get_partial_schedule().ctx(what)?;
+    for k in 0..band.band_n_member().ctx(what)? {
+        let list = members.get_at(k).ctx(what)?.get_pw_aff_list().ctx(what)?;
+        for i in 0..list.size().ctx(what)? {
+            let member = list.get_at(i).ctx(what)?;
+            let dims = member.dim(DimType::In).ctx(what)? as u32;
+            if !member.involves_dims(DimType::In, 0, dims).ctx(what)? {
+                return Ok(false);
+            }
         }
     }
     Ok(true)
