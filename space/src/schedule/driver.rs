@@ -36,7 +36,7 @@ use crate::deps::{DepKind, Dependences};
 use crate::isl::{new_context, IslResultExt};
 use crate::knobs::{Consecutivity, SchedulerOptions, Spatial, Target};
 use crate::scop::Scop;
-use crate::spatial::{self, Locality, Reference};
+use crate::spatial::{self, InterConsecutive, Locality, Reference};
 
 type Result<T> = std::result::Result<T, ScheduleError>;
 
@@ -163,6 +163,10 @@ pub(super) fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> R
         None if opts.knobs.is_some() => spatial::references(&ctx, scop)?,
         None => Vec::new(),
     };
+    let inter = match &opts.knobs {
+        Some(k) if k.consecutivity == Consecutivity::Global => spatial::inter_consecutive(&ctx, scop)?,
+        _ => Vec::new(),
+    };
     let mut rows = Vec::new();
     let mut mapping = Vec::new();
     for (g, members) in preorder.0.iter().enumerate() {
@@ -170,7 +174,7 @@ pub(super) fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> R
             all.iter().filter(|d| members.contains(&d.src) && members.contains(&d.dst)).cloned().collect();
         let mut group = Group::new(&ctx, scop, g, members.clone(), inside);
         if let Some(knobs) = &opts.knobs {
-            group.unified = Some(Unified::new(scop, knobs, &references, locality.as_ref(), members));
+            group.unified = Some(Unified::new(scop, knobs, &references, locality.as_ref(), &inter, members));
         }
         let group_rows = group.run(&mut solver)?;
         if opts.knobs.as_ref().is_some_and(|k| k.target == Target::Gpu) {
@@ -244,6 +248,12 @@ struct Unified {
     /// Per member: the innermost direction `v` and `h·v` for intra-statement
     /// consecutivity (global level), when some reference admits it.
     consec: Vec<Option<(Vec<i64>, i64)>>,
+    /// Inter-statement consecutivity (consecutivity report §3.3.2, §3.4.3),
+    /// per pair of members (first, next): the rows `q` of the orthogonal
+    /// complement of its relation's affine hull over `(x, y, parameters, 1)`.
+    /// `f_next(y) - f_first(x) = v` on every pair exactly when
+    /// `q · (-c_first, c_next, d_next - d_first, e_next - e_first - v) = 0`.
+    inter: Vec<(usize, usize, Vec<Vec<i64>>)>,
     /// Per member: whether it already has a coincident row (single degree of
     /// parallelism).
     has_coincident: Vec<bool>,
@@ -261,6 +271,7 @@ impl Unified {
         knobs: &SchedulerOptions,
         references: &[Reference],
         locality: Option<&Locality>,
+        inter: &[InterConsecutive],
         members: &[usize],
     ) -> Unified {
         let inside = |(s, t, _): &&(usize, usize, String)| members.contains(s) && members.contains(t);
@@ -300,10 +311,25 @@ impl Unified {
                 innermost_direction(scop.statements[s].iterators.len(), references, s)
             })
             .collect();
+        let pos = |s: usize| members.iter().position(|&m| m == s);
+        let np = scop.params.len();
+        let inter = inter
+            .iter()
+            .filter_map(|p| {
+                let (j, k) = (pos(p.first)?, pos(p.next)?);
+                let n = scop.statements[p.first].iterators.len() + scop.statements[p.next].iterators.len();
+                // Hull rows are over the SCoP's parameters; anything else is not ours to read.
+                if p.hull.iter().any(|r| r.len() != n + np + 1) {
+                    return None;
+                }
+                Some((j, k, null_space(&p.hull, n + np + 1)))
+            })
+            .collect();
         Unified {
             knobs: knobs.clone(),
             references: references.to_vec(),
             groups,
+            inter,
             pressure: spatial::register_pressure(scop, references, members),
             consec,
             has_coincident: vec![false; members.len()],
@@ -709,6 +735,36 @@ impl<'a> Group<'a> {
                 .collect();
             let constant = if remaining == 1 && remaining == left { -hv } else { 0 };
             out.push(Constraint { coeffs, constant, relation: Relation::Eq });
+        }
+        // Inter-statement: distance 0 on the pairs while both statements are
+        // on rows before their consecutive one, 1 on that row (the same for
+        // both, else the constraint has failed and is left out), nothing after.
+        let last = |k: usize| {
+            let remaining = self.dims[k] - rank(&self.h[k], self.dims[k]);
+            (u.consec[k].is_some() && remaining > 0).then_some(remaining == 1 && remaining == left)
+        };
+        for (j, k, complement) in &u.inter {
+            let (Some(last_j), Some(last_k)) = (last(*j), last(*k)) else { continue };
+            if last_j != last_k {
+                continue;
+            }
+            let (nj, nk) = (self.dims[*j], self.dims[*k]);
+            for q in complement {
+                let mut coeffs: Lin = Vec::new();
+                for i in 0..nj {
+                    coeffs.extend([(l.c_plus[*j][i], -q[i]), (l.c_minus[*j][i], q[i])]);
+                }
+                for i in 0..nk {
+                    coeffs.extend([(l.c_plus[*k][i], q[nj + i]), (l.c_minus[*k][i], -q[nj + i])]);
+                }
+                for p in 0..self.np {
+                    coeffs.extend([(l.d[*k][p], q[nj + nk + p]), (l.d[*j][p], -q[nj + nk + p])]);
+                }
+                let c = q[nj + nk + self.np];
+                coeffs.extend([(l.e[*k], c), (l.e[*j], -c)]);
+                coeffs.retain(|(_, a)| *a != 0);
+                out.push(Constraint { coeffs, constant: -c * last_j as i64, relation: Relation::Eq });
+            }
         }
         out
     }
