@@ -254,6 +254,9 @@ struct Unified {
     /// `f_next(y) - f_first(x) = v` on every pair exactly when
     /// `q · (-c_first, c_next, d_next - d_first, e_next - e_first - v) = 0`.
     inter: Vec<(usize, usize, Vec<Vec<i64>>)>,
+    /// Per pair: a row broke its distance condition (29), so it can no
+    /// longer be satisfied and is not imposed again.
+    inter_failed: Vec<bool>,
     /// Per member: whether it already has a coincident row (single degree of
     /// parallelism).
     has_coincident: Vec<bool>,
@@ -324,11 +327,12 @@ impl Unified {
                 }
                 Some((j, k, null_space(&p.hull, n + np + 1)))
             })
-            .collect();
+            .collect::<Vec<_>>();
         Unified {
             knobs: knobs.clone(),
             references: references.to_vec(),
             groups,
+            inter_failed: vec![false; inter.len()],
             inter,
             pressure: spatial::register_pressure(scop, references, members),
             consec,
@@ -629,6 +633,18 @@ impl<'a> Group<'a> {
             if let Next::Row(row) = next? {
                 return Ok(Next::Row(row));
             }
+            // Intra-statement constraints alone: the inter-statement pairs
+            // could not be met with them and are given up for good.
+            let u = self.unified.as_mut().unwrap();
+            if u.inter_failed.iter().any(|f| !f) {
+                u.inter_failed.iter_mut().for_each(|f| *f = true);
+                u.consec_on = true;
+                let next = self.strategy(solver, need);
+                self.unified.as_mut().unwrap().consec_on = false;
+                if let Next::Row(row) = next? {
+                    return Ok(Next::Row(row));
+                }
+            }
         }
         self.strategy(solver, need)
     }
@@ -739,15 +755,8 @@ impl<'a> Group<'a> {
         // Inter-statement: distance 0 on the pairs while both statements are
         // on rows before their consecutive one, 1 on that row (the same for
         // both, else the constraint has failed and is left out), nothing after.
-        let last = |k: usize| {
-            let remaining = self.dims[k] - rank(&self.h[k], self.dims[k]);
-            (u.consec[k].is_some() && remaining > 0).then_some(remaining == 1 && remaining == left)
-        };
-        for (j, k, complement) in &u.inter {
-            let (Some(last_j), Some(last_k)) = (last(*j), last(*k)) else { continue };
-            if last_j != last_k {
-                continue;
-            }
+        for (n, (j, k, complement)) in u.inter.iter().enumerate() {
+            let Some(v) = self.inter_distance(n) else { continue };
             let (nj, nk) = (self.dims[*j], self.dims[*k]);
             for q in complement {
                 let mut coeffs: Lin = Vec::new();
@@ -763,10 +772,61 @@ impl<'a> Group<'a> {
                 let c = q[nj + nk + self.np];
                 coeffs.extend([(l.e[*k], c), (l.e[*j], -c)]);
                 coeffs.retain(|(_, a)| *a != 0);
-                out.push(Constraint { coeffs, constant: -c * last_j as i64, relation: Relation::Eq });
+                out.push(Constraint { coeffs, constant: -c * v, relation: Relation::Eq });
             }
         }
         out
+    }
+
+    /// The distance inter-statement pair `n` needs on the next row: 0 before
+    /// both statements' consecutive row, 1 on it; `None` once it has failed,
+    /// is done, or when its statements have no intra-statement constraint.
+    fn inter_distance(&self, n: usize) -> Option<i64> {
+        let u = self.unified.as_ref()?;
+        if u.inter_failed[n] {
+            return None;
+        }
+        let (j, k, _) = &u.inter[n];
+        let left = self.rows_left();
+        let last = |m: usize| {
+            let remaining = self.dims[m] - rank(&self.h[m], self.dims[m]);
+            (u.consec[m].is_some() && remaining > 0).then_some(remaining == 1 && remaining == left)
+        };
+        let (last_j, last_k) = (last(*j)?, last(*k)?);
+        // Consecutive rows at different depths: (29) cannot hold.
+        (last_j == last_k).then_some(last_j as i64)
+    }
+
+    /// Gives up the inter-statement pairs that `row` (about to be pushed)
+    /// does not satisfy: one row off its distance and (29) is lost.
+    fn note_inter_consecutivity(&mut self, row: &Row) {
+        let Some(u) = self.unified.as_ref() else { return };
+        let mut failed = Vec::new();
+        for (n, (j, k, complement)) in u.inter.iter().enumerate() {
+            let open = |m: usize| u.consec[m].is_some() && self.dims[m] > rank(&self.h[m], self.dims[m]);
+            if u.inter_failed[n] || !open(*j) || !open(*k) {
+                continue;
+            }
+            let ok = self.inter_distance(n).is_some_and(|v| {
+                let (_, cj, dj, ej) = &row.affine[*j];
+                let (_, ck, dk, ek) = &row.affine[*k];
+                let w: Vec<i64> = cj
+                    .iter()
+                    .map(|x| -x)
+                    .chain(ck.iter().copied())
+                    .chain(dk.iter().zip(dj).map(|(a, b)| a - b))
+                    .chain([ek - ej - v])
+                    .collect();
+                complement.iter().all(|q| dot(q, &w) == 0)
+            });
+            if !ok {
+                failed.push(n);
+            }
+        }
+        let u = self.unified.as_mut().unwrap();
+        for n in failed {
+            u.inter_failed[n] = true;
+        }
     }
 
     /// Whether the coincidence relation of `dep` is still enforced (§4.7: it is
@@ -1334,6 +1394,7 @@ impl<'a> Group<'a> {
             }
         }
         row.coincident = coincident;
+        self.note_inter_consecutivity(&row);
         for (k, (_, c, _, _)) in row.affine.iter().enumerate() {
             if coincident && c.iter().any(|&x| x != 0) {
                 if let Some(u) = self.unified.as_mut() {
