@@ -801,6 +801,8 @@ mod cbc {
         // With no objectives, one feasibility solve.
         // Objectives before this one were solved by a folded run.
         let mut solved = 0;
+        // Where the last sum of positive objectives was solved.
+        let mut polished = 0;
         let implied = implied_upper_bounds(&presolved);
         for k in 0..problem.objectives.len().max(1) {
             if k < solved {
@@ -822,6 +824,31 @@ mod cbc {
                 }
             }
             let run = foldable_run(&presolved, k, &fixed, &implied);
+            // Not foldable, and many later non-negative objectives positive
+            // at the last point (the unified scheduler's per-group bounds,
+            // left free by the earlier solves): one solve of their sum gives a point where
+            // those that can be zero mostly are, which the test above then
+            // takes for free.
+            if let Some(x) = last.as_ref().filter(|_| run.len() < 2) {
+                let ahead: Vec<&Vec<(usize, i64)>> =
+                    problem.objectives[k..].iter().take_while(|o| super::nonnegative(problem, o)).collect();
+                let positive = ahead.iter().filter(|o| eval(o, x) != 0).count();
+                if positive >= POLISH && k >= polished + POLISH {
+                    polished = k;
+                    let sum: Vec<(usize, i64)> = ahead.iter().flat_map(|o| o.iter().copied()).collect();
+                    if let Some(y) = solve(&boxed, &sum, &fixed)? {
+                        let zero = eval(objective, &y) == 0;
+                        last = Some(y);
+                        if zero {
+                            fixed.push(0);
+                            if !cutoff.admits(k, 0) {
+                                return Ok(None);
+                            }
+                            continue;
+                        }
+                    }
+                }
+            }
             if run.len() >= 2 {
                 // Objectives k.. are single variables within [0, U]: their
                 // lexmin is the minimum of one mixed-radix sum, exact in
@@ -897,6 +924,10 @@ mod cbc {
         let objective_values = problem.objective_values(&values)?;
         Ok(Some(Outcome::Optimal { values, objective_values }))
     }
+
+    /// At least this many positive objectives ahead, at least this far
+    /// apart: one solve of their sum (see [`lexmin`]).
+    const POLISH: usize = 8;
 
     /// The product of `(U + 1)` over one folded run of objectives stays
     /// within this: values and weights far inside f64's exact integers and
