@@ -377,7 +377,9 @@ fn adjacent(
             (Some((done, c)), Some(subs)) => {
                 let mut out: Vec<String> = done
                     .iter()
-                    .map(|row| affine(&st.iterators, &scop.params, &(row.clone(), vec![0; scop.params.len()], 0)))
+                    .map(|row| {
+                        affine(&st.iterators, &scop.params, &(row.clone(), vec![0; scop.params.len()], 0))
+                    })
                     .collect();
                 let (last, outer) = subs.split_last().unwrap();
                 out.extend(outer.iter().map(|s| affine(&st.iterators, &scop.params, s)));
@@ -418,11 +420,7 @@ fn adjacent(
     for i in 0..list.size().ctx(what)? {
         let map = list.get_at(i).ctx(what)?;
         let (Some(a), Some(b)) = tags(&map, &by_id)? else { continue };
-        let pair = untagged(map)?
-            .remove_divs()
-            .ctx(what)?
-            .coalesce()
-            .ctx(what)?;
+        let pair = untagged(map)?.remove_divs().ctx(what)?.coalesce().ctx(what)?;
         if !pair.is_empty().ctx(what)? {
             out.insert((a, b), pair.to_str().ctx(what)?.to_string());
         }
@@ -434,7 +432,12 @@ fn adjacent(
 /// domain (as a set: equalities in the domain's tuple, `S4[i, j = 1 + i]`,
 /// count too) and tagged `[S[i] -> refN[]] -> A[...]`, with the map from
 /// the tagged instance back to the instance.
-fn tagged(ctx: &Context, scop: &Scop, reference: &Reference, acc: &str) -> Result<(UnionMap, UnionMap), IslError> {
+fn tagged(
+    ctx: &Context,
+    scop: &Scop,
+    reference: &Reference,
+    acc: &str,
+) -> Result<(UnionMap, UnionMap), IslError> {
     let what = || format!("tagging {acc}");
     let st = &scop.statements[reference.stmt];
     let tag = format!("{{ [{}[{}] -> {}[]] }}", st.name, st.iterators.join(", "), reference.id);
@@ -532,7 +535,8 @@ pub fn inter_consecutive(ctx: &Context, scop: &Scop) -> Result<Vec<InterConsecut
         let text = format!("{{ {name}[{}] -> {name}[{}] }}", x.join(", "), y.join(", "));
         next = next.union(UnionMap::read_from_str(ctx, &text).ctx(what)?).ctx(what)?;
     }
-    let kill = writes.copy().ctx(what)?.union(writes.apply_range(next.copy().ctx(what)?).ctx(what)?).ctx(what)?;
+    let kill =
+        writes.copy().ctx(what)?.union(writes.apply_range(next.copy().ctx(what)?).ctx(what)?).ctx(what)?;
     let schedule = pulled_back(&schedule, untag_all)?;
     let mut pairs: Vec<InterConsecutive> = Vec::new();
     for kind in [AccessKind::Read, AccessKind::Write] {
@@ -540,7 +544,10 @@ pub fn inter_consecutive(ctx: &Context, scop: &Scop) -> Result<Vec<InterConsecut
         for (r, access) in &accesses {
             let reference = &refs[*r];
             let same_kind = (reference.kind == AccessKind::Read) == (kind == AccessKind::Read);
-            if same_kind && reference.subscripts.as_ref().is_some_and(|s| !s.is_empty()) && access.is_injective().ctx(what)? {
+            if same_kind
+                && reference.subscripts.as_ref().is_some_and(|s| !s.is_empty())
+                && access.is_injective().ctx(what)?
+            {
                 a = a.union(access.copy().ctx(what)?).ctx(what)?;
             }
         }
@@ -577,7 +584,12 @@ pub fn inter_consecutive(ctx: &Context, scop: &Scop) -> Result<Vec<InterConsecut
             let map = untagged(map)?;
             match pairs.iter_mut().find(|p| (p.first, p.next) == (first, next)) {
                 Some(p) => {
-                    let m = Map::read_from_str(ctx, &p.relation).ctx(what)?.union(map).ctx(what)?.coalesce().ctx(what)?;
+                    let m = Map::read_from_str(ctx, &p.relation)
+                        .ctx(what)?
+                        .union(map)
+                        .ctx(what)?
+                        .coalesce()
+                        .ctx(what)?;
                     p.relation = m.to_str().ctx(what)?.to_string();
                 }
                 None => pairs.push(InterConsecutive {
@@ -684,8 +696,10 @@ mod tests {
         }
         (0..m.len())
             .map(|c| {
-                let minor: Vec<Vec<i64>> =
-                    m[1..].iter().map(|r| r.iter().enumerate().filter(|(j, _)| *j != c).map(|(_, v)| *v).collect()).collect();
+                let minor: Vec<Vec<i64>> = m[1..]
+                    .iter()
+                    .map(|r| r.iter().enumerate().filter(|(j, _)| *j != c).map(|(_, v)| *v).collect())
+                    .collect();
                 let sign = if c % 2 == 0 { 1 } else { -1 };
                 sign * m[0][c] * det(&minor)
             })
@@ -693,7 +707,11 @@ mod tests {
     }
 
     fn gcd(a: i64, b: i64) -> i64 {
-        if b == 0 { a.abs() } else { gcd(b, a % b) }
+        if b == 0 {
+            a.abs()
+        } else {
+            gcd(b, a % b)
+        }
     }
 
     /// gcd of the maximal minors of `c` (k rows over n columns): 1 exactly
@@ -733,7 +751,10 @@ mod tests {
         let expect = |text: &str| Map::read_from_str(&ctx, text).unwrap();
         let got = |k: usize| Map::read_from_str(&ctx, &pairs[k].relation).unwrap();
         assert!(got(0).is_equal(&expect("[n] -> { S1[i] -> S2[i] : 0 <= i < n }")).unwrap(), "{pairs:?}");
-        assert!(got(1).is_equal(&expect("[n] -> { S2[i] -> S1[i + 1] : 0 <= i < n - 1 }")).unwrap(), "{pairs:?}");
+        assert!(
+            got(1).is_equal(&expect("[n] -> { S2[i] -> S1[i + 1] : 0 <= i < n - 1 }")).unwrap(),
+            "{pairs:?}"
+        );
         // Affine hull of S1[i] -> S2[i']: i' - i = 0, over (i, i', n, 1).
         assert_eq!(pairs[0].hull.len(), 1);
         let h = &pairs[0].hull[0];

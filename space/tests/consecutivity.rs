@@ -12,10 +12,7 @@ fn scop_of(text: &str) -> Scop {
 
 /// `(iterator coefficients, constant)` of statement `stmt` in each row.
 fn rows_of(s: &schedule::CoreSchedule, stmt: usize) -> Vec<(Vec<i64>, i64)> {
-    s.rows
-        .iter()
-        .filter_map(|r| r.affine.iter().find(|a| a.0 == stmt).map(|a| (a.1.clone(), a.3)))
-        .collect()
+    s.rows.iter().filter_map(|r| r.affine.iter().find(|a| a.0 == stmt).map(|a| (a.1.clone(), a.3))).collect()
 }
 
 fn unified(scop: &Scop, preorder: Option<Preorder>, settings: &[&str]) -> schedule::CoreSchedule {
