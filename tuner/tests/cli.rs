@@ -11,6 +11,28 @@ fn polytune(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_polytune")).args(args).current_dir(root()).output().unwrap()
 }
 
+/// `polytune run ARGS --json` with its output and build cache in a fresh
+/// directory named after `tag`: the report, after checking the exit status.
+fn run_json(tag: &str, args: &[&str]) -> serde_json::Value {
+    let dir = std::env::temp_dir().join(format!("polytune-cli-{tag}-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
+        .arg("run")
+        .args(args)
+        .args(["--json", "--out"])
+        .arg(dir.join("out"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The generated variant a `run` report points to.
+fn variant_source(report: &serde_json::Value) -> String {
+    std::fs::read_to_string(report["source"].as_str().unwrap()).unwrap()
+}
+
 #[test]
 fn scop_json_is_valid_for_every_kernel() {
     let mut n = 0;
@@ -56,10 +78,9 @@ fn bad_input_exits_non_zero_with_file_line_and_reason() {
 
 #[test]
 fn run_builds_times_and_verifies_a_variant() {
-    let dir = std::env::temp_dir().join(format!("polytune-cli-run-{}", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
-        .args([
-            "run",
+    let v = run_json(
+        "run",
+        &[
             "polybench/linear-algebra/gemm.c",
             "--schedule",
             "isl",
@@ -67,21 +88,14 @@ fn run_builds_times_and_verifies_a_variant() {
             "MINI",
             "--threads",
             "2",
-        ])
-        .args(["--runs", "2", "--json", "--out"])
-        .arg(dir.join("out"))
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .current_dir(root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            "--runs",
+            "2",
+        ],
+    );
     assert_eq!(v["status"], "ok", "{v}");
     assert!(v["median_s"].as_f64().is_some_and(|t| t > 0.0));
     assert!(v["samples"].as_array().is_some_and(|s| s.len() >= 2));
-    let source = std::path::PathBuf::from(v["source"].as_str().unwrap());
-    let text = std::fs::read_to_string(&source).unwrap();
-    assert!(text.contains("#pragma omp parallel for"), "{}", source.display());
+    assert!(variant_source(&v).contains("#pragma omp parallel for"), "{v}");
 }
 
 #[test]
@@ -133,36 +147,43 @@ fn an_unknown_knob_or_value_is_an_error_listing_the_valid_ones() {
 
 #[test]
 fn run_unified_with_knobs_verifies_against_the_original() {
-    let dir = std::env::temp_dir().join(format!("polytune-cli-unified-{}", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
-        .args(["run", "polybench/linear-algebra/2mm.c", "--schedule", "unified", "--dataset", "MINI"])
-        .args(["--set", "wavefront=single", "--set", "consecutivity=intra-tile", "--threads", "2"])
-        .args(["--runs", "1", "--json", "--out"])
-        .arg(dir.join("out"))
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .current_dir(root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_json(
+        "unified",
+        &[
+            "polybench/linear-algebra/2mm.c",
+            "--schedule",
+            "unified",
+            "--dataset",
+            "MINI",
+            "--set",
+            "wavefront=single",
+            "--set",
+            "consecutivity=intra-tile",
+            "--threads",
+            "2",
+            "--runs",
+            "1",
+        ],
+    );
     assert_eq!(v["status"], "ok", "{v}");
 }
 
 #[test]
 fn run_with_one_thread_generates_no_openmp() {
-    let dir = std::env::temp_dir().join(format!("polytune-cli-seq-{}", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
-        .args(["run", "polybench/linear-algebra/gemm.c", "--schedule", "unified", "--dataset", "MINI"])
-        .args(["--threads", "1", "--runs", "1", "--json", "--out"])
-        .arg(dir.join("out"))
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .current_dir(root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_json(
+        "seq",
+        &[
+            "polybench/linear-algebra/gemm.c",
+            "--schedule",
+            "unified",
+            "--dataset",
+            "MINI",
+            "--threads",
+            "1",
+            "--runs",
+            "1",
+        ],
+    );
     assert_eq!(v["status"], "ok", "{v}");
-    let source = std::path::PathBuf::from(v["source"].as_str().unwrap());
-    let text = std::fs::read_to_string(&source).unwrap();
-    assert!(!text.contains("#pragma omp"), "{}", source.display());
+    assert!(!variant_source(&v).contains("#pragma omp"), "{v}");
 }
