@@ -889,10 +889,7 @@ impl<'a> Group<'a> {
             for dep in &deps {
                 let Some(f) = self.farkas_of(&dep.relation)? else { continue };
                 let slots = self.distance_slots(&l, dep);
-                Self::add_farkas(&mut p, &f, &slots, 1);
-                if coincident && self.enforce_coincidence(dep) {
-                    Self::add_farkas(&mut p, &f, &slots, -1);
-                }
+                Self::add_validity(&mut p, &f, &slots, coincident && self.enforce_coincidence(dep));
             }
             let mut prefix: Vec<Lin> = Vec::new();
             let mut spatial_bounds: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -976,10 +973,7 @@ impl<'a> Group<'a> {
         for dep in &deps {
             let Some(f) = self.farkas_of(&dep.relation)? else { continue };
             let slots = self.distance_slots(&l, dep);
-            Self::add_farkas(&mut p, &f, &slots, 1);
-            if coincident && self.enforce_coincidence(dep) {
-                Self::add_farkas(&mut p, &f, &slots, -1);
-            }
+            Self::add_validity(&mut p, &f, &slots, coincident && self.enforce_coincidence(dep));
         }
         let groups = self.unified.as_ref().unwrap().groups.clone();
         let mut eps: Vec<(usize, usize)> = Vec::new();
@@ -1065,6 +1059,20 @@ impl<'a> Group<'a> {
         let f = farkas(self.ctx, relation, &self.scop.context)?;
         self.farkas_cache.insert(relation.to_string(), f.clone());
         Ok(f)
+    }
+
+    /// Validity of the distance `slots` on `f`'s relation: non-negative, or
+    /// zero when `zero` (coincidence), as equalities where `f` allows.
+    fn add_validity(p: &mut Problem, f: &Farkas, slots: &[Lin], zero: bool) {
+        match f.vanishing().filter(|_| zero) {
+            Some(vanishing) => Self::add_farkas(p, &vanishing, slots, 1),
+            None => {
+                Self::add_farkas(p, f, slots, 1);
+                if zero {
+                    Self::add_farkas(p, f, slots, -1);
+                }
+            }
+        }
     }
 
     /// Adds `f(slots) ⋈ 0` for every Farkas constraint, `sign` flipping the form.
@@ -1164,7 +1172,10 @@ impl<'a> Group<'a> {
         for dep in &deps {
             let Some(f) = self.farkas_of(&dep.relation)? else { continue };
             let slots = self.distance_slots(&l, dep);
-            Self::add_farkas(&mut p, &f, &slots, 1);
+            // Zero distance on everything the band has to respect, not only
+            // on what its earlier rows left: that is what makes the flag
+            // survive tiling (isl's definition).
+            Self::add_validity(&mut p, &f, &slots, coincident && self.enforce_coincidence(dep));
             // Proximity: u·p + w − distance ≥ 0.
             let mut bound =
                 slots.iter().map(|s| s.iter().map(|(v, k)| (*v, -k)).collect::<Lin>()).collect::<Vec<_>>();
@@ -1174,12 +1185,6 @@ impl<'a> Group<'a> {
                 bound[1 + i].push((l.u_minus[i], -1));
             }
             Self::add_farkas(&mut p, &f, &bound, 1);
-            if coincident && self.enforce_coincidence(dep) {
-                // Zero distance on everything the band has to respect, not
-                // only on what its earlier rows left: that is what makes the
-                // flag survive tiling (isl's definition).
-                Self::add_farkas(&mut p, &f, &slots, -1);
-            }
         }
         self.objectives(&mut p, &l);
         p.constraints.extend(self.consecutivity_constraints(&l));
