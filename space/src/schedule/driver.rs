@@ -507,6 +507,11 @@ struct Group<'a> {
     /// band changes): the locality ILP (4) asks again on every iterative
     /// removal.
     live_cache: std::cell::RefCell<HashMap<String, String>>,
+    /// `equal_on(band)` for the current band (cleared with `live_cache`).
+    band_eq: std::cell::RefCell<Option<UnionMap>>,
+    /// Relation texts parsed once: isl's parser is slow, and each row's
+    /// classification and each band's end read every dependence again.
+    parsed: std::cell::RefCell<HashMap<String, UnionMap>>,
     /// The unified scheduler's knobs and locality relations; `None`: core.
     unified: Option<Unified>,
 }
@@ -538,6 +543,8 @@ impl<'a> Group<'a> {
             done: Vec::new(),
             farkas_cache: HashMap::new(),
             live_cache: Default::default(),
+            band_eq: Default::default(),
+            parsed: Default::default(),
             unified: None,
         }
     }
@@ -596,7 +603,7 @@ impl<'a> Group<'a> {
                         u.feautrier_useless = true;
                         u.spatial_done = true;
                         self.band.pop();
-                        self.live_cache.borrow_mut().clear();
+                        self.band_changed();
                         for h in &mut self.h {
                             h.pop();
                         }
@@ -1139,9 +1146,37 @@ impl<'a> Group<'a> {
 
     fn live_uncached(&self, dep: &DepGroup) -> Result<String> {
         let what = || "restricting a dependence to the current band".to_string();
-        let eq = self.equal_on(&self.band)?;
-        let rel = UnionMap::read_from_str(self.ctx, &dep.relation).ctx(what)?.intersect(eq).ctx(what)?;
+        let eq = self.band_eq()?;
+        let rel = self.parse(&dep.relation)?.intersect(eq).ctx(what)?;
         Ok(rel.coalesce().ctx(what)?.to_str().ctx(what)?.to_string())
+    }
+
+    /// Forgets what depends on the current band's rows.
+    fn band_changed(&self) {
+        self.live_cache.borrow_mut().clear();
+        *self.band_eq.borrow_mut() = None;
+    }
+
+    /// [`Self::equal_on`] the current band, computed once per band.
+    fn band_eq(&self) -> Result<UnionMap> {
+        let what = || "instances equal on a band".to_string();
+        if let Some(eq) = self.band_eq.borrow().as_ref() {
+            return eq.copy().ctx(what).map_err(Into::into);
+        }
+        let eq = self.equal_on(&self.band)?;
+        *self.band_eq.borrow_mut() = Some(eq.copy().ctx(what)?);
+        Ok(eq)
+    }
+
+    /// The relation `text`, parsed once.
+    fn parse(&self, text: &str) -> Result<UnionMap> {
+        let what = || format!("reading {text}");
+        if let Some(m) = self.parsed.borrow().get(text) {
+            return m.copy().ctx(what).map_err(Into::into);
+        }
+        let m = UnionMap::read_from_str(self.ctx, text).ctx(what)?;
+        self.parsed.borrow_mut().insert(text.to_string(), m.copy().ctx(what)?);
+        Ok(m)
     }
 
     /// `{ x -> y : rows(x) = rows(y) }` over the group's statements.
@@ -1377,10 +1412,7 @@ impl<'a> Group<'a> {
         for dep in &deps {
             // Coincident: zero distance on every dependence the band must
             // respect (so the flag holds for tile loops too).
-            let all = UnionMap::read_from_str(self.ctx, &dep.relation)
-                .ctx(what)?
-                .intersect_params(params.copy().ctx(what)?)
-                .ctx(what)?;
+            let all = self.parse(&dep.relation)?.intersect_params(params.copy().ctx(what)?).ctx(what)?;
             if !all.copy().ctx(what)?.is_subset(&same).ctx(what)? {
                 coincident = false;
             }
@@ -1388,10 +1420,7 @@ impl<'a> Group<'a> {
             let live = if before.is_empty() {
                 all
             } else {
-                UnionMap::read_from_str(self.ctx, &self.live(dep)?)
-                    .ctx(what)?
-                    .intersect_params(params.copy().ctx(what)?)
-                    .ctx(what)?
+                self.parse(&self.live(dep)?)?.intersect_params(params.copy().ctx(what)?).ctx(what)?
             };
             let zero = live.copy().ctx(what)?.intersect(same.copy().ctx(what)?).ctx(what)?;
             if !live.is_empty().ctx(what)? && zero.is_empty().ctx(what)? {
@@ -1409,7 +1438,7 @@ impl<'a> Group<'a> {
             self.h[k].push(c.clone());
         }
         self.band.push(row);
-        self.live_cache.borrow_mut().clear();
+        self.band_changed();
         Ok(())
     }
 
@@ -1422,13 +1451,10 @@ impl<'a> Group<'a> {
         let what = || "closing a band".to_string();
         let eq = self.equal_on(&self.band)?;
         let mut kept = Vec::new();
+        let params = Set::read_from_str(self.ctx, &self.scop.context).ctx(what)?;
         for dep in std::mem::take(&mut self.deps) {
-            let rel = UnionMap::read_from_str(self.ctx, &dep.relation)
-                .ctx(what)?
-                .intersect(eq.copy().ctx(what)?)
-                .ctx(what)?;
-            let params = Set::read_from_str(self.ctx, &self.scop.context).ctx(what)?;
-            let rel = rel.intersect_params(params).ctx(what)?.coalesce().ctx(what)?;
+            let rel = self.parse(&dep.relation)?.intersect(eq.copy().ctx(what)?).ctx(what)?;
+            let rel = rel.intersect_params(params.copy().ctx(what)?).ctx(what)?.coalesce().ctx(what)?;
             if !rel.is_empty().ctx(what)? {
                 kept.push(DepGroup { relation: rel.to_str().ctx(what)?.to_string(), ..dep });
             }
@@ -1440,8 +1466,8 @@ impl<'a> Group<'a> {
                 for rels in [&mut grp.spatial, &mut grp.temporal] {
                     let mut left = Vec::new();
                     for dep in std::mem::take(rels) {
-                        let rel = UnionMap::read_from_str(self.ctx, &dep.relation)
-                            .ctx(what)?
+                        let rel = self
+                            .parse(&dep.relation)?
                             .intersect(eq.copy().ctx(what)?)
                             .ctx(what)?
                             .coalesce()
@@ -1456,7 +1482,7 @@ impl<'a> Group<'a> {
             self.unified = Some(u);
         }
         self.done.append(&mut self.band);
-        self.live_cache.borrow_mut().clear();
+        self.band_changed();
         self.band_index += 1;
         Ok(())
     }
