@@ -1017,7 +1017,15 @@ impl<'a> Group<'a> {
     /// Whether the first row of this group can be a loop shared by all members.
     fn shared_outer_loop(&mut self, solver: &mut Solver) -> Result<bool> {
         let need = self.need();
-        Ok(self.pluto_row(solver, &need, false)?.is_some())
+        let (p, l) = self.pluto_problem(false)?;
+        // Any non-trivial row will do: the head's search decides, and the
+        // rest of the objective vector (hundreds of objectives on a merged
+        // group, most of deriche's time under maximal fusion) is not needed.
+        let (root, _) = self.nontrivial_root(p, &l, &need, PREFIX);
+        let mut best = None;
+        let mut budget = SEARCH_BUDGET;
+        self.search(solver, &root, Vec::new(), &l, &need, &mut best, &mut budget)?;
+        Ok(best.is_some())
     }
 
     fn layout(&self, p: &mut Problem, with_bound: bool) -> Layout {
@@ -1201,6 +1209,15 @@ impl<'a> Group<'a> {
     }
 
     fn pluto_row(&mut self, solver: &mut Solver, need: &[usize], coincident: bool) -> Result<Option<Row>> {
+        let (p, l) = self.pluto_problem(coincident)?;
+        let Some(values) = self.nontrivial(solver, p, &l, need, PREFIX)? else { return Ok(None) };
+        let kind = if coincident { RowKind::Coincident } else { RowKind::Pluto };
+        Ok(Some(self.row_from(&l, &values, kind)))
+    }
+
+    /// The core ILP (3): validity (zero distance where `coincident`), the
+    /// proximity bound, isl's objectives.
+    fn pluto_problem(&mut self, coincident: bool) -> Result<(Problem, Layout)> {
         let mut p = Problem::new();
         let l = self.layout(&mut p, true);
         let deps = self.deps.clone();
@@ -1223,9 +1240,7 @@ impl<'a> Group<'a> {
         }
         self.objectives(&mut p, &l);
         p.constraints.extend(self.consecutivity_constraints(&l));
-        let Some(values) = self.nontrivial(solver, p, &l, need, PREFIX)? else { return Ok(None) };
-        let kind = if coincident { RowKind::Coincident } else { RowKind::Pluto };
-        Ok(Some(self.row_from(&l, &values, kind)))
+        Ok((p, l))
     }
 
     /// The lexmin of `p` over the points that are non-trivial for every
@@ -1244,26 +1259,10 @@ impl<'a> Group<'a> {
         need: &[usize],
         head: usize,
     ) -> Result<Option<Vec<i64>>> {
-        let mut root = p;
-        root.objectives = tail_objectives(&root, head);
-        // Valid for every non-trivial point, so that relaxed optima are
-        // closer to the leaves below them: a coefficient vector that is zero
-        // wherever some basis vector of the orthogonal complement is not
-        // lies in the span of the rows so far, so a non-trivial one has a
-        // non-zero coefficient there.
-        for &k in need {
-            let basis = null_space(&self.h[k], self.dims[k]);
-            let coeffs: Lin = (0..self.dims[k])
-                .filter(|&i| basis.iter().any(|r| r[i] != 0))
-                .flat_map(|i| [(l.c_minus[k][i], 1), (l.c_plus[k][i], 1)])
-                .collect();
-            root.constraints.push(Constraint { coeffs, constant: -1, relation: Relation::Ge });
-        }
         // First the head's optimum alone (cheap nodes, ties pruned), then
         // the rest of the vector with the head pinned there: cases that
         // cannot reach the head's optimum are infeasible at once.
-        let head = head.min(root.objectives.len());
-        let tail = root.objectives.split_off(head);
+        let (mut root, tail) = self.nontrivial_root(p, l, need, head);
         let mut best: Option<(Vec<i64>, Vec<i64>)> = None;
         let mut budget = SEARCH_BUDGET;
         self.search(solver, &root, Vec::new(), l, need, &mut best, &mut budget)?;
@@ -1279,6 +1278,29 @@ impl<'a> Group<'a> {
         let mut budget = SEARCH_BUDGET;
         self.search(solver, &root, Vec::new(), l, need, &mut best, &mut budget)?;
         Ok(best.map(|(_, values)| values))
+    }
+
+    /// The root of [`Self::nontrivial`]'s search: `p` with the head of
+    /// [`tail_objectives`] and the valid inequality, and the tail apart.
+    fn nontrivial_root(&self, p: Problem, l: &Layout, need: &[usize], head: usize) -> (Problem, Vec<Lin>) {
+        let mut root = p;
+        root.objectives = tail_objectives(&root, head);
+        // Valid for every non-trivial point, so that relaxed optima are
+        // closer to the leaves below them: a coefficient vector that is zero
+        // wherever some basis vector of the orthogonal complement is not
+        // lies in the span of the rows so far, so a non-trivial one has a
+        // non-zero coefficient there.
+        for &k in need {
+            let basis = null_space(&self.h[k], self.dims[k]);
+            let coeffs: Lin = (0..self.dims[k])
+                .filter(|&i| basis.iter().any(|r| r[i] != 0))
+                .flat_map(|i| [(l.c_minus[k][i], 1), (l.c_plus[k][i], 1)])
+                .collect();
+            root.constraints.push(Constraint { coeffs, constant: -1, relation: Relation::Ge });
+        }
+        let head = head.min(root.objectives.len());
+        let tail = root.objectives.split_off(head);
+        (root, tail)
     }
 
     #[allow(clippy::too_many_arguments)]
