@@ -1471,7 +1471,7 @@ impl<'a> Group<'a> {
             return Ok(());
         }
         let what = || "closing a band".to_string();
-        let eq = self.equal_on(&self.band)?;
+        let eq = self.band_eq()?;
         let mut kept = Vec::new();
         let params = Set::read_from_str(self.ctx, &self.scop.context).ctx(what)?;
         for dep in std::mem::take(&mut self.deps) {
