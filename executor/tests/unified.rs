@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use executor::build::{Builder, Compiler};
 use executor::codegen::{self, CodegenOptions};
@@ -41,6 +42,11 @@ struct Kernel {
     scop: Scop,
     deps: Dependences,
 }
+
+/// The limit on one item of the sweep (one schedule, one variant's code
+/// generation; `POLYTUNE_ITEM_LIMIT_S` overrides it): the slowest, adi's
+/// schedules in a debug build, take about two minutes.
+const ITEM_LIMIT: Duration = Duration::from_secs(400);
 
 fn load(path: &Path, dataset: &str) -> Kernel {
     let opts = ExtractOptions { cc_args: vec![format!("-D{dataset}_DATASET")], ..Default::default() };
@@ -227,7 +233,7 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
                 if settings.is_empty() {
                     continue;
                 }
-                let k = load(path, "SMALL");
+                let k = Arc::new(load(path, "SMALL"));
                 let t = std::time::Instant::now();
                 let mut schedules: HashMap<SchedulerOptions, Result<String, String>> = HashMap::new();
                 let mut codegen_s = 0.0;
@@ -236,9 +242,12 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
                     let tree = schedules
                         .entry(sched_key(&knobs))
                         .or_insert_with(|| {
-                            space::schedule::unified(&k.scop, &k.deps, None, &knobs)
-                                .map(|s| s.tree)
-                                .map_err(|e| e.to_string())
+                            let (k, knobs) = (k.clone(), knobs.clone());
+                            testkit::within(&format!("{} {set:?}: schedule", k.name), ITEM_LIMIT, move || {
+                                space::schedule::unified(&k.scop, &k.deps, None, &knobs)
+                                    .map(|s| s.tree)
+                                    .map_err(|e| e.to_string())
+                            })
                         })
                         .clone();
                     let tree = match tree {
@@ -250,7 +259,12 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
                     };
                     let opts = CodegenOptions::for_point(tiles.clone(), *threads, Some(&knobs));
                     let c = std::time::Instant::now();
-                    let generated = codegen::generate(&k.source, &k.scop, &k.deps, &tree, &opts);
+                    let generated = {
+                        let k = k.clone();
+                        testkit::within(&format!("{} {set:?} {tiles:?}: codegen", k.name), ITEM_LIMIT, move || {
+                            codegen::generate(&k.source, &k.scop, &k.deps, &tree, &opts)
+                        })
+                    };
                     codegen_s += c.elapsed().as_secs_f64();
                     match generated {
                         Ok(v) => {
@@ -366,4 +380,37 @@ fn gramschmidt_wavefront_marks_no_loop_around_the_nrm_reduction_parallel() {
     let reference = ev.reference(&original).unwrap();
     let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
     assert_eq!(m.status, Status::Ok, "{}", m.reason);
+}
+
+/// The sweep fails fast on a hang: with the test-only hook making gemm's
+/// first schedule hang, the sweep (run as a child test process on gemm alone, with
+/// a 5 s item limit) fails within a minute and names gemm's item.
+#[test]
+fn a_hanging_item_fails_the_sweep_within_its_limit_naming_it() {
+    let started = std::time::Instant::now();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "every_kernel_under_every_setting_is_legal_and_matches_the_original", "--nocapture"])
+        .env("POLYTUNE_SWEEP_KERNELS", "gemm")
+        .env("POLYTUNE_TEST_HANG", ": schedule")
+        .env("POLYTUNE_ITEM_LIMIT_S", "5")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Our own guard: the child must not hang either.
+    let out = loop {
+        if child.try_wait().unwrap().is_some() {
+            break child.wait_with_output().unwrap();
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            child.kill().unwrap();
+            panic!("the sweep with a hanging item did not end within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the sweep passed although an item hung:\n{text}");
+    let named = text.lines().any(|l| l.contains("gemm [") && l.contains(": schedule: exceeded its time limit of 5 s"));
+    assert!(named, "{text}");
+    assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
 }

@@ -4,6 +4,7 @@
 //! Everything that crosses a module or thread boundary is plain text or serde
 //! data; isl objects live only inside one function's isl context.
 
+pub mod blas;
 pub mod deps;
 pub mod fusion;
 pub mod isl;

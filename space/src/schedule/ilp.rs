@@ -645,6 +645,8 @@ mod cbc {
             }
             Ok(x as f64)
         };
+        // CBC's factorisation must not run on a threaded BLAS (`crate::blas`).
+        crate::blas::single_threaded();
         let mut vars = ProblemVariables::new();
         let mut zs: Vec<Variable> = Vec::with_capacity(bounds.len());
         for &(lo, hi) in bounds {
