@@ -388,29 +388,23 @@ fn gramschmidt_wavefront_marks_no_loop_around_the_nrm_reduction_parallel() {
 #[test]
 fn a_hanging_item_fails_the_sweep_within_its_limit_naming_it() {
     let started = std::time::Instant::now();
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "every_kernel_under_every_setting_is_legal_and_matches_the_original", "--nocapture"])
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+    child
+        .args([
+            "--exact",
+            "every_kernel_under_every_setting_is_legal_and_matches_the_original",
+            "--nocapture",
+        ])
         .env("POLYTUNE_SWEEP_KERNELS", "gemm")
         .env("POLYTUNE_TEST_HANG", ": schedule")
-        .env("POLYTUNE_ITEM_LIMIT_S", "5")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .env("POLYTUNE_ITEM_LIMIT_S", "5");
     // Our own guard: the child must not hang either.
-    let out = loop {
-        if child.try_wait().unwrap().is_some() {
-            break child.wait_with_output().unwrap();
-        }
-        if started.elapsed() > Duration::from_secs(120) {
-            child.kill().unwrap();
-            panic!("the sweep with a hanging item did not end within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let out = testkit::output_within(&mut child, Duration::from_secs(120));
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "the sweep passed although an item hung:\n{text}");
-    let named = text.lines().any(|l| l.contains("gemm [") && l.contains(": schedule: exceeded its time limit of 5 s"));
+    let named = text
+        .lines()
+        .any(|l| l.contains("gemm [") && l.contains(": schedule: exceeded its time limit of 5 s"));
     assert!(named, "{text}");
     assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
 }

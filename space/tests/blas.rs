@@ -58,7 +58,8 @@ fn two_threads_scheduling_while_a_third_forks_finish() {
         })
     };
     let a = ["linear-algebra/gemm.c", "linear-algebra/2mm.c", "stencils/jacobi-2d.c", "linear-algebra/lu.c"];
-    let b = ["linear-algebra/3mm.c", "stencils/fdtd-2d.c", "datamining/covariance.c", "linear-algebra/gemver.c"];
+    let b =
+        ["linear-algebra/3mm.c", "stencils/fdtd-2d.c", "datamining/covariance.c", "linear-algebra/gemver.c"];
     // Each thread under its own limit: a hang fails the test in a minute.
     let t1 = std::thread::spawn(move || {
         testkit::within("thread 1 (gemm, 2mm, jacobi-2d, lu)", Duration::from_secs(60), move || {

@@ -12,6 +12,8 @@
 //! - `POLYTUNE_TEST_HANG=TEXT` makes every item whose name contains `TEXT`
 //!   hang instead of running: the hook that shows a hang fails fast.
 
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -32,7 +34,8 @@ where
     F: FnOnce() -> T + Send + 'static,
 {
     let limit = item_limit(limit);
-    let hang = std::env::var("POLYTUNE_TEST_HANG").ok().filter(|h| !h.is_empty() && item.contains(h.as_str()));
+    let hang =
+        std::env::var("POLYTUNE_TEST_HANG").ok().filter(|h| !h.is_empty() && item.contains(h.as_str()));
     let (tx, rx) = mpsc::channel();
     let started = Instant::now();
     std::thread::Builder::new()
@@ -66,6 +69,49 @@ where
     }
 }
 
+/// `cmd`'s output like [`Command::output`], but the child is killed and the
+/// test fails, naming the command, once `limit` (see [`item_limit`]) has
+/// passed: a child process, unlike a thread, can be stopped.
+pub fn output_within(cmd: &mut Command, limit: Duration) -> Output {
+    let limit = item_limit(limit);
+    let shown = format!("{cmd:?}");
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{shown}: cannot start: {e}"));
+    // Drain both pipes on threads of their own so that a chatty child never
+    // blocks on a full pipe while we wait.
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let stderr = err.join().unwrap_or_default();
+            panic!(
+                "{shown}: exceeded its time limit of {:.0} s and was killed; its stderr:\n{}",
+                limit.as_secs_f64(),
+                String::from_utf8_lossy(&stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output { status, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +130,25 @@ mod tests {
         let msg = *r.unwrap_err().downcast::<String>().unwrap();
         assert!(msg.contains("slow item") && msg.contains("time limit"), "{msg}");
         assert!(t.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_slow_child_is_killed_and_named() {
+        let t = Instant::now();
+        let r = std::panic::catch_unwind(|| {
+            output_within(Command::new("sleep").arg("30"), Duration::from_millis(300))
+        });
+        let msg = *r.unwrap_err().downcast::<String>().unwrap();
+        assert!(msg.contains("sleep") && msg.contains("killed"), "{msg}");
+        assert!(t.elapsed() < Duration::from_secs(5));
+        let out = output_within(
+            Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]),
+            Duration::from_secs(10),
+        );
+        assert_eq!(
+            (out.status.code(), &out.stdout[..], &out.stderr[..]),
+            (Some(3), &b"out\n"[..], &b"err\n"[..])
+        );
     }
 
     #[test]

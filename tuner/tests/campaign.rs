@@ -12,6 +12,15 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
+/// Every `polytune` command of these tests ends within this, or fails the
+/// test naming it (`POLYTUNE_ITEM_LIMIT_S` overrides).
+const LIMIT: Duration = Duration::from_secs(600);
+
+/// `cmd`'s output, under [`LIMIT`].
+fn output(cmd: &mut Command) -> std::process::Output {
+    testkit::output_within(cmd, LIMIT)
+}
+
 fn polytune() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_polytune"));
     c.current_dir(root()).env("OMP_WAIT_POLICY", "PASSIVE");
@@ -100,7 +109,7 @@ fn killed_campaign_resumes_without_losing_or_repeating_a_measurement() {
     let (campaign, killed) = before;
 
     // The same command again finishes the campaign.
-    let out = polytune().args(&args).arg("--json").output().unwrap();
+    let out = output(polytune().args(&args).arg("--json"));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["end"], "finished");
@@ -121,24 +130,24 @@ fn killed_campaign_resumes_without_losing_or_repeating_a_measurement() {
     assert_eq!(store.integrity_check().unwrap(), Vec::<String>::new(), "integrity problems");
 
     // Running it a third time measures nothing new.
-    let out = polytune().args(&args).output().unwrap();
+    let out = output(polytune().args(&args));
     assert!(out.status.success());
     assert_eq!(snapshot(&store, campaign), after);
 
     // The queries answer from this store.
     let db_arg = db.to_str().unwrap();
-    let out = polytune().args(["best", "atax", "--db", db_arg, "--json"]).output().unwrap();
+    let out = output(polytune().args(["best", "atax", "--db", db_arg, "--json"]));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let best: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(best["speedup"].as_f64().unwrap() > 0.0);
     assert!(Path::new(best["source_path"].as_str().unwrap()).is_file());
-    let out = polytune().args(["history", "atax", "--db", db_arg, "--limit", "5"]).output().unwrap();
+    let out = output(polytune().args(["history", "atax", "--db", db_arg, "--limit", "5"]));
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 5);
-    let out = polytune().args(["machines", "--db", db_arg, "--json"]).output().unwrap();
+    let out = output(polytune().args(["machines", "--db", db_arg, "--json"]));
     let machines: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(machines.as_array().unwrap().len(), 1);
-    let out = polytune().args(["best", "nosuchkernel", "--db", db_arg]).output().unwrap();
+    let out = output(polytune().args(["best", "nosuchkernel", "--db", db_arg]));
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nosuchkernel") && err.contains("atax"), "{err}");
@@ -154,7 +163,7 @@ fn the_same_seed_gives_the_same_campaign() {
         let at = args.iter().position(|a| a == "--strategy").unwrap();
         args.splice(at..at + 1, ["--strategy".to_string(), "random".into(), "--seed".into(), seed.into()]);
         args.extend(["--evals".to_string(), "6".into()]);
-        let out = polytune().args(&args).output().unwrap();
+        let out = output(polytune().args(&args));
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let store = Store::open(db.to_str().unwrap()).unwrap();
         let c = store.campaigns().unwrap()[0].id;
@@ -202,7 +211,7 @@ fn bad_input_is_refused_and_writes_nothing() {
         (vec!["best", "atax", "--db", &db_arg], "no store here"),
     ];
     for (args, needle) in cases {
-        let out = polytune().args(&args).output().unwrap();
+        let out = output(polytune().args(&args));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?} succeeded");
         assert!(err.contains(needle), "{args:?}: `{needle}` not in: {err}");
@@ -220,7 +229,7 @@ fn halving_promotes_from_small_to_medium_in_one_campaign() {
     args[at] = "halving".into();
     let at = args.iter().position(|a| a == "MINI").unwrap();
     args[at] = "MEDIUM".into();
-    let out = polytune().args(&args).output().unwrap();
+    let out = output(polytune().args(&args));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
     let store = Store::open(db.to_str().unwrap()).unwrap();
@@ -256,12 +265,12 @@ fn two_campaigns_write_one_sqlite_file_at_once() {
         let at = args.iter().position(|a| a.ends_with("atax.c")).unwrap();
         args[at] = format!("polybench/linear-algebra/{kernel}.c");
         args.push("--json".into());
-        polytune().args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+        std::thread::spawn(move || output(polytune().args(&args)))
     };
     let (a, b) = (with_kernel("atax"), with_kernel("bicg"));
     let mut points = BTreeMap::new();
     for child in [a, b] {
-        let out = child.wait_with_output().unwrap();
+        let out = child.join().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         points.insert(report["campaign"].as_i64().unwrap(), report["points"][0].as_u64().unwrap() as usize);
@@ -294,7 +303,7 @@ fn a_campaign_into_postgres() {
     let at = args.iter().position(|a| a == "--db").unwrap();
     args[at + 1] = url.clone();
     args.extend(["--seed".to_string(), seed, "--evals".into(), "5".into(), "--json".into()]);
-    let out = polytune().args(&args).output().unwrap();
+    let out = output(polytune().args(&args));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let campaign = report["campaign"].as_i64().unwrap();
@@ -302,7 +311,7 @@ fn a_campaign_into_postgres() {
     let snap = snapshot(&store, campaign);
     assert_eq!(snap.keys().filter(|k| k.2 == Role::Variant).count(), 5);
     assert_eq!(snap.keys().filter(|k| k.2 == Role::Reference).count(), 1);
-    let out = polytune().args(["best", "atax", "--db", &url, "--json"]).output().unwrap();
+    let out = output(polytune().args(["best", "atax", "--db", &url, "--json"]));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
@@ -316,7 +325,7 @@ fn a_time_budget_stops_and_the_same_command_goes_on() {
     args[at + 1] = "0,16,32,64".into();
     args.extend(["--budget".to_string(), "1s".into(), "--json".into()]);
     let run = || {
-        let out = polytune().args(&args).output().unwrap();
+        let out = output(polytune().args(&args));
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
     };
@@ -338,7 +347,7 @@ fn a_point_that_takes_too_long_is_a_status_not_a_stuck_campaign() {
     let db = dir.join("store.db");
     let mut args = small_campaign(&db);
     args.extend(["--variant-timeout".to_string(), "0.001s".into(), "--evals".into(), "5".into()]);
-    let out = polytune().args(&args).output().unwrap();
+    let out = output(polytune().args(&args));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let store = Store::open(db.to_str().unwrap()).unwrap();
     let rows = store.outcomes(store.campaigns().unwrap()[0].id).unwrap();

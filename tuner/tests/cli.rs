@@ -2,28 +2,32 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
+/// Every command of these tests ends within this, or fails the test naming
+/// it (`POLYTUNE_ITEM_LIMIT_S` overrides).
+const LIMIT: Duration = Duration::from_secs(600);
+
 fn polytune(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_polytune")).args(args).current_dir(root()).output().unwrap()
+    testkit::output_within(Command::new(env!("CARGO_BIN_EXE_polytune")).args(args).current_dir(root()), LIMIT)
 }
 
 /// `polytune run ARGS --json` with its output and build cache in a fresh
 /// directory named after `tag`: the report, after checking the exit status.
 fn run_json(tag: &str, args: &[&str]) -> serde_json::Value {
     let dir = std::env::temp_dir().join(format!("polytune-cli-{tag}-{}", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_polytune"))
-        .arg("run")
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_polytune"));
+    cmd.arg("run")
         .args(args)
         .args(["--json", "--out"])
         .arg(dir.join("out"))
         .env("XDG_CACHE_HOME", dir.join("cache"))
-        .current_dir(root())
-        .output()
-        .unwrap();
+        .current_dir(root());
+    let out = testkit::output_within(&mut cmd, LIMIT);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -186,4 +190,27 @@ fn run_with_one_thread_generates_no_openmp() {
     );
     assert_eq!(v["status"], "ok", "{v}");
     assert!(!variant_source(&v).contains("#pragma omp"), "{v}");
+}
+
+#[test]
+fn schedule_and_run_give_up_after_their_timeout_with_a_clear_error() {
+    // adi's unified schedule takes seconds; a tenth of a second is too little.
+    for cmd in ["schedule", "run"] {
+        let extra: &[&str] = if cmd == "run" {
+            &["--schedule", "unified", "--dataset", "MINI"]
+        } else {
+            &["--target", "openmp"]
+        };
+        let mut args = vec![cmd, "polybench/stencils/adi.c", "--timeout", "0.1"];
+        args.extend(extra);
+        let out = polytune(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {err}");
+        assert!(
+            err.contains("polybench/stencils/adi.c") && err.contains("no result after 0.1 s (--timeout)"),
+            "{cmd}: {err}"
+        );
+    }
+    let out = polytune(&["schedule", "polybench/stencils/adi.c", "--timeout", "0"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a positive number of seconds"));
 }

@@ -4,8 +4,8 @@
 //! parallel jobs. `--search` and `--ratios` measure search efficiency and
 //! the unified scheduler's speedups instead (one module each).
 
-use std::path::PathBuf;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use executor::build::{Builder, Compiler};
@@ -37,6 +37,9 @@ pub struct Args {
     /// With --search or --ratios: timed runs per measurement.
     #[arg(long, default_value_t = 5)]
     runs: usize,
+    /// Per kernel (not with --search, whose campaigns have `--variant-timeout`).
+    #[command(flatten)]
+    timeout: common::TimeoutArg,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -45,7 +48,7 @@ pub fn run(args: Args) -> Result<()> {
         return super::bench_search::run(&files, args.dataset, &args.settings, args.runs);
     }
     if args.ratios {
-        return super::bench_ratios::run(&files, args.dataset, args.runs);
+        return super::bench_ratios::run(&files, args.dataset, args.runs, args.timeout);
     }
     let opts = CodegenOptions { tile_sizes: Some(vec![32]), openmp: true, ..Default::default() };
     println!(
@@ -56,44 +59,25 @@ pub fn run(args: Args) -> Result<()> {
     let mut programs = Vec::new();
     let mut codegen_ms = Vec::new();
     for f in &files {
-        let t = Instant::now();
-        let (source, mut scops) = space::scop::extract(
-            f,
-            &space::scop::ExtractOptions {
-                cc_args: vec![format!("-D{}_DATASET", Dataset::Mini.name())],
-                ..Default::default()
-            },
-        )?;
-        let model = t.elapsed();
-        let scop = scops.swap_remove(0);
-        let t = Instant::now();
-        let deps = space::deps::analyze(&scop)?;
-        let dep_time = t.elapsed();
-        let t = Instant::now();
-        let schedule = space::reference::isl_schedule(&scop, &deps)?;
-        let isl_time = t.elapsed();
-        let t = Instant::now();
-        let ours = space::schedule::schedule(&scop, &deps, &Default::default())?;
-        let ours_time = t.elapsed();
-        ratios.push(ours_time.as_secs_f64() / isl_time.as_secs_f64());
-        let t = Instant::now();
-        let v = codegen::generate(&source, &scop, &deps, &schedule, &opts)?;
-        let cg = t.elapsed();
-        codegen_ms.push(cg.as_secs_f64() * 1e3);
+        let (file, opts) = (f.clone(), opts.clone());
+        let what = format!("{}: model, schedules and code generation", f.display());
+        let row = common::in_time(&what, args.timeout, move || step_times(&file, &opts))?;
+        ratios.push(row.ours.as_secs_f64() / row.isl.as_secs_f64());
+        codegen_ms.push(row.codegen.as_secs_f64() * 1e3);
         let name = f.file_stem().and_then(|s| s.to_str()).unwrap_or("?");
-        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!(
             "{name:<16} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>8} {:>6} {:>9.1}",
-            ms(model),
-            ms(dep_time),
-            ms(isl_time),
-            ms(ours_time),
+            ms(row.model),
+            ms(row.deps),
+            ms(row.isl),
+            ms(row.ours),
             ratios.last().unwrap(),
-            ours.lexmins,
-            ours.ilps,
-            ms(cg)
+            row.lexmins,
+            row.ilps,
+            ms(row.codegen)
         );
-        programs.push(v.program);
+        programs.push(row.program);
     }
     codegen_ms.sort_by(f64::total_cmp);
     ratios.sort_by(f64::total_cmp);
@@ -129,6 +113,48 @@ pub fn run(args: Args) -> Result<()> {
         let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(())
+}
+
+/// One kernel's row of the step table, and its isl-scheduled program.
+struct StepTimes {
+    model: Duration,
+    deps: Duration,
+    isl: Duration,
+    ours: Duration,
+    codegen: Duration,
+    lexmins: usize,
+    ilps: u64,
+    program: String,
+}
+
+fn step_times(f: &Path, opts: &CodegenOptions) -> Result<StepTimes> {
+    let t = Instant::now();
+    let cc_args = vec![format!("-D{}_DATASET", Dataset::Mini.name())];
+    let (source, mut scops) =
+        space::scop::extract(f, &space::scop::ExtractOptions { cc_args, ..Default::default() })?;
+    let model = t.elapsed();
+    let scop = scops.swap_remove(0);
+    let t = Instant::now();
+    let deps = space::deps::analyze(&scop)?;
+    let dep_time = t.elapsed();
+    let t = Instant::now();
+    let schedule = space::reference::isl_schedule(&scop, &deps)?;
+    let isl = t.elapsed();
+    let t = Instant::now();
+    let ours = space::schedule::schedule(&scop, &deps, &Default::default())?;
+    let ours_time = t.elapsed();
+    let t = Instant::now();
+    let v = codegen::generate(&source, &scop, &deps, &schedule, opts)?;
+    Ok(StepTimes {
+        model,
+        deps: dep_time,
+        isl,
+        ours: ours_time,
+        codegen: t.elapsed(),
+        lexmins: ours.lexmins,
+        ilps: ours.ilps,
+        program: v.program,
+    })
 }
 
 fn polybench_files() -> Result<Vec<PathBuf>> {

@@ -17,7 +17,7 @@ use super::common::{self, Dataset};
 /// Tile size of both variants (isl's and ours), as in `polytune run`.
 const TILE: u32 = 32;
 
-pub fn run(files: &[PathBuf], dataset: Dataset, runs: usize) -> Result<()> {
+pub fn run(files: &[PathBuf], dataset: Dataset, runs: usize, timeout: common::TimeoutArg) -> Result<()> {
     let profile = common::machine_profile("default")?;
     let slot = profile.slots.first().cloned().context("the default machine profile has no slot")?;
     let builder = executor::build::Builder::new(profile.compiler(), common::cache_dir()?.join("builds"))?;
@@ -26,26 +26,14 @@ pub fn run(files: &[PathBuf], dataset: Dataset, runs: usize) -> Result<()> {
     println!("|---|---|---|---|---|---|");
     let mut evaluator = Evaluator { builder, slot, config: MeasureConfig::default(), jobs: 2 };
     for file in files {
-        let program = common::load(file, dataset, &[], 0)?;
+        let program = std::sync::Arc::new(common::load(file, dataset, &[], 0)?);
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program");
         let original = codegen::original_program(&program.source, &program.scop)?;
-        let isl = space::reference::isl_schedule(&program.scop, &program.deps)
-            .context("isl's scheduler found no schedule")?;
         for threads in [1, 2] {
             evaluator.config = MeasureConfig { runs, threads: Some(threads), ..MeasureConfig::default() };
-            let target = if threads == 1 { Target::Seq } else { Target::Openmp };
-            let knobs = SchedulerOptions { target, ..SchedulerOptions::default() };
-            let tiles = Some(vec![TILE]);
-            let unified = space::schedule::unified(&program.scop, &program.deps, None, &knobs)
-                .context("the unified scheduler found no schedule")?
-                .tree;
-            let isl_opts = CodegenOptions::for_point(tiles.clone(), threads, None);
-            let unified_opts = CodegenOptions::for_point(tiles, threads, Some(&knobs));
-            let generate = |tree: &str, opts: &CodegenOptions| {
-                codegen::generate(&program.source, &program.scop, &program.deps, tree, opts)
-                    .map(|v| v.program)
-            };
-            let variants = [generate(&isl, &isl_opts)?, generate(&unified, &unified_opts)?];
+            let p = program.clone();
+            let what = format!("{}: schedules and code generation, {threads} thread(s)", file.display());
+            let variants = common::in_time(&what, timeout, move || variants(&p, threads))?;
             let reference = evaluator.reference(&original)?;
             let m = evaluator.evaluate(&reference, &variants)?;
             let base = reference.measurement.median_s.unwrap_or(f64::NAN);
@@ -66,4 +54,22 @@ pub fn run(files: &[PathBuf], dataset: Dataset, runs: usize) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// isl's and the unified scheduler's variants of `p` for `threads`, tiled.
+fn variants(p: &common::Program, threads: usize) -> Result<[String; 2]> {
+    let isl =
+        space::reference::isl_schedule(&p.scop, &p.deps).context("isl's scheduler found no schedule")?;
+    let target = if threads == 1 { Target::Seq } else { Target::Openmp };
+    let knobs = SchedulerOptions { target, ..SchedulerOptions::default() };
+    let unified = space::schedule::unified(&p.scop, &p.deps, None, &knobs)
+        .context("the unified scheduler found no schedule")?
+        .tree;
+    let tiles = Some(vec![TILE]);
+    let isl_opts = CodegenOptions::for_point(tiles.clone(), threads, None);
+    let unified_opts = CodegenOptions::for_point(tiles, threads, Some(&knobs));
+    let generate = |tree: &str, opts: &CodegenOptions| {
+        codegen::generate(&p.source, &p.scop, &p.deps, tree, opts).map(|v| v.program)
+    };
+    Ok([generate(&isl, &isl_opts)?, generate(&unified, &unified_opts)?])
 }

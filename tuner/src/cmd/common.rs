@@ -103,3 +103,46 @@ pub fn cache_dir() -> Result<PathBuf> {
         _ => bail!("set XDG_CACHE_HOME or HOME: polytune keeps compiled variants there"),
     }
 }
+
+/// `--timeout` of `schedule`, `run` and `bench`: a limit on the in-process
+/// steps (scheduling, code generation) of one program, in seconds. Generous:
+/// the slowest PolyBench kernel (adi, unified scheduler) takes about 40 s.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct TimeoutArg {
+    /// Give up on scheduling and code generation of a program after this many
+    /// seconds (measurements have their own limits, scaled from the original).
+    #[arg(long = "timeout", value_name = "SECONDS", default_value_t = 600.0, value_parser = positive_seconds)]
+    pub seconds: f64,
+}
+
+fn positive_seconds(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!("`{s}` is not a positive number of seconds")),
+    }
+}
+
+/// Runs `f` on a thread of its own and returns its result, or an error
+/// naming `what` once `limit` has passed. A step that never returns cannot
+/// be stopped from outside; the command then ends with that error, and the
+/// process takes the thread with it.
+pub fn in_time<T, F>(what: &str, limit: TimeoutArg, f: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
+{
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new().name(what.to_string()).spawn(move || {
+        let _ = tx.send(f());
+    })?;
+    match rx.recv_timeout(std::time::Duration::from_secs_f64(limit.seconds)) {
+        Ok(out) => out,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => bail!(
+            "{what}: no result after {} s (--timeout); raise --timeout, or report the file and the command \
+             if the scheduler or code generator is stuck",
+            limit.seconds
+        ),
+        // The thread panicked: its message is already on stderr.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => bail!("{what}: failed (see the panic above)"),
+    }
+}

@@ -57,6 +57,8 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    timeout: common::TimeoutArg,
 }
 
 #[derive(Serialize)]
@@ -81,15 +83,22 @@ pub fn run(args: Args) -> Result<()> {
     if !args.set.is_empty() && args.schedule != "unified" {
         bail!("--set applies to --schedule unified only");
     }
-    let program = common::load(&args.file, args.dataset, &args.cc_args, args.scop)?;
+    let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &args.cc_args, args.scop)?);
     let schedule = match args.schedule.as_str() {
         "original" => program.scop.schedule.clone(),
-        "isl" => space::reference::isl_schedule(&program.scop, &program.deps)
-            .context("isl's scheduler found no schedule for this SCoP")?,
-        "unified" => {
-            space::schedule::unified(&program.scop, &program.deps, None, &knobs)
-                .context("the unified scheduler found no schedule for this SCoP")?
-                .tree
+        "isl" | "unified" => {
+            let (p, name, knobs) = (program.clone(), args.schedule.clone(), knobs.clone());
+            let what = format!("{}: {name} scheduling", args.file.display());
+            common::in_time(&what, args.timeout, move || {
+                Ok(if name == "isl" {
+                    space::reference::isl_schedule(&p.scop, &p.deps)
+                        .context("isl's scheduler found no schedule for this SCoP")?
+                } else {
+                    space::schedule::unified(&p.scop, &p.deps, None, &knobs)
+                        .context("the unified scheduler found no schedule for this SCoP")?
+                        .tree
+                })
+            })?
         }
         path => std::fs::read_to_string(path).with_context(|| {
             format!("{path}: cannot read the schedule (expected original, isl or a file)")
@@ -109,7 +118,12 @@ pub fn run(args: Args) -> Result<()> {
         (args.schedule == "unified").then_some(&knobs),
     );
     let started = std::time::Instant::now();
-    let variant = codegen::generate(&program.source, &program.scop, &program.deps, &schedule, &opts)?;
+    let variant = {
+        let (p, what) = (program.clone(), format!("{}: code generation", args.file.display()));
+        common::in_time(&what, args.timeout, move || {
+            Ok(codegen::generate(&p.source, &p.scop, &p.deps, &schedule, &opts)?)
+        })?
+    };
     let codegen_s = started.elapsed().as_secs_f64();
     let original = codegen::original_program(&program.source, &program.scop)?;
 

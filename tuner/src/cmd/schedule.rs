@@ -57,6 +57,8 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    timeout: common::TimeoutArg,
 }
 
 #[derive(Serialize)]
@@ -84,7 +86,7 @@ pub fn options(fusion: FusionArg, backend: BackendArg) -> CoreOptions {
 
 pub fn run(args: Args) -> Result<()> {
     // Sizes do not matter to the schedule: the model is parametric.
-    let program = common::load(&args.file, Dataset::Mini, &args.cc_args, args.scop)?;
+    let program = std::sync::Arc::new(common::load(&args.file, Dataset::Mini, &args.cc_args, args.scop)?);
     let mut opts = options(args.fusion, args.backend);
     if args.target.is_some() || !args.set.is_empty() {
         let mut settings: Vec<String> = Vec::new();
@@ -95,7 +97,13 @@ pub fn run(args: Args) -> Result<()> {
         opts.knobs = Some(SchedulerOptions::default().with_settings(&settings)?);
     }
     let started = std::time::Instant::now();
-    let s = schedule::schedule(&program.scop, &program.deps, &opts)?;
+    let s = {
+        let (program, opts) = (program.clone(), opts.clone());
+        let what = format!("{}: scheduling", args.file.display());
+        common::in_time(&what, args.timeout, move || {
+            Ok(schedule::schedule(&program.scop, &program.deps, &opts)?)
+        })?
+    };
     let seconds = started.elapsed().as_secs_f64();
     // `schedule` only returns schedules that passed the legality check.
     let report = Report { schedule: &s, legal: true, seconds };
