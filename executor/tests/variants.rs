@@ -5,6 +5,7 @@
 //! past it, caught by output comparison.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use executor::build::{Builder, Compiler};
 use executor::codegen::{self, CodegenError, CodegenOptions};
@@ -77,6 +78,10 @@ fn reference(ev: &Evaluator, k: &Kernel) -> Reference {
 /// surrounding code, so bitwise comparison needs contraction off.
 const EXACT_FLAGS: &[&str] = &["-O2", "-ffp-contract=off", "-fopenmp"];
 
+/// The limit on one kernel's in-process steps (schedule and code generation)
+/// in these tests; built programs run under the measurement's own timeouts.
+const ITEM_LIMIT: Duration = Duration::from_secs(300);
+
 #[test]
 fn identity_schedule_reproduces_the_original_bit_for_bit() {
     let ev = evaluator(EXACT_FLAGS, 1, Tolerance::BITWISE);
@@ -85,9 +90,11 @@ fn identity_schedule_reproduces_the_original_bit_for_bit() {
         for path in kernels() {
             let k = load(&path, dataset);
             let reference = reference(&ev, &k);
-            let v =
+            let v = {
+                let _item = testkit::item(format!("{} {dataset}: codegen", k.name), ITEM_LIMIT);
                 codegen::generate(&k.source, &k.scop, &k.deps, &k.scop.schedule, &CodegenOptions::default())
-                    .unwrap_or_else(|e| panic!("{}: {e}", k.name));
+                    .unwrap_or_else(|e| panic!("{}: {e}", k.name))
+            };
             let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
             if m.status != Status::Ok {
                 failures.push(format!("{} {dataset}: {:?} {}", k.name, m.status, m.reason));
@@ -105,6 +112,7 @@ fn isl_schedule_tiled_and_parallel_matches_on_one_and_two_threads() {
     let mut parallel = Vec::new();
     for path in kernels() {
         let k = load(&path, "SMALL");
+        let item = testkit::item(format!("{}: isl schedule and codegen", k.name), ITEM_LIMIT);
         let schedule = match space::reference::isl_schedule(&k.scop, &k.deps) {
             Ok(s) => s,
             Err(e) => {
@@ -115,6 +123,7 @@ fn isl_schedule_tiled_and_parallel_matches_on_one_and_two_threads() {
         };
         let v = codegen::generate(&k.source, &k.scop, &k.deps, &schedule, &opts)
             .unwrap_or_else(|e| panic!("{}: {e}", k.name));
+        drop(item);
         if v.region.contains("#pragma omp parallel for") {
             parallel.push(k.name.clone());
         }
@@ -197,7 +206,10 @@ fn core_scheduler_variants_match_the_original_at_mini_and_small() {
         let mini = load(&path, "MINI");
         for fusion in [Fusion::Original, Fusion::Max] {
             let options = CoreOptions { fusion: fusion.clone(), ..Default::default() };
-            let s = match space::schedule::schedule(&mini.scop, &mini.deps, &options) {
+            let item = testkit::item(format!("{} {fusion:?}: schedule", mini.name), ITEM_LIMIT);
+            let s = space::schedule::schedule(&mini.scop, &mini.deps, &options);
+            drop(item);
+            let s = match s {
                 Ok(s) => s,
                 Err(e) => {
                     failures.push(format!("{} {fusion:?}: {e}", mini.name));
@@ -206,7 +218,10 @@ fn core_scheduler_variants_match_the_original_at_mini_and_small() {
             };
             for dataset in ["MINI", "SMALL"] {
                 let k = load(&path, dataset);
-                let v = match codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts) {
+                let item = testkit::item(format!("{} {fusion:?} {dataset}: codegen", k.name), ITEM_LIMIT);
+                let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts);
+                drop(item);
+                let v = match v {
                     Ok(v) => v,
                     Err(e) => {
                         failures.push(format!("{} {fusion:?} {dataset}: codegen: {e}", k.name));

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
 use space::deps::{self, DepKind, Dependences};
@@ -229,6 +229,7 @@ fn oracle_other_kernels_up_to_six_statements() {
 #[test]
 fn counts_agree_with_enumeration_on_the_30_kernels() {
     for rel in kernels() {
+        let _item = testkit::item(format!("{rel}: fusion space"), Duration::from_secs(300));
         let (s, d) = load(&rel);
         let t = Instant::now();
         let f = FusionSpace::outer(&s, &d, &FusionOptions::default()).unwrap();

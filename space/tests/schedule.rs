@@ -133,7 +133,9 @@ fn every_band_row_is_linearly_independent_for_each_statement_that_needs_one() {
     let mut failures = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(&root).unwrap().to_str().unwrap().to_string();
+        let item = testkit::item(format!("{rel}: schedule"), std::time::Duration::from_secs(300));
         let (s, out) = run(&rel, Fusion::Original);
+        drop(item);
         for (stmt, st) in s.statements.iter().enumerate() {
             let dims = st.iterators.len();
             let mut h: Vec<Vec<i64>> = Vec::new();

@@ -1,23 +1,30 @@
-//! What the workspace's tests share.
+//! What the workspace's tests share: time limits, so that a hang fails a
+//! test run in minutes, naming what hung, instead of holding CI until its
+//! global limit.
 //!
-//! [`within`] runs one item of a heavy test (a kernel's schedule under one
-//! setting, one variant's code generation) under a wall-clock limit, so that
-//! a hang fails its test in minutes, naming the item, instead of holding CI
-//! until its global limit. The work runs on a thread of its own; a thread
-//! that never returns cannot be killed, but the test fails and the test
-//! process exits at the end of the run, taking it along.
+//! - [`item`] watches one in-process item of a heavy test (a kernel's
+//!   schedule under one setting, one variant's code generation). A thread
+//!   stuck in a solver cannot be stopped, so when an item outlives its limit
+//!   a watchdog writes its name to stderr and ends the whole test process
+//!   with status 124: the run fails there, with the item named.
+//! - [`output_within`] runs a child process, which can be stopped: past its
+//!   limit it is killed and the test fails naming the command.
 //!
 //! Two environment variables, for the tests only:
-//! - `POLYTUNE_ITEM_LIMIT_S=N` replaces every item's limit (seconds);
-//! - `POLYTUNE_TEST_HANG=TEXT` makes every item whose name contains `TEXT`
-//!   hang instead of running: the hook that shows a hang fails fast.
+//! - `POLYTUNE_ITEM_LIMIT_S=N` replaces every limit (seconds);
+//! - `POLYTUNE_TEST_HANG=TEXT` makes every [`item`] whose name contains
+//!   `TEXT` hang where it starts: the hook that shows a hang fails fast.
 
-use std::io::Read;
+use std::collections::HashMap;
+use std::io::{Read, Write};
 use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// The limit for an item: `POLYTUNE_ITEM_LIMIT_S` when set, else `default`.
+/// The exit status of a test process stopped by the watchdog (as `timeout`'s).
+pub const EXIT_HUNG: i32 = 124;
+
+/// The limit to use: `POLYTUNE_ITEM_LIMIT_S` when set, else `default`.
 pub fn item_limit(default: Duration) -> Duration {
     match std::env::var("POLYTUNE_ITEM_LIMIT_S").ok().and_then(|s| s.trim().parse::<f64>().ok()) {
         Some(s) if s > 0.0 => Duration::from_secs_f64(s),
@@ -25,47 +32,72 @@ pub fn item_limit(default: Duration) -> Duration {
     }
 }
 
-/// Run `f` on a thread of its own and return its result, or panic with
-/// `item` named once `limit` (see [`item_limit`]) has passed. A panic inside
-/// `f` is re-raised here with the item named.
-pub fn within<T, F>(item: &str, limit: Duration, f: F) -> T
-where
-    T: Send + 'static,
-    F: FnOnce() -> T + Send + 'static,
-{
-    let limit = item_limit(limit);
-    let hang =
-        std::env::var("POLYTUNE_TEST_HANG").ok().filter(|h| !h.is_empty() && item.contains(h.as_str()));
-    let (tx, rx) = mpsc::channel();
-    let started = Instant::now();
-    std::thread::Builder::new()
-        .name(format!("item {item}"))
-        .spawn(move || {
-            if hang.is_some() {
-                // The test-only hook: this item never finishes.
-                loop {
-                    std::thread::sleep(Duration::from_secs(3600));
-                }
-            }
-            let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-            let _ = tx.send(out);
-        })
-        .expect("spawning a test thread");
-    match rx.recv_timeout(limit) {
-        Ok(Ok(out)) => out,
-        Ok(Err(panic)) => {
-            let why = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or("(no message)");
-            panic!("{item}: panicked: {why}")
+/// A watched item; the watch ends when it is dropped.
+#[must_use = "the item is watched until this guard is dropped"]
+pub struct Item {
+    id: u64,
+}
+
+/// Items being watched: id -> (name, limit, deadline).
+type Watched = Mutex<(u64, HashMap<u64, (String, Duration, Instant)>)>;
+
+fn watched() -> &'static Watched {
+    static WATCHED: OnceLock<Watched> = OnceLock::new();
+    WATCHED.get_or_init(|| {
+        std::thread::Builder::new()
+            .name("testkit watchdog".into())
+            .spawn(watchdog)
+            .expect("spawning the test watchdog");
+        Mutex::new((0, HashMap::new()))
+    })
+}
+
+fn watchdog() {
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = Instant::now();
+        let expired = {
+            let w = watched().lock().unwrap_or_else(|e| e.into_inner());
+            w.1.values().find(|(_, _, deadline)| now > *deadline).map(|(n, l, _)| (n.clone(), *l))
+        };
+        if let Some((name, limit)) = expired {
+            // Straight to stderr: libtest captures only print macros, and
+            // its buffers are lost at exit.
+            let _ = writeln!(
+                std::io::stderr(),
+                "\ntest item `{name}` exceeded its time limit of {:.0} s: stopping the test process \
+                 (POLYTUNE_ITEM_LIMIT_S changes the limit)",
+                limit.as_secs_f64()
+            );
+            std::process::exit(EXIT_HUNG);
         }
-        Err(_) => panic!(
-            "{item}: exceeded its time limit of {:.0} s (ran {:.0} s; POLYTUNE_ITEM_LIMIT_S changes the limit)",
-            limit.as_secs_f64(),
-            started.elapsed().as_secs_f64()
-        ),
+    }
+}
+
+/// Start watching `name`: the test process ends (see the module doc) if the
+/// returned guard is still alive after `limit` (see [`item_limit`]).
+pub fn item(name: impl Into<String>, limit: Duration) -> Item {
+    let name = name.into();
+    let limit = item_limit(limit);
+    let id = {
+        let mut w = watched().lock().unwrap_or_else(|e| e.into_inner());
+        w.0 += 1;
+        let id = w.0;
+        w.1.insert(id, (name.clone(), limit, Instant::now() + limit));
+        id
+    };
+    if std::env::var("POLYTUNE_TEST_HANG").is_ok_and(|h| !h.is_empty() && name.contains(h.as_str())) {
+        // The test-only hook: this item never finishes.
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    Item { id }
+}
+
+impl Drop for Item {
+    fn drop(&mut self) {
+        watched().lock().unwrap_or_else(|e| e.into_inner()).1.remove(&self.id);
     }
 }
 
@@ -117,19 +149,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn returns_the_result_within_the_limit() {
-        assert_eq!(within("quick", Duration::from_secs(10), || 6 * 7), 42);
+    fn an_item_that_ends_in_time_is_forgotten() {
+        {
+            let _a = item("quick", Duration::from_millis(300));
+        }
+        // Past the limit of the dropped item: the watchdog must not fire.
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(watched().lock().unwrap().1.values().all(|(n, _, _)| n != "quick"));
+    }
+
+    /// The body of the next test's child process (a no-op when run directly).
+    #[test]
+    fn hung_item_child() {
+        if std::env::var_os("TESTKIT_CHILD").is_some() {
+            let _a = item("the slow item", Duration::from_millis(300));
+            std::thread::sleep(Duration::from_secs(30));
+        }
     }
 
     #[test]
-    fn a_slow_item_fails_naming_it() {
+    fn a_hung_item_stops_the_process_naming_it() {
         let t = Instant::now();
-        let r = std::panic::catch_unwind(|| {
-            within("slow item", Duration::from_millis(200), || std::thread::sleep(Duration::from_secs(30)))
-        });
-        let msg = *r.unwrap_err().downcast::<String>().unwrap();
-        assert!(msg.contains("slow item") && msg.contains("time limit"), "{msg}");
-        assert!(t.elapsed() < Duration::from_secs(5));
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--exact", "tests::hung_item_child", "--nocapture"]).env("TESTKIT_CHILD", "1");
+        let out = output_within(&mut cmd, Duration::from_secs(20));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(EXIT_HUNG), "{err}");
+        assert!(err.contains("test item `the slow item` exceeded its time limit"), "{err}");
+        assert!(t.elapsed() < Duration::from_secs(10));
     }
 
     #[test]
@@ -149,12 +196,5 @@ mod tests {
             (out.status.code(), &out.stdout[..], &out.stderr[..]),
             (Some(3), &b"out\n"[..], &b"err\n"[..])
         );
-    }
-
-    #[test]
-    fn a_panic_inside_names_the_item() {
-        let r = std::panic::catch_unwind(|| within("bad item", Duration::from_secs(10), || panic!("boom")));
-        let msg = *r.unwrap_err().downcast::<String>().unwrap();
-        assert!(msg.contains("bad item") && msg.contains("boom"), "{msg}");
     }
 }
