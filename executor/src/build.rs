@@ -9,7 +9,10 @@
 //!
 //! - `runtime/<key>.c`, `runtime/<key>.o`: the measurement runtime
 //!   ([`crate::runtime::RUNTIME_C`]), compiled once per compiler and flags;
-//! - `variants/<key>.c`, `variants/<key>`: each source and its binary.
+//! - `variants/<key>.c`, `variants/<key>`: each source and its binary;
+//! - `objects/<key>.o`: the program's further translation units
+//!   ([`Extras::sources`], e.g. PolyBench's `utilities/polybench.c`), each
+//!   keyed by its *preprocessed* text, so an edited header rebuilds it.
 //!
 //! Every file is written under a unique temporary name and renamed into place,
 //! so a concurrent builder (thread or process) sees either nothing or a whole
@@ -66,6 +69,22 @@ impl Compiler {
     }
 }
 
+/// What a program needs to build besides its main source (which arrives
+/// preprocessed, spliced with generated code): further translation units and
+/// flags. The same for the original and every variant.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Extras {
+    /// Further translation units, compiled once each and linked into every binary.
+    pub sources: Vec<PathBuf>,
+    /// Preprocessor arguments of the extra sources (`-I`, `-D`): the ones the
+    /// main source was preprocessed with.
+    pub cpp_args: Vec<String>,
+    /// Flags for every compile, after the machine profile's.
+    pub cflags: Vec<String>,
+    /// Flags for every link, after the objects (`-L...`, `-lfoo`).
+    pub ldflags: Vec<String>,
+}
+
 /// Errors that stop a builder as a whole (never a single source's compile error).
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -79,6 +98,8 @@ pub enum BuildError {
     Runtime { cc: String, flags: String, message: String },
     #[error("cannot start a pool of {jobs} build threads: {message}")]
     Pool { jobs: usize, message: String },
+    #[error("{}: this extra source does not build:\n{message}", path.display())]
+    Extra { path: PathBuf, message: String },
 }
 
 /// The result of building one source. A compile error is data, not an `Err`.
@@ -115,6 +136,10 @@ pub struct Builder {
     cache_dir: PathBuf,
     runtime_object: PathBuf,
     compile_timeout: Duration,
+    /// The program's extras, their objects and their part of every key.
+    extras: Extras,
+    extra_objects: Vec<PathBuf>,
+    extras_key: String,
 }
 
 /// How much of a compiler's stderr a `Failed` message keeps (head and tail each).
@@ -138,6 +163,9 @@ impl Builder {
             cache_dir,
             runtime_object,
             compile_timeout: Duration::from_secs(600),
+            extras: Extras::default(),
+            extra_objects: Vec::new(),
+            extras_key: String::new(),
         };
         if !builder.runtime_object.is_file() {
             let src = builder.cache_dir.join("runtime").join(format!("{key}.c"));
@@ -152,6 +180,42 @@ impl Builder {
             })?;
         }
         Ok(builder)
+    }
+
+    /// This builder for a program with `extras`: each extra source is
+    /// preprocessed (its text is its cache key) and compiled to an object
+    /// unless the cache has it. An extra source that does not build is an
+    /// error of the whole program, not of a variant.
+    pub fn with_extras(&self, extras: &Extras) -> Result<Builder, BuildError> {
+        let mut b = self.clone();
+        b.extras = extras.clone();
+        b.extra_objects.clear();
+        let dir = b.cache_dir.join("objects");
+        std::fs::create_dir_all(&dir).map_err(|source| BuildError::Cache { path: dir.clone(), source })?;
+        let mut keys = Vec::new();
+        for path in &extras.sources {
+            let fail = |message: String| BuildError::Extra { path: path.clone(), message };
+            let mut cpp = Command::new(&b.compiler.cc);
+            cpp.args(&b.compiler.flags).args(&extras.cflags).args(&extras.cpp_args).arg("-E").arg(path);
+            let out = cpp.output().map_err(|e| fail(format!("cannot run `{}`: {e}", b.compiler.cc)))?;
+            if !out.status.success() {
+                return Err(fail(String::from_utf8_lossy(&out.stderr).into_owned()));
+            }
+            let flags = [&extras.cflags[..], &extras.cpp_args[..]].concat().join("\0");
+            let key = hash_key(&[b"extra", &out.stdout, flags.as_bytes()], &b.compiler, &b.version);
+            let object = dir.join(format!("{key}.o"));
+            if !object.is_file() {
+                let mut cmd = Command::new(&b.compiler.cc);
+                cmd.args(&b.compiler.flags).args(&extras.cflags).args(&extras.cpp_args).arg("-c").arg(path);
+                b.compile_to(cmd, &object).map_err(fail)?;
+            }
+            keys.push(key);
+            b.extra_objects.push(object);
+        }
+        let link =
+            [&keys[..], &["--".to_string()], &extras.cflags[..], &["--".to_string()], &extras.ldflags[..]];
+        b.extras_key = link.concat().join("\0");
+        Ok(b)
     }
 
     /// A compile taking longer than this is a failure (default 10 minutes).
@@ -175,10 +239,15 @@ impl Builder {
 
     /// The cache key of `source` under this compiler (hex).
     pub fn key(&self, source: &str) -> String {
-        hash_key(&[b"variant", source.as_bytes(), RUNTIME_C.as_bytes()], &self.compiler, &self.version)
+        let parts: [&[u8]; 4] =
+            [b"variant", source.as_bytes(), RUNTIME_C.as_bytes(), self.extras_key.as_bytes()];
+        // Without extras the key is what it always was: existing caches stay valid.
+        let parts = if self.extras_key.is_empty() { &parts[..3] } else { &parts[..] };
+        hash_key(parts, &self.compiler, &self.version)
     }
 
-    /// Builds one source, linking the runtime and `-lm`; a cache hit compiles nothing.
+    /// Builds one source, linking the runtime, the extra objects, the link
+    /// flags and `-lm`; a cache hit compiles nothing.
     pub fn build(&self, source: &str) -> BuildOutcome {
         let key = self.key(source);
         let dir = self.cache_dir.join("variants");
@@ -191,7 +260,13 @@ impl Builder {
             return BuildOutcome::Failed { message: format!("cannot write {}: {e}", src.display()) };
         }
         let mut cmd = Command::new(&self.compiler.cc);
-        cmd.args(&self.compiler.flags).arg(&src).arg(&self.runtime_object).arg("-lm");
+        cmd.args(&self.compiler.flags)
+            .args(&self.extras.cflags)
+            .arg(&src)
+            .arg(&self.runtime_object)
+            .args(&self.extra_objects)
+            .args(&self.extras.ldflags)
+            .arg("-lm");
         match self.compile_to(cmd, &binary) {
             Ok(()) => BuildOutcome::Built { binary, key, cached: false },
             Err(message) => BuildOutcome::Failed { message },

@@ -356,3 +356,39 @@ fn a_point_that_takes_too_long_is_a_status_not_a_stuck_campaign() {
     assert!(variants.iter().all(|o| o.status == "schedule-timeout"), "{variants:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A campaign on a program in the official PolyBench layout (kernel file +
+/// a second translation unit, from its `polytune.toml`): it measures
+/// variants, stores the build description with the campaign, and `best`
+/// answers.
+#[test]
+fn a_campaign_on_the_official_layout_stores_its_build_and_answers_best() {
+    let dir = temp_dir("layout");
+    let db = dir.join("store.db");
+    let db_arg = db.to_str().unwrap();
+    let gemm = root().join("space/tests/fixtures/official/gemm.c");
+    let args = [
+        "tune",
+        gemm.to_str().unwrap(),
+        "--dataset",
+        "MINI",
+        "--evals",
+        "4",
+        "--threads",
+        "1",
+        "--runs",
+        "1",
+    ];
+    let out = output(polytune().args(args).args(["--db", db_arg, "--json"]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = Store::open(db_arg).unwrap();
+    let campaign = store.campaigns().unwrap().remove(0);
+    let config: serde_json::Value = serde_json::from_str(&campaign.config).unwrap();
+    let build = &config["kernels"][0]["build"];
+    assert!(build["sources"][0].as_str().unwrap().ends_with("fixtures/official/polybench.c"), "{config}");
+    let out = output(polytune().args(["best", "gemm", "--db", db_arg, "--json"]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let best: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(best["speedup"].as_f64().unwrap() > 0.0, "{best}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -214,3 +214,34 @@ fn schedule_and_run_give_up_after_their_timeout_with_a_clear_error() {
     let out = polytune(&["schedule", "polybench/stencils/adi.c", "--timeout", "0"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a positive number of seconds"));
 }
+
+/// The official layout is two translation units: the kernel and the
+/// utilities' polybench.c. `run` builds it from the `polytune.toml` next to
+/// the kernel, or from `--source`/`--cc-arg`; without the second unit the
+/// original program does not link, and the error says why.
+#[test]
+fn official_layout_runs_with_its_second_translation_unit() {
+    let fixtures = root().join("space/tests/fixtures/official");
+    let gemm = fixtures.join("gemm.c");
+    let gemm = gemm.to_str().unwrap();
+    // From polytune.toml.
+    let r = run_json("layout-toml", &[gemm, "--schedule", "unified", "--dataset", "MINI"]);
+    assert_eq!(r["status"], "ok", "{r}");
+    // From the options, with the file's own description replaced by an empty one.
+    let source = fixtures.join("polybench.c");
+    let inc = format!("-I{}", fixtures.display());
+    let args = [gemm, "--config", "/dev/null", "--source", source.to_str().unwrap(), "--cc-arg", &inc];
+    let r = run_json("layout-args", &[&args[..], &["--schedule", "isl", "--dataset", "MINI"]].concat());
+    assert_eq!(r["status"], "ok", "{r}");
+    // Without the second unit.
+    let out = polytune(&["run", gemm, "--config", "/dev/null", "--cc-arg", &inc, "--dataset", "MINI"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("undefined reference to `polybench_alloc_data'"), "{err}");
+    // A bad description names its file.
+    let bad = std::env::temp_dir().join(format!("polytune-bad-{}.toml", std::process::id()));
+    std::fs::write(&bad, "sauces = [\"polybench.c\"]\n").unwrap();
+    let out = polytune(&["run", gemm, "--config", bad.to_str().unwrap(), "--dataset", "MINI"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains(bad.to_str().unwrap()) && err.contains("sauces"), "{err}");
+    let _ = std::fs::remove_file(&bad);
+}

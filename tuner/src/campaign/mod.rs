@@ -31,7 +31,7 @@ use space::knobs::{Point, Scheduler};
 use space::schedule::{CoreOptions, Fusion, Preorder};
 use store::{BuildRef, CampaignState, NewCampaign, Record, Role, Store};
 
-use crate::cmd::common::{self, Dataset, Program};
+use crate::cmd::common::{self, Dataset, Program, ProgramConfig};
 use crate::strategy::{self, Outcomes, StrategyKind};
 
 /// What identifies a campaign: running the same command again (same files,
@@ -61,6 +61,10 @@ pub struct KernelSpec {
     pub path: PathBuf,
     /// SHA-256 of the file as read: an edited source is a new campaign.
     pub source_hash: String,
+    /// How it is preprocessed and built (absent when there is nothing to
+    /// say, so that such campaigns keep their keys).
+    #[serde(skip_serializing_if = "ProgramConfig::is_empty")]
+    pub build: ProgramConfig,
 }
 
 impl Config {
@@ -94,8 +98,6 @@ impl Budget {
 /// One kernel, loaded on every dataset the strategy may use.
 pub struct Kernel {
     pub spec: KernelSpec,
-    /// Preprocessor arguments the programs were loaded with.
-    pub cc_args: Vec<String>,
     pub programs: HashMap<Dataset, Program>,
     /// The search space (in the grid's order) and the reference points.
     pub space: Vec<Point>,
@@ -143,14 +145,14 @@ impl Kernel {
         file: &Path,
         strategy: StrategyKind,
         dataset: Dataset,
-        cc_args: &[String],
+        build: &ProgramConfig,
         spec: &grid::Spec,
     ) -> Result<Kernel> {
         let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
         let mut programs = HashMap::new();
         for d in strategy::datasets(strategy, dataset) {
-            programs.insert(d, common::load(file, d, cc_args, 0)?);
+            programs.insert(d, common::load(file, d, &build.cc_args, 0)?);
         }
         let max = max_fusion(&programs[&dataset]);
         let preorders = preorders(&programs[&dataset], max.as_ref(), spec.seed);
@@ -159,8 +161,8 @@ impl Kernel {
                 name,
                 path: file.to_path_buf(),
                 source_hash: Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect(),
+                build: build.clone(),
             },
-            cc_args: cc_args.to_vec(),
             programs,
             space: grid::points(&preorders, spec),
             references: grid::references(spec.threads, max),
@@ -298,6 +300,7 @@ impl<'a> Campaign<'a> {
         }
         self.progress.set_position(self.evaluations as u64);
         let mut end = End::Finished;
+        let base = self.evaluator.builder.clone();
         for kernel in kernels {
             let program_ids = self.program_ids(kernel)?;
             self.outcomes = Outcomes::default();
@@ -317,6 +320,9 @@ impl<'a> Campaign<'a> {
                 self.config.seed,
             );
             let mut references: HashMap<Dataset, Reference> = HashMap::new();
+            // The builder of each dataset: the program's extra sources are
+            // preprocessed with its dataset define.
+            let mut builders: HashMap<Dataset, Builder> = HashMap::new();
             loop {
                 if let Some(e) = self.stop_reason() {
                     end = e;
@@ -326,6 +332,13 @@ impl<'a> Campaign<'a> {
                 let proposals = strategy.propose(&self.outcomes, batch);
                 let Some(dataset) = proposals.first().map(|p| p.dataset) else { break };
                 let program = program_ids[&dataset];
+                if !builders.contains_key(&dataset) {
+                    let b = base.with_extras(&kernel.spec.build.extras(dataset)).with_context(|| {
+                        format!("{} [{}]: the program's extra sources", kernel.spec.name, dataset.name())
+                    })?;
+                    builders.insert(dataset, b);
+                }
+                self.evaluator.builder = builders[&dataset].clone();
                 // The reference points come first on every dataset.
                 let points: Vec<Point> = if references.contains_key(&dataset) {
                     proposals.into_iter().filter(|p| p.dataset == dataset).map(|p| p.point).collect()
@@ -626,7 +639,7 @@ fn answer_in_child(kernel: &Kernel, dataset: Dataset, point: &Point, timeout: Du
     cmd.arg("variant")
         .arg(&kernel.spec.path)
         .args(["--dataset", dataset.name(), "--point", &point.canonical_json()])
-        .args(kernel.cc_args.iter().map(|a| format!("--cc-arg={a}")))
+        .args(kernel.spec.build.cc_args.iter().map(|a| format!("--cc-arg={a}")))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -29,7 +29,7 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
     println!("| kernel | points | exhaustive (all) | random | halving |");
     println!("|---|---|---|---|---|");
     for file in files {
-        let kernel = Kernel::load(file, StrategyKind::Halving, dataset, &[], &spec)?;
+        let kernel = Kernel::load(file, StrategyKind::Halving, dataset, &Default::default(), &spec)?;
         let mut traces = Vec::new();
         for strategy in [StrategyKind::Exhaustive, StrategyKind::Random, StrategyKind::Halving] {
             traces.push(campaign(&setup, &kernel, strategy, dataset, settings, runs)?);

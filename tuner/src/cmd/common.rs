@@ -42,12 +42,19 @@ pub struct Program {
     pub deps: Dependences,
 }
 
-/// Extracts SCoP `index` of `file` under `-D<dataset>_DATASET` plus the user's
-/// preprocessor arguments, and analyses its dependences.
+/// Preprocessor arguments for `dataset`: `-D<SIZE>_DATASET`, then the
+/// user's. A dataset the user defines (`-DMINI_DATASET` among `cc_args`)
+/// replaces ours.
+pub fn cpp_args(dataset: Dataset, cc_args: &[String]) -> Vec<String> {
+    let user_dataset = cc_args.iter().any(|a| a.strip_prefix("-D").is_some_and(|d| d.ends_with("_DATASET")));
+    let ours = (!user_dataset).then(|| format!("-D{}_DATASET", dataset.name()));
+    ours.into_iter().chain(cc_args.iter().cloned()).collect()
+}
+
+/// Extracts SCoP `index` of `file` under [`cpp_args`] and analyses its
+/// dependences.
 pub fn load(file: &Path, dataset: Dataset, cc_args: &[String], index: usize) -> Result<Program> {
-    let mut args = vec![format!("-D{}_DATASET", dataset.name())];
-    args.extend(cc_args.iter().cloned());
-    let opts = ExtractOptions { cc_args: args, ..ExtractOptions::default() };
+    let opts = ExtractOptions { cc_args: cpp_args(dataset, cc_args), ..ExtractOptions::default() };
     let (source, mut scops) = scop::extract(file, &opts)?;
     if index >= scops.len() {
         bail!("{}: has {} SCoP(s); --scop {index} does not exist", file.display(), scops.len());
@@ -55,6 +62,108 @@ pub fn load(file: &Path, dataset: Dataset, cc_args: &[String], index: usize) -> 
     let scop = scops.swap_remove(index);
     let deps = deps::analyze(&scop).with_context(|| format!("{}: dependence analysis", file.display()))?;
     Ok(Program { source, scop, deps })
+}
+
+/// How a program is preprocessed and built, on `run` and `tune`: the
+/// options, after those of a `polytune.toml` (next to the program, or
+/// `--config`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct BuildArgs {
+    /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
+    #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub cc_args: Vec<String>,
+    /// A further translation unit of the program (PolyBench's
+    /// `utilities/polybench.c`), linked into the original and every variant;
+    /// repeatable.
+    #[arg(long = "source", value_name = "FILE")]
+    pub sources: Vec<PathBuf>,
+    /// A flag for every compile, after the machine profile's; repeatable.
+    #[arg(long = "cflag", value_name = "ARG", allow_hyphen_values = true)]
+    pub cflags: Vec<String>,
+    /// A flag for every link (`-lfoo`, `-L...`); repeatable.
+    #[arg(long = "ldflag", value_name = "ARG", allow_hyphen_values = true)]
+    pub ldflags: Vec<String>,
+    /// The program's build description (default: `polytune.toml` next to
+    /// the program, when there is one).
+    #[arg(long = "config", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// A program's build description: `polytune.toml`, or the options.
+/// Paths are absolute once resolved.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProgramConfig {
+    /// Further translation units (relative to the file's directory).
+    pub sources: Vec<PathBuf>,
+    /// Preprocessor arguments (`-I` relative to the file's directory).
+    pub cc_args: Vec<String>,
+    pub cflags: Vec<String>,
+    pub ldflags: Vec<String>,
+}
+
+impl ProgramConfig {
+    pub fn is_empty(&self) -> bool {
+        *self == ProgramConfig::default()
+    }
+
+    /// What the builder needs for `dataset`.
+    pub fn extras(&self, dataset: Dataset) -> executor::build::Extras {
+        executor::build::Extras {
+            sources: self.sources.clone(),
+            cpp_args: cpp_args(dataset, &self.cc_args),
+            cflags: self.cflags.clone(),
+            ldflags: self.ldflags.clone(),
+        }
+    }
+
+    /// Relative paths made absolute against `dir`; every source must exist.
+    fn anchored(mut self, dir: &Path, origin: &str) -> Result<ProgramConfig> {
+        for s in &mut self.sources {
+            let p = dir.join(&*s);
+            *s = p.canonicalize().with_context(|| format!("{origin}: extra source {}", p.display()))?;
+        }
+        for a in &mut self.cc_args {
+            if let Some(inc) = a.strip_prefix("-I").filter(|i| !i.is_empty() && Path::new(i).is_relative()) {
+                *a = format!("-I{}", dir.join(inc).display());
+            }
+        }
+        Ok(self)
+    }
+}
+
+impl BuildArgs {
+    /// The build description of `file`: its `polytune.toml` (or `--config`),
+    /// then the options.
+    pub fn resolve(&self, file: &Path) -> Result<ProgramConfig> {
+        let default = file.parent().unwrap_or(Path::new(".")).join("polytune.toml");
+        let path = match &self.config {
+            Some(p) => Some(p.clone()),
+            None => default.is_file().then_some(default),
+        };
+        let mut config = match path {
+            Some(p) => {
+                let text =
+                    std::fs::read_to_string(&p).with_context(|| format!("{}: cannot read", p.display()))?;
+                let c: ProgramConfig = toml::from_str(&text)
+                    .map_err(|e| anyhow::anyhow!("{}: {}", p.display(), e.to_string().trim()))?;
+                c.anchored(p.parent().unwrap_or(Path::new(".")), &p.display().to_string())?
+            }
+            None => ProgramConfig::default(),
+        };
+        let cli = ProgramConfig {
+            sources: self.sources.clone(),
+            cc_args: self.cc_args.clone(),
+            cflags: self.cflags.clone(),
+            ldflags: self.ldflags.clone(),
+        }
+        .anchored(&std::env::current_dir()?, "--source")?;
+        config.sources.extend(cli.sources);
+        config.cc_args.extend(cli.cc_args);
+        config.cflags.extend(cli.cflags);
+        config.ldflags.extend(cli.ldflags);
+        Ok(config)
+    }
 }
 
 /// The profile shipped in `configs/machines/default.toml`, used when no

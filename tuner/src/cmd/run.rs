@@ -51,9 +51,8 @@ pub struct Args {
     /// Where the generated sources are kept.
     #[arg(long, default_value = "polytune-out")]
     out: PathBuf,
-    /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
-    #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
-    cc_args: Vec<String>,
+    #[command(flatten)]
+    build: common::BuildArgs,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -83,7 +82,8 @@ pub fn run(args: Args) -> Result<()> {
     if !args.set.is_empty() && args.schedule != "unified" {
         bail!("--set applies to --schedule unified only");
     }
-    let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &args.cc_args, args.scop)?);
+    let build = args.build.resolve(&args.file)?;
+    let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &build.cc_args, args.scop)?);
     let schedule = match args.schedule.as_str() {
         "original" => program.scop.schedule.clone(),
         "isl" | "unified" => {
@@ -143,7 +143,8 @@ pub fn run(args: Args) -> Result<()> {
         tolerance: Tolerance { relative: args.tolerance },
         ..MeasureConfig::default()
     };
-    let builder = executor::build::Builder::new(profile.compiler(), common::cache_dir()?.join("builds"))?;
+    let builder = executor::build::Builder::new(profile.compiler(), common::cache_dir()?.join("builds"))?
+        .with_extras(&build.extras(args.dataset))?;
     let evaluator = Evaluator { builder, slot, config, jobs: 2 };
     let reference = evaluator.reference(&original)?;
     let m = evaluator.evaluate(&reference, &[variant.program])?.remove(0);

@@ -56,9 +56,10 @@ pub struct Args {
     /// Machine profile: a name in configs/machines or a path to a .toml file.
     #[arg(long, default_value = "default")]
     machine: String,
-    /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
-    #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
-    cc_args: Vec<String>,
+    /// How each program is preprocessed and built (the same options for
+    /// every FILE, after each one's own `polytune.toml`).
+    #[command(flatten)]
+    build: super::common::BuildArgs,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -94,7 +95,7 @@ pub fn run(args: Args) -> Result<()> {
     let kernels = args
         .files
         .iter()
-        .map(|f| Kernel::load(f, args.strategy, args.dataset, &args.cc_args, &spec))
+        .map(|f| Kernel::load(f, args.strategy, args.dataset, &args.build.resolve(f)?, &spec))
         .collect::<Result<Vec<_>>>()?;
 
     let (evaluator, fingerprint) = setup.evaluator(args.runs, args.tolerance)?;
