@@ -72,7 +72,12 @@ pub fn farkas(ctx: &Context, relation: &str, context: &str) -> Result<Option<Far
     if rel.is_empty().ctx(what)? {
         return Ok(None);
     }
-    let coef = rel.wrap().ctx(what)?.coefficients().ctx(what)?;
+    // Integer divisions (a modulo time index: `(t + t') mod 2 = 0`) have no
+    // Farkas dual; projecting them out rationally, as isl's own scheduler
+    // does, over-approximates the relation, which keeps every form found
+    // valid on the exact one. Legality is checked afterwards on the exact
+    // dependences.
+    let coef = rel.remove_divs().ctx(what)?.wrap().ctx(what)?.coefficients().ctx(what)?;
     let sets = coef.get_set_list().ctx(what)?;
     if sets.size().ctx(what)? != 1 {
         return Err(IslError { what: what(), message: "expected one coefficient space".into() });

@@ -44,7 +44,11 @@ fn group_yaml(scop: &Scop, members: &[usize], rows: &[&Row]) -> Option<String> {
             _ => bands.push(vec![r]),
         }
     }
-    let params = scop.params.join(", ");
+    // isl reads `[] -> [...]` as a map, not a parameter-free multi-aff.
+    let params = match scop.params.is_empty() {
+        true => String::new(),
+        false => format!("[{}] -> ", scop.params.join(", ")),
+    };
     let mut out: Option<String> = None;
     for band in bands.iter().rev() {
         let members_text: Vec<String> = band
@@ -61,7 +65,7 @@ fn group_yaml(scop: &Scop, members: &[usize], rows: &[&Row]) -> Option<String> {
         let coincident: Vec<&str> = band.iter().map(|r| if r.coincident { "1" } else { "0" }).collect();
         let child = out.map(|c| format!(", child: {c}")).unwrap_or_default();
         out = Some(format!(
-            "{{ schedule: \"[{params}] -> [{}]\", permutable: {}, coincident: [ {} ]{child} }}",
+            "{{ schedule: \"{params}[{}]\", permutable: {}, coincident: [ {} ]{child} }}",
             members_text.join(", "),
             permutable as u8,
             coincident.join(", ")
