@@ -779,16 +779,7 @@ impl<'s> Walk<'s> {
         let mut accesses = Vec::new();
         match expr.kind() {
             "assignment_expression" => {
-                let op = self.text(expr.child_by_field_name("operator").unwrap());
-                if !is_assignment_op(op) {
-                    return Err(self.err(expr, format!("unsupported assignment `{op}`")));
-                }
-                let left = expr.child_by_field_name("left").unwrap();
-                if op != "=" {
-                    self.reference(left, AccessKind::Read, &name, &mut accesses)?;
-                }
-                self.reads(expr.child_by_field_name("right").unwrap(), &name, &mut accesses)?;
-                self.reference(left, AccessKind::Write, &name, &mut accesses)?;
+                self.assign_chain(expr, &name, &mut accesses)?;
             }
             "update_expression" => {
                 let arg = expr.child_by_field_name("argument").unwrap();
@@ -828,6 +819,27 @@ impl<'s> Walk<'s> {
             location,
         });
         Ok(index)
+    }
+
+    /// `lhs op= rhs`, where `rhs` may itself be an assignment (`a = b = c`,
+    /// one statement with a write per link, as pet models it): the reads of
+    /// the innermost value first, then each link's write from the inside out.
+    fn assign_chain(&mut self, expr: Node, stmt: &str, accesses: &mut Vec<Access>) -> Result<()> {
+        let op = self.text(expr.child_by_field_name("operator").unwrap());
+        if !is_assignment_op(op) {
+            return Err(self.err(expr, format!("unsupported assignment `{op}`")));
+        }
+        let left = expr.child_by_field_name("left").unwrap();
+        if op != "=" {
+            self.reference(left, AccessKind::Read, stmt, accesses)?;
+        }
+        let right = strip_parens(expr.child_by_field_name("right").unwrap());
+        if right.kind() == "assignment_expression" {
+            self.assign_chain(right, stmt, accesses)?;
+        } else {
+            self.reads(right, stmt, accesses)?;
+        }
+        self.reference(left, AccessKind::Write, stmt, accesses)
     }
 
     fn param_prefix(&self) -> String {
@@ -939,13 +951,39 @@ impl<'s> Walk<'s> {
                 ),
             ));
         }
-        let mut subs = Vec::new();
+        // Every combination of the subscripts' pieces is one disjunct.
+        let mut combos: Vec<(Vec<String>, Vec<String>)> = vec![(Vec::new(), Vec::new())];
         for i in &indices {
-            subs.push(self.affine(*i)?);
+            let pieces = self.pieces(*i)?;
+            combos = combos
+                .iter()
+                .flat_map(|(conds, subs)| {
+                    pieces.iter().map(move |(c, e)| {
+                        let mut conds = conds.clone();
+                        conds.extend(c.clone());
+                        let mut subs = subs.clone();
+                        subs.push(e.clone());
+                        (conds, subs)
+                    })
+                })
+                .collect();
         }
         let its: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
         let array_isl = isl_name(&name);
-        let relation = format!("{{ {stmt}[{}] -> {array_isl}[{}] }}", its.join(", "), subs.join(", "));
+        let disjuncts: Vec<String> = combos
+            .iter()
+            .map(|(conds, subs)| {
+                let guard = match conds.is_empty() {
+                    true => String::new(),
+                    false => format!(
+                        " : {}",
+                        conds.iter().map(|c| format!("({c})")).collect::<Vec<_>>().join(" and ")
+                    ),
+                };
+                format!("{stmt}[{}] -> {array_isl}[{}]{guard}", its.join(", "), subs.join(", "))
+            })
+            .collect();
+        let relation = format!("{{ {} }}", disjuncts.join("; "));
         match self.arrays.iter_mut().find(|a| a.name == name) {
             Some(a) => a.written |= kind == AccessKind::Write,
             None => self.arrays.push(Array {
@@ -963,6 +1001,28 @@ impl<'s> Walk<'s> {
             text: self.text(node).to_string(),
         });
         Ok(())
+    }
+
+    /// A subscript that is affine by pieces, `c ? x : y` with an affine
+    /// condition (not a min or max, which stay one piece): `(condition, value)`
+    /// pairs whose conditions partition the iteration domain.
+    fn pieces(&mut self, node: Node) -> Result<Vec<(Option<String>, String)>> {
+        let bare = strip_parens(node);
+        if bare.kind() != "conditional_expression" || self.min_max(bare).is_some() {
+            return Ok(vec![(None, self.affine(node)?)]);
+        }
+        let c = self.condition(bare.child_by_field_name("condition").unwrap(), false)?;
+        let mut out = Vec::new();
+        for (field, guard) in [("consequence", c.clone()), ("alternative", format!("not ({c})"))] {
+            for (inner, e) in self.pieces(bare.child_by_field_name(field).unwrap())? {
+                let g = match inner {
+                    Some(i) => format!("({guard}) and ({i})"),
+                    None => guard.clone(),
+                };
+                out.push((Some(g), e));
+            }
+        }
+        Ok(out)
     }
 
     /// Checks every domain and access with isl and keeps isl's simplified text

@@ -89,7 +89,8 @@ pub struct Statement {
     pub c_iterators: Vec<String>,
     /// `[params] -> { S1[i, j] : ... }`
     pub domain: String,
-    /// Reads first (in evaluation order), then the write.
+    /// In evaluation order: the reads of a value before the write(s) it
+    /// feeds (`a = b = c` writes twice).
     pub accesses: Vec<Access>,
     /// The C expression statement, as preprocessed, with its `;`.
     pub text: String,
