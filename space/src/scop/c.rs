@@ -13,14 +13,71 @@ use super::{Access, AccessKind, Array, Location, Scop, ScopError, Source, Statem
 type Result<T> = std::result::Result<T, ScopError>;
 
 pub(super) fn extract_scops(src: &Source) -> Result<Vec<Scop>> {
+    let pairs = pragma_pairs(src)?;
+    if pairs.is_empty() {
+        return Err(ScopError::new(&src.path, None, "no `#pragma scop` region in this file"));
+    }
+    let tree = parse(src, &src.parse_text)?;
+    // A region at file scope (a fragment, as Pluto's and clan's users write
+    // them) is read as the body of a function: its pragma lines are replaced,
+    // byte for byte, by a function head and a closing brace.
+    let fragments: Vec<bool> =
+        pairs.iter().map(|(open, _)| !inside_function(tree.root_node(), open.0)).collect();
+    let (tree, text) = if fragments.iter().any(|&f| f) {
+        let mut text = src.parse_text.clone().into_bytes();
+        for ((open, close), _) in pairs.iter().zip(&fragments).filter(|(_, &f)| f) {
+            for ((start, end), with) in [(open, FRAGMENT_HEAD), (close, "}")] {
+                let line = &mut text[*start..*end];
+                let width = line.len() - 1; // keep the newline
+                line[..width].fill(b' ');
+                line[..with.len().min(width)].copy_from_slice(&with.as_bytes()[..with.len().min(width)]);
+            }
+        }
+        let text = String::from_utf8(text).expect("ASCII replaced ASCII");
+        (parse(src, &text)?, Some(text))
+    } else {
+        (tree, None)
+    };
+    let root = tree.root_node();
+    let view;
+    let src = match text {
+        Some(text) => {
+            view = src.with_parse_text(text);
+            &view
+        }
+        None => src,
+    };
+    check_syntax(src, root)?;
+    let globals = collect_decls(src, root, false);
+    pairs
+        .into_iter()
+        .zip(fragments)
+        .map(|((open, close), fragment)| match fragment {
+            true => extract_fragment(src, root, &globals, open, close),
+            false => extract_one(src, root, &globals, open, close),
+        })
+        .collect()
+}
+
+/// What replaces `#pragma scop` at file scope: shorter than the pragma, so
+/// that every byte offset (and so every error location) stays.
+const FRAGMENT_HEAD: &str = "void f(){";
+
+fn parse(src: &Source, text: &str) -> Result<tree_sitter::Tree> {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_c::LANGUAGE.into())
         .expect("the tree-sitter-c grammar matches the tree-sitter runtime");
-    let tree = parser
-        .parse(&src.parse_text, None)
-        .ok_or_else(|| ScopError::new(&src.path, None, "the C parser gave up"))?;
-    let root = tree.root_node();
+    parser.parse(text, None).ok_or_else(|| ScopError::new(&src.path, None, "the C parser gave up"))
+}
+
+fn inside_function(root: Node, byte: usize) -> bool {
+    root.descendant_for_byte_range(byte, byte)
+        .and_then(|n| ancestor_or_self(n, "function_definition"))
+        .is_some()
+}
+
+fn check_syntax(src: &Source, root: Node) -> Result<()> {
     if root.has_error() {
         let bad = first_error(root).unwrap_or(root);
         let what = if bad.is_missing() {
@@ -31,13 +88,7 @@ pub(super) fn extract_scops(src: &Source) -> Result<Vec<Scop>> {
         };
         return Err(err_at(src, bad, what));
     }
-
-    let pairs = pragma_pairs(src)?;
-    if pairs.is_empty() {
-        return Err(ScopError::new(&src.path, None, "no `#pragma scop` region in this file"));
-    }
-    let globals = collect_decls(src, root, false);
-    pairs.into_iter().map(|(open, close)| extract_one(src, root, &globals, open, close)).collect()
+    Ok(())
 }
 
 /// Byte ranges of matching `#pragma scop` / `#pragma endscop` lines.
@@ -199,6 +250,10 @@ struct Loop {
 
 struct Walk<'s> {
     src: &'s Source,
+    /// At file scope, names nobody declares are inferred as clan does:
+    /// integer parameters in affine expressions, arrays when subscripted,
+    /// `double` scalars otherwise.
+    fragment: bool,
     decls: HashMap<String, Decl>,
     written: HashSet<String>,
     iterators: HashSet<String>,
@@ -224,7 +279,7 @@ fn extract_one(
         err_at(src, pragma, "`#pragma scop` must stand among the statements of a function body")
     })?;
     let function = ancestor_or_self(block, "function_definition")
-        .ok_or_else(|| err_at(src, pragma, "`#pragma scop` outside a function"))?;
+        .ok_or_else(|| err_at(src, pragma, "`#pragma scop` outside a function body"))?;
     let fname = function
         .child_by_field_name("declarator")
         .and_then(|d| find_kind(d, "identifier"))
@@ -252,10 +307,52 @@ fn extract_one(
         ));
     }
 
+    let start = src.location(open.0).unwrap_or(Location { line: 0, column: 0 });
+    let region = Region { function, name: fname, body, start, span: (open.0, close.1), fragment: false };
+    walk_region(src, globals, region, pragma)
+}
+
+/// A SCoP at file scope, read as the body of the function its pragma lines
+/// became (see `FRAGMENT_HEAD`).
+fn extract_fragment(
+    src: &Source,
+    root: Node,
+    globals: &HashMap<String, Decl>,
+    open: (usize, usize),
+    close: (usize, usize),
+) -> Result<Scop> {
+    let function = root
+        .descendant_for_byte_range(open.0, open.0)
+        .and_then(|n| ancestor_or_self(n, "function_definition"))
+        .ok_or_else(|| {
+            ScopError::new(&src.path, src.location(open.0), "cannot read the SCoP at file scope")
+        })?;
+    let block = function.child_by_field_name("body").unwrap_or(function);
+    let mut cursor = block.walk();
+    let body: Vec<Node> = block.named_children(&mut cursor).collect();
+    let start = src.location(open.0).unwrap_or(Location { line: 0, column: 0 });
+    let region =
+        Region { function, name: String::new(), body, start, span: (open.0, close.1), fragment: true };
+    walk_region(src, globals, region, function)
+}
+
+/// The statements between a pair of pragmas and where they stand.
+struct Region<'t> {
+    function: Node<'t>,
+    name: String,
+    body: Vec<Node<'t>>,
+    start: Location,
+    span: (usize, usize),
+    fragment: bool,
+}
+
+fn walk_region(src: &Source, globals: &HashMap<String, Decl>, region: Region, pragma: Node) -> Result<Scop> {
+    let Region { function, name: fname, body, start, span, fragment } = region;
     let mut decls = globals.clone();
     decls.extend(collect_decls(src, function, true));
     let mut walk = Walk {
         src,
+        fragment,
         decls,
         written: HashSet::new(),
         iterators: HashSet::new(),
@@ -275,8 +372,7 @@ fn extract_one(
     if walk.statements.is_empty() {
         return Err(err_at(src, pragma, "the SCoP holds no statement"));
     }
-    let start = src.location(open.0).unwrap_or(Location { line: 0, column: 0 });
-    walk.finish(fname, start, (open.0, close.1), &tree)
+    walk.finish(fname, start, span, &tree)
 }
 
 fn ancestor_or_self<'t>(mut node: Node<'t>, kind: &str) -> Option<Node<'t>> {
@@ -685,6 +781,11 @@ impl<'s> Walk<'s> {
             }
             Some(d) => Err(self
                 .err(node, format!("`{name}` has type `{}`; affine expressions need integer scalars", d.ty))),
+            None if self.fragment => {
+                self.decls
+                    .insert(name.to_string(), Decl { ty: "int".into(), extents: vec![], integer: true });
+                self.affine_name(node)
+            }
             None => Err(self.err(node, format!("`{name}` is not declared"))),
         }
     }
@@ -868,6 +969,7 @@ impl<'s> Walk<'s> {
                             .err(node, format!("array `{name}` used as a pointer; index every dimension")))
                     }
                     Some(_) => self.reference(node, AccessKind::Read, stmt, out),
+                    None if self.fragment => self.reference(node, AccessKind::Read, stmt, out),
                     None => Err(self.err(node, format!("`{name}` is not declared"))),
                 }
             }
@@ -935,6 +1037,10 @@ impl<'s> Walk<'s> {
         let name = self.text(base).to_string();
         if self.loops.iter().any(|l| l.c_name == name) || self.iterators.contains(&name) {
             return Err(self.err(node, format!("loop iterator `{name}` is assigned inside the loop body")));
+        }
+        if self.fragment && !self.decls.contains_key(&name) {
+            let decl = Decl { ty: "double".into(), extents: vec![None; indices.len()], integer: false };
+            self.decls.insert(name.clone(), decl);
         }
         let decl = self
             .decls

@@ -99,6 +99,13 @@ impl Source {
         Some(Location { line, column })
     }
 
+    /// The same source with another parser view of the same length (the
+    /// line map stays valid).
+    pub(super) fn with_parse_text(&self, parse_text: String) -> Source {
+        assert_eq!(parse_text.len(), self.parse_text.len(), "the parser view keeps every byte offset");
+        Source { parse_text, ..self.clone() }
+    }
+
     /// The byte offset where the line holding `byte` starts.
     pub fn line_start(&self, byte: usize) -> usize {
         match self.line_starts.binary_search(&byte) {
