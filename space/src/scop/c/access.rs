@@ -1,0 +1,249 @@
+//! Statements and their accesses: assignments, the reads of a value, array references.
+
+use super::*;
+use crate::scop::affine::{isl_name, PURE_MATH};
+use crate::scop::{Access, AccessKind};
+
+impl Walk<'_> {
+    /// An expression statement `lhs op= rhs;` or `x++;`: a polyhedral statement.
+    pub(super) fn assignment(&mut self, stmt: Node, expr: Node) -> Result<usize> {
+        let index = self.statements.len();
+        let name = format!("S{}", index + 1);
+        let mut accesses = Vec::new();
+        match expr.kind() {
+            "assignment_expression" => {
+                self.assign_chain(expr, &name, &mut accesses)?;
+            }
+            "update_expression" => {
+                let arg = expr.child_by_field_name("argument").unwrap();
+                self.reference(arg, AccessKind::Read, &name, &mut accesses)?;
+                self.reference(arg, AccessKind::Write, &name, &mut accesses)?;
+            }
+            "call_expression" => {
+                return Err(self.err(
+                    expr,
+                    "a call statement may have side effects; a SCoP statement must be an assignment",
+                ))
+            }
+            _ => {
+                return Err(self.err(
+                    expr,
+                    "a SCoP statement must be an assignment such as `A[i] = ...;` or `s += ...;`",
+                ))
+            }
+        }
+        let iterators: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
+        let c_iterators = self.loops.iter().map(|l| l.c_name.clone()).collect();
+        let tuple = format!("{name}[{}]", iterators.join(", "));
+        let mut domain = format!("{}{{ {tuple}", self.param_prefix());
+        if !self.conds.is_empty() {
+            domain.push_str(" : ");
+            domain.push_str(&self.conds.iter().map(|c| format!("({c})")).collect::<Vec<_>>().join(" and "));
+        }
+        domain.push_str(" }");
+        let location = self.src.location(stmt.start_byte()).unwrap_or(Location { line: 0, column: 0 });
+        self.statements.push(Statement {
+            name,
+            iterators,
+            c_iterators,
+            domain,
+            accesses,
+            text: self.text(stmt).to_string(),
+            location,
+        });
+        Ok(index)
+    }
+
+    /// `lhs op= rhs`, where `rhs` may itself be an assignment (`a = b = c`,
+    /// one statement with a write per link, as pet models it): the reads of
+    /// the innermost value first, then each link's write from the inside out.
+    pub(super) fn assign_chain(&mut self, expr: Node, stmt: &str, accesses: &mut Vec<Access>) -> Result<()> {
+        let op = self.text(expr.child_by_field_name("operator").unwrap());
+        if !is_assignment_op(op) {
+            return Err(self.err(expr, format!("unsupported assignment `{op}`")));
+        }
+        let left = expr.child_by_field_name("left").unwrap();
+        if op != "=" {
+            self.reference(left, AccessKind::Read, stmt, accesses)?;
+        }
+        let right = strip_parens(expr.child_by_field_name("right").unwrap());
+        if right.kind() == "assignment_expression" {
+            self.assign_chain(right, stmt, accesses)?;
+        } else {
+            self.reads(right, stmt, accesses)?;
+        }
+        self.reference(left, AccessKind::Write, stmt, accesses)
+    }
+
+    pub(super) fn param_prefix(&self) -> String {
+        format!("[{}] -> ", self.params.join(", "))
+    }
+
+    /// All reads in a right-hand side, in evaluation order.
+    pub(super) fn reads(&mut self, node: Node, stmt: &str, out: &mut Vec<Access>) -> Result<()> {
+        match node.kind() {
+            "subscript_expression" => self.reference(node, AccessKind::Read, stmt, out),
+            "identifier" => {
+                let name = self.text(node);
+                if self.loops.iter().any(|l| l.c_name == name) {
+                    return Ok(());
+                }
+                if self.iterators.contains(name) {
+                    return Err(self.err(node, format!("loop iterator `{name}` is used outside its loop")));
+                }
+                match self.decls.get(name) {
+                    Some(d) if d.integer && !self.written.contains(name) => {
+                        self.affine_name(node)?;
+                        Ok(())
+                    }
+                    Some(d) if !d.extents.is_empty() => {
+                        Err(self
+                            .err(node, format!("array `{name}` used as a pointer; index every dimension")))
+                    }
+                    Some(_) => self.reference(node, AccessKind::Read, stmt, out),
+                    None if self.fragment => self.reference(node, AccessKind::Read, stmt, out),
+                    None => Err(self.err(node, format!("`{name}` is not declared"))),
+                }
+            }
+            "call_expression" => {
+                let f = node.child_by_field_name("function").unwrap();
+                let fname = self.text(f);
+                if f.kind() != "identifier" || !PURE_MATH.contains(&fname) {
+                    return Err(self.err(node, format!("call to `{fname}`, which may have side effects (only pure math functions are allowed in a SCoP)")));
+                }
+                let args = node.child_by_field_name("arguments").unwrap();
+                let mut cursor = args.walk();
+                let list: Vec<Node> = args.named_children(&mut cursor).collect();
+                for a in list {
+                    self.reads(a, stmt, out)?;
+                }
+                Ok(())
+            }
+            "assignment_expression" | "update_expression" => {
+                Err(self.err(node, "an assignment inside an expression is not supported in a SCoP"))
+            }
+            "comma_expression" => Err(self.err(node, "the comma operator is not supported in a SCoP")),
+            "pointer_expression" => {
+                Err(self.err(node, "pointer dereference or address-of is not supported in a SCoP"))
+            }
+            "field_expression" => Err(self.err(node, "struct member access is not supported in a SCoP")),
+            "string_literal" => Err(self.err(node, "string literals are not supported in a SCoP")),
+            "cast_expression" => self.reads(node.child_by_field_name("value").unwrap(), stmt, out),
+            "sizeof_expression" | "number_literal" | "char_literal" | "true" | "false" => Ok(()),
+            "binary_expression"
+            | "unary_expression"
+            | "parenthesized_expression"
+            | "conditional_expression" => {
+                let mut cursor = node.walk();
+                let list: Vec<Node> = node.named_children(&mut cursor).collect();
+                for c in list {
+                    self.reads(c, stmt, out)?;
+                }
+                Ok(())
+            }
+            other => Err(self.err(node, format!("unsupported expression in a SCoP statement ({other})"))),
+        }
+    }
+
+    /// One array element or scalar reference.
+    pub(super) fn reference(
+        &mut self,
+        node: Node,
+        kind: AccessKind,
+        stmt: &str,
+        out: &mut Vec<Access>,
+    ) -> Result<()> {
+        let mut indices = Vec::new();
+        let mut base = node;
+        while base.kind() == "subscript_expression" {
+            indices.push(base.child_by_field_name("index").unwrap());
+            base = base.child_by_field_name("argument").unwrap();
+        }
+        while base.kind() == "parenthesized_expression" {
+            base = base.named_child(0).unwrap();
+        }
+        indices.reverse();
+        if base.kind() != "identifier" {
+            return Err(self.err(
+                node,
+                format!(
+                    "`{}` computes an address (pointer arithmetic); index a named array instead",
+                    self.text(node)
+                ),
+            ));
+        }
+        let name = self.text(base).to_string();
+        if self.loops.iter().any(|l| l.c_name == name) || self.iterators.contains(&name) {
+            return Err(self.err(node, format!("loop iterator `{name}` is assigned inside the loop body")));
+        }
+        if self.fragment && !self.decls.contains_key(&name) {
+            let decl = Decl { ty: "double".into(), extents: vec![None; indices.len()], integer: false };
+            self.decls.insert(name.clone(), decl);
+        }
+        let decl = self
+            .decls
+            .get(&name)
+            .cloned()
+            .ok_or_else(|| self.err(base, format!("`{name}` is not declared")))?;
+        if decl.extents.len() != indices.len() {
+            return Err(self.err(
+                node,
+                format!(
+                    "`{name}` has {} dimension(s) but is indexed with {} subscript(s)",
+                    decl.extents.len(),
+                    indices.len()
+                ),
+            ));
+        }
+        // Every combination of the subscripts' pieces is one disjunct.
+        let mut combos: Vec<(Vec<String>, Vec<String>)> = vec![(Vec::new(), Vec::new())];
+        for i in &indices {
+            let pieces = self.pieces(*i)?;
+            combos = combos
+                .iter()
+                .flat_map(|(conds, subs)| {
+                    pieces.iter().map(move |(c, e)| {
+                        let mut conds = conds.clone();
+                        conds.extend(c.clone());
+                        let mut subs = subs.clone();
+                        subs.push(e.clone());
+                        (conds, subs)
+                    })
+                })
+                .collect();
+        }
+        let its: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
+        let array_isl = isl_name(&name);
+        let disjuncts: Vec<String> = combos
+            .iter()
+            .map(|(conds, subs)| {
+                let guard = match conds.is_empty() {
+                    true => String::new(),
+                    false => format!(
+                        " : {}",
+                        conds.iter().map(|c| format!("({c})")).collect::<Vec<_>>().join(" and ")
+                    ),
+                };
+                format!("{stmt}[{}] -> {array_isl}[{}]{guard}", its.join(", "), subs.join(", "))
+            })
+            .collect();
+        let relation = format!("{{ {} }}", disjuncts.join("; "));
+        match self.arrays.iter_mut().find(|a| a.name == name) {
+            Some(a) => a.written |= kind == AccessKind::Write,
+            None => self.arrays.push(Array {
+                name: name.clone(),
+                element_type: decl.ty.clone(),
+                extents: decl.extents.clone(),
+                written: kind == AccessKind::Write,
+            }),
+        }
+        out.push(Access {
+            id: String::new(),
+            kind,
+            array: name,
+            relation,
+            text: self.text(node).to_string(),
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,243 @@
+//! Control flow inside a SCoP: blocks, `for` loops with affine bounds and constant steps, affine `if`s.
+
+use super::*;
+use crate::scop::affine::isl_name;
+use decls::is_integer_type;
+
+impl Walk<'_> {
+    /// Finds loop iterators and the scalars the SCoP writes, so that an affine
+    /// expression can tell a parameter from a data-dependent value.
+    pub(super) fn prescan(&mut self, node: Node) {
+        if node.kind() == "for_statement" {
+            if let Some(name) = node.child_by_field_name("initializer").and_then(|i| self.init_target(i)) {
+                self.iterators.insert(name);
+            }
+            if let Some(b) = node.child_by_field_name("body") {
+                self.prescan(b);
+            }
+            return;
+        }
+        let target = match node.kind() {
+            "assignment_expression" => node.child_by_field_name("left"),
+            "update_expression" => node.child_by_field_name("argument"),
+            _ => None,
+        };
+        if let Some(t) = target.filter(|t| t.kind() == "identifier") {
+            self.written.insert(self.text(t).to_string());
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for c in children {
+            self.prescan(c);
+        }
+    }
+
+    /// `i = 0` or `int i = 0` → `i`.
+    pub(super) fn init_target(&self, init: Node) -> Option<String> {
+        match init.kind() {
+            "assignment_expression" => init
+                .child_by_field_name("left")
+                .filter(|l| l.kind() == "identifier")
+                .map(|l| self.text(l).to_string()),
+            "declaration" => find_kind(init.child_by_field_name("declarator")?, "identifier")
+                .map(|n| self.text(n).to_string()),
+            _ => None,
+        }
+    }
+
+    pub(super) fn statement(&mut self, node: Node, out: &mut Vec<Tree>) -> Result<()> {
+        match node.kind() {
+            "compound_statement" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node> = node.named_children(&mut cursor).collect();
+                for c in children {
+                    self.statement(c, out)?;
+                }
+                Ok(())
+            }
+            "comment" => Ok(()),
+            "preproc_call" => {
+                let t = self.text(node);
+                if t.contains("scop") {
+                    Err(self.err(node, "nested `#pragma scop`"))
+                } else {
+                    Ok(())
+                }
+            }
+            "for_statement" => self.for_loop(node, out),
+            "if_statement" => self.if_statement(node, out),
+            "expression_statement" => {
+                if let Some(e) = node.named_child(0) {
+                    out.push(Tree::Stmt(self.assignment(node, e)?));
+                }
+                Ok(())
+            }
+            "declaration" => {
+                Err(self
+                    .err(node, "declarations inside a SCoP are not supported; declare before `#pragma scop`"))
+            }
+            "while_statement" | "do_statement" => {
+                Err(self
+                    .err(node, "`while` loops have no affine bounds; only `for` loops are static control"))
+            }
+            "goto_statement" | "labeled_statement" => {
+                Err(self.err(node, "`goto` and labels break static control flow"))
+            }
+            "break_statement" | "continue_statement" | "return_statement" => Err(self.err(
+                node,
+                format!("`{}` breaks static control flow", node.kind().trim_end_matches("_statement")),
+            )),
+            "switch_statement" => Err(self.err(node, "`switch` is not static control; use affine `if`s")),
+            other => Err(self.err(node, format!("unsupported construct in a SCoP ({other})"))),
+        }
+    }
+
+    pub(super) fn for_loop(&mut self, node: Node, out: &mut Vec<Tree>) -> Result<()> {
+        let init = node
+            .child_by_field_name("initializer")
+            .ok_or_else(|| self.err(node, "a `for` loop in a SCoP needs an initialiser `i = lower bound`"))?;
+        let cond = node.child_by_field_name("condition").ok_or_else(|| {
+            self.err(node, "a `for` loop in a SCoP needs a condition bounding its iterator")
+        })?;
+        let update = node
+            .child_by_field_name("update")
+            .ok_or_else(|| self.err(node, "a `for` loop in a SCoP needs an update such as `i++`"))?;
+        let body = node.child_by_field_name("body").ok_or_else(|| self.err(node, "`for` without a body"))?;
+
+        let (iter, lb) = match init.kind() {
+            "assignment_expression"
+                if init.child_by_field_name("operator").map(|o| self.text(o)) == Some("=") =>
+            {
+                let left = init.child_by_field_name("left").unwrap();
+                if left.kind() != "identifier" {
+                    return Err(self.err(left, "the loop iterator must be a plain variable"));
+                }
+                (self.text(left).to_string(), init.child_by_field_name("right").unwrap())
+            }
+            "declaration" => {
+                let d = init.child_by_field_name("declarator").filter(|d| d.kind() == "init_declarator");
+                let d = d.ok_or_else(|| self.err(init, "the loop iterator needs an initial value"))?;
+                let ty = init.child_by_field_name("type").map(|t| self.text(t)).unwrap_or("");
+                if !is_integer_type(ty) {
+                    return Err(
+                        self.err(init, format!("the loop iterator has type `{ty}`; it must be an integer"))
+                    );
+                }
+                let name = d.child_by_field_name("declarator").unwrap();
+                (self.text(name).to_string(), d.child_by_field_name("value").unwrap())
+            }
+            _ => return Err(self.err(init, "the loop initialiser must be `i = expr` or `int i = expr`")),
+        };
+        if self.loops.iter().any(|l| l.c_name == iter) {
+            return Err(
+                self.err(init, format!("loop iterator `{iter}` reuses the iterator of an enclosing loop"))
+            );
+        }
+        if let Some(d) = self.decls.get(&iter) {
+            if !d.integer {
+                return Err(self.err(init, format!("the loop iterator `{iter}` must be an integer scalar")));
+            }
+        }
+        if self.written.contains(&iter) {
+            return Err(
+                self.err(init, format!("the loop iterator `{iter}` is also assigned inside the SCoP"))
+            );
+        }
+        let step = self.step(update, &iter)?;
+        let isl = isl_name(&iter);
+        // Bounds are read with the enclosing loops only: `i` itself may appear in
+        // the condition but not in its lower bound.
+        let lb = self.affine(lb)?;
+        self.loops.push(Loop { c_name: iter.clone(), isl: isl.clone() });
+        let cond_text = self.condition(cond, true);
+        let cond_text = match cond_text {
+            Ok(c) => c,
+            Err(e) => {
+                self.loops.pop();
+                return Err(e);
+            }
+        };
+        let mut pushed =
+            vec![if step > 0 { format!("{isl} >= {lb}") } else { format!("{isl} <= {lb}") }, cond_text];
+        if step.abs() > 1 {
+            pushed.push(format!("({isl} - ({lb})) mod {} = 0", step.abs()));
+        }
+        let n = pushed.len();
+        self.conds.extend(pushed);
+        let mut inner = Vec::new();
+        let result = self.statement(body, &mut inner);
+        self.conds.truncate(self.conds.len() - n);
+        self.loops.pop();
+        result?;
+        if !inner.is_empty() {
+            out.push(Tree::Loop { iter: isl, sign: step.signum(), body: inner });
+        }
+        Ok(())
+    }
+
+    /// The constant step of `i++`, `--i`, `i += 2`, `i = i - 1`, ...
+    pub(super) fn step(&self, update: Node, iter: &str) -> Result<i64> {
+        let bad = || {
+            self.err(
+                update,
+                format!(
+                    "the loop update must change `{iter}` by a constant (`{iter}++`, `{iter} += 2`, ...)"
+                ),
+            )
+        };
+        let is_iter =
+            |n: Option<Node>| n.map(|n| n.kind() == "identifier" && self.text(n) == iter).unwrap_or(false);
+        match update.kind() {
+            "update_expression" => {
+                if !is_iter(update.child_by_field_name("argument")) {
+                    return Err(bad());
+                }
+                Ok(if self.text(update).contains("++") { 1 } else { -1 })
+            }
+            "assignment_expression" => {
+                if !is_iter(update.child_by_field_name("left")) {
+                    return Err(bad());
+                }
+                let op = update.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
+                let right = update.child_by_field_name("right").ok_or_else(bad)?;
+                let step = match op {
+                    "+=" => self.constant(right),
+                    "-=" => self.constant(right).map(|c| -c),
+                    "=" if right.kind() == "binary_expression" => {
+                        let l = right.child_by_field_name("left");
+                        let r = right.child_by_field_name("right").ok_or_else(bad)?;
+                        let o = right.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
+                        match (is_iter(l), o) {
+                            (true, "+") => self.constant(r),
+                            (true, "-") => self.constant(r).map(|c| -c),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                match step {
+                    Some(s) if s != 0 => Ok(s),
+                    _ => Err(bad()),
+                }
+            }
+            _ => Err(bad()),
+        }
+    }
+
+    pub(super) fn if_statement(&mut self, node: Node, out: &mut Vec<Tree>) -> Result<()> {
+        let cond = node.child_by_field_name("condition").unwrap();
+        let cond = self.condition(cond, false)?;
+        self.conds.push(cond.clone());
+        let r = self.statement(node.child_by_field_name("consequence").unwrap(), out);
+        self.conds.pop();
+        r?;
+        if let Some(alt) = node.child_by_field_name("alternative") {
+            let alt = if alt.kind() == "else_clause" { alt.named_child(0).unwrap_or(alt) } else { alt };
+            self.conds.push(format!("not ({cond})"));
+            let r = self.statement(alt, out);
+            self.conds.pop();
+            r?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,101 @@
+//! What the declarations in scope say about each name: type, extents, integer or not.
+
+use super::*;
+
+/// What a declaration says about a name.
+#[derive(Debug, Clone)]
+pub(super) struct Decl {
+    pub(super) ty: String,
+    pub(super) extents: Vec<Option<String>>,
+    pub(super) integer: bool,
+}
+
+/// Declarations directly under `scope` (a translation unit or a function).
+/// With `deep`, also those nested in blocks and `for` initialisers.
+pub(super) fn collect_decls(src: &Source, scope: Node, deep: bool) -> HashMap<String, Decl> {
+    let mut out = HashMap::new();
+    let mut stack = vec![scope];
+    while let Some(node) = stack.pop() {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "declaration" | "parameter_declaration" => add_decl(src, child, &mut out),
+                "parameter_list" | "function_declarator" => stack.push(child),
+                _ if deep && child.named_child_count() > 0 => stack.push(child),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+pub(super) fn add_decl(src: &Source, decl: Node, out: &mut HashMap<String, Decl>) {
+    let Some(ty_node) = decl.child_by_field_name("type") else {
+        return;
+    };
+    let ty = node_text(src, ty_node).split_whitespace().collect::<Vec<_>>().join(" ");
+    let integer_type = is_integer_type(&ty);
+    let mut cursor = decl.walk();
+    for d in decl.children_by_field_name("declarator", &mut cursor) {
+        let mut extents = Vec::new();
+        let mut node = d;
+        let name = loop {
+            match node.kind() {
+                "identifier" => break Some(node_text(src, node).to_string()),
+                "init_declarator" | "attributed_declarator" => {
+                    node =
+                        node.child_by_field_name("declarator").unwrap_or(node.named_child(0).unwrap_or(node));
+                }
+                "array_declarator" => {
+                    let size = node.child_by_field_name("size").map(|s| node_text(src, s).to_string());
+                    extents.push(size);
+                    match node.child_by_field_name("declarator") {
+                        Some(n) => node = n,
+                        None => break None,
+                    }
+                }
+                "pointer_declarator" => {
+                    extents.push(None);
+                    match node.child_by_field_name("declarator") {
+                        Some(n) => node = n,
+                        None => break None,
+                    }
+                }
+                "parenthesized_declarator" => match node.named_child(0) {
+                    Some(n) => node = n,
+                    None => break None,
+                },
+                _ => break None,
+            }
+        };
+        if let Some(name) = name {
+            // Declarators read outside-in give the innermost dimension first.
+            extents.reverse();
+            let integer = integer_type && extents.is_empty();
+            out.insert(name, Decl { ty: ty.clone(), extents, integer });
+        }
+    }
+}
+
+pub(super) fn is_integer_type(ty: &str) -> bool {
+    ty.split_whitespace().all(|w| {
+        matches!(
+            w,
+            "int"
+                | "long"
+                | "short"
+                | "unsigned"
+                | "signed"
+                | "char"
+                | "size_t"
+                | "ssize_t"
+                | "ptrdiff_t"
+                | "int32_t"
+                | "int64_t"
+                | "uint32_t"
+                | "uint64_t"
+                | "const"
+                | "register"
+        )
+    })
+}

@@ -1,0 +1,334 @@
+//! The C side of SCoP extraction: a walk over tree-sitter-c's syntax tree of
+//! the preprocessed file that turns loops, conditions and assignments into
+//! isl text, and rejects everything that is not static control.
+
+use std::collections::{HashMap, HashSet};
+
+use isl_rs::{Map, Set};
+use tree_sitter::{Node, Parser};
+
+use super::{Array, Location, Scop, ScopError, Source, Statement};
+
+mod access;
+mod control;
+mod decls;
+mod expr;
+mod model;
+
+use decls::{collect_decls, Decl};
+
+type Result<T> = std::result::Result<T, ScopError>;
+
+pub(super) fn extract_scops(src: &Source) -> Result<Vec<Scop>> {
+    let pairs = pragma_pairs(src)?;
+    if pairs.is_empty() {
+        return Err(ScopError::new(&src.path, None, "no `#pragma scop` region in this file"));
+    }
+    let tree = parse(src, &src.parse_text)?;
+    // A region at file scope (a fragment, as Pluto's and clan's users write
+    // them) is read as the body of a function: its pragma lines are replaced,
+    // byte for byte, by a function head and a closing brace.
+    let fragments: Vec<bool> =
+        pairs.iter().map(|(open, _)| !inside_function(tree.root_node(), open.0)).collect();
+    let (tree, text) = if fragments.iter().any(|&f| f) {
+        let mut text = src.parse_text.clone().into_bytes();
+        for ((open, close), _) in pairs.iter().zip(&fragments).filter(|(_, &f)| f) {
+            for ((start, end), with) in [(open, FRAGMENT_HEAD), (close, "}")] {
+                let line = &mut text[*start..*end];
+                let width = line.len() - 1; // keep the newline
+                line[..width].fill(b' ');
+                line[..with.len().min(width)].copy_from_slice(&with.as_bytes()[..with.len().min(width)]);
+            }
+        }
+        let text = String::from_utf8(text).expect("ASCII replaced ASCII");
+        (parse(src, &text)?, Some(text))
+    } else {
+        (tree, None)
+    };
+    let root = tree.root_node();
+    let view;
+    let src = match text {
+        Some(text) => {
+            view = src.with_parse_text(text);
+            &view
+        }
+        None => src,
+    };
+    check_syntax(src, root)?;
+    let globals = collect_decls(src, root, false);
+    pairs
+        .into_iter()
+        .zip(fragments)
+        .map(|((open, close), fragment)| match fragment {
+            true => extract_fragment(src, root, &globals, open, close),
+            false => extract_one(src, root, &globals, open, close),
+        })
+        .collect()
+}
+
+/// What replaces `#pragma scop` at file scope: shorter than the pragma, so
+/// that every byte offset (and so every error location) stays.
+const FRAGMENT_HEAD: &str = "void f(){";
+
+fn parse(src: &Source, text: &str) -> Result<tree_sitter::Tree> {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_c::LANGUAGE.into())
+        .expect("the tree-sitter-c grammar matches the tree-sitter runtime");
+    parser.parse(text, None).ok_or_else(|| ScopError::new(&src.path, None, "the C parser gave up"))
+}
+
+fn inside_function(root: Node, byte: usize) -> bool {
+    root.descendant_for_byte_range(byte, byte)
+        .and_then(|n| ancestor_or_self(n, "function_definition"))
+        .is_some()
+}
+
+fn check_syntax(src: &Source, root: Node) -> Result<()> {
+    if root.has_error() {
+        let bad = first_error(root).unwrap_or(root);
+        let what = if bad.is_missing() {
+            format!("syntax error: missing `{}`", bad.kind())
+        } else {
+            let snippet: String = node_text(src, bad).chars().take(40).collect();
+            format!("syntax error near `{}`", snippet.trim())
+        };
+        return Err(err_at(src, bad, what));
+    }
+    Ok(())
+}
+
+/// Byte ranges of matching `#pragma scop` / `#pragma endscop` lines.
+fn pragma_pairs(src: &Source) -> Result<Vec<((usize, usize), (usize, usize))>> {
+    let mut pairs = Vec::new();
+    let mut open: Option<(usize, usize)> = None;
+    let mut offset = 0;
+    for line in src.parse_text.split_inclusive('\n') {
+        let range = (offset, offset + line.len());
+        offset += line.len();
+        let words: Vec<&str> = line.trim().trim_start_matches('#').split_whitespace().collect();
+        let is = |w: &str| words.first() == Some(&"pragma") && words.get(1) == Some(&w);
+        let here = || src.location(range.0 + line.find('#').unwrap_or(0));
+        if is("scop") {
+            if open.is_some() {
+                return Err(ScopError::new(&src.path, here(), "`#pragma scop` inside another SCoP"));
+            }
+            open = Some(range);
+        } else if is("endscop") {
+            match open.take() {
+                Some(o) => pairs.push((o, range)),
+                None => {
+                    return Err(ScopError::new(&src.path, here(), "`#pragma endscop` without `#pragma scop`"))
+                }
+            }
+        }
+    }
+    if let Some(o) = open {
+        return Err(ScopError::new(&src.path, src.location(o.0), "`#pragma scop` without `#pragma endscop`"));
+    }
+    Ok(pairs)
+}
+
+fn first_error(node: Node) -> Option<Node> {
+    if node.is_error() || node.is_missing() {
+        return Some(node);
+    }
+    let mut cursor = node.walk();
+    let found = node.children(&mut cursor).filter(|c| c.has_error()).find_map(first_error);
+    found
+}
+
+fn node_text<'s>(src: &'s Source, node: Node) -> &'s str {
+    &src.parse_text[node.byte_range()]
+}
+
+fn err_at(src: &Source, node: Node, reason: impl Into<String>) -> ScopError {
+    ScopError::new(&src.path, src.location(node.start_byte()), reason)
+}
+
+/// A loop or a statement in the original program order.
+enum Tree {
+    Stmt(usize),
+    Loop { iter: String, sign: i64, body: Vec<Tree> },
+}
+
+struct Loop {
+    c_name: String,
+    isl: String,
+}
+
+struct Walk<'s> {
+    src: &'s Source,
+    /// At file scope, names nobody declares are inferred as clan does:
+    /// integer parameters in affine expressions, arrays when subscripted,
+    /// `double` scalars otherwise.
+    fragment: bool,
+    decls: HashMap<String, Decl>,
+    written: HashSet<String>,
+    iterators: HashSet<String>,
+    loops: Vec<Loop>,
+    conds: Vec<String>,
+    params: Vec<String>,
+    arrays: Vec<Array>,
+    statements: Vec<Statement>,
+}
+
+fn extract_one(
+    src: &Source,
+    root: Node,
+    globals: &HashMap<String, Decl>,
+    open: (usize, usize),
+    close: (usize, usize),
+) -> Result<Scop> {
+    let pragma = root
+        .named_descendant_for_byte_range(open.0, open.1.saturating_sub(1))
+        .ok_or_else(|| ScopError::new(&src.path, src.location(open.0), "cannot locate `#pragma scop`"))?;
+    let pragma = ancestor_or_self(pragma, "preproc_call").unwrap_or(pragma);
+    let block = pragma.parent().filter(|p| p.kind() == "compound_statement").ok_or_else(|| {
+        err_at(src, pragma, "`#pragma scop` must stand among the statements of a function body")
+    })?;
+    let function = ancestor_or_self(block, "function_definition")
+        .ok_or_else(|| err_at(src, pragma, "`#pragma scop` outside a function body"))?;
+    let fname = function
+        .child_by_field_name("declarator")
+        .and_then(|d| find_kind(d, "identifier"))
+        .map(|n| node_text(src, n).to_string())
+        .unwrap_or_default();
+
+    let mut body = Vec::new();
+    let mut cursor = block.walk();
+    let mut closed = false;
+    for child in block.named_children(&mut cursor) {
+        if child.end_byte() <= open.0 || child.start_byte() < open.1 {
+            continue;
+        }
+        if child.start_byte() >= close.0 {
+            closed = true;
+            break;
+        }
+        body.push(child);
+    }
+    if !closed {
+        return Err(ScopError::new(
+            &src.path,
+            src.location(close.0),
+            "`#pragma endscop` must close the SCoP in the same block as its `#pragma scop`",
+        ));
+    }
+
+    let start = src.location(open.0).unwrap_or(Location { line: 0, column: 0 });
+    let region = Region { function, name: fname, body, start, span: (open.0, close.1), fragment: false };
+    walk_region(src, globals, region, pragma)
+}
+
+/// A SCoP at file scope, read as the body of the function its pragma lines
+/// became (see `FRAGMENT_HEAD`).
+fn extract_fragment(
+    src: &Source,
+    root: Node,
+    globals: &HashMap<String, Decl>,
+    open: (usize, usize),
+    close: (usize, usize),
+) -> Result<Scop> {
+    let function = root
+        .descendant_for_byte_range(open.0, open.0)
+        .and_then(|n| ancestor_or_self(n, "function_definition"))
+        .ok_or_else(|| {
+            ScopError::new(&src.path, src.location(open.0), "cannot read the SCoP at file scope")
+        })?;
+    let block = function.child_by_field_name("body").unwrap_or(function);
+    let mut cursor = block.walk();
+    let body: Vec<Node> = block.named_children(&mut cursor).collect();
+    let start = src.location(open.0).unwrap_or(Location { line: 0, column: 0 });
+    let region =
+        Region { function, name: String::new(), body, start, span: (open.0, close.1), fragment: true };
+    walk_region(src, globals, region, function)
+}
+
+/// The statements between a pair of pragmas and where they stand.
+struct Region<'t> {
+    function: Node<'t>,
+    name: String,
+    body: Vec<Node<'t>>,
+    start: Location,
+    span: (usize, usize),
+    fragment: bool,
+}
+
+fn walk_region(src: &Source, globals: &HashMap<String, Decl>, region: Region, pragma: Node) -> Result<Scop> {
+    let Region { function, name: fname, body, start, span, fragment } = region;
+    let mut decls = globals.clone();
+    decls.extend(collect_decls(src, function, true));
+    let mut walk = Walk {
+        src,
+        fragment,
+        decls,
+        written: HashSet::new(),
+        iterators: HashSet::new(),
+        loops: Vec::new(),
+        conds: Vec::new(),
+        params: Vec::new(),
+        arrays: Vec::new(),
+        statements: Vec::new(),
+    };
+    for n in &body {
+        walk.prescan(*n);
+    }
+    let mut tree = Vec::new();
+    for n in &body {
+        walk.statement(*n, &mut tree)?;
+    }
+    if walk.statements.is_empty() {
+        return Err(err_at(src, pragma, "the SCoP holds no statement"));
+    }
+    walk.finish(fname, start, span, &tree)
+}
+
+fn ancestor_or_self<'t>(mut node: Node<'t>, kind: &str) -> Option<Node<'t>> {
+    loop {
+        if node.kind() == kind {
+            return Some(node);
+        }
+        node = node.parent()?;
+    }
+}
+
+fn find_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
+    if node.kind() == kind {
+        return Some(node);
+    }
+    if node.kind() == "parameter_list" {
+        return None;
+    }
+    let mut cursor = node.walk();
+    let found = node.named_children(&mut cursor).find_map(|c| find_kind(c, kind));
+    found
+}
+
+fn is_assignment_op(op: &str) -> bool {
+    matches!(op, "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "&=" | "|=" | "^=" | "<<=" | ">>=")
+}
+
+impl<'s> Walk<'s> {
+    fn text(&self, node: Node) -> &'s str {
+        node_text(self.src, node)
+    }
+
+    fn err(&self, node: Node, reason: impl Into<String>) -> ScopError {
+        err_at(self.src, node, reason)
+    }
+}
+
+fn strip_parens(mut node: Node) -> Node {
+    while node.kind() == "parenthesized_expression" {
+        match node.named_child(0) {
+            Some(n) => node = n,
+            None => break,
+        }
+    }
+    node
+}
+
+fn squash(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
