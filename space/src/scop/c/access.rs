@@ -108,8 +108,16 @@ impl Walk<'_> {
             "call_expression" => {
                 let f = node.child_by_field_name("function").unwrap();
                 let fname = self.text(f);
-                if f.kind() != "identifier" || !PURE_MATH.contains(&fname) {
-                    return Err(self.err(node, format!("call to `{fname}`, which may have side effects (only pure math functions are allowed in a SCoP)")));
+                let why = match self.purity.get(fname) {
+                    _ if f.kind() == "identifier" && PURE_MATH.contains(&fname) => None,
+                    Some(verdict) if f.kind() == "identifier" => verdict.clone(),
+                    _ => Some("its body is not in this file".to_string()),
+                };
+                if let Some(why) = why {
+                    return Err(self.err(
+                        node,
+                        format!("call to `{fname}`, which may have side effects: {why} (a SCoP may call pure math functions and functions of this file that only compute a value from their arguments)"),
+                    ));
                 }
                 let args = node.child_by_field_name("arguments").unwrap();
                 let mut cursor = args.walk();

@@ -14,6 +14,7 @@ mod control;
 mod decls;
 mod expr;
 mod model;
+mod purity;
 
 use decls::{collect_decls, Decl};
 
@@ -56,12 +57,14 @@ pub(super) fn extract_scops(src: &Source) -> Result<Vec<Scop>> {
     };
     check_syntax(src, root)?;
     let globals = collect_decls(src, root, false);
+    let purity = purity::verdicts(src, root, &globals);
+    let unit = Unit { globals, purity };
     pairs
         .into_iter()
         .zip(fragments)
         .map(|((open, close), fragment)| match fragment {
-            true => extract_fragment(src, root, &globals, open, close),
-            false => extract_one(src, root, &globals, open, close),
+            true => extract_fragment(src, root, &unit, open, close),
+            false => extract_one(src, root, &unit, open, close),
         })
         .collect()
 }
@@ -163,6 +166,7 @@ struct Walk<'s> {
     /// integer parameters in affine expressions, arrays when subscripted,
     /// `double` scalars otherwise.
     fragment: bool,
+    purity: &'s purity::Verdicts,
     decls: HashMap<String, Decl>,
     written: HashSet<String>,
     iterators: HashSet<String>,
@@ -176,7 +180,7 @@ struct Walk<'s> {
 fn extract_one(
     src: &Source,
     root: Node,
-    globals: &HashMap<String, Decl>,
+    unit: &Unit,
     open: (usize, usize),
     close: (usize, usize),
 ) -> Result<Scop> {
@@ -218,7 +222,7 @@ fn extract_one(
 
     let start = src.location(open.0).unwrap_or(Location { line: 0, column: 0 });
     let region = Region { function, name: fname, body, start, span: (open.0, close.1), fragment: false };
-    walk_region(src, globals, region, pragma)
+    walk_region(src, unit, region, pragma)
 }
 
 /// A SCoP at file scope, read as the body of the function its pragma lines
@@ -226,7 +230,7 @@ fn extract_one(
 fn extract_fragment(
     src: &Source,
     root: Node,
-    globals: &HashMap<String, Decl>,
+    unit: &Unit,
     open: (usize, usize),
     close: (usize, usize),
 ) -> Result<Scop> {
@@ -242,7 +246,14 @@ fn extract_fragment(
     let start = src.location(open.0).unwrap_or(Location { line: 0, column: 0 });
     let region =
         Region { function, name: String::new(), body, start, span: (open.0, close.1), fragment: true };
-    walk_region(src, globals, region, function)
+    walk_region(src, unit, region, function)
+}
+
+/// What the whole translation unit says: its file-scope declarations and
+/// which of its functions are pure.
+struct Unit {
+    globals: HashMap<String, Decl>,
+    purity: purity::Verdicts,
 }
 
 /// The statements between a pair of pragmas and where they stand.
@@ -255,12 +266,13 @@ struct Region<'t> {
     fragment: bool,
 }
 
-fn walk_region(src: &Source, globals: &HashMap<String, Decl>, region: Region, pragma: Node) -> Result<Scop> {
+fn walk_region<'s>(src: &'s Source, unit: &'s Unit, region: Region, pragma: Node) -> Result<Scop> {
     let Region { function, name: fname, body, start, span, fragment } = region;
-    let mut decls = globals.clone();
+    let mut decls = unit.globals.clone();
     decls.extend(collect_decls(src, function, true));
     let mut walk = Walk {
         src,
+        purity: &unit.purity,
         fragment,
         decls,
         written: HashSet::new(),
