@@ -89,7 +89,7 @@ impl Walk<'_> {
                     return Ok(());
                 }
                 if self.iterators.contains(name) {
-                    return Err(self.err(node, format!("loop iterator `{name}` is used outside its loop")));
+                    return Err(self.err(node, after_loop(name)));
                 }
                 match self.decls.get(name) {
                     Some(d) if d.integer && !self.written.contains(name) => {
@@ -134,7 +134,7 @@ impl Walk<'_> {
             "pointer_expression" => {
                 Err(self.err(node, "pointer dereference or address-of is not supported in a SCoP"))
             }
-            "field_expression" => Err(self.err(node, "struct member access is not supported in a SCoP")),
+            "field_expression" => Err(self.struct_member(node)),
             "string_literal" => Err(self.err(node, "string literals are not supported in a SCoP")),
             "cast_expression" => self.reads(node.child_by_field_name("value").unwrap(), stmt, out),
             "sizeof_expression" | "number_literal" | "char_literal" | "true" | "false" => Ok(()),
@@ -171,6 +171,9 @@ impl Walk<'_> {
             base = base.named_child(0).unwrap();
         }
         indices.reverse();
+        if base.kind() == "field_expression" {
+            return Err(self.struct_member(base));
+        }
         if base.kind() != "identifier" {
             return Err(self.err(
                 node,
@@ -253,5 +256,15 @@ impl Walk<'_> {
             text: self.text(node).to_string(),
         });
         Ok(())
+    }
+
+    fn struct_member(&self, node: Node) -> ScopError {
+        self.err(
+            node,
+            format!(
+                "`{}` is a struct member; polytune models arrays and scalars only (copy the field to an array or scalar before `#pragma scop`)",
+                self.text(node)
+            ),
+        )
     }
 }

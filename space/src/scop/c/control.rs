@@ -73,8 +73,15 @@ impl Walk<'_> {
                 Ok(())
             }
             "declaration" => {
-                Err(self
-                    .err(node, "declarations inside a SCoP are not supported; declare before `#pragma scop`"))
+                let name = node
+                    .child_by_field_name("declarator")
+                    .and_then(|d| find_kind(d, "identifier"))
+                    .map(|n| self.text(n))
+                    .unwrap_or("?");
+                Err(self.err(
+                    node,
+                    format!("`{name}` is declared inside the SCoP; polytune does not privatise block-scope variables yet, so declare it before `#pragma scop` (it is then one scalar or array the statements share)"),
+                ))
             }
             "while_statement" | "do_statement" => {
                 Err(self

@@ -123,7 +123,7 @@ impl Walk<'_> {
             return Ok(l.isl.clone());
         }
         if self.iterators.contains(name) {
-            return Err(self.err(node, format!("loop iterator `{name}` is used outside its loop")));
+            return Err(self.err(node, after_loop(name)));
         }
         if self.written.contains(name) {
             return Err(self.err(

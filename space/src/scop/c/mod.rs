@@ -317,6 +317,12 @@ fn find_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
     found
 }
 
+/// A loop iterator read where no loop binds it: after its loop it holds the
+/// exit value, which the model does not track.
+fn after_loop(name: &str) -> String {
+    format!("loop iterator `{name}` is read outside its loop (its exit value is not modelled; compute the value from the bounds instead)")
+}
+
 fn is_assignment_op(op: &str) -> bool {
     matches!(op, "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "&=" | "|=" | "^=" | "<<=" | ">>=")
 }

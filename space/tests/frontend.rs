@@ -1,0 +1,174 @@
+//! Programs of our own with the constructs real programs use (issue 14):
+//! each is modelled exactly and scheduled legally, or refused with its
+//! reason. `tuner/tests/cli.rs` runs the runnable ones end to end.
+
+use std::path::{Path, PathBuf};
+
+use isl_rs::UnionMap;
+use space::deps::{self, Dependences};
+use space::isl::new_context;
+use space::knobs::SchedulerOptions;
+use space::legality;
+use space::schedule;
+use space::scop::{self, AccessKind, ExtractOptions, Scop};
+
+fn own(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/own").join(name)
+}
+
+fn load(name: &str) -> (Scop, Dependences) {
+    let (_, mut scops) =
+        scop::extract(&own(name), &ExtractOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let s = scops.remove(0);
+    let d = deps::analyze(&s).unwrap_or_else(|e| panic!("{name}: {e}"));
+    (s, d)
+}
+
+/// The unified scheduler (OpenMP target) finds a schedule, and isl finds it
+/// legal on the exact dependences.
+fn schedules_legally(name: &str) -> schedule::CoreSchedule {
+    let (s, d) = load(name);
+    let knobs = SchedulerOptions::default().with_settings(&["target=openmp"]).unwrap();
+    let out = schedule::unified(&s, &d, None, &knobs).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let bad = legality::violations(&new_context(), &s.context, &out.tree, &d).unwrap();
+    assert!(bad.is_empty(), "{name}: {bad:?}");
+    out
+}
+
+fn equal_relations(a: &str, b: &str) -> bool {
+    let ctx = new_context();
+    let (a, b) = (UnionMap::read_from_str(&ctx, a).unwrap(), UnionMap::read_from_str(&ctx, b).unwrap());
+    a.is_equal(&b).unwrap()
+}
+
+#[test]
+fn a_scop_without_parameters_is_scheduled() {
+    let out = schedules_legally("noparam.c");
+    // isl read `[] -> [...]` as a map before: the band carries no parameter prefix.
+    assert!(!out.tree.contains("[] -> ["), "{}", out.tree);
+}
+
+#[test]
+fn a_modulo_time_index_is_scheduled_over_its_exact_dependences() {
+    let (s, d) = load("modulo.c");
+    // The dependences keep their parity conditions (integer divisions) ...
+    assert!(d.deps.iter().any(|dep| dep.relation.contains("mod 2")), "{d:?}");
+    // ... and the schedule that skews i by t is legal on them.
+    let out = schedules_legally("modulo.c");
+    assert_eq!(out.preorder.0.len(), 1);
+    assert_eq!(s.params.len(), 0);
+}
+
+#[test]
+fn chained_assignments_write_once_per_link() {
+    let (s, _) = load("chained.c");
+    let kinds = |k: usize| -> Vec<(AccessKind, String)> {
+        s.statements[k].accesses.iter().map(|a| (a.kind, a.array.clone())).collect()
+    };
+    // A[i] = B[i] = C[i] * k: the value's reads, then B's write, then A's.
+    use AccessKind::{Read, Write};
+    assert_eq!(kinds(0), [(Read, "C".into()), (Read, "k".into()), (Write, "B".into()), (Write, "A".into())]);
+    // C[i] += A[i - 1] = B[i]: C read (compound), B read, A written, C written.
+    assert_eq!(kinds(1), [(Read, "C".into()), (Read, "B".into()), (Write, "A".into()), (Write, "C".into())]);
+    schedules_legally("chained.c");
+}
+
+#[test]
+fn a_subscript_affine_by_pieces_is_one_disjunct_per_piece() {
+    let (s, _) = load("piecewise.c");
+    // B[i] = 0.5 * (A[i == 0 ? N - 1 : i - 1] + A[i == N - 1 ? 0 : i + 1]), N = 300.
+    let (left, right) = (&s.statements[0].accesses[0].relation, &s.statements[0].accesses[1].relation);
+    assert!(equal_relations(left, "{ S1[t, i] -> A[i - 1] : i != 0; S1[t, 0] -> A[299] }"), "{left}");
+    assert!(equal_relations(right, "{ S1[t, i] -> A[i + 1] : i != 299; S1[t, 299] -> A[0] }"), "{right}");
+    schedules_legally("piecewise.c");
+}
+
+#[test]
+fn a_pure_function_of_the_file_is_an_expression_of_its_arguments() {
+    let (s, _) = load("purefn.c");
+    let arrays: Vec<&str> = s.statements[0].accesses.iter().map(|a| a.array.as_str()).collect();
+    assert_eq!(arrays, ["A", "A", "B"]);
+    schedules_legally("purefn.c");
+}
+
+#[test]
+fn a_scop_at_file_scope_infers_parameters_arrays_and_scalars() {
+    let (s, _) = load("fragment.c");
+    assert_eq!(s.function, "");
+    assert_eq!(s.params, ["N"]);
+    let rank = |name: &str| s.arrays.iter().find(|a| a.name == name).map(|a| a.rank());
+    assert_eq!((rank("C"), rank("A"), rank("B"), rank("alpha")), (Some(2), Some(2), Some(2), Some(0)));
+    assert_eq!(s.start.line, 2);
+    schedules_legally("fragment.c");
+}
+
+/// Extracts from C text written to a temporary file.
+fn extract_text(name: &str, code: &str) -> Result<Vec<Scop>, scop::ScopError> {
+    let dir = std::env::temp_dir().join(format!("polytune-frontend-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, code).unwrap();
+    scop::extract(&path, &ExtractOptions::default()).map(|(_, s)| s)
+}
+
+const HEADER: &str = "#define N 50\nstruct pair { double a; double b[N]; };\nstruct pair P;\ndouble A[N], B[N];\nint calls;\ndouble counted(double x) { calls++; return 2 * x; }\ndouble peek(int i) { return A[i]; }\ndouble viaptr(double *p) { return *p; }\nextern double elsewhere(double);\n";
+
+/// (what, the SCoP's statements, line:column of the refusal, reason).
+const REFUSED: &[(&str, &str, &str, &str)] = &[
+    (
+        "block scope declaration",
+        "  for (int i = 0; i < N; i++) {\n    double c = A[i] * 2;\n    B[i] = c + 1;\n  }\n",
+        "14:5",
+        "`c` is declared inside the SCoP; polytune does not privatise block-scope variables yet",
+    ),
+    (
+        "struct field",
+        "  for (int i = 0; i < N; i++)\n    P.b[i] = A[i];\n",
+        "14:5",
+        "`P.b` is a struct member; polytune models arrays and scalars only",
+    ),
+    (
+        "iterator after its loop",
+        "  for (k = 0; k < N; k++)\n    A[k] = B[k];\n  B[0] = A[k - 1];\n",
+        "15:12",
+        "loop iterator `k` is read outside its loop (its exit value is not modelled",
+    ),
+    (
+        "impure call",
+        "  for (int i = 0; i < N; i++)\n    B[i] = counted(A[i]);\n",
+        "14:12",
+        "call to `counted`, which may have side effects: it writes `calls`, which is not its own (line 6)",
+    ),
+    (
+        "hidden read",
+        "  for (int i = 0; i < N; i++)\n    B[i] = peek(i);\n",
+        "14:12",
+        "call to `peek`, which may have side effects: it reads the global `A` (line 7)",
+    ),
+    (
+        "pointer argument",
+        "  for (int i = 0; i < N; i++)\n    B[i] = viaptr(&A[i]);\n",
+        "14:12",
+        "it takes `p` as a pointer or array",
+    ),
+    (
+        "body elsewhere",
+        "  for (int i = 0; i < N; i++)\n    B[i] = elsewhere(A[i]);\n",
+        "14:12",
+        "call to `elsewhere`, which may have side effects: its body is not in this file",
+    ),
+];
+
+#[test]
+fn constructs_outside_the_model_are_refused_with_their_reason() {
+    for (what, body, at, reason) in REFUSED {
+        let file = format!("{}.c", what.replace(' ', "-"));
+        let code = format!("{HEADER}void k(void) {{\n  int k;\n#pragma scop\n{body}#pragma endscop\n}}\n");
+        let err = match extract_text(&file, &code) {
+            Ok(_) => panic!("{what}: accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains(&format!("{file}:{at}")), "{what}: {err}");
+        assert!(err.contains(reason), "{what}: {err}");
+    }
+}
