@@ -172,3 +172,27 @@ fn constructs_outside_the_model_are_refused_with_their_reason() {
         assert!(err.contains(reason), "{what}: {err}");
     }
 }
+
+fn inputs(path: &Path) -> Result<(), String> {
+    let include = format!("-I{}", path.parent().unwrap().display());
+    let opts = ExtractOptions { cc_args: vec!["-DSMALL_DATASET".into(), include], ..Default::default() };
+    let (source, _) = scop::extract(path, &opts).unwrap_or_else(|e| panic!("{e}"));
+    scop::check_inputs(&source).map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_program_that_reads_arguments_or_files_is_refused() {
+    let err = inputs(&own("argv.c")).unwrap_err();
+    assert!(err.contains("argv.c:5:") && err.contains("reads its arguments (`argv[1]`)"), "{err}");
+    let err = inputs(&own("fileinput.c")).unwrap_err();
+    assert!(err.contains("fileinput.c:4:") && err.contains("opens a file to read it"), "{err}");
+    // PolyBench's `argv[0]` guard against dead-code elimination names the
+    // program and reads nothing.
+    let official = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/official");
+    for kernel in ["gemm.c", "jacobi-2d.c"] {
+        inputs(&official.join(kernel)).unwrap_or_else(|e| panic!("{kernel}: {e}"));
+    }
+    for name in ["noparam.c", "modulo.c", "nondet.c"] {
+        inputs(&own(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}

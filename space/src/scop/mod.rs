@@ -166,6 +166,14 @@ pub fn extract(path: &Path, opts: &ExtractOptions) -> Result<(Source, Vec<Scop>)
     Ok((source, scops))
 }
 
+/// Refuses a program that takes input from outside (an argument past
+/// `argv[0]`, a stream or a file it reads): the original and every variant
+/// are run without any, so their outputs could not be compared. Reads the
+/// user's file only.
+pub fn check_inputs(source: &Source) -> Result<(), ScopError> {
+    c::check_inputs(source)
+}
+
 /// Extraction from text that has already been preprocessed (tests, tools).
 pub fn extract_preprocessed(path: &Path, text: &str) -> Result<Vec<Scop>, ScopError> {
     let source = Source::from_preprocessed(path, text.to_string());

@@ -13,10 +13,12 @@ mod access;
 mod control;
 mod decls;
 mod expr;
+mod inputs;
 mod model;
 mod purity;
 
 use decls::{collect_decls, Decl};
+pub(super) use inputs::check as check_inputs;
 
 type Result<T> = std::result::Result<T, ScopError>;
 
