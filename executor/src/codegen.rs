@@ -1310,13 +1310,25 @@ fn splice(source: &Source, scop: &Scop, code: &str) -> Result<String, CodegenErr
     let ctx = new_context();
     let dumps = dump_code(&ctx, scop)?;
     let region = format!(
-        "{{ /* polytune: SCoP of {} */\n  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
+        "{{ /* polytune: SCoP of {} */\n{}  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
          void polytune_rt_dump(const char *, const char *, const void *, unsigned long);\n  \
          polytune_rt_start();\n  {{\n{code}\n  }}\n  polytune_rt_stop();\n{dumps}}}\n",
-        scop.function
+        scop.function,
+        local_declarations(scop)
     );
     let (a, b) = scop.span;
     Ok(format!("{}{}{}", &source.text[..a], region, &source.text[b..]))
+}
+
+/// The SCoP's block-scope variables, declared once for the whole region
+/// (the statements of a schedule may leave the blocks that declared them).
+fn local_declarations(scop: &Scop) -> String {
+    let mut out = String::new();
+    for a in scop.arrays.iter().filter(|a| a.local) {
+        let extents: String = a.extents.iter().map(|e| format!("[{}]", e.as_deref().unwrap_or(""))).collect();
+        out.push_str(&format!("  {} {}{extents};\n", a.element_type, a.name));
+    }
+    out
 }
 
 /// Code that dumps, for every array and scalar the SCoP writes, exactly the
@@ -1328,7 +1340,7 @@ fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
     let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
     let prefix = iterator_prefix(scop);
     let mut out = String::new();
-    for a in scop.arrays.iter().filter(|a| a.written) {
+    for a in scop.arrays.iter().filter(|a| a.written && !a.local) {
         let ty = &a.element_type;
         if a.extents.is_empty() {
             out.push_str(&format!(

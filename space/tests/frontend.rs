@@ -102,6 +102,18 @@ fn a_scop_at_file_scope_infers_parameters_arrays_and_scalars() {
     schedules_legally("fragment.c");
 }
 
+#[test]
+fn block_scope_declarations_are_variables_of_the_scop_and_initialisers_statements() {
+    let (s, _) = load("blockdecl.c");
+    let locals: Vec<&str> = s.arrays.iter().filter(|a| a.local).map(|a| a.name.as_str()).collect();
+    assert_eq!(locals, ["row", "c"]);
+    assert!(s.arrays.iter().any(|a| a.name == "B" && a.written && !a.local));
+    // `double c = A[i][j - 1] + A[i][j + 1];` is the assignment statement S2.
+    assert_eq!(s.statements[1].text, "c = A[i][j - 1] + A[i][j + 1];");
+    assert_eq!(s.statements[1].accesses.last().map(|a| a.array.as_str()), Some("c"));
+    schedules_legally("blockdecl.c");
+}
+
 /// Extracts from C text written to a temporary file.
 fn extract_text(name: &str, code: &str) -> Result<Vec<Scop>, scop::ScopError> {
     let dir = std::env::temp_dir().join(format!("polytune-frontend-{}", std::process::id()));
@@ -116,10 +128,16 @@ const HEADER: &str = "#define N 50\nstruct pair { double a; double b[N]; };\nstr
 /// (what, the SCoP's statements, line:column of the refusal, reason).
 const REFUSED: &[(&str, &str, &str, &str)] = &[
     (
-        "block scope declaration",
-        "  for (int i = 0; i < N; i++) {\n    double c = A[i] * 2;\n    B[i] = c + 1;\n  }\n",
-        "14:5",
-        "`c` is declared inside the SCoP; polytune does not privatise block-scope variables yet",
+        "shadowing declaration",
+        "  for (int i = 0; i < N; i++) {\n    double calls = A[i] * 2;\n    B[i] = calls + 1;\n  }\n",
+        "14:12",
+        "`calls` declared inside the SCoP shadows another `calls`; rename one of them",
+    ),
+    (
+        "size of a local from an iterator",
+        "  for (int i = 0; i < N; i++) {\n    double t[i + 1];\n    t[0] = A[i];\n  }\n",
+        "14:12",
+        "the size of `t` depends on the loop iterator `i`",
     ),
     (
         "struct field",

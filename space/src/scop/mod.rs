@@ -68,8 +68,13 @@ pub struct Array {
     /// Extents as C expressions, outermost first; `None` where the declaration
     /// does not say (a pointer, or the first dimension of a pointer to rows).
     pub extents: Vec<Option<String>>,
-    /// Written somewhere in the SCoP: its final value is an output.
+    /// Written somewhere in the SCoP: its final value is an output (unless
+    /// `local`).
     pub written: bool,
+    /// Declared inside the SCoP (block scope): code generation declares it
+    /// once before the region, and it is no output.
+    #[serde(default)]
+    pub local: bool,
 }
 
 impl Array {

@@ -53,7 +53,11 @@ fn print_text(s: &Scop, d: &Dependences) {
     for a in &s.arrays {
         let ext: Vec<String> =
             a.extents.iter().map(|e| format!("[{}]", e.as_deref().unwrap_or(""))).collect();
-        let role = if a.written { "written" } else { "read-only" };
+        let role = match (a.written, a.local) {
+            (_, true) => "local to the SCoP",
+            (true, false) => "written",
+            (false, false) => "read-only",
+        };
         println!("    {} {}{}  ({role})", a.element_type, a.name, ext.join(""));
     }
     println!("  statements:");

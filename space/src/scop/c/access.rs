@@ -3,6 +3,7 @@
 use super::*;
 use crate::scop::affine::{isl_name, PURE_MATH};
 use crate::scop::{Access, AccessKind};
+use decls::add_decl;
 
 impl Walk<'_> {
     /// An expression statement `lhs op= rhs;` or `x++;`: a polyhedral statement.
@@ -32,6 +33,84 @@ impl Walk<'_> {
                 ))
             }
         }
+        let text = self.text(stmt).to_string();
+        Ok(self.push_statement(name, accesses, text, stmt))
+    }
+
+    /// A block-scope declaration inside the SCoP, `double c = A[i] * 2;`.
+    /// Each variable is modelled as pet does, one variable for the SCoP
+    /// declared before it (code generation hoists it; it is not an output),
+    /// and each initialiser as an assignment statement `c = A[i] * 2;`. The
+    /// dependences this adds between iterations are exact for the hoisted
+    /// variable; privatising it per instance would remove them.
+    pub(super) fn local_declaration(&mut self, node: Node, out: &mut Vec<Tree>) -> Result<()> {
+        let mut cursor = node.walk();
+        let specifiers: Vec<Node> = node.named_children(&mut cursor).collect();
+        if let Some(s) = specifiers.iter().find(|c| c.kind() == "storage_class_specifier") {
+            return Err(
+                self.err(*s, format!("a `{}` declaration inside a SCoP is not supported", self.text(*s)))
+            );
+        }
+        let mut cursor = node.walk();
+        let declarators: Vec<Node> = node.children_by_field_name("declarator", &mut cursor).collect();
+        for d in declarators {
+            let ident =
+                find_kind(d, "identifier").ok_or_else(|| self.err(d, "a declaration without a name"))?;
+            let name = self.text(ident).to_string();
+            if self.outer_names.contains(&name) {
+                return Err(self.err(
+                    ident,
+                    format!("`{name}` declared inside the SCoP shadows another `{name}`; rename one of them"),
+                ));
+            }
+            let mut one = HashMap::new();
+            add_decl(self.src, node, &mut one);
+            let decl = one.remove(&name).ok_or_else(|| self.err(ident, "cannot read this declaration"))?;
+            self.decls.insert(name.clone(), decl.clone());
+            if let Some(other) = self.locals.get(&name) {
+                if other.ty != decl.ty || other.extents != decl.extents {
+                    return Err(self
+                        .err(ident, format!("`{name}` is declared twice in the SCoP with different types")));
+                }
+            }
+            for extent in decl.extents.iter() {
+                let Some(e) = extent else {
+                    return Err(self.err(d, format!("`{name}` is declared inside the SCoP without a size")));
+                };
+                let words = e.split(|c: char| !c.is_alphanumeric() && c != '_');
+                if let Some(w) = words.into_iter().find(|w| self.iterators.contains(*w)) {
+                    return Err(self.err(
+                        d,
+                        format!("the size of `{name}` depends on the loop iterator `{w}`; only sizes fixed for the whole SCoP are supported"),
+                    ));
+                }
+            }
+            self.locals.insert(name.clone(), decl);
+            let Some(value) = d.child_by_field_name("value").filter(|_| d.kind() == "init_declarator") else {
+                continue;
+            };
+            if value.kind() == "initializer_list" {
+                return Err(self.err(
+                    value,
+                    format!(
+                        "`{name}` is initialised with a list inside the SCoP; assign its elements instead"
+                    ),
+                ));
+            }
+            let index = self.statements.len();
+            let stmt = format!("S{}", index + 1);
+            let mut accesses = Vec::new();
+            self.reads(value, &stmt, &mut accesses)?;
+            self.reference(ident, AccessKind::Write, &stmt, &mut accesses)?;
+            let text = format!("{name} = {};", self.text(value));
+            out.push(Tree::Stmt(self.push_statement(stmt, accesses, text, d)));
+        }
+        Ok(())
+    }
+
+    /// Adds statement `name` at `at`, under the enclosing loops and conditions.
+    fn push_statement(&mut self, name: String, accesses: Vec<Access>, text: String, at: Node) -> usize {
+        let index = self.statements.len();
         let iterators: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
         let c_iterators = self.loops.iter().map(|l| l.c_name.clone()).collect();
         let tuple = format!("{name}[{}]", iterators.join(", "));
@@ -41,17 +120,9 @@ impl Walk<'_> {
             domain.push_str(&self.conds.iter().map(|c| format!("({c})")).collect::<Vec<_>>().join(" and "));
         }
         domain.push_str(" }");
-        let location = self.src.location(stmt.start_byte()).unwrap_or(Location { line: 0, column: 0 });
-        self.statements.push(Statement {
-            name,
-            iterators,
-            c_iterators,
-            domain,
-            accesses,
-            text: self.text(stmt).to_string(),
-            location,
-        });
-        Ok(index)
+        let location = self.src.location(at.start_byte()).unwrap_or(Location { line: 0, column: 0 });
+        self.statements.push(Statement { name, iterators, c_iterators, domain, accesses, text, location });
+        index
     }
 
     /// `lhs op= rhs`, where `rhs` may itself be an assignment (`a = b = c`,
@@ -246,6 +317,7 @@ impl Walk<'_> {
                 element_type: decl.ty.clone(),
                 extents: decl.extents.clone(),
                 written: kind == AccessKind::Write,
+                local: false,
             }),
         }
         out.push(Access {

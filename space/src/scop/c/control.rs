@@ -20,6 +20,7 @@ impl Walk<'_> {
         let target = match node.kind() {
             "assignment_expression" => node.child_by_field_name("left"),
             "update_expression" => node.child_by_field_name("argument"),
+            "init_declarator" => node.child_by_field_name("declarator"),
             _ => None,
         };
         if let Some(t) = target.filter(|t| t.kind() == "identifier") {
@@ -72,17 +73,7 @@ impl Walk<'_> {
                 }
                 Ok(())
             }
-            "declaration" => {
-                let name = node
-                    .child_by_field_name("declarator")
-                    .and_then(|d| find_kind(d, "identifier"))
-                    .map(|n| self.text(n))
-                    .unwrap_or("?");
-                Err(self.err(
-                    node,
-                    format!("`{name}` is declared inside the SCoP; polytune does not privatise block-scope variables yet, so declare it before `#pragma scop` (it is then one scalar or array the statements share)"),
-                ))
-            }
+            "declaration" => self.local_declaration(node, out),
             "while_statement" | "do_statement" => {
                 Err(self
                     .err(node, "`while` loops have no affine bounds; only `for` loops are static control"))

@@ -99,3 +99,33 @@ pub(super) fn is_integer_type(ty: &str) -> bool {
         )
     })
 }
+
+/// The names in scope where the region starting at byte `start` of
+/// `function` stands: the function's parameters and the declarations that
+/// precede the region in the blocks around it.
+pub(super) fn names_in_scope(src: &Source, function: Node, start: usize) -> HashSet<String> {
+    let mut out = HashSet::new();
+    if let Some(list) =
+        function.child_by_field_name("declarator").and_then(|d| find_kind(d, "parameter_list"))
+    {
+        out.extend(collect_decls(src, list, false).into_keys());
+    }
+    let mut node = function.descendant_for_byte_range(start, start);
+    while let Some(n) = node {
+        if n.kind() == "compound_statement" {
+            let mut cursor = n.walk();
+            for d in
+                n.named_children(&mut cursor).filter(|d| d.kind() == "declaration" && d.end_byte() <= start)
+            {
+                let mut one = HashMap::new();
+                add_decl(src, d, &mut one);
+                out.extend(one.into_keys());
+            }
+        }
+        if n.id() == function.id() {
+            break;
+        }
+        node = n.parent();
+    }
+    out
+}

@@ -169,6 +169,11 @@ struct Walk<'s> {
     /// `double` scalars otherwise.
     fragment: bool,
     purity: &'s purity::Verdicts,
+    /// Names in scope at the region (file scope, parameters, enclosing
+    /// blocks), which a declaration inside it must not shadow.
+    outer_names: HashSet<String>,
+    /// Block-scope declarations inside the region.
+    locals: HashMap<String, Decl>,
     decls: HashMap<String, Decl>,
     written: HashSet<String>,
     iterators: HashSet<String>,
@@ -272,9 +277,13 @@ fn walk_region<'s>(src: &'s Source, unit: &'s Unit, region: Region, pragma: Node
     let Region { function, name: fname, body, start, span, fragment } = region;
     let mut decls = unit.globals.clone();
     decls.extend(collect_decls(src, function, true));
+    let mut outer_names: HashSet<String> = unit.globals.keys().cloned().collect();
+    outer_names.extend(decls::names_in_scope(src, function, span.0));
     let mut walk = Walk {
         src,
         purity: &unit.purity,
+        outer_names,
+        locals: HashMap::new(),
         fragment,
         decls,
         written: HashSet::new(),

@@ -36,6 +36,9 @@ impl Walk<'_> {
         span: (usize, usize),
         tree: &[Tree],
     ) -> Result<Scop> {
+        for a in &mut self.arrays {
+            a.local = self.locals.contains_key(&a.name);
+        }
         let prefix = self.param_prefix();
         let mut n = 0;
         for s in &mut self.statements {
