@@ -4,7 +4,9 @@
 
 use crate::build::{BuildError, BuildOutcome, Builder};
 use crate::machine::Slot;
-use crate::measure::{measure, measure_outcome, MeasureConfig, Measurement, Status};
+use crate::measure::{
+    measure, measure_against, measure_outcome, MeasureConfig, Measurement, Status, NO_REGION_TIME,
+};
 use crate::runtime::DumpedArray;
 
 /// The original program's measurement and outputs.
@@ -24,6 +26,14 @@ pub enum EvaluateError {
     OriginalCompile(String),
     #[error("the original program failed ({status:?}): {reason}")]
     OriginalFailed { status: Status, reason: String },
+    #[error("the program has no `main`: polytune builds, runs and times whole programs (the file and its --source files); `scop` and `schedule` read a file without one")]
+    NoMain,
+    #[error("the program ended normally without running its SCoP: the region between `#pragma scop` and `#pragma endscop` was never reached (is the function that holds it called from `main`?)")]
+    NeverRan,
+    #[error("the SCoP ran zero times: with the program's sizes every loop of the region is empty and it wrote no element, so there is nothing to tune (check the sizes the program passes)")]
+    ZeroRun,
+    #[error("the original program is not deterministic: two runs gave different outputs ({0}); no variant can be verified against it (random seeds from the clock or the process id, uninitialised memory, races)")]
+    NonDeterministic(String),
 }
 
 /// Builds with one builder and measures on one slot.
@@ -36,26 +46,43 @@ pub struct Evaluator {
 }
 
 impl Evaluator {
-    /// Builds and measures the original program; it must run and dump.
+    /// Builds and measures the original program; it must run its SCoP at
+    /// least once and give the same outputs on a second run.
     pub fn reference(&self, original: &str) -> Result<Reference, EvaluateError> {
         let binary = match self.builder.build(original) {
             BuildOutcome::Built { binary, .. } => binary,
+            BuildOutcome::Failed { message } if message.contains("undefined reference to `main'") => {
+                return Err(EvaluateError::NoMain)
+            }
             BuildOutcome::Failed { message } => return Err(EvaluateError::OriginalCompile(message)),
         };
         // The original runs on the same slot with the same threads as variants,
         // so that speedups compare like with like.
         let measured = measure(&binary, &self.slot, &self.config, None);
-        match (measured.measurement.status, measured.dump) {
-            (Status::Ok, Some(dump)) => Ok(Reference {
-                wall_s: measured.measurement.wall_max_s(),
-                measurement: measured.measurement,
-                dump,
-            }),
-            _ => Err(EvaluateError::OriginalFailed {
-                status: measured.measurement.status,
-                reason: measured.measurement.reason.clone(),
-            }),
+        let dump = match (measured.measurement.status, measured.dump) {
+            (Status::Ok, Some(dump)) => dump,
+            (Status::Crash, _) if measured.measurement.reason.contains(NO_REGION_TIME) => {
+                return Err(EvaluateError::NeverRan)
+            }
+            _ => {
+                return Err(EvaluateError::OriginalFailed {
+                    status: measured.measurement.status,
+                    reason: measured.measurement.reason.clone(),
+                })
+            }
+        };
+        // The dump holds exactly the elements the SCoP wrote under the sizes
+        // of the run (scalars always): none at all means no instance ran.
+        if !dump.is_empty() && dump.iter().all(|a| a.data.is_empty()) {
+            return Err(EvaluateError::ZeroRun);
         }
+        let wall_s = measured.measurement.wall_max_s();
+        let once = MeasureConfig { warmups: 0, runs: 1, remeasure_runs: 0, ..self.config.clone() };
+        let again = measure_against(&dump, &binary, &self.slot, &once, wall_s);
+        if again.status == Status::Wrong {
+            return Err(EvaluateError::NonDeterministic(again.reason));
+        }
+        Ok(Reference { wall_s, measurement: measured.measurement, dump })
     }
 
     /// Builds all variants in parallel, then measures them one after the other

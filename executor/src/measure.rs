@@ -192,6 +192,10 @@ impl Measurement {
     }
 }
 
+/// Why a run that exited normally is a crash when it never reached the SCoP.
+pub const NO_REGION_TIME: &str =
+    "exited normally but recorded no region time (polytune_rt_stop was never called)";
+
 /// A measurement plus the outputs of its first timed run (the reference's dump).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measured {
@@ -455,9 +459,7 @@ impl<'a> Session<'a> {
             }
         }
         if count == 0 {
-            return Err(crash(with_stderr(
-                "exited normally but recorded no region time (polytune_rt_stop was never called)".to_string(),
-            )));
+            return Err(crash(with_stderr(NO_REGION_TIME.to_string())));
         }
         let parsed = if dump {
             let bytes = std::fs::read(&dump_file).unwrap_or_default();

@@ -194,12 +194,12 @@ fn constructs_outside_the_model_are_refused_with_their_reason() {
 fn inputs(path: &Path) -> Result<(), String> {
     let include = format!("-I{}", path.parent().unwrap().display());
     let opts = ExtractOptions { cc_args: vec!["-DSMALL_DATASET".into(), include], ..Default::default() };
-    let (source, _) = scop::extract(path, &opts).unwrap_or_else(|e| panic!("{e}"));
-    scop::check_inputs(&source).map_err(|e| e.to_string())
+    let (source, scops) = scop::extract(path, &opts).unwrap_or_else(|e| panic!("{e}"));
+    scop::check_runnable(&source, &scops[0]).map_err(|e| e.to_string())
 }
 
 #[test]
-fn a_program_that_reads_arguments_or_files_is_refused() {
+fn a_program_that_reads_arguments_or_files_or_is_a_fragment_is_not_runnable() {
     let err = inputs(&own("argv.c")).unwrap_err();
     assert!(err.contains("argv.c:5:") && err.contains("reads its arguments (`argv[1]`)"), "{err}");
     let err = inputs(&own("fileinput.c")).unwrap_err();
@@ -210,6 +210,8 @@ fn a_program_that_reads_arguments_or_files_is_refused() {
     for kernel in ["gemm.c", "jacobi-2d.c"] {
         inputs(&official.join(kernel)).unwrap_or_else(|e| panic!("{kernel}: {e}"));
     }
+    let err = inputs(&own("fragment.c")).unwrap_err();
+    assert!(err.contains("fragment.c:2:") && err.contains("stands at file scope"), "{err}");
     for name in ["noparam.c", "modulo.c", "nondet.c"] {
         inputs(&own(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     }

@@ -22,7 +22,8 @@ pub use source::{Location, Source};
 pub struct Scop {
     /// The file the user named.
     pub file: PathBuf,
-    /// The function whose body holds the SCoP.
+    /// The function whose body holds the SCoP; empty for a SCoP at file
+    /// scope (a fragment).
     pub function: String,
     /// Where `#pragma scop` stands in the user's file.
     pub start: Location,
@@ -44,6 +45,11 @@ pub struct Scop {
 }
 
 impl Scop {
+    /// A SCoP at file scope, read as if it were a function body.
+    pub fn is_fragment(&self) -> bool {
+        self.function.is_empty()
+    }
+
     /// The union of the statement domains, `[params] -> { S1[i] : ...; S2[...] }`.
     pub fn domain(&self) -> String {
         let bodies: Vec<String> = self
@@ -171,11 +177,19 @@ pub fn extract(path: &Path, opts: &ExtractOptions) -> Result<(Source, Vec<Scop>)
     Ok((source, scops))
 }
 
-/// Refuses a program that takes input from outside (an argument past
-/// `argv[0]`, a stream or a file it reads): the original and every variant
-/// are run without any, so their outputs could not be compared. Reads the
-/// user's file only.
-pub fn check_inputs(source: &Source) -> Result<(), ScopError> {
+/// Whether the program holding `scop` can be built and run to tune it: the
+/// SCoP stands in a function (not a file-scope fragment), and the program
+/// takes no input from outside (an argument past `argv[0]`, a stream or a
+/// file it reads), since the original and every variant run without any.
+/// Reads the user's file only.
+pub fn check_runnable(source: &Source, scop: &Scop) -> Result<(), ScopError> {
+    if scop.is_fragment() {
+        return Err(ScopError::new(
+            &scop.file,
+            Some(scop.start),
+            "this SCoP stands at file scope (a fragment): `scop` and `schedule` read it, but `run` and `tune` need a whole program with `main`",
+        ));
+    }
     c::check_inputs(source)
 }
 

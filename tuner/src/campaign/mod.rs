@@ -152,7 +152,9 @@ impl Kernel {
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
         let mut programs = HashMap::new();
         for d in strategy::datasets(strategy, dataset) {
-            programs.insert(d, common::load(file, d, &build.cc_args, 0)?);
+            let program = common::load(file, d, &build.cc_args, 0)?;
+            space::scop::check_runnable(&program.source, &program.scop)?;
+            programs.insert(d, program);
         }
         let max = max_fusion(&programs[&dataset]);
         let preorders = preorders(&programs[&dataset], max.as_ref(), spec.seed);

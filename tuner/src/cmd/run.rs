@@ -84,6 +84,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let build = args.build.resolve(&args.file)?;
     let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &build.cc_args, args.scop)?);
+    space::scop::check_runnable(&program.source, &program.scop)?;
     let schedule = match args.schedule.as_str() {
         "original" => program.scop.schedule.clone(),
         "isl" | "unified" => {

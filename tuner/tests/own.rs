@@ -1,0 +1,77 @@
+//! Programs of our own (`space/tests/fixtures/own`), run and tuned as a user
+//! would: those in the model run end to end; programs that are not ready to
+//! tune are refused with their cause, and nothing reaches the store.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(600);
+
+fn own(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("space/tests/fixtures/own").join(name)
+}
+
+/// `polytune ARGS` with its outputs, build cache and store in a fresh directory.
+fn polytune(tag: &str, args: &[&str]) -> (Output, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("polytune-own-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_polytune"));
+    cmd.args(args).env("XDG_CACHE_HOME", dir.join("cache")).current_dir(&dir);
+    (testkit::output_within(&mut cmd, LIMIT), dir)
+}
+
+#[test]
+fn programs_in_the_model_run_verified_under_the_unified_scheduler() {
+    for name in ["noparam.c", "modulo.c", "piecewise.c", "chained.c", "purefn.c", "blockdecl.c"] {
+        let file = own(name);
+        let args = ["run", file.to_str().unwrap(), "--schedule", "unified", "--runs", "2", "--json"];
+        let (out, _) = polytune(name, &args);
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["status"], "ok", "{name}: {report}");
+    }
+}
+
+#[test]
+fn scop_and_schedule_read_a_fragment_at_file_scope() {
+    let file = own("fragment.c");
+    let (out, _) = polytune("fragment-scop", &["scop", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("parameters: N"));
+    let (out, _) = polytune("fragment-schedule", &["schedule", file.to_str().unwrap(), "--target", "openmp"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("legal: yes"));
+}
+
+/// (program, the cause `run` and `tune` name).
+const NOT_READY: &[(&str, &str)] = &[
+    ("nomain.c", "the program has no `main`"),
+    ("nevercalled.c", "the program ended normally without running its SCoP"),
+    ("zerorun.c", "the SCoP ran zero times"),
+    ("nondet.c", "the original program is not deterministic: two runs gave different outputs"),
+    ("argv.c", "argv.c:5:16: the program reads its arguments (`argv[1]`)"),
+    ("fileinput.c", "fileinput.c:4:13: the program opens a file to read it"),
+    ("fragment.c", "fragment.c:2:1: this SCoP stands at file scope (a fragment)"),
+];
+
+#[test]
+fn programs_not_ready_to_tune_are_refused_with_their_cause_and_store_nothing() {
+    for (name, cause) in NOT_READY {
+        let file = own(name);
+        let (out, _) = polytune(name, &["run", file.to_str().unwrap(), "--runs", "2"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(cause), "run {name}: {err}");
+        let db = format!("{}.db", name);
+        let args = ["tune", file.to_str().unwrap(), "--evals", "2", "--db", &db];
+        let (out, dir) = polytune(name, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(cause), "tune {name}: {err}");
+        let rows = std::fs::metadata(dir.join(&db)).map(|_| {
+            let q =
+                Command::new("sqlite3").arg(dir.join(&db)).arg("select count(*) from measurements").output();
+            q.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default()
+        });
+        assert!(matches!(rows.as_deref(), Err(_) | Ok("0") | Ok("")), "tune {name} stored {rows:?}");
+    }
+}
