@@ -103,8 +103,11 @@ fn check_syntax(src: &Source, root: Node) -> Result<()> {
     Ok(())
 }
 
+/// A byte range of the preprocessed text.
+type Span = (usize, usize);
+
 /// Byte ranges of matching `#pragma scop` / `#pragma endscop` lines.
-fn pragma_pairs(src: &Source) -> Result<Vec<((usize, usize), (usize, usize))>> {
+fn pragma_pairs(src: &Source) -> Result<Vec<(Span, Span)>> {
     let mut pairs = Vec::new();
     let mut open: Option<(usize, usize)> = None;
     let mut offset = 0;
