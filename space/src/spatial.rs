@@ -388,7 +388,7 @@ fn adjacent(
                     "[{params}] -> {{ {}[{}] -> L_{}[{}] }}",
                     st.name,
                     st.iterators.join(", "),
-                    reference.array,
+                    crate::scop::isl_name(&reference.array),
                     out.join(", ")
                 )
             }

@@ -114,6 +114,19 @@ fn block_scope_declarations_are_variables_of_the_scop_and_initialisers_statement
     schedules_legally("blockdecl.c");
 }
 
+#[test]
+fn struct_members_are_arrays_of_their_own() {
+    let (s, _) = load("structs.c");
+    let arrays: Vec<(&str, usize, bool)> =
+        s.arrays.iter().map(|a| (a.name.as_str(), a.rank(), a.written)).collect();
+    assert_eq!(
+        arrays,
+        [("g.h", 0, false), ("g.u", 2, false), ("g.v", 2, true), ("r.lo", 0, true), ("r.hi", 0, true)]
+    );
+    assert!(equal_relations(&s.statements[0].accesses[1].relation, "{ S1[i, j] -> g__u[i - 1, j] }"));
+    schedules_legally("structs.c");
+}
+
 /// Extracts from C text written to a temporary file.
 fn extract_text(name: &str, code: &str) -> Result<Vec<Scop>, scop::ScopError> {
     let dir = std::env::temp_dir().join(format!("polytune-frontend-{}", std::process::id()));
@@ -123,7 +136,7 @@ fn extract_text(name: &str, code: &str) -> Result<Vec<Scop>, scop::ScopError> {
     scop::extract(&path, &ExtractOptions::default()).map(|(_, s)| s)
 }
 
-const HEADER: &str = "#define N 50\nstruct pair { double a; double b[N]; };\nstruct pair P;\ndouble A[N], B[N];\nint calls;\ndouble counted(double x) { calls++; return 2 * x; }\ndouble peek(int i) { return A[i]; }\ndouble viaptr(double *p) { return *p; }\nextern double elsewhere(double);\n";
+const HEADER: &str = "#define N 50\nstruct pair { double a; double b[N]; };\nstruct pair P, *Q;\ndouble A[N], B[N];\nint calls;\ndouble counted(double x) { calls++; return 2 * x; }\ndouble peek(int i) { return A[i]; }\ndouble viaptr(double *p) { return *p; }\nextern double elsewhere(double);\n";
 
 /// (what, the SCoP's statements, line:column of the refusal, reason).
 const REFUSED: &[(&str, &str, &str, &str)] = &[
@@ -140,10 +153,10 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "the size of `t` depends on the loop iterator `i`",
     ),
     (
-        "struct field",
-        "  for (int i = 0; i < N; i++)\n    P.b[i] = A[i];\n",
+        "member through a pointer",
+        "  for (int i = 0; i < N; i++)\n    Q->b[i] = A[i];\n",
         "14:5",
-        "`P.b` is a struct member; polytune models arrays and scalars only",
+        "`Q->b` is a struct member polytune cannot model: it is reached through a pointer",
     ),
     (
         "iterator after its loop",

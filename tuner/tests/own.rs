@@ -23,7 +23,8 @@ fn polytune(tag: &str, args: &[&str]) -> (Output, PathBuf) {
 
 #[test]
 fn programs_in_the_model_run_verified_under_the_unified_scheduler() {
-    for name in ["noparam.c", "modulo.c", "piecewise.c", "chained.c", "purefn.c", "blockdecl.c"] {
+    for name in ["noparam.c", "modulo.c", "piecewise.c", "chained.c", "purefn.c", "blockdecl.c", "structs.c"]
+    {
         let file = own(name);
         let args = ["run", file.to_str().unwrap(), "--schedule", "unified", "--runs", "2", "--json"];
         let (out, _) = polytune(name, &args);

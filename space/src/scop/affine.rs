@@ -10,6 +10,10 @@ const ISL_KEYWORDS: &[&str] = &[
 
 /// The isl spelling of a C identifier.
 pub fn isl_name(c_name: &str) -> String {
+    if c_name.contains('.') {
+        // A struct member `s.f` (an array of its own).
+        return c_name.replace('.', "__");
+    }
     if ISL_KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(c_name)) {
         format!("{c_name}_")
     } else {
@@ -60,5 +64,6 @@ mod tests {
         assert_eq!(isl_name("max"), "max_");
         assert_eq!(isl_name("MOD"), "MOD_");
         assert_eq!(isl_name("n"), "n");
+        assert_eq!(isl_name("g.u"), "g__u");
     }
 }

@@ -205,7 +205,7 @@ impl Walk<'_> {
             "pointer_expression" => {
                 Err(self.err(node, "pointer dereference or address-of is not supported in a SCoP"))
             }
-            "field_expression" => Err(self.struct_member(node)),
+            "field_expression" => self.reference(node, AccessKind::Read, stmt, out),
             "string_literal" => Err(self.err(node, "string literals are not supported in a SCoP")),
             "cast_expression" => self.reads(node.child_by_field_name("value").unwrap(), stmt, out),
             "sizeof_expression" | "number_literal" | "char_literal" | "true" | "false" => Ok(()),
@@ -242,31 +242,11 @@ impl Walk<'_> {
             base = base.named_child(0).unwrap();
         }
         indices.reverse();
-        if base.kind() == "field_expression" {
-            return Err(self.struct_member(base));
-        }
-        if base.kind() != "identifier" {
-            return Err(self.err(
-                node,
-                format!(
-                    "`{}` computes an address (pointer arithmetic); index a named array instead",
-                    self.text(node)
-                ),
-            ));
-        }
-        let name = self.text(base).to_string();
-        if self.loops.iter().any(|l| l.c_name == name) || self.iterators.contains(&name) {
-            return Err(self.err(node, format!("loop iterator `{name}` is assigned inside the loop body")));
-        }
-        if self.fragment && !self.decls.contains_key(&name) {
-            let decl = Decl { ty: "double".into(), extents: vec![None; indices.len()], integer: false };
-            self.decls.insert(name.clone(), decl);
-        }
-        let decl = self
-            .decls
-            .get(&name)
-            .cloned()
-            .ok_or_else(|| self.err(base, format!("`{name}` is not declared")))?;
+        let (name, decl) = if base.kind() == "field_expression" {
+            self.member(base)?
+        } else {
+            self.variable(node, base, indices.len())?
+        };
         if decl.extents.len() != indices.len() {
             return Err(self.err(
                 node,
@@ -330,13 +310,83 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn struct_member(&self, node: Node) -> ScopError {
+    fn struct_member(&self, node: Node, why: &str) -> ScopError {
         self.err(
             node,
             format!(
-                "`{}` is a struct member; polytune models arrays and scalars only (copy the field to an array or scalar before `#pragma scop`)",
+                "`{}` is a struct member polytune cannot model: {why} (copy it to an array or scalar before `#pragma scop`)",
                 self.text(node)
             ),
         )
+    }
+
+    /// The variable a reference names, `A` in `A[i][j]` (`rank` subscripts).
+    fn variable(&mut self, node: Node, base: Node, rank: usize) -> Result<(String, Decl)> {
+        if base.kind() != "identifier" {
+            return Err(self.err(
+                node,
+                format!(
+                    "`{}` computes an address (pointer arithmetic); index a named array instead",
+                    self.text(node)
+                ),
+            ));
+        }
+        let name = self.text(base).to_string();
+        if self.loops.iter().any(|l| l.c_name == name) || self.iterators.contains(&name) {
+            return Err(self.err(node, format!("loop iterator `{name}` is assigned inside the loop body")));
+        }
+        if self.fragment && !self.decls.contains_key(&name) {
+            let decl = Decl { ty: "double".into(), extents: vec![None; rank], integer: false };
+            self.decls.insert(name.clone(), decl);
+        }
+        let decl = self
+            .decls
+            .get(&name)
+            .cloned()
+            .ok_or_else(|| self.err(base, format!("`{name}` is not declared")))?;
+        Ok((name, decl))
+    }
+
+    /// A struct member, `s.f` or `s.g.f`: an array (or scalar) of its own,
+    /// named by its path, as pet models fields. Members reached through a
+    /// pointer or an array of structs are refused.
+    fn member(&mut self, node: Node) -> Result<(String, Decl)> {
+        let operator = node.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
+        if operator != "." {
+            return Err(self.struct_member(node, "it is reached through a pointer"));
+        }
+        let field = node.child_by_field_name("field").map(|f| self.text(f).to_string()).unwrap_or_default();
+        let inner = strip_parens(node.child_by_field_name("argument").unwrap());
+        let (path, outer) = match inner.kind() {
+            "identifier" => {
+                let name = self.text(inner).to_string();
+                let decl = self.decls.get(&name).cloned();
+                (
+                    name,
+                    decl.ok_or_else(|| self.err(inner, format!("`{}` is not declared", self.text(inner))))?,
+                )
+            }
+            "field_expression" => self.member(inner)?,
+            _ => {
+                return Err(
+                    self.struct_member(node, "it is a member of an array element or a computed struct")
+                )
+            }
+        };
+        if !outer.extents.is_empty() {
+            return Err(self.struct_member(node, "its struct is reached through a pointer or an array"));
+        }
+        let decl = self.structs.get(&outer.ty).and_then(|fields| fields.get(&field)).cloned();
+        let decl = decl.ok_or_else(|| {
+            self.struct_member(node, &format!("the fields of `{}` are not in this file", outer.ty))
+        })?;
+        let name = format!("{path}.{field}");
+        if self.decls.contains_key(&isl_name(&name)) {
+            return Err(self.struct_member(
+                node,
+                &format!("its model name `{}` is taken by a variable", isl_name(&name)),
+            ));
+        }
+        Ok((name, Decl { integer: false, ..decl }))
     }
 }

@@ -33,7 +33,7 @@ pub(super) fn add_decl(src: &Source, decl: Node, out: &mut HashMap<String, Decl>
     let Some(ty_node) = decl.child_by_field_name("type") else {
         return;
     };
-    let ty = node_text(src, ty_node).split_whitespace().collect::<Vec<_>>().join(" ");
+    let ty = type_key(src, ty_node);
     let integer_type = is_integer_type(&ty);
     let mut cursor = decl.walk();
     for d in decl.children_by_field_name("declarator", &mut cursor) {
@@ -41,7 +41,7 @@ pub(super) fn add_decl(src: &Source, decl: Node, out: &mut HashMap<String, Decl>
         let mut node = d;
         let name = loop {
             match node.kind() {
-                "identifier" => break Some(node_text(src, node).to_string()),
+                "identifier" | "field_identifier" => break Some(node_text(src, node).to_string()),
                 "init_declarator" | "attributed_declarator" => {
                     node =
                         node.child_by_field_name("declarator").unwrap_or(node.named_child(0).unwrap_or(node));
@@ -126,6 +126,44 @@ pub(super) fn names_in_scope(src: &Source, function: Node, start: usize) -> Hash
             break;
         }
         node = n.parent();
+    }
+    out
+}
+
+/// How a type is named for look-ups: `struct tag` for a tagged struct, even
+/// where the declaration defines it; the text otherwise.
+fn type_key(src: &Source, ty: Node) -> String {
+    match ty.child_by_field_name("name").filter(|_| ty.kind() == "struct_specifier") {
+        Some(tag) => format!("struct {}", node_text(src, tag)),
+        None => node_text(src, ty).split_whitespace().collect::<Vec<_>>().join(" "),
+    }
+}
+
+/// The fields of every struct type of the file, by [`type_key`] (and by
+/// typedef name): each field is what a declaration of it says.
+pub(super) fn struct_fields(src: &Source, root: Node) -> HashMap<String, HashMap<String, Decl>> {
+    let mut out = HashMap::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "struct_specifier" {
+            if let Some(body) = node.child_by_field_name("body") {
+                let mut fields = HashMap::new();
+                let mut cursor = body.walk();
+                for f in body.named_children(&mut cursor).filter(|f| f.kind() == "field_declaration") {
+                    add_decl(src, f, &mut fields);
+                }
+                if node.parent().is_some_and(|p| p.kind() == "type_definition") {
+                    let p = node.parent().unwrap();
+                    let mut cursor = p.walk();
+                    for d in p.children_by_field_name("declarator", &mut cursor) {
+                        out.insert(node_text(src, d).to_string(), fields.clone());
+                    }
+                }
+                out.insert(type_key(src, node), fields);
+            }
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
     }
     out
 }

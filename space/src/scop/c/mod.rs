@@ -60,7 +60,8 @@ pub(super) fn extract_scops(src: &Source) -> Result<Vec<Scop>> {
     check_syntax(src, root)?;
     let globals = collect_decls(src, root, false);
     let purity = purity::verdicts(src, root, &globals);
-    let unit = Unit { globals, purity };
+    let structs = decls::struct_fields(src, root);
+    let unit = Unit { globals, purity, structs };
     pairs
         .into_iter()
         .zip(fragments)
@@ -172,6 +173,7 @@ struct Walk<'s> {
     /// `double` scalars otherwise.
     fragment: bool,
     purity: &'s purity::Verdicts,
+    structs: &'s HashMap<String, HashMap<String, Decl>>,
     /// Names in scope at the region (file scope, parameters, enclosing
     /// blocks), which a declaration inside it must not shadow.
     outer_names: HashSet<String>,
@@ -264,6 +266,8 @@ fn extract_fragment(
 struct Unit {
     globals: HashMap<String, Decl>,
     purity: purity::Verdicts,
+    /// The fields of each struct type, by the name declarations use.
+    structs: HashMap<String, HashMap<String, Decl>>,
 }
 
 /// The statements between a pair of pragmas and where they stand.
@@ -285,6 +289,7 @@ fn walk_region<'s>(src: &'s Source, unit: &'s Unit, region: Region, pragma: Node
     let mut walk = Walk {
         src,
         purity: &unit.purity,
+        structs: &unit.structs,
         outer_names,
         locals: HashMap::new(),
         fragment,
