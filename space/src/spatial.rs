@@ -159,7 +159,7 @@ fn align(ctx: &Context, relation: &str, context: &str) -> Result<String, IslErro
 
 /// Rank of a matrix with `n` columns.
 fn rank(m: &[Vec<i64>], n: usize) -> usize {
-    crate::schedule::linalg::rank(m, n)
+    crate::linalg::rank(m, n)
 }
 
 /// Rows that complete `f` (rows over `n` iterators) to full column rank

@@ -41,8 +41,9 @@ pub use graph::{DepGraph, Edge};
 
 use crate::deps::Dependences;
 use crate::isl::{new_context, IslError, IslResultExt};
+use crate::preorder::Preorder;
 use crate::schedule::ilp::{self, Backend, IlpError, Outcome};
-use crate::schedule::{self, CoreOptions, Fusion, Preorder, ScheduleError};
+use crate::schedule::{self, CoreOptions, Fusion, ScheduleError};
 use crate::scop::Scop;
 use fusable::LevelModel;
 

@@ -30,11 +30,11 @@ use isl_rs::{Context, Set, UnionMap};
 
 use super::farkas::{farkas, Farkas};
 use super::ilp::{self, Backend, Constraint, Outcome, Problem, Relation};
-use super::linalg::{null_space, rank};
 use super::{tree, CoreOptions, CoreSchedule, Fusion, Preorder, Row, RowKind, ScheduleError, ThreadMapping};
 use crate::deps::{DepKind, Dependences};
 use crate::isl::{new_context, IslResultExt};
 use crate::knobs::{Consecutivity, SchedulerOptions, Spatial, Target};
+use crate::linalg::{null_space, rank};
 use crate::scop::Scop;
 use crate::spatial::{self, InterConsecutive, Locality, Reference};
 

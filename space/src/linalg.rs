@@ -1,5 +1,7 @@
 //! Exact integer linear algebra for linear independence: the orthogonal
-//! complement of the schedule rows found so far for a statement.
+//! complement of the schedule rows found so far for a statement. Shared by
+//! `schedule` (non-triviality, Farkas lineality) and `spatial` (access ranks),
+//! so it sits below both.
 
 /// An integer basis of `{ x : H x = 0 }` (the null space of the rows of `h`),
 /// each vector divided by the gcd of its entries. `dims` is the row length.
