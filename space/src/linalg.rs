@@ -50,6 +50,11 @@ pub fn rank(h: &[Vec<i64>], dims: usize) -> usize {
     dims - null_space(h, dims).len()
 }
 
+/// The dot product of two integer vectors of equal length.
+pub fn dot(a: &[i64], b: &[i64]) -> i64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
 fn gcd(a: i128, b: i128) -> i128 {
     if b == 0 {
         a.abs()

@@ -5,14 +5,22 @@
 //! - `farkas`: dependence relation → linear constraints on form coefficients.
 //! - `ilp`: the one lexmin entry point (CBC successive ILPs, or isl's exact
 //!   integer optimisation, objective by objective).
-//! - `driver`: the row-by-row construction for one fusion group.
+//! - `driver`: the row-by-row construction for one fusion group, with
+//!   `solver` (the lexmin wrapper), `constraints` (one row's ILPs),
+//!   `nontrivial` (linear independence by branch and bound), `band` (band
+//!   bookkeeping) and `unified` (the unified scheduler's strategy, §4).
 //! - `tree`: rows and bands → isl schedule tree text.
 
 pub mod farkas;
 pub mod ilp;
 
+mod band;
+mod constraints;
 mod driver;
+mod nontrivial;
+mod solver;
 mod tree;
+mod unified;
 
 use serde::{Deserialize, Serialize};
 
