@@ -2,32 +2,13 @@
 //! whether it is coincident; a band closes with the dependences it carried
 //! dropped and the others cut down to the instance pairs it left equal.
 //! The isl relations this needs are parsed and intersected once per band
-//! ([`BandMemo`]).
-
-use std::cell::RefCell;
-use std::collections::HashMap;
+//! (`group::BandMemo`).
 
 use isl_rs::{Set, UnionMap};
 
-use super::driver::{DepGroup, Group, Result, RowStrategy};
+use super::group::{DepGroup, Group, Result};
 use super::{tree, Row};
 use crate::isl::IslResultExt;
-
-/// isl work kept between the ILPs of one group, behind `RefCell`s because
-/// the queries that fill it ([`Group::live`], [`Group::parse`]) only read
-/// the group.
-#[derive(Default)]
-pub(super) struct BandMemo {
-    /// `live` of each relation under the current band (cleared when the
-    /// band changes): the locality ILP (4) asks again on every iterative
-    /// removal.
-    live: RefCell<HashMap<String, String>>,
-    /// `equal_on(band)` for the current band (cleared with `live`).
-    eq: RefCell<Option<UnionMap>>,
-    /// Relation texts parsed once: isl's parser is slow, and each row's
-    /// classification and each band's end read every dependence again.
-    parsed: RefCell<HashMap<String, UnionMap>>,
-}
 
 impl Group<'_> {
     /// The part of each remaining dependence not yet carried by the rows of the
@@ -58,7 +39,7 @@ impl Group<'_> {
     }
 
     /// [`Self::equal_on`] the current band, computed once per band.
-    fn band_eq(&self) -> Result<UnionMap> {
+    pub(super) fn band_eq(&self) -> Result<UnionMap> {
         let what = || "instances equal on a band".to_string();
         if let Some(eq) = self.memo.eq.borrow().as_ref() {
             return eq.copy().ctx(what).map_err(Into::into);
@@ -100,9 +81,9 @@ impl Group<'_> {
         format!("[{}] -> {{ {} }}", self.scop.params.join(", "), parts.join("; "))
     }
 
-    /// Adds a row to the current band, recording what it carries and whether it
-    /// is coincident (zero distance on every dependence the band has not carried).
-    pub(super) fn push(&mut self, strategy: &mut impl RowStrategy, mut row: Row) -> Result<()> {
+    /// `row` with what it carries and whether it is coincident (zero distance
+    /// on every dependence the band has not carried), against the current band.
+    pub(super) fn classify(&self, mut row: Row) -> Result<Row> {
         let what = || "classifying a schedule row".to_string();
         let before = self.band.clone();
         let mut coincident = true;
@@ -129,23 +110,22 @@ impl Group<'_> {
             }
         }
         row.coincident = coincident;
-        strategy.row_pushed(self, &row);
+        Ok(row)
+    }
+
+    /// Adds a classified row to the current band.
+    pub(super) fn add_to_band(&mut self, row: Row) {
         for (k, (_, c, _, _)) in row.affine.iter().enumerate() {
             self.h[k].push(c.clone());
         }
         self.band.push(row);
         self.band_changed();
-        Ok(())
     }
 
-    /// Ends the current band: dependences it carries are dropped, the rest
-    /// keep only the instance pairs it did not separate.
-    pub(super) fn close_band(&mut self, strategy: &mut impl RowStrategy) -> Result<()> {
-        if self.band.is_empty() {
-            return Ok(());
-        }
+    /// The dependences without the instance pairs the band separates (`eq`:
+    /// instances it leaves equal); those it carries entirely are dropped.
+    pub(super) fn keep_uncarried(&mut self, eq: &UnionMap) -> Result<()> {
         let what = || "closing a band".to_string();
-        let eq = self.band_eq()?;
         let mut kept = Vec::new();
         let params = Set::read_from_str(self.ctx, &self.scop.context).ctx(what)?;
         for dep in std::mem::take(&mut self.deps) {
@@ -156,10 +136,13 @@ impl Group<'_> {
             }
         }
         self.deps = kept;
-        strategy.band_closing(self, &eq)?;
+        Ok(())
+    }
+
+    /// The current band joins the finished ones; the next band starts empty.
+    pub(super) fn end_band(&mut self) {
         self.done.append(&mut self.band);
         self.band_changed();
         self.band_index += 1;
-        Ok(())
     }
 }

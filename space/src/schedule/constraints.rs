@@ -17,8 +17,8 @@
 
 use std::collections::HashMap;
 
-use super::driver::{DepGroup, Group, Result, RowStrategy};
 use super::farkas::{farkas, Farkas};
+use super::group::{DepGroup, Group, Layout, Lin, Result, RowStrategy};
 use super::ilp::{Constraint, Problem, Relation};
 use super::solver::{lexmin_values, Solver};
 use super::{Row, RowKind, ScheduleError};
@@ -31,21 +31,6 @@ pub(super) const PREFIX: usize = 4;
 /// coefficient, and it keeps CBC on a box, where it is reliable, with row
 /// activities exact in floating point.
 pub(super) const COEFFICIENT_BOUND: i64 = 1 << 12;
-
-/// The variable layout of one row's ILP.
-pub(super) struct Layout {
-    pub u_minus: Vec<usize>,
-    pub u_plus: Vec<usize>,
-    pub w: usize,
-    /// Per member statement (in `Group::members` order).
-    pub d: Vec<Vec<usize>>,
-    pub e: Vec<usize>,
-    pub c_minus: Vec<Vec<usize>>,
-    pub c_plus: Vec<Vec<usize>>,
-}
-
-/// A linear expression over ILP variables.
-pub(super) type Lin = Vec<(usize, i64)>;
 
 impl Group<'_> {
     pub(super) fn layout(&self, p: &mut Problem, with_bound: bool) -> Layout {
@@ -156,19 +141,6 @@ impl Group<'_> {
             }
             p.objectives.push(vec![(l.e[k], 1)]);
         }
-    }
-
-    pub(super) fn pluto_row(
-        &mut self,
-        solver: &mut Solver,
-        strategy: &impl RowStrategy,
-        need: &[usize],
-        coincident: bool,
-    ) -> Result<Option<Row>> {
-        let (p, l) = self.pluto_problem(strategy, coincident)?;
-        let Some(values) = self.nontrivial(solver, p, &l, need, PREFIX)? else { return Ok(None) };
-        let kind = if coincident { RowKind::Coincident } else { RowKind::Pluto };
-        Ok(Some(self.row_from(&l, &values, kind)))
     }
 
     /// The core ILP (3): validity (zero distance where `coincident`), the

@@ -17,37 +17,19 @@ use std::collections::HashMap;
 
 use isl_rs::{Context, UnionMap};
 
-use super::band::BandMemo;
-use super::constraints::Layout;
-use super::farkas::Farkas;
-use super::ilp::{self, Constraint};
+use super::constraints::PREFIX;
+use super::group::{DepGroup, Group, Next, Result, RowStrategy};
+use super::ilp;
+use super::nontrivial::SEARCH_BUDGET;
 use super::solver::Solver;
 use super::unified::{thread_mapping, Unified};
 use super::{tree, CoreOptions, CoreSchedule, Fusion, Row, ScheduleError};
 use crate::deps::{DepKind, Dependences};
 use crate::isl::{new_context, IslResultExt};
 use crate::knobs::{Consecutivity, Spatial, Target};
-use crate::linalg::rank;
 use crate::preorder::Preorder;
 use crate::scop::Scop;
 use crate::spatial;
-
-pub(super) type Result<T> = std::result::Result<T, ScheduleError>;
-
-/// All validity dependences from one statement to another, as one relation.
-#[derive(Clone)]
-pub(super) struct DepGroup {
-    pub src: usize,
-    pub dst: usize,
-    /// The part not yet carried by a finished band.
-    pub relation: String,
-}
-
-impl DepGroup {
-    pub(super) fn label(&self) -> String {
-        format!("S{}->S{}", self.src + 1, self.dst + 1)
-    }
-}
 
 pub(super) fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> Result<CoreSchedule> {
     let ctx = new_context();
@@ -200,41 +182,6 @@ fn max_fusion(ctx: &Context, scop: &Scop, deps: &[DepGroup], solver: &mut Solver
     Ok(Preorder(groups))
 }
 
-/// How the rows of a band are chosen: by the core rule ([`Core`]) or by
-/// the unified scheduler's strategy ([`Unified`]), which keeps state of its
-/// own and is told what happens to the band. The driver owns the group.
-pub(super) trait RowStrategy {
-    /// The next row of the current band (`need`: members that still need a
-    /// linearly independent row).
-    fn next_row(&mut self, group: &mut Group, solver: &mut Solver, need: &[usize]) -> Result<Next>;
-
-    /// Further constraints on the coefficients of every row ILP
-    /// (consecutivity).
-    fn row_constraints(&self, _group: &Group, _l: &Layout) -> Vec<Constraint> {
-        Vec::new()
-    }
-
-    /// Whether a coincident row must give `dep` zero distance.
-    fn enforce_coincidence(&self, _group: &Group, _dep: &DepGroup) -> bool {
-        true
-    }
-
-    /// `row`, classified (carried groups, coincidence), is about to join the
-    /// band; `group` does not hold it yet.
-    fn row_pushed(&mut self, _group: &Group, _row: &Row) {}
-
-    /// The band closes; `eq` relates the instances it leaves equal.
-    fn band_closing(&mut self, _group: &Group, _eq: &UnionMap) -> Result<()> {
-        Ok(())
-    }
-
-    /// A Feautrier row this strategy asked for ([`Next::Feautrier`])
-    /// carries nothing: whether to drop it.
-    fn drop_useless_feautrier(&mut self) -> bool {
-        false
-    }
-}
-
 /// The core scheduler's rule: a coincident row (zero distance on every
 /// dependence the band must respect), else the relaxed one, on the core ILP
 /// (3) with one proximity bound.
@@ -249,69 +196,7 @@ impl RowStrategy for Core {
     }
 }
 
-pub(super) struct Group<'a> {
-    pub ctx: &'a Context,
-    pub scop: &'a Scop,
-    pub index: usize,
-    pub members: Vec<usize>,
-    pub dims: Vec<usize>,
-    pub np: usize,
-    pub deps: Vec<DepGroup>,
-    /// Iterator-coefficient rows found so far, per member.
-    pub h: Vec<Vec<Vec<i64>>>,
-    pub band: Vec<Row>,
-    pub band_index: usize,
-    pub done: Vec<Row>,
-    pub farkas_cache: HashMap<String, Option<Farkas>>,
-    /// isl relations of the current band, kept between ILPs.
-    pub memo: BandMemo,
-}
-
-/// What the next step of a group is.
-pub(super) enum Next {
-    Row(Row),
-    /// A Feautrier row (GPU without a coincident solution, or hlim exceeded).
-    Feautrier,
-    /// No band row fits.
-    None,
-}
-
-impl<'a> Group<'a> {
-    pub(super) fn new(
-        ctx: &'a Context,
-        scop: &'a Scop,
-        index: usize,
-        members: Vec<usize>,
-        deps: Vec<DepGroup>,
-    ) -> Self {
-        let dims = members.iter().map(|&s| scop.statements[s].iterators.len()).collect();
-        let n = members.len();
-        Group {
-            ctx,
-            scop,
-            index,
-            members,
-            dims,
-            np: scop.params.len(),
-            deps,
-            h: vec![Vec::new(); n],
-            band: Vec::new(),
-            band_index: 0,
-            done: Vec::new(),
-            farkas_cache: HashMap::new(),
-            memo: BandMemo::default(),
-        }
-    }
-
-    pub(super) fn pos(&self, stmt: usize) -> usize {
-        self.members.iter().position(|&m| m == stmt).unwrap()
-    }
-
-    /// Members that still need a linearly independent row.
-    pub(super) fn need(&self) -> Vec<usize> {
-        (0..self.members.len()).filter(|&k| rank(&self.h[k], self.dims[k]) < self.dims[k]).collect()
-    }
-
+impl Group<'_> {
     fn run(&mut self, strategy: &mut impl RowStrategy, solver: &mut Solver) -> Result<Vec<Row>> {
         let mut first = true;
         loop {
@@ -374,8 +259,40 @@ impl<'a> Group<'a> {
         }
     }
 
-    /// Rows the group still needs at least: the most any member still needs.
-    pub(super) fn rows_left(&self) -> usize {
-        (0..self.members.len()).map(|k| self.dims[k] - rank(&self.h[k], self.dims[k])).max().unwrap_or(0)
+    /// Adds a row to the current band, recording what it carries and whether
+    /// it is coincident; the strategy sees it before the group holds it.
+    fn push(&mut self, strategy: &mut impl RowStrategy, row: Row) -> Result<()> {
+        let row = self.classify(row)?;
+        strategy.row_pushed(self, &row);
+        self.add_to_band(row);
+        Ok(())
+    }
+
+    /// Ends the current band: dependences it carries are dropped, the rest
+    /// keep only the instance pairs it did not separate; the strategy cuts
+    /// its own relations down the same way.
+    fn close_band(&mut self, strategy: &mut impl RowStrategy) -> Result<()> {
+        if self.band.is_empty() {
+            return Ok(());
+        }
+        let eq = self.band_eq()?;
+        self.keep_uncarried(&eq)?;
+        strategy.band_closing(self, &eq)?;
+        self.end_band();
+        Ok(())
+    }
+
+    /// Whether the first row of this group can be a loop shared by all members.
+    fn shared_outer_loop(&mut self, solver: &mut Solver) -> Result<bool> {
+        let need = self.need();
+        let (p, l) = self.pluto_problem(&Core, false)?;
+        // Any non-trivial row will do: the head's search decides, and the
+        // rest of the objective vector (hundreds of objectives on a merged
+        // group, most of deriche's time under maximal fusion) is not needed.
+        let (root, _) = self.nontrivial_root(p, &l, &need, PREFIX);
+        let mut best = None;
+        let mut budget = SEARCH_BUDGET;
+        self.search(solver, &root, Vec::new(), &l, &need, &mut best, &mut budget)?;
+        Ok(best.is_some())
     }
 }

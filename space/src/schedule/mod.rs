@@ -5,8 +5,9 @@
 //! - `farkas`: dependence relation → linear constraints on form coefficients.
 //! - `ilp`: the one lexmin entry point (CBC successive ILPs, or isl's exact
 //!   integer optimisation, objective by objective).
-//! - `driver`: the row-by-row construction for one fusion group, with
-//!   `solver` (the lexmin wrapper), `constraints` (one row's ILPs),
+//! - `driver`: the row-by-row construction for one fusion group, on
+//!   `group` (its state, the row strategy), with `solver` (the lexmin
+//!   wrapper), `constraints` (one row's ILPs),
 //!   `nontrivial` (linear independence by branch and bound), `band` (band
 //!   bookkeeping) and `unified` (the unified scheduler's strategy, §4).
 //! - `tree`: rows and bands → isl schedule tree text.
@@ -17,6 +18,7 @@ pub mod ilp;
 mod band;
 mod constraints;
 mod driver;
+mod group;
 mod nontrivial;
 mod solver;
 mod tree;

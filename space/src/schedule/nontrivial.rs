@@ -10,15 +10,16 @@
 //! the lexmin of the whole objective vector over the non-trivial points,
 //! whatever the order of the cases.
 
-use super::constraints::{tail_objectives, Layout, Lin, PREFIX};
-use super::driver::{Core, Group, Result};
+use super::constraints::{tail_objectives, PREFIX};
+use super::group::{Group, Layout, Lin, Result, RowStrategy};
 use super::ilp::{Constraint, Outcome, Problem, Relation};
 use super::solver::Solver;
+use super::{Row, RowKind};
 use crate::linalg::{dot, null_space};
 
 /// At most this many prefix lexmins in one row's sign-case search; past it the
 /// best solution found so far is kept.
-const SEARCH_BUDGET: usize = 64;
+pub(super) const SEARCH_BUDGET: usize = 64;
 
 impl Group<'_> {
     /// The lexmin of `p` over the points that are non-trivial for every
@@ -60,7 +61,13 @@ impl Group<'_> {
 
     /// The root of [`Self::nontrivial`]'s search: `p` with the head of
     /// [`tail_objectives`] and the valid inequality, and the tail apart.
-    fn nontrivial_root(&self, p: Problem, l: &Layout, need: &[usize], head: usize) -> (Problem, Vec<Lin>) {
+    pub(super) fn nontrivial_root(
+        &self,
+        p: Problem,
+        l: &Layout,
+        need: &[usize],
+        head: usize,
+    ) -> (Problem, Vec<Lin>) {
         let mut root = p;
         root.objectives = tail_objectives(&root, head);
         // Valid for every non-trivial point, so that relaxed optima are
@@ -82,7 +89,7 @@ impl Group<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn search(
+    pub(super) fn search(
         &self,
         solver: &mut Solver,
         root: &Problem,
@@ -150,17 +157,17 @@ impl Group<'_> {
         case
     }
 
-    /// Whether the first row of this group can be a loop shared by all members.
-    pub(super) fn shared_outer_loop(&mut self, solver: &mut Solver) -> Result<bool> {
-        let need = self.need();
-        let (p, l) = self.pluto_problem(&Core, false)?;
-        // Any non-trivial row will do: the head's search decides, and the
-        // rest of the objective vector (hundreds of objectives on a merged
-        // group, most of deriche's time under maximal fusion) is not needed.
-        let (root, _) = self.nontrivial_root(p, &l, &need, PREFIX);
-        let mut best = None;
-        let mut budget = SEARCH_BUDGET;
-        self.search(solver, &root, Vec::new(), &l, &need, &mut best, &mut budget)?;
-        Ok(best.is_some())
+    /// The core ILP (3)'s row, non-trivial for every member in `need`.
+    pub(super) fn pluto_row(
+        &mut self,
+        solver: &mut Solver,
+        strategy: &impl RowStrategy,
+        need: &[usize],
+        coincident: bool,
+    ) -> Result<Option<Row>> {
+        let (p, l) = self.pluto_problem(strategy, coincident)?;
+        let Some(values) = self.nontrivial(solver, p, &l, need, PREFIX)? else { return Ok(None) };
+        let kind = if coincident { RowKind::Coincident } else { RowKind::Pluto };
+        Ok(Some(self.row_from(&l, &values, kind)))
     }
 }

@@ -2,9 +2,10 @@
 //! chosen backend, optionally cross-checked against the other, with
 //! repeated and trivially satisfied rows removed first.
 
-use super::driver::Result;
 use super::ilp::{self, Backend, Outcome, Problem, Relation};
 use super::ScheduleError;
+
+type Result<T> = std::result::Result<T, ScheduleError>;
 
 /// Solves lexmins with the chosen backend, optionally cross-checked.
 pub(super) struct Solver {

@@ -10,8 +10,8 @@
 
 use isl_rs::UnionMap;
 
-use super::constraints::{Layout, Lin, COEFFICIENT_BOUND};
-use super::driver::{DepGroup, Group, Next, Result, RowStrategy};
+use super::constraints::COEFFICIENT_BOUND;
+use super::group::{DepGroup, Group, Layout, Lin, Next, Result, RowStrategy};
 use super::ilp::{Constraint, Problem, Relation};
 use super::solver::Solver;
 use super::{Row, RowKind, ThreadMapping};
