@@ -56,8 +56,8 @@ pub(super) trait RowStrategy {
     /// linearly independent row).
     fn next_row(&mut self, group: &mut Group, solver: &mut Solver, need: &[usize]) -> Result<Next>;
 
-    /// Further constraints on the coefficients of every row ILP
-    /// (consecutivity).
+    /// Further constraints on the coefficients of a band row's ILP (the core
+    /// ILP (3) and the unified ILPs, not Feautrier's): consecutivity.
     fn row_constraints(&self, _group: &Group, _l: &Layout) -> Vec<Constraint> {
         Vec::new()
     }
@@ -92,6 +92,10 @@ pub(super) enum Next {
     None,
 }
 
+/// One fusion group while its rows are found: its member statements (with
+/// their iterator counts `dims`), the dependences not yet carried by a
+/// finished band, the rows so far (`h` per member, the current band, the
+/// finished bands) and isl work kept between ILPs.
 pub(super) struct Group<'a> {
     pub ctx: &'a Context,
     pub scop: &'a Scop,
