@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::schedule::Preorder;
+use crate::preorder::Preorder;
 
 /// Register-pressure heuristic (RR-9110 §4.7): when the number of unique
 /// access hulls `h` of the next row exceeds the threshold, use a

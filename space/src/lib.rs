@@ -10,6 +10,8 @@ pub mod fusion;
 pub mod isl;
 pub mod knobs;
 pub mod legality;
+pub mod linalg;
+pub mod preorder;
 pub mod reference;
 pub mod schedule;
 pub mod scop;

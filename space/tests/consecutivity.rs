@@ -3,7 +3,8 @@
 
 use space::deps;
 use space::knobs::SchedulerOptions;
-use space::schedule::{self, Preorder};
+use space::preorder::Preorder;
+use space::schedule;
 use space::scop::{self, Scop};
 
 fn scop_of(text: &str) -> Scop {

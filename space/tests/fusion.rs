@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use space::deps::{self, DepKind, Dependences};
 use space::fusion::{Count, Criterion, FusionOptions, FusionSpace, Objective};
-use space::schedule::{self, CoreOptions, Fusion, Preorder};
+use space::preorder::Preorder;
+use space::schedule::{self, CoreOptions, Fusion};
 use space::scop::{self, ExtractOptions, Scop};
 
 fn load(rel: &str) -> (Scop, Dependences) {

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use space::deps::{self, Dependences};
-use space::schedule::{self, CoreOptions, CoreSchedule, Fusion, Preorder, RowKind, ScheduleError};
+use space::preorder::Preorder;
+use space::schedule::{self, CoreOptions, CoreSchedule, Fusion, RowKind, ScheduleError};
 use space::scop::{self, ExtractOptions, Scop};
 
 fn load(rel: &str) -> (Scop, Dependences) {
@@ -128,7 +129,7 @@ fn kernels() -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
 /// to the sign cases of the statements branched on, moved back to `i`.
 #[test]
 fn every_band_row_is_linearly_independent_for_each_statement_that_needs_one() {
-    use space::schedule::linalg::rank;
+    use space::linalg::rank;
     let (root, files) = kernels();
     let mut failures = Vec::new();
     for f in &files {

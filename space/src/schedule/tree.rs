@@ -1,7 +1,8 @@
 //! Rows and bands → isl schedule tree text: a sequence over the fusion
 //! groups, each group a chain of bands marked permutable and coincident.
 
-use super::{Preorder, Row, RowKind};
+use super::{Row, RowKind};
+use crate::preorder::Preorder;
 use crate::scop::Scop;
 
 /// `2*i - j + n + 1` for statement `stmt` in `row`.

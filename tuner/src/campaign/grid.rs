@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 use space::knobs::{Point, Scheduler, SchedulerOptions, Target};
-use space::schedule::Preorder;
+use space::preorder::Preorder;
 
 /// The values each knob takes in the grid, as `KNOB=VALUE` settings. A knob
 /// the user fixes with `--set` leaves the grid.

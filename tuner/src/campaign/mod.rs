@@ -28,7 +28,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use space::fusion::{FusionOptions, FusionSpace};
 use space::knobs::{Point, Scheduler};
-use space::schedule::{CoreOptions, Fusion, Preorder};
+use space::preorder::Preorder;
+use space::schedule::{CoreOptions, Fusion};
 use store::{BuildRef, CampaignState, NewCampaign, Record, Role, Store};
 
 use crate::cmd::common::{self, Dataset, Program, ProgramConfig};

@@ -8,7 +8,8 @@ use std::time::Instant;
 use anyhow::Result;
 use serde::Serialize;
 use space::fusion::{self, Count, Criterion, FusionOptions, FusionSpace, Objective, PruneStats};
-use space::schedule::{self, CoreOptions, Fusion, Preorder};
+use space::preorder::Preorder;
+use space::schedule::{self, CoreOptions, Fusion};
 
 use super::common::{self, Dataset};
 

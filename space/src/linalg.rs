@@ -1,5 +1,7 @@
 //! Exact integer linear algebra for linear independence: the orthogonal
-//! complement of the schedule rows found so far for a statement.
+//! complement of the schedule rows found so far for a statement. Shared by
+//! `schedule` (non-triviality, Farkas lineality) and `spatial` (access ranks),
+//! so it sits below both.
 
 /// An integer basis of `{ x : H x = 0 }` (the null space of the rows of `h`),
 /// each vector divided by the gcd of its entries. `dims` is the row length.
@@ -46,6 +48,11 @@ pub fn null_space(h: &[Vec<i64>], dims: usize) -> Vec<Vec<i64>> {
 /// The rank of the rows of `h`.
 pub fn rank(h: &[Vec<i64>], dims: usize) -> usize {
     dims - null_space(h, dims).len()
+}
+
+/// The dot product of two integer vectors of equal length.
+pub fn dot(a: &[i64], b: &[i64]) -> i64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 fn gcd(a: i128, b: i128) -> i128 {

@@ -1,0 +1,173 @@
+//! The state of one fusion group while its rows are found, and what the
+//! driver's other files share: dependence groups, the variable layout of a
+//! row's ILP, and the [`RowStrategy`] through which the core rule or the
+//! unified scheduler's strategy chooses rows.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use isl_rs::{Context, UnionMap};
+
+use super::farkas::Farkas;
+use super::ilp::Constraint;
+use super::solver::Solver;
+use super::{Row, ScheduleError};
+use crate::linalg::rank;
+use crate::scop::Scop;
+
+pub(super) type Result<T> = std::result::Result<T, ScheduleError>;
+
+/// All validity dependences from one statement to another, as one relation.
+#[derive(Clone)]
+pub(super) struct DepGroup {
+    pub src: usize,
+    pub dst: usize,
+    /// The part not yet carried by a finished band.
+    pub relation: String,
+}
+
+impl DepGroup {
+    pub(super) fn label(&self) -> String {
+        format!("S{}->S{}", self.src + 1, self.dst + 1)
+    }
+}
+
+/// The variable layout of one row's ILP.
+pub(super) struct Layout {
+    pub u_minus: Vec<usize>,
+    pub u_plus: Vec<usize>,
+    pub w: usize,
+    /// Per member statement (in `Group::members` order).
+    pub d: Vec<Vec<usize>>,
+    pub e: Vec<usize>,
+    pub c_minus: Vec<Vec<usize>>,
+    pub c_plus: Vec<Vec<usize>>,
+}
+
+/// A linear expression over ILP variables.
+pub(super) type Lin = Vec<(usize, i64)>;
+
+/// How the rows of a band are chosen: by the core rule (`driver::Core`) or
+/// by the unified scheduler's strategy (`unified::Unified`), which keeps
+/// state of its own and is told what happens to the band. The driver owns
+/// the group.
+pub(super) trait RowStrategy {
+    /// The next row of the current band (`need`: members that still need a
+    /// linearly independent row).
+    fn next_row(&mut self, group: &mut Group, solver: &mut Solver, need: &[usize]) -> Result<Next>;
+
+    /// Further constraints on the coefficients of a band row's ILP (the core
+    /// ILP (3) and the unified ILPs, not Feautrier's): consecutivity.
+    fn row_constraints(&self, _group: &Group, _l: &Layout) -> Vec<Constraint> {
+        Vec::new()
+    }
+
+    /// Whether a coincident row must give `dep` zero distance.
+    fn enforce_coincidence(&self, _group: &Group, _dep: &DepGroup) -> bool {
+        true
+    }
+
+    /// `row`, classified (carried groups, coincidence), is about to join the
+    /// band; `group` does not hold it yet.
+    fn row_pushed(&mut self, _group: &Group, _row: &Row) {}
+
+    /// The band closes; `eq` relates the instances it leaves equal.
+    fn band_closing(&mut self, _group: &Group, _eq: &UnionMap) -> Result<()> {
+        Ok(())
+    }
+
+    /// A Feautrier row this strategy asked for ([`Next::Feautrier`])
+    /// carries nothing: whether to drop it.
+    fn drop_useless_feautrier(&mut self) -> bool {
+        false
+    }
+}
+
+/// What the next step of a group is.
+pub(super) enum Next {
+    Row(Row),
+    /// A Feautrier row (GPU without a coincident solution, or hlim exceeded).
+    Feautrier,
+    /// No band row fits.
+    None,
+}
+
+/// One fusion group while its rows are found: its member statements (with
+/// their iterator counts `dims`), the dependences not yet carried by a
+/// finished band, the rows so far (`h` per member, the current band, the
+/// finished bands) and isl work kept between ILPs.
+pub(super) struct Group<'a> {
+    pub ctx: &'a Context,
+    pub scop: &'a Scop,
+    pub index: usize,
+    pub members: Vec<usize>,
+    pub dims: Vec<usize>,
+    pub np: usize,
+    pub deps: Vec<DepGroup>,
+    /// Iterator-coefficient rows found so far, per member.
+    pub h: Vec<Vec<Vec<i64>>>,
+    pub band: Vec<Row>,
+    pub band_index: usize,
+    pub done: Vec<Row>,
+    pub farkas_cache: HashMap<String, Option<Farkas>>,
+    /// isl relations of the current band, kept between ILPs.
+    pub memo: BandMemo,
+}
+
+/// isl work kept between the ILPs of one group, behind `RefCell`s because
+/// the queries that fill it (`live`, `parse` in `band`) only read the
+/// group.
+#[derive(Default)]
+pub(super) struct BandMemo {
+    /// `live` of each relation under the current band (cleared when the
+    /// band changes): the locality ILP (4) asks again on every iterative
+    /// removal.
+    pub live: RefCell<HashMap<String, String>>,
+    /// `equal_on(band)` for the current band (cleared with `live`).
+    pub eq: RefCell<Option<UnionMap>>,
+    /// Relation texts parsed once: isl's parser is slow, and each row's
+    /// classification and each band's end read every dependence again.
+    pub parsed: RefCell<HashMap<String, UnionMap>>,
+}
+
+impl<'a> Group<'a> {
+    pub(super) fn new(
+        ctx: &'a Context,
+        scop: &'a Scop,
+        index: usize,
+        members: Vec<usize>,
+        deps: Vec<DepGroup>,
+    ) -> Self {
+        let dims = members.iter().map(|&s| scop.statements[s].iterators.len()).collect();
+        let n = members.len();
+        Group {
+            ctx,
+            scop,
+            index,
+            members,
+            dims,
+            np: scop.params.len(),
+            deps,
+            h: vec![Vec::new(); n],
+            band: Vec::new(),
+            band_index: 0,
+            done: Vec::new(),
+            farkas_cache: HashMap::new(),
+            memo: BandMemo::default(),
+        }
+    }
+
+    pub(super) fn pos(&self, stmt: usize) -> usize {
+        self.members.iter().position(|&m| m == stmt).unwrap()
+    }
+
+    /// Members that still need a linearly independent row.
+    pub(super) fn need(&self) -> Vec<usize> {
+        (0..self.members.len()).filter(|&k| rank(&self.h[k], self.dims[k]) < self.dims[k]).collect()
+    }
+
+    /// Rows the group still needs at least: the most any member still needs.
+    pub(super) fn rows_left(&self) -> usize {
+        (0..self.members.len()).map(|k| self.dims[k] - rank(&self.h[k], self.dims[k])).max().unwrap_or(0)
+    }
+}
