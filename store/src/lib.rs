@@ -694,7 +694,35 @@ struct BestRow {
     created_at: i64,
 }
 
+/// Opens a SQLite store, starting over while another process holds the file's lock.
+///
+/// SQLite's busy handler does not cover every step of opening: a connection that switches a
+/// new file to WAL mode, or reads the schema while another process switches it, gets "database
+/// is locked" at once (seen with two writers creating one file). Those steps change nothing
+/// when they fail, so the whole open is tried again until the busy timeout has passed.
 async fn open_sqlite(target: &str, shown: &str) -> Result<SqlitePool, StoreError> {
+    let start = std::time::Instant::now();
+    let mut pause = Duration::from_millis(10);
+    loop {
+        match open_sqlite_once(target, shown).await {
+            Err(StoreError::Open { source, .. })
+                if is_busy(&source) && start.elapsed() + pause < SQLITE_BUSY_TIMEOUT =>
+            {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(500));
+            }
+            result => return result,
+        }
+    }
+}
+
+/// SQLITE_BUSY or SQLITE_LOCKED, with any extended code.
+fn is_busy(e: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(e) = e else { return false };
+    e.code().and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| matches!(c & 0xff, 5 | 6))
+}
+
+async fn open_sqlite_once(target: &str, shown: &str) -> Result<SqlitePool, StoreError> {
     let open_err = |source| StoreError::Open { target: shown.to_string(), source };
     let options = if target.starts_with("sqlite:") {
         SqliteConnectOptions::from_str(target).map_err(open_err)?
