@@ -103,6 +103,8 @@ macro_rules! with_pool {
 // After `with_pool!`, which it uses.
 mod outcomes;
 pub use outcomes::Outcome;
+mod report;
+pub use report::{ReportFilter, ReportRow};
 
 /// A measurement by its key, for a record that duplicates it.
 const FIND_MEASUREMENT: &str =

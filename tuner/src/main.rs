@@ -36,6 +36,8 @@ enum Command {
     History(cmd::query::HistoryArgs),
     /// Machines in the store and how many measurements each has.
     Machines(cmd::query::MachinesArgs),
+    /// Report tables per machine and across machines (Markdown, CSV, or HTML with plots).
+    Report(cmd::report::Args),
     /// The fusion space: legal statement preorders per loop level (|O|, |F|),
     /// each checked with our scheduler.
     Space(cmd::space::Args),
@@ -60,6 +62,7 @@ fn main() -> ExitCode {
         Command::Best(args) => cmd::query::best(args),
         Command::History(args) => cmd::query::history(args),
         Command::Machines(args) => cmd::query::machines(args),
+        Command::Report(args) => cmd::report::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -83,27 +83,58 @@ pub fn points(preorders: &[Option<Preorder>], spec: &Spec) -> Vec<Point> {
 /// Pluto-like setting of ours (no spatial proximity, maximal fusion as far as
 /// legal, Pluto's post-tile reordering).
 pub fn references(threads: usize, max_fusion: Option<Preorder>) -> Vec<Point> {
-    let target = if threads > 1 { Target::Openmp } else { Target::Seq };
-    let pluto_like = SchedulerOptions {
-        target,
-        spatial: space::knobs::Spatial::Off,
-        posttile_reorder: space::knobs::PostTileReorder::Pluto,
-        ..SchedulerOptions::default()
-    };
     vec![
         Point { scheduler: Scheduler::Original, tiles: None, threads },
         Point { scheduler: Scheduler::Isl, tiles: Some(vec![32]), threads },
         Point {
-            scheduler: Scheduler::Unified { preorder: max_fusion, options: pluto_like },
+            scheduler: Scheduler::Unified { preorder: max_fusion, options: pluto_like(threads) },
             tiles: Some(vec![32]),
             threads,
         },
     ]
 }
 
+fn pluto_like(threads: usize) -> SchedulerOptions {
+    SchedulerOptions {
+        target: if threads > 1 { Target::Openmp } else { Target::Seq },
+        spatial: space::knobs::Spatial::Off,
+        posttile_reorder: space::knobs::PostTileReorder::Pluto,
+        ..SchedulerOptions::default()
+    }
+}
+
+/// The name reports give a point of [`references`]; `None` for any other point. (The
+/// Pluto-like point is recognised by its knobs and tiles whatever its preorder, which is
+/// the kernel's maximal fusion.)
+pub fn reference_label(p: &Point) -> Option<String> {
+    let name = match &p.scheduler {
+        Scheduler::Original if p.tiles.is_none() => "identity",
+        Scheduler::Isl if p.tiles.as_deref() == Some(&[32]) => "isl",
+        Scheduler::Unified { options, .. }
+            if *options == pluto_like(p.threads) && p.tiles.as_deref() == Some(&[32]) =>
+        {
+            "pluto-like"
+        }
+        _ => return None,
+    };
+    Some(name.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_reference_has_a_label_and_search_points_mostly_none() {
+        for threads in [1, 2] {
+            let labels: Vec<_> = references(threads, None).iter().map(reference_label).collect();
+            assert_eq!(labels, [Some("identity".into()), Some("isl".into()), Some("pluto-like".into())]);
+        }
+        let spec = Spec { knobs: knob_grid(&[], 2).unwrap(), tiles: TILES.to_vec(), threads: 2, seed: 0 };
+        let labelled = points(&[None], &spec).iter().filter(|p| reference_label(p).is_some()).count();
+        // Only the grid point with the Pluto-like knobs and 32-tiles is the same point.
+        assert_eq!(labelled, 1);
+    }
 
     #[test]
     fn fixed_knobs_leave_the_grid_and_bad_ones_are_errors() {

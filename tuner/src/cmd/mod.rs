@@ -5,6 +5,7 @@ pub mod bench_ratios;
 pub mod bench_search;
 pub mod common;
 pub mod query;
+pub mod report;
 pub mod run;
 pub mod schedule;
 pub mod scop;

@@ -13,7 +13,7 @@ pub struct StoreArg {
 
 impl StoreArg {
     /// Opens an existing store; a query never creates one.
-    fn open(&self) -> Result<Store> {
+    pub fn open(&self) -> Result<Store> {
         let location = match &self.db {
             Some(db) => db.clone(),
             None => Store::default_location()?.display().to_string(),

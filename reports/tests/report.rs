@@ -1,0 +1,262 @@
+//! Reports from a store written here, with values worked out by hand: the model, the
+//! Markdown and CSV text, and the HTML as headless Chromium renders it.
+
+use std::process::Command;
+use std::time::Duration;
+
+use reports::model::{Cell, Row};
+use reports::{collect, Format, Report};
+use space::knobs::{Point, Scheduler, SchedulerOptions, Spatial};
+use store::{NewCampaign, Record, ReportFilter, Role, Store};
+
+fn unified(spatial: Spatial, tiles: Option<u32>) -> Point {
+    let options = SchedulerOptions { spatial, ..SchedulerOptions::default() };
+    Point {
+        scheduler: Scheduler::Unified { preorder: None, options },
+        tiles: tiles.map(|t| vec![t]),
+        threads: 2,
+    }
+}
+
+fn isl() -> Point {
+    Point { scheduler: Scheduler::Isl, tiles: Some(vec![32]), threads: 2 }
+}
+
+fn label(p: &Point) -> Option<String> {
+    matches!(p.scheduler, Scheduler::Isl).then(|| "isl".to_string())
+}
+
+struct Ids {
+    campaign: i64,
+    program: i64,
+    machine: i64,
+}
+
+fn record(s: &Store, at: &Ids, role: Role, point: &Point, status: &str, median: Option<f64>) {
+    s.record(&Record {
+        campaign: at.campaign,
+        program: at.program,
+        machine: at.machine,
+        role,
+        point_id: point.id(),
+        point_json: point.canonical_json(),
+        schedule: None,
+        build: None,
+        status: status.to_string(),
+        reason: String::new(),
+        median_s: median,
+        spread: median.map(|_| 0.02),
+        samples: median.into_iter().collect(),
+    })
+    .unwrap();
+}
+
+/// gemm on two machines, jacobi-2d on one. On `alpha`, gemm's original takes 2 s; its
+/// variants, in order: isl 1 s, unified 0.8 s, a wrong one at 0.3 s, unified 0.5 s, a
+/// timeout: best 4×, found at the 4th evaluation, 3 of 5 verified.
+fn store() -> Store {
+    let s = Store::open("sqlite::memory:").unwrap();
+    let campaign = |key: &str| {
+        let c = NewCampaign {
+            key: key.into(),
+            config_json: "{}".into(),
+            strategy: "random".into(),
+            seed: 1,
+            budget: "10 variants".into(),
+        };
+        s.campaign(&c).unwrap().id
+    };
+    let (c1, c2) = (campaign("one"), campaign("two"));
+    let (alpha, beta) = (s.machine("alpha", r#"{"m":1}"#).unwrap(), s.machine("beta", r#"{"m":2}"#).unwrap());
+    let gemm = s.program("gemm", "gemm.c", "g", "LARGE").unwrap();
+    let jacobi = s.program("jacobi-2d", "jacobi-2d.c", "j", "LARGE").unwrap();
+    let original = Point { scheduler: Scheduler::Original, tiles: None, threads: 2 };
+
+    let at = Ids { campaign: c1, program: gemm, machine: alpha };
+    record(&s, &at, Role::Reference, &original, "ok", Some(2.0));
+    record(&s, &at, Role::Variant, &isl(), "ok", Some(1.0));
+    record(&s, &at, Role::Variant, &unified(Spatial::Off, Some(32)), "ok", Some(0.8));
+    record(&s, &at, Role::Variant, &unified(Spatial::Off, Some(64)), "wrong", Some(0.3));
+    record(&s, &at, Role::Variant, &unified(Spatial::Grouped, Some(32)), "ok", Some(0.5));
+    record(&s, &at, Role::Variant, &unified(Spatial::Grouped, None), "timeout", None);
+
+    let at = Ids { campaign: c2, program: gemm, machine: beta };
+    record(&s, &at, Role::Reference, &original, "ok", Some(3.0));
+    record(&s, &at, Role::Variant, &isl(), "wrong", Some(1.0));
+    record(&s, &at, Role::Variant, &unified(Spatial::Off, Some(32)), "ok", Some(1.0));
+
+    let at = Ids { campaign: c1, program: jacobi, machine: alpha };
+    record(&s, &at, Role::Reference, &original, "ok", Some(1.0));
+    record(&s, &at, Role::Variant, &unified(Spatial::Off, Some(32)), "crash", None);
+    s
+}
+
+fn report(filter: &ReportFilter) -> Report {
+    collect(&store().report_rows(filter).unwrap(), &label)
+}
+
+fn row<'a>(r: &'a Report, machine: &str, kernel: &str) -> &'a Row {
+    r.rows.iter().find(|x| x.machine == machine && x.kernel == kernel).unwrap()
+}
+
+#[test]
+fn model_matches_the_hand_worked_values() {
+    let r = report(&ReportFilter::default());
+    assert_eq!(r.machines, ["alpha", "beta"]);
+    assert_eq!(r.labels, ["isl"]);
+    assert_eq!(r.rows.len(), 3);
+
+    let g = row(&r, "alpha", "gemm");
+    assert_eq!(g.original.unwrap().median_s, 2.0);
+    assert_eq!((g.evaluations, g.verified), (5, 3));
+    let best = g.best.as_ref().unwrap();
+    assert_eq!(best.speedup, 4.0);
+    assert_eq!(best.point, unified(Spatial::Grouped, Some(32)).to_string());
+    assert_eq!(best.point_id, unified(Spatial::Grouped, Some(32)).id());
+    assert!((best.speedup_spread.unwrap() - 0.04).abs() < 1e-12);
+    let steps: Vec<(usize, f64)> = g.progress.iter().map(|s| (s.evaluation, s.speedup)).collect();
+    assert_eq!(steps, [(1, 2.0), (2, 2.5), (4, 4.0)]);
+    assert_eq!(g.evaluations_to_near_best, Some(4));
+    match &g.references["isl"] {
+        Cell::Ok { speedup, .. } => assert_eq!(*speedup, 2.0),
+        other => panic!("{other:?}"),
+    }
+    // Knob samples come from verified variants only (the isl point has no spatial knob).
+    let spatial: Vec<&str> =
+        g.knobs.iter().filter(|k| k.knob == "spatial").map(|k| k.value.as_str()).collect();
+    assert_eq!(spatial, ["off", "grouped"]);
+
+    let b = row(&r, "beta", "gemm");
+    assert_eq!(b.references["isl"], Cell::Failed("wrong".into()));
+    assert_eq!(b.best.as_ref().unwrap().speedup, 3.0);
+    assert_eq!(b.evaluations_to_near_best, Some(2));
+
+    let j = row(&r, "alpha", "jacobi-2d");
+    assert!(j.best.is_none() && j.progress.is_empty());
+    assert_eq!((j.evaluations, j.verified), (1, 0));
+}
+
+#[test]
+fn filters_select_machines_and_kernels() {
+    let r = report(&ReportFilter { machines: vec!["beta".into()], kernels: vec![] });
+    assert_eq!(r.machines, ["beta"]);
+    assert_eq!(r.rows.len(), 1);
+    let r = report(&ReportFilter { machines: vec![], kernels: vec!["jacobi-2d".into()] });
+    assert_eq!(r.rows.len(), 1);
+    assert_eq!(r.rows[0].kernel, "jacobi-2d");
+    let none = report(&ReportFilter { machines: vec!["gamma".into()], kernels: vec![] });
+    assert!(Format::Markdown.render(&none).contains("No measurements match."));
+}
+
+#[test]
+fn markdown_has_a_table_per_machine_and_one_across() {
+    let md = Format::Markdown.render(&report(&ReportFilter::default()));
+    assert!(md.contains("## Machine `alpha`") && md.contains("## Machine `beta`"), "{md}");
+    let gemm_alpha = md.lines().find(|l| l.starts_with("| gemm | LARGE | 1 |")).expect(&md);
+    let cells: Vec<&str> = gemm_alpha.trim_matches('|').split(" | ").map(str::trim).collect();
+    assert_eq!(cells[3], "2.00 s ±2%");
+    assert_eq!(cells[4], "2.00×"); // isl
+    assert_eq!(cells[5], "500.0 ms ±2%");
+    assert_eq!(cells[6], "4.00× ±4%");
+    assert_eq!(cells[7], unified(Spatial::Grouped, Some(32)).to_string());
+    assert_eq!(&cells[8..10], ["5", "3"]);
+    assert_eq!(cells[11], "4");
+    assert!(md.contains("| jacobi-2d | LARGE | 1 | 1.00 s ±2% | – | none verified |"), "{md}");
+    let across = md.split("## Across machines").nth(1).unwrap();
+    assert!(across.contains("| kernel | dataset | alpha | beta |"), "{across}");
+    assert!(across.contains("| gemm | LARGE | 4.00× | 3.00× |"), "{across}");
+    assert!(across.contains("| jacobi-2d | LARGE | – | – |"), "{across}");
+}
+
+#[test]
+fn csv_is_rectangular_and_quotes_what_needs_it() {
+    let csv = Format::Csv.render(&report(&ReportFilter::default()));
+    let lines: Vec<Vec<String>> = csv.split_terminator("\r\n").map(parse_csv_line).collect();
+    let header = &lines[0];
+    assert_eq!(lines.len(), 4, "{csv}");
+    for l in &lines[1..] {
+        assert_eq!(l.len(), header.len(), "{l:?}");
+    }
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let gemm = lines.iter().find(|l| l[0] == "alpha" && l[1] == "gemm").unwrap();
+    assert_eq!(gemm[col("best_speedup")], "4");
+    assert_eq!(gemm[col("isl_speedup")], "2");
+    assert_eq!(gemm[col("evaluations_to_within_5pct")], "4");
+    let beta = lines.iter().find(|l| l[0] == "beta").unwrap();
+    assert_eq!(beta[col("isl_status")], "wrong");
+}
+
+/// A CSV line's fields (RFC 4180 quoting), written independently of the crate's writer.
+fn parse_csv_line(line: &str) -> Vec<String> {
+    let (mut fields, mut cur, mut quoted, mut chars) =
+        (Vec::new(), String::new(), false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut cur)),
+            (c, _) => cur.push(c),
+        }
+    }
+    fields.push(cur);
+    fields
+}
+
+/// The HTML file as a browser sees it: Chromium loads it headless, dumps the DOM and takes a
+/// screenshot. Without Chromium the test says so and passes, except under CI (which
+/// installs it) or with POLYTUNE_EXPECT_CHROMIUM=1.
+#[test]
+fn html_renders_in_headless_chromium() {
+    let html = Format::Html.render(&report(&ReportFilter::default()));
+    let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
+    else {
+        let required = std::env::var("CI").is_ok() || std::env::var("POLYTUNE_EXPECT_CHROMIUM").is_ok();
+        assert!(
+            !required,
+            "no chromium on PATH, but CI or POLYTUNE_EXPECT_CHROMIUM asks for the browser test"
+        );
+        eprintln!("no chromium on PATH: the HTML was not loaded in a browser");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("polytune-report-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("report.html");
+    std::fs::write(&file, &html).unwrap();
+    let url = format!("file://{}", file.display());
+    let headless = |extra: &[String]| {
+        let mut cmd = Command::new(browser);
+        cmd.args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+            .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+            .args(extra)
+            .arg(&url);
+        let out = testkit::output_within(&mut cmd, Duration::from_secs(120));
+        assert!(out.status.success(), "{browser}: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    };
+    let dom = String::from_utf8(headless(&["--dump-dom".into()]).stdout).unwrap();
+    // The parsed DOM: 3 tables (two machines, across), the plots as SVG elements with content.
+    assert_eq!(dom.matches("<table data-table=").count(), 3, "{dom}");
+    let figures: Vec<&str> = dom.split("<figure data-plot=").skip(1).collect();
+    // Speedup per kernel; progress ×2 per machine; the knobs with two values or more among
+    // verified variants (scheduler: isl and unified; spatial: off and grouped).
+    assert_eq!(figures.len(), 1 + 2 * 2 + 2, "{dom}");
+    for f in &figures {
+        assert!(
+            f.contains("<svg") && (f.contains("<circle") || f.contains("<polyline") || f.contains("<rect")),
+            "{f}"
+        );
+    }
+    let shot = dir.join("report.png");
+    headless(&[format!("--screenshot={}", shot.display()), "--window-size=1200,2400".into()]);
+    let png = std::fs::read(&shot).unwrap();
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "screenshot of {} bytes", png.len());
+    if let Ok(keep) = std::env::var("POLYTUNE_KEEP_REPORT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,81 @@
+//! What a report reads: every measurement with the names it is reported under.
+
+use serde::Serialize;
+
+use crate::{parse_column, query, Pool, Role, Store, StoreError, Timestamp};
+
+/// One measurement, joined with its machine, program, campaign and point.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReportRow {
+    pub measurement: i64,
+    pub machine: String,
+    pub kernel: String,
+    pub dataset: String,
+    pub campaign: i64,
+    /// When the campaign was created: the origin of a report's time axis.
+    pub campaign_started: Timestamp,
+    pub role: Role,
+    pub point_id: String,
+    pub point_json: String,
+    pub status: String,
+    pub median_s: Option<f64>,
+    pub spread: Option<f64>,
+    pub measured_at: Timestamp,
+}
+
+/// Which measurements a report covers; an empty list selects all.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReportFilter {
+    pub machines: Vec<String>,
+    pub kernels: Vec<String>,
+}
+
+type Raw =
+    (i64, String, String, String, i64, i64, String, String, String, String, Option<f64>, Option<f64>, i64);
+
+impl Store {
+    /// Every measurement the filter selects, in the order it was recorded (one read
+    /// transaction: a consistent snapshot while campaigns go on writing).
+    pub fn report_rows(&self, filter: &ReportFilter) -> Result<Vec<ReportRow>, StoreError> {
+        const WHAT: &str = "read the measurements for a report";
+        let rows: Vec<Raw> = with_pool!(self, |pool, _begin| {
+            let mut tx = pool.begin().await.map_err(query(WHAT))?;
+            let rows = sqlx::query_as(
+                "SELECT m.id, mc.name, p.kernel, p.dataset, c.id, c.created_at, m.role, m.point_id, \
+                        pt.json, m.status, m.median_s, m.spread, m.created_at \
+                 FROM measurements m \
+                 JOIN machines mc ON mc.id = m.machine_id \
+                 JOIN programs p ON p.id = m.program_id \
+                 JOIN campaigns c ON c.id = m.campaign_id \
+                 JOIN points pt ON pt.id = m.point_id \
+                 ORDER BY m.id",
+            )
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(query(WHAT))?;
+            tx.commit().await.map_err(query(WHAT))?;
+            Ok(rows)
+        })?;
+        let wanted = |list: &[String], name: &str| list.is_empty() || list.iter().any(|x| x == name);
+        rows.into_iter()
+            .filter(|r| wanted(&filter.machines, &r.1) && wanted(&filter.kernels, &r.2))
+            .map(|r| {
+                Ok(ReportRow {
+                    measurement: r.0,
+                    machine: r.1,
+                    kernel: r.2,
+                    dataset: r.3,
+                    campaign: r.4,
+                    campaign_started: Timestamp::from_millis(r.5),
+                    role: parse_column(WHAT, &r.6)?,
+                    point_id: r.7,
+                    point_json: r.8,
+                    status: r.9,
+                    median_s: r.10,
+                    spread: r.11,
+                    measured_at: Timestamp::from_millis(r.12),
+                })
+            })
+            .collect()
+    }
+}
