@@ -4,7 +4,7 @@
 mod common;
 
 use common::{new_campaign, ok_record, point_id, Fresh, TempDir};
-use store::{CampaignState, Record, Role, Store, StoreError};
+use store::{CampaignState, Record, ReportFilter, Role, Store, StoreError};
 
 /// Generates `<name>_sqlite` and `<name>_postgres` tests running `body(&Fresh)`.
 macro_rules! both_backends {
@@ -30,6 +30,7 @@ both_backends!(
     round_trip,
     record_is_idempotent,
     best_compares_within_campaigns,
+    report_rows_join_names_and_filter,
     failed_record_leaves_nothing_behind,
     record_all_is_all_or_nothing,
     invalid_records_are_refused,
@@ -243,6 +244,53 @@ fn best_compares_within_campaigns(fresh: &Fresh) {
     let mini_best = s.best("gemm", None, Some("MINI")).unwrap().unwrap();
     assert_eq!((mini_best.point_id, mini_best.dataset.as_str()), (point_id(4), "MINI"));
     assert!((mini_best.speedup - 1.25).abs() < 1e-12);
+}
+
+fn report_rows_join_names_and_filter(fresh: &Fresh) {
+    let s = Store::open(fresh.target()).unwrap();
+    let (m1, m2) = (s.machine("alpha", r#"{"a":1}"#).unwrap(), s.machine("beta", r#"{"b":2}"#).unwrap());
+    let gemm = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+    let lu = s.program("lu", "lu.c", "l", "MINI").unwrap();
+    let c = s.campaign(&new_campaign("r")).unwrap();
+    s.record(&ok_record(c.id, gemm, m1, Role::Reference, 1, 2.0)).unwrap();
+    let failed = Record {
+        status: "timeout".into(),
+        median_s: None,
+        spread: None,
+        samples: vec![],
+        ..ok_record(c.id, gemm, m1, Role::Variant, 2, 0.0)
+    };
+    s.record(&failed).unwrap();
+    s.record(&ok_record(c.id, lu, m2, Role::Variant, 3, 0.5)).unwrap();
+
+    let all = s.report_rows(&ReportFilter::default()).unwrap();
+    let names: Vec<(&str, &str, &str, Role, &str)> = all
+        .iter()
+        .map(|r| (r.machine.as_str(), r.kernel.as_str(), r.dataset.as_str(), r.role, r.status.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("alpha", "gemm", "LARGE", Role::Reference, "ok"),
+            ("alpha", "gemm", "LARGE", Role::Variant, "timeout"),
+            ("beta", "lu", "MINI", Role::Variant, "ok"),
+        ]
+    );
+    assert_eq!((all[0].median_s, all[1].median_s, all[1].spread), (Some(2.0), None, None));
+    assert_eq!((all[2].point_id.as_str(), all[2].point_json.as_str()), (point_id(3).as_str(), r#"{"n":3}"#));
+    assert!(all.iter().all(|r| r.campaign == c.id && r.campaign_started == c.created_at));
+    assert!(all
+        .windows(2)
+        .all(|w| w[0].measurement < w[1].measurement && w[0].measured_at <= w[1].measured_at));
+
+    let only = |machines: &[&str], kernels: &[&str]| {
+        let f = ReportFilter {
+            machines: machines.iter().map(|m| m.to_string()).collect(),
+            kernels: kernels.iter().map(|k| k.to_string()).collect(),
+        };
+        s.report_rows(&f).unwrap().len()
+    };
+    assert_eq!((only(&["beta"], &[]), only(&[], &["gemm"]), only(&["beta"], &["gemm"])), (1, 2, 0));
 }
 
 fn failed_record_leaves_nothing_behind(fresh: &Fresh) {
