@@ -5,6 +5,7 @@
 //! data; isl objects live only inside one function's isl context.
 
 pub mod blas;
+pub mod clay;
 pub mod deps;
 pub mod fusion;
 pub mod isl;

@@ -1,0 +1,15 @@
+//! Schedules in Clay's form (Bagnères et al., "Opening polyhedral compiler's black box"):
+//! each statement's schedule as a vector (β0, α1, β1, …, αn, βn) where the α are the
+//! loops that run the statement (affine functions of its iterators and the parameters)
+//! and the β its lexical position among its siblings at each depth. A β-prefix names a
+//! loop: the statements whose β-vectors start with it are the ones inside.
+//!
+//! This is what `explain` and `apply` speak: the original program and any schedule tree
+//! (ours or isl's) are read into this form ([`form`]), and two schedules are compared by
+//! the execution order they give to every pair of instances ([`order`]).
+
+pub mod form;
+pub mod order;
+
+pub use form::{Aff, ClayError, ClayForm, Relation};
+pub use order::{same_order, tree_map};

@@ -1,0 +1,31 @@
+//! Whether two schedules run every pair of instances in the same order.
+
+use isl_rs::{Context, Schedule, UnionMap, UnionSet};
+
+use crate::isl::{flat_schedule_map, IslError, IslResultExt};
+use crate::scop::Scop;
+
+/// `{ a -> b : a runs before b }` under the schedule `map` (dates compared
+/// lexicographically), for instances of `domain`.
+fn before(map: UnionMap, domain: &UnionSet) -> Result<UnionMap, IslError> {
+    let what = || "ordering the instances".to_string();
+    let map = map.intersect_domain(domain.copy().ctx(what)?).ctx(what)?;
+    map.copy().ctx(what)?.lex_lt_union_map(map).ctx(what)
+}
+
+/// True when the union maps `a` and `b` (isl text, `S[i] -> [dates]`) order every pair of
+/// `scop`'s instances alike: the same "runs before" relation.
+pub fn same_order(ctx: &Context, scop: &Scop, a: &str, b: &str) -> Result<bool, IslError> {
+    let what = || "comparing two schedules".to_string();
+    let domain = UnionSet::read_from_str(ctx, &scop.domain()).ctx(what)?;
+    let a = before(UnionMap::read_from_str(ctx, a).ctx(what)?, &domain)?;
+    let b = before(UnionMap::read_from_str(ctx, b).ctx(what)?, &domain)?;
+    a.is_equal(&b).ctx(what)
+}
+
+/// The flat map of a schedule tree (isl text), for [`same_order`].
+pub fn tree_map(ctx: &Context, tree: &str) -> Result<String, IslError> {
+    let what = || "flattening a schedule tree".to_string();
+    let schedule = Schedule::read_from_str(ctx, tree).ctx(what)?;
+    Ok(flat_schedule_map(&schedule)?.to_str().ctx(what)?.to_string())
+}

@@ -1,0 +1,115 @@
+//! Clay's form of schedules: the original program and the trees of our unified scheduler
+//! and of isl's read into (β, α) form give every pair of instances the order the tree
+//! gives them (an isl check of the "runs before" relations, independent of the walk).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use space::clay::{same_order, tree_map, ClayForm};
+use space::deps;
+use space::isl::new_context;
+use space::knobs::SchedulerOptions;
+use space::schedule;
+use space::scop::{self, ExtractOptions, Scop};
+
+fn kernels() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("polybench");
+    let mut files = Vec::new();
+    for group in ["datamining", "linear-algebra", "medley", "stencils"] {
+        for e in std::fs::read_dir(root.join(group)).unwrap() {
+            files.push(e.unwrap().path());
+        }
+    }
+    files.sort();
+    assert_eq!(files.len(), 30, "{files:?}");
+    files
+}
+
+fn load(path: &Path) -> Scop {
+    let opts = ExtractOptions { cc_args: vec!["-DMINI_DATASET".into()], ..Default::default() };
+    scop::extract(path, &opts).unwrap().1.remove(0)
+}
+
+fn name(path: &Path) -> String {
+    path.file_stem().unwrap().to_string_lossy().into_owned()
+}
+
+/// Reads `tree` into Clay's form and checks the order against the tree's own; returns the form.
+fn check(scop: &Scop, tree: &str, what: &str) -> ClayForm {
+    let ctx = new_context();
+    let form = ClayForm::from_tree(&ctx, scop, tree).unwrap_or_else(|e| panic!("{what}: {e}"));
+    for r in &form.relations {
+        assert_eq!(r.beta.len(), r.alpha.len() + 1, "{what}: {r:?}");
+    }
+    let flat = tree_map(&ctx, tree).unwrap();
+    assert!(same_order(&ctx, scop, &form.map_text(scop), &flat).unwrap(), "{what}: {form:#?}\n{tree}");
+    form
+}
+
+#[test]
+fn the_original_reads_as_its_loops_and_lexical_positions() {
+    for path in kernels() {
+        let k = name(&path);
+        let _item = testkit::item(format!("clay original {k}"), Duration::from_secs(60));
+        let s = load(&path);
+        let form = check(&s, &s.schedule, &k);
+        // The original: α are the iterators in order (negated for a loop that counts down,
+        // as in ludcmp), β the textual positions.
+        for (r, st) in form.relations.iter().zip(&s.statements) {
+            let n = st.iterators.len();
+            assert_eq!(r.alpha.len(), n, "{k} {}", st.name);
+            for (i, a) in r.alpha.iter().enumerate() {
+                let mut up = space::clay::Aff::iterator(n, s.params.len(), i);
+                let ok = *a == up || {
+                    up.iters[i] = -1;
+                    *a == up
+                };
+                assert!(ok, "{k} {}: α{} = {a:?}", st.name, i + 1);
+            }
+        }
+        // β-vectors are distinct: no two statements at the same place.
+        let mut betas: Vec<_> = form.relations.iter().map(|r| &r.beta).collect();
+        betas.sort();
+        betas.dedup();
+        assert_eq!(betas.len(), form.relations.len(), "{k}: {form:#?}");
+    }
+}
+
+#[test]
+fn gemm_reads_as_the_published_shape() {
+    let path = kernels().into_iter().find(|p| name(p) == "2mm").unwrap();
+    let s = load(&path);
+    let d = deps::analyze(&s).unwrap();
+    let out = schedule::unified(&s, &d, None, &SchedulerOptions::default()).unwrap();
+    let form = check(&s, &out.tree, "2mm unified");
+    let text = |i: usize| {
+        let r = &form.relations[i];
+        let a: Vec<String> = r.alpha.iter().map(|a| a.text(&s.statements[i].iterators, &s.params)).collect();
+        (r.beta.clone(), a)
+    };
+    // Two nests (β0 = 0, 1), each S_init [i, 0, j] before S_update [i, k, j] at equal dates.
+    assert_eq!(text(0), (vec![0, 0, 0, 0], vec!["i".into(), "0".into(), "j".into()]));
+    assert_eq!(text(1), (vec![0, 0, 0, 1], vec!["i".into(), "k".into(), "j".into()]));
+    assert_eq!(text(2).0[0], 1);
+}
+
+/// Our unified scheduler's default and isl's scheduler on every kernel (sampled: every
+/// fifth kernel unless POLYTUNE_FULL_SWEEP is set; the schedulers themselves are tested
+/// elsewhere, this checks the reading).
+#[test]
+fn scheduler_trees_read_in_the_same_order() {
+    let full = std::env::var("POLYTUNE_FULL_SWEEP").is_ok_and(|v| v == "1");
+    for (n, path) in kernels().into_iter().enumerate() {
+        if !full && n % 5 != 0 {
+            continue;
+        }
+        let k = name(&path);
+        let _item = testkit::item(format!("clay schedulers {k}"), Duration::from_secs(300));
+        let s = load(&path);
+        let d = deps::analyze(&s).unwrap();
+        let unified = schedule::unified(&s, &d, None, &SchedulerOptions::default()).unwrap();
+        check(&s, &unified.tree, &format!("{k} unified"));
+        let isl = space::reference::isl_schedule(&s, &d).unwrap();
+        check(&s, &isl, &format!("{k} isl"));
+    }
+}
