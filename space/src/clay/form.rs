@@ -158,7 +158,7 @@ fn filter_statements(scop: &Scop, filter: &UnionSet) -> Result<Vec<usize>, ClayE
     for i in 0..list.size().ctx(what)? {
         let set = list.get_at(i).ctx(what)?;
         let name = set.get_tuple_name().ctx(what)?;
-        out.push(statement_index(scop, &name)?);
+        out.push(statement_index(scop, name)?);
     }
     Ok(out)
 }
