@@ -1,11 +1,12 @@
 //! Clay's form of schedules: the original program and the trees of our unified scheduler
-//! and of isl's read into (β, α) form give every pair of instances the order the tree
-//! gives them (an isl check of the "runs before" relations, independent of the walk).
+//! and of isl's read into (β, α) form give every pair of instances the tree orders the
+//! order the tree gives them (an isl check of the "runs before" relations, independent of
+//! the walk); explain's steps replayed on the original give the target.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use space::clay::{same_order, tree_map, ClayForm};
+use space::clay::{explain, refines, tree_map, ClayForm};
 use space::deps;
 use space::isl::new_context;
 use space::knobs::SchedulerOptions;
@@ -42,7 +43,11 @@ fn check(scop: &Scop, tree: &str, what: &str) -> ClayForm {
         assert_eq!(r.beta.len(), r.alpha.len() + 1, "{what}: {r:?}");
     }
     let flat = tree_map(&ctx, tree).unwrap();
-    assert!(same_order(&ctx, scop, &form.map_text(scop), &flat).unwrap(), "{what}: {form:#?}\n{tree}");
+    assert!(
+        refines(&ctx, scop, &form.map_text(scop), &flat).unwrap(),
+        "{what}: {}\n{tree}",
+        show(scop, &form)
+    );
     form
 }
 
@@ -108,8 +113,36 @@ fn scheduler_trees_read_in_the_same_order() {
         let s = load(&path);
         let d = deps::analyze(&s).unwrap();
         let unified = schedule::unified(&s, &d, None, &SchedulerOptions::default()).unwrap();
-        check(&s, &unified.tree, &format!("{k} unified"));
         let isl = space::reference::isl_schedule(&s, &d).unwrap();
-        check(&s, &isl, &format!("{k} isl"));
+        let original = check(&s, &s.schedule, &k);
+        for (tree, by) in [(&unified.tree, "unified"), (&isl, "isl")] {
+            let target = check(&s, tree, &format!("{k} {by}"));
+            round_trip(&s, &original, &target, tree, &format!("{k} {by}"));
+        }
     }
+}
+
+/// explain → replay: the steps, applied one by one to the original, give the target's form
+/// exactly, and so its order.
+fn round_trip(s: &Scop, original: &ClayForm, target: &ClayForm, tree: &str, what: &str) {
+    let steps = explain(original, target).unwrap_or_else(|e| panic!("{what}: {e}\n{}", show(s, target)));
+    let mut replayed = original.clone();
+    for step in &steps {
+        replayed.apply(step).unwrap_or_else(|e| panic!("{what}: {e}"));
+    }
+    assert_eq!(&replayed, target, "{what}");
+    let ctx = new_context();
+    assert!(refines(&ctx, s, &replayed.map_text(s), &tree_map(&ctx, tree).unwrap()).unwrap(), "{what}");
+    eprintln!("{what}: {} steps", steps.len());
+}
+
+fn show(s: &Scop, f: &ClayForm) -> String {
+    f.relations
+        .iter()
+        .zip(&s.statements)
+        .map(|(r, st)| {
+            let a: Vec<String> = r.alpha.iter().map(|a| a.text(&st.iterators, &s.params)).collect();
+            format!("{} β={:?} α=[{}]\n", r.statement, r.beta, a.join(", "))
+        })
+        .collect()
 }

@@ -5,7 +5,9 @@
 //! integer constant for every statement under it runs no loop, it only orders them (our
 //! schedulers emit such scalar rows): it becomes a β entry. Runs of β entries between two
 //! α are then numbered in Clay's normal form: at each depth, the statements sharing a
-//! β-prefix get the dense ranks 0, 1, … of their runs in lexicographic order.
+//! β-prefix get the dense ranks 0, 1, … of their runs in lexicographic order, so that
+//! β-vectors are unique (statements a tree orders only by their loops' values get
+//! distinct last β, in statement order).
 
 use std::collections::BTreeMap;
 
@@ -58,6 +60,10 @@ impl Aff {
 pub struct Relation {
     /// The statement's name (`S1`).
     pub statement: String,
+    /// How many iterators the statement has (the length of each α's `iters`).
+    pub iterators: usize,
+    /// How many parameters the SCoP has (the length of each α's `params`).
+    pub params: usize,
     pub beta: Vec<i64>,
     pub alpha: Vec<Aff>,
 }
@@ -294,7 +300,13 @@ fn normal_form(scop: &Scop, paths: Vec<Vec<Entry>>) -> ClayForm {
         .into_iter()
         .zip(beta)
         .zip(&scop.statements)
-        .map(|(((_, alpha), beta), st)| Relation { statement: st.name.clone(), beta, alpha })
+        .map(|(((_, alpha), beta), st)| Relation {
+            statement: st.name.clone(),
+            iterators: st.iterators.len(),
+            params: scop.params.len(),
+            beta,
+            alpha,
+        })
         .collect();
     ClayForm { relations }
 }
@@ -305,15 +317,24 @@ fn rank(split: &[(Vec<Vec<i64>>, Vec<Aff>)], group: &[usize], depth: usize, beta
     let mut runs: Vec<&Vec<i64>> = group.iter().filter_map(|&s| split[s].0.get(depth)).collect();
     runs.sort();
     runs.dedup();
-    for (r, run) in runs.iter().enumerate() {
+    let mut next = 0;
+    for run in runs {
         let inside: Vec<usize> =
-            group.iter().copied().filter(|&s| split[s].0.get(depth) == Some(*run)).collect();
-        for &s in &inside {
-            beta[s].push(r as i64);
-        }
+            group.iter().copied().filter(|&s| split[s].0.get(depth) == Some(run)).collect();
         let deeper: Vec<usize> = inside.iter().copied().filter(|&s| split[s].0.len() > depth + 1).collect();
         if !deeper.is_empty() {
+            for &s in &deeper {
+                beta[s].push(next);
+            }
+            next += 1;
             rank(split, &deeper, depth + 1, beta);
+        }
+        // Statements at one place of one loop body, told apart only by their loops' values
+        // (S1 at i = 0 and S2 at i + 1 in one band): distinct β-vectors, in statement order,
+        // which changes no order since their dates never coincide.
+        for &s in inside.iter().filter(|s| !deeper.contains(s)) {
+            beta[s].push(next);
+            next += 1;
         }
     }
 }

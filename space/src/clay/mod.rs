@@ -6,10 +6,15 @@
 //!
 //! This is what `explain` and `apply` speak: the original program and any schedule tree
 //! (ours or isl's) are read into this form ([`form`]), and two schedules are compared by
-//! the execution order they give to every pair of instances ([`order`]).
+//! the execution order they give to every pair of instances ([`order`]); a tree may leave
+//! instances of different statements at one date, which the form then orders by statement.
 
+pub mod explain;
 pub mod form;
 pub mod order;
+pub mod transform;
 
+pub use explain::{explain, ExplainError};
 pub use form::{Aff, ClayError, ClayForm, Relation};
-pub use order::{same_order, tree_map};
+pub use order::{refines, same_order, tree_map};
+pub use transform::{Step, StepError};

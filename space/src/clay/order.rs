@@ -13,14 +13,23 @@ fn before(map: UnionMap, domain: &UnionSet) -> Result<UnionMap, IslError> {
     map.copy().ctx(what)?.lex_lt_union_map(map).ctx(what)
 }
 
+fn before_of(ctx: &Context, scop: &Scop, map: &str) -> Result<UnionMap, IslError> {
+    let what = || "comparing two schedules".to_string();
+    let domain = UnionSet::read_from_str(ctx, &scop.domain()).ctx(what)?;
+    before(UnionMap::read_from_str(ctx, map).ctx(what)?, &domain)
+}
+
 /// True when the union maps `a` and `b` (isl text, `S[i] -> [dates]`) order every pair of
 /// `scop`'s instances alike: the same "runs before" relation.
 pub fn same_order(ctx: &Context, scop: &Scop, a: &str, b: &str) -> Result<bool, IslError> {
-    let what = || "comparing two schedules".to_string();
-    let domain = UnionSet::read_from_str(ctx, &scop.domain()).ctx(what)?;
-    let a = before(UnionMap::read_from_str(ctx, a).ctx(what)?, &domain)?;
-    let b = before(UnionMap::read_from_str(ctx, b).ctx(what)?, &domain)?;
-    a.is_equal(&b).ctx(what)
+    before_of(ctx, scop, a)?.is_equal(&before_of(ctx, scop, b)?).ctx(|| "comparing two schedules".into())
+}
+
+/// True when `a` runs before each other every pair of instances that `b` does (it may also
+/// order pairs to which `b` gives one date: a tree orders such instances, which share no
+/// dependence, only in the code it generates).
+pub fn refines(ctx: &Context, scop: &Scop, a: &str, b: &str) -> Result<bool, IslError> {
+    before_of(ctx, scop, b)?.is_subset(&before_of(ctx, scop, a)?).ctx(|| "comparing two schedules".into())
 }
 
 /// The flat map of a schedule tree (isl text), for [`same_order`].
