@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use space::clay::{explain, refines, tree_map, ClayForm};
+use space::clay::{explain, refines, same_order, script, to_tree, tree_map, ClayForm};
 use space::deps;
 use space::isl::new_context;
 use space::knobs::SchedulerOptions;
@@ -131,7 +131,15 @@ fn round_trip(s: &Scop, original: &ClayForm, target: &ClayForm, tree: &str, what
         replayed.apply(step).unwrap_or_else(|e| panic!("{what}: {e}"));
     }
     assert_eq!(&replayed, target, "{what}");
+    // The script as text reads back as the same steps.
+    assert_eq!(script::parse(&script::print(original, &steps)).unwrap(), steps, "{what}");
+    // The form as a tree (what apply generates code from) runs in the form's order.
     let ctx = new_context();
+    let back = to_tree(&replayed, s);
+    assert!(
+        same_order(&ctx, s, &replayed.map_text(s), &tree_map(&ctx, &back).unwrap()).unwrap(),
+        "{what}: {back}"
+    );
     assert!(refines(&ctx, s, &replayed.map_text(s), &tree_map(&ctx, tree).unwrap()).unwrap(), "{what}");
     eprintln!("{what}: {} steps", steps.len());
 }

@@ -156,8 +156,10 @@ impl Emitter {
             if is_core && unimodular {
                 continue;
             }
-            let combination =
-                m_inv.as_ref().filter(|_| !is_core).map(|inv| mul(std::slice::from_ref(&row.iters), inv).remove(0));
+            let combination = m_inv
+                .as_ref()
+                .filter(|_| !is_core)
+                .map(|inv| mul(std::slice::from_ref(&row.iters), inv).remove(0));
             match combination {
                 Some(lambda) => {
                     for (c, &l) in lambda.iter().enumerate() {

@@ -12,9 +12,12 @@
 pub mod explain;
 pub mod form;
 pub mod order;
+pub mod script;
 pub mod transform;
+pub mod tree;
 
 pub use explain::{explain, ExplainError};
 pub use form::{Aff, ClayError, ClayForm, Relation};
 pub use order::{refines, same_order, tree_map};
 pub use transform::{Step, StepError};
+pub use tree::to_tree;
