@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use space::clay::{explain, refines, same_order, script, to_tree, tree_map, ClayForm};
+use space::clay::{
+    apply_script, explain, refines, same_order, script, to_tree, tree_map, ApplyError, ClayForm,
+};
 use space::deps;
 use space::isl::new_context;
 use space::knobs::SchedulerOptions;
@@ -153,4 +155,44 @@ fn show(s: &Scop, f: &ClayForm) -> String {
             format!("{} β={:?} α=[{}]\n", r.statement, r.beta, a.join(", "))
         })
         .collect()
+}
+
+/// apply: an explained script, as text, rebuilds a legal schedule in the target's order; a
+/// script that reverses jacobi-1d's time loop is refused naming that step and a dependence
+/// it breaks; a step that does not apply is named with its number.
+#[test]
+fn apply_rebuilds_explained_schedules_and_names_what_breaks() {
+    for k in ["jacobi-1d", "2mm", "lu"] {
+        let path = kernels().into_iter().find(|p| name(p) == k).unwrap();
+        let s = load(&path);
+        let d = deps::analyze(&s).unwrap();
+        let out = schedule::unified(&s, &d, None, &SchedulerOptions::default()).unwrap();
+        let ctx = new_context();
+        let (original, target) =
+            (ClayForm::original(&ctx, &s).unwrap(), ClayForm::from_tree(&ctx, &s, &out.tree).unwrap());
+        let text = script::print(&original, &explain(&original, &target).unwrap());
+        let applied = apply_script(&ctx, &s, &d, &text).unwrap_or_else(|e| panic!("{k}: {e}\n{text}"));
+        assert_eq!(applied.form, target, "{k}");
+        assert!(
+            refines(&ctx, &s, &tree_map(&ctx, &applied.tree).unwrap(), &tree_map(&ctx, &out.tree).unwrap())
+                .unwrap(),
+            "{k}"
+        );
+    }
+    let path = kernels().into_iter().find(|p| name(p) == "jacobi-1d").unwrap();
+    let s = load(&path);
+    let d = deps::analyze(&s).unwrap();
+    let ctx = new_context();
+    match apply_script(&ctx, &s, &d, "# time backwards\nreverse (0)\n") {
+        Err(e @ ApplyError::Illegal { number: 1, .. }) => {
+            let ApplyError::Illegal { violation, .. } = &e else { unreachable!() };
+            assert!(!violation.bad_distances.is_empty(), "{violation:?}");
+            eprintln!("{e}");
+        }
+        other => panic!("{:?}", other.map(|a| a.tree)),
+    }
+    let e = apply_script(&ctx, &s, &d, "reverse (0)\nfuse (9)\n").err().unwrap().to_string();
+    assert!(e.contains("step 2 `fuse (9)`") && e.contains("no statement"), "{e}");
+    let e = apply_script(&ctx, &s, &d, "reverse (0)\nskew (0,0)\n").err().unwrap().to_string();
+    assert!(e.contains("line 2") && e.contains("skew (PREFIX) DEPTH FACTOR"), "{e}");
 }

@@ -9,6 +9,7 @@
 //! the execution order they give to every pair of instances ([`order`]); a tree may leave
 //! instances of different statements at one date, which the form then orders by statement.
 
+pub mod apply;
 pub mod explain;
 pub mod form;
 pub mod order;
@@ -16,6 +17,7 @@ pub mod script;
 pub mod transform;
 pub mod tree;
 
+pub use apply::{apply_script, Applied, ApplyError};
 pub use explain::{explain, ExplainError};
 pub use form::{Aff, ClayError, ClayForm, Relation};
 pub use order::{refines, same_order, tree_map};
