@@ -32,7 +32,7 @@ pub enum ApplyError {
         /// The source and sink references in words (`S2's write of A[i][j]`).
         from: String,
         to: String,
-        violation: Violation,
+        violation: Box<Violation>,
     },
 }
 
@@ -77,7 +77,13 @@ pub fn apply_script(
         }
     }
     let (from, to) = (reference(scop, &violation.source), reference(scop, &violation.sink));
-    Err(ApplyError::Illegal { number, step: steps[number - 1].clone(), from, to, violation })
+    Err(ApplyError::Illegal {
+        number,
+        step: steps[number - 1].clone(),
+        from,
+        to,
+        violation: Box::new(violation),
+    })
 }
 
 /// `S2's read of A[i - 1]` for the access id `ref3`.
