@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use space::clay::{
-    apply_script, explain, refines, same_order, script, to_tree, tree_map, ApplyError, ClayForm,
+    apply_script, explain, refines, same_order, script, to_banded_tree, to_tree, tree_map, ApplyError,
+    ClayForm,
 };
 use space::deps;
 use space::isl::new_context;
@@ -157,12 +158,13 @@ fn show(s: &Scop, f: &ClayForm) -> String {
         .collect()
 }
 
-/// apply: an explained script, as text, rebuilds a legal schedule in the target's order; a
+/// apply: an explained script, as text, rebuilds a legal schedule in the target's order, and
+/// its banded tree has as many permutable bands and parallel loops as the scheduler's; a
 /// script that reverses jacobi-1d's time loop is refused naming that step and a dependence
 /// it breaks; a step that does not apply is named with its number.
 #[test]
 fn apply_rebuilds_explained_schedules_and_names_what_breaks() {
-    for k in ["jacobi-1d", "2mm", "lu"] {
+    for k in ["jacobi-1d", "jacobi-2d", "2mm", "gemm", "lu", "seidel-2d"] {
         let path = kernels().into_iter().find(|p| name(p) == k).unwrap();
         let s = load(&path);
         let d = deps::analyze(&s).unwrap();
@@ -173,6 +175,15 @@ fn apply_rebuilds_explained_schedules_and_names_what_breaks() {
         let text = script::print(&original, &explain(&original, &target).unwrap());
         let applied = apply_script(&ctx, &s, &d, &text).unwrap_or_else(|e| panic!("{k}: {e}\n{text}"));
         assert_eq!(applied.form, target, "{k}");
+        // For code generation: bands as permutable and parallel as the scheduler's own.
+        let banded = to_banded_tree(&ctx, &applied.form, &s, &d).unwrap();
+        assert!(
+            refines(&ctx, &s, &tree_map(&ctx, &banded).unwrap(), &tree_map(&ctx, &out.tree).unwrap())
+                .unwrap(),
+            "{k}"
+        );
+        let flags = |t: &str| (t.matches("permutable: 1").count(), t.matches("coincident: [ 1").count());
+        assert_eq!(flags(&banded), flags(&out.tree), "{k}:\n{banded}\n{}", out.tree);
         assert!(
             refines(&ctx, &s, &tree_map(&ctx, &applied.tree).unwrap(), &tree_map(&ctx, &out.tree).unwrap())
                 .unwrap(),

@@ -22,4 +22,4 @@ pub use explain::{explain, ExplainError};
 pub use form::{Aff, ClayError, ClayForm, Relation};
 pub use order::{refines, same_order, tree_map};
 pub use transform::{Step, StepError};
-pub use tree::to_tree;
+pub use tree::{to_banded_tree, to_tree};
