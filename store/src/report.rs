@@ -79,3 +79,47 @@ impl Store {
             .collect()
     }
 }
+
+/// A measured point's schedule, as `explain --point` reads it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MeasuredSchedule {
+    pub kernel: String,
+    pub dataset: String,
+    /// The original program's path, as recorded.
+    pub program_path: String,
+    pub point_json: String,
+    pub tree: String,
+}
+
+impl Store {
+    /// The schedule tree recorded for point `point_id` of `kernel` (the newest measurement
+    /// that has one); `None` when there is none.
+    pub fn measured_schedule(
+        &self,
+        kernel: &str,
+        point_id: &str,
+    ) -> Result<Option<MeasuredSchedule>, StoreError> {
+        const WHAT: &str = "find a point's schedule";
+        let row: Option<(String, String, String, String, String)> = with_pool!(self, |pool, _begin| {
+            sqlx::query_as(
+                "SELECT p.kernel, p.dataset, p.path, pt.json, s.tree FROM measurements m \
+                 JOIN programs p ON p.id = m.program_id \
+                 JOIN points pt ON pt.id = m.point_id \
+                 JOIN schedules s ON s.id = m.schedule_id \
+                 WHERE p.kernel = $1 AND m.point_id = $2 ORDER BY m.id DESC LIMIT 1",
+            )
+            .bind(kernel)
+            .bind(point_id)
+            .fetch_optional(pool)
+            .await
+            .map_err(query(WHAT))
+        })?;
+        Ok(row.map(|(kernel, dataset, program_path, point_json, tree)| MeasuredSchedule {
+            kernel,
+            dataset,
+            program_path,
+            point_json,
+            tree,
+        }))
+    }
+}

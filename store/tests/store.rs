@@ -258,6 +258,7 @@ fn report_rows_join_names_and_filter(fresh: &Fresh) {
         median_s: None,
         spread: None,
         samples: vec![],
+        schedule: None,
         ..ok_record(c.id, gemm, m1, Role::Variant, 2, 0.0)
     };
     s.record(&failed).unwrap();
@@ -291,6 +292,13 @@ fn report_rows_join_names_and_filter(fresh: &Fresh) {
         s.report_rows(&f).unwrap().len()
     };
     assert_eq!((only(&["beta"], &[]), only(&[], &["gemm"]), only(&["beta"], &["gemm"])), (1, 2, 0));
+
+    let m = s.measured_schedule("gemm", &point_id(1)).unwrap().unwrap();
+    assert_eq!((m.kernel.as_str(), m.dataset.as_str(), m.program_path.as_str()), ("gemm", "LARGE", "gemm.c"));
+    assert_eq!(m.tree, "domain: \"{ S1[i] : 0 <= i < 1 }\"");
+    // The timeout has no schedule; another kernel's point is not this kernel's.
+    assert_eq!(s.measured_schedule("gemm", &point_id(2)).unwrap(), None);
+    assert_eq!(s.measured_schedule("lu", &point_id(1)).unwrap(), None);
 }
 
 fn failed_record_leaves_nothing_behind(fresh: &Fresh) {

@@ -38,6 +38,9 @@ enum Command {
     Machines(cmd::query::MachinesArgs),
     /// Report tables per machine and across machines (Markdown, CSV, or HTML with plots).
     Report(cmd::report::Args),
+    /// A schedule (a kernel's best, a point's, or a file) as Clay loop transformations of
+    /// the original program.
+    Explain(cmd::explain::Args),
     /// The fusion space: legal statement preorders per loop level (|O|, |F|),
     /// each checked with our scheduler.
     Space(cmd::space::Args),
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::History(args) => cmd::query::history(args),
         Command::Machines(args) => cmd::query::machines(args),
         Command::Report(args) => cmd::report::run(args),
+        Command::Explain(args) => cmd::explain::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -12,7 +12,8 @@
 //! 3. `reorder` the nests into the target's order and `fuse` them, depth by depth, into
 //!    the target's loops.
 //!
-//! The result is checked: replayed on the original it must give the target exactly.
+//! The result is checked: replayed on the original it must give the target exactly. Steps
+//! that cancel out (a loop distributed, then fused back) are dropped afterwards.
 
 use super::form::ClayForm;
 use super::transform::{Step, StepError};
@@ -36,6 +37,9 @@ pub fn explain(from: &ClayForm, to: &ClayForm) -> Result<Vec<Step>, ExplainError
     {
         return Err(ExplainError::Statements);
     }
+    if from == to {
+        return Ok(Vec::new());
+    }
     let mut e = Emitter { form: from.clone(), steps: Vec::new() };
     e.distribute_all()?;
     for s in 0..to.relations.len() {
@@ -45,7 +49,40 @@ pub fn explain(from: &ClayForm, to: &ClayForm) -> Result<Vec<Step>, ExplainError
     if e.form != *to {
         return Err(ExplainError::Missed(format!("reached {:?}, wanted {:?}", e.form, to)));
     }
-    Ok(e.steps)
+    Ok(simplify(from, to, e.steps))
+}
+
+/// Scripts up to this long are simplified (the search replays the script O(n²) times).
+const SIMPLIFY_UP_TO: usize = 60;
+
+/// Drops steps, one or two at a time, while the rest still reaches `to`: phase 1 distributes
+/// every loop and phase 3 fuses back what the target keeps together, and such pairs undo
+/// each other.
+fn simplify(from: &ClayForm, to: &ClayForm, mut steps: Vec<Step>) -> Vec<Step> {
+    if steps.len() > SIMPLIFY_UP_TO {
+        return steps;
+    }
+    let reaches = |steps: &[Step]| {
+        let mut f = from.clone();
+        steps.iter().all(|s| f.apply(s).is_ok()) && f == *to
+    };
+    'again: loop {
+        for i in 0..steps.len() {
+            for j in i..steps.len() {
+                let candidate: Vec<Step> = steps
+                    .iter()
+                    .enumerate()
+                    .filter(|&(k, _)| k != i && k != j)
+                    .map(|(_, s)| s.clone())
+                    .collect();
+                if reaches(&candidate) {
+                    steps = candidate;
+                    continue 'again;
+                }
+            }
+        }
+        return steps;
+    }
 }
 
 struct Emitter {

@@ -88,6 +88,16 @@ pub fn best(args: BestArgs) -> Result<()> {
     }
     if let Some(s) = &b.schedule {
         println!("  schedule:\n{}", indent(s));
+        // The same schedule as loop transformations (`polytune explain`); the program may
+        // have moved since it was tuned, which costs the explanation only.
+        let file = std::path::Path::new(&b.program_path);
+        match super::explain::script_of(file, &b.dataset, &[], s) {
+            Ok((steps, _)) if steps.is_empty() => println!("  explained: the original loops, unchanged"),
+            Ok((_, text)) => println!("  explained (replay with `polytune apply`):\n{}", indent(&text)),
+            Err(e) => {
+                println!("  explained: not available ({e:#}; try `polytune explain {} --file ...`)", b.kernel)
+            }
+        }
     }
     Ok(())
 }

@@ -1,0 +1,172 @@
+//! `polytune explain`: a schedule as Clay loop transformations of the original program
+//! (`space::clay`), then what code generation adds (tiles, threads, knobs).
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::ValueEnum;
+use serde::Serialize;
+use space::clay::{self, script, ClayForm, Step};
+use space::knobs::{Point, Scheduler, SchedulerOptions};
+
+use super::common::{self, Dataset};
+use super::query::StoreArg;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Kernel name: explain its best variant in the store (or `--point`'s). Leave it out to
+    /// explain a schedule file (`--schedule`, with `--file`).
+    kernel: Option<String>,
+    /// Explain this point (its id, as `history` prints it) instead of the best.
+    #[arg(long)]
+    point: Option<String>,
+    /// A file holding an isl schedule tree to explain instead of a stored one.
+    #[arg(long)]
+    schedule: Option<PathBuf>,
+    /// The C file (default: the path the store recorded for the kernel).
+    #[arg(long)]
+    file: Option<PathBuf>,
+    /// Only measurements on this machine profile (for the best).
+    #[arg(long)]
+    machine: Option<String>,
+    /// Only this dataset (for the best; default for a schedule file: LARGE).
+    #[arg(long)]
+    dataset: Option<String>,
+    /// Preprocessor arguments for reading the C file (`-I`, `-D`); repeatable.
+    #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
+    cc_args: Vec<String>,
+    #[command(flatten)]
+    store: StoreArg,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Explanation {
+    file: PathBuf,
+    dataset: String,
+    point: Option<String>,
+    steps: Vec<Step>,
+    script: String,
+    codegen: Option<String>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let (file, dataset, tree, point, title) = source(&args)?;
+    let (steps, script) = script_of(&file, &dataset, &args.cc_args, &tree)?;
+    let codegen = point.as_ref().and_then(codegen_words);
+    if args.json {
+        let e = Explanation { file, dataset, point: point.map(|p| p.to_string()), steps, script, codegen };
+        println!("{}", serde_json::to_string_pretty(&e)?);
+        return Ok(());
+    }
+    println!("{title}");
+    if steps.is_empty() {
+        println!("The loops and statement order of the original program, unchanged.");
+    } else {
+        println!(
+            "From the original program, {} Clay transformation(s) (β-prefixes name loops; replay with `polytune apply`):",
+            steps.len()
+        );
+        for line in script.lines() {
+            println!("  {line}");
+        }
+    }
+    if let Some(c) = codegen {
+        println!("Then code generation: {c}.");
+    }
+    Ok(())
+}
+
+/// The Clay steps from `file`'s original program to the schedule `tree`, and their text.
+pub fn script_of(
+    file: &std::path::Path,
+    dataset: &str,
+    cc_args: &[String],
+    tree: &str,
+) -> Result<(Vec<Step>, String)> {
+    let d = Dataset::from_str(dataset, true).map_err(|_| anyhow::anyhow!("unknown dataset `{dataset}`"))?;
+    let program = common::load(file, d, cc_args, 0).with_context(|| {
+        format!("reading {} to explain its schedule (pass --file or --cc-arg)", file.display())
+    })?;
+    let ctx = space::isl::new_context();
+    let original = ClayForm::original(&ctx, &program.scop)?;
+    let target = ClayForm::from_tree(&ctx, &program.scop, tree)?;
+    let steps = clay::explain(&original, &target)?;
+    let text = script::print(&original, &steps);
+    Ok((steps, text))
+}
+
+/// The C file, dataset, schedule tree, point and a title line for what `args` asks for.
+fn source(args: &Args) -> Result<(PathBuf, String, String, Option<Point>, String)> {
+    if let Some(path) = &args.schedule {
+        let Some(file) = args.file.clone() else { bail!("--schedule needs --file: the C file it schedules") };
+        let tree =
+            std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let dataset = args.dataset.clone().unwrap_or_else(|| "LARGE".into());
+        let title = format!("{}: the schedule in {}", file.display(), path.display());
+        return Ok((file, dataset, tree, None, title));
+    }
+    let Some(kernel) = &args.kernel else {
+        bail!("name a kernel (its best schedule in the store), or give --schedule and --file")
+    };
+    let store = args.store.open()?;
+    let (program_path, dataset, point_json, tree, title) = match &args.point {
+        Some(id) => {
+            let Some(m) = store.measured_schedule(kernel, id)? else {
+                bail!("no schedule of point {id} for kernel `{kernel}` in the store (`polytune history {kernel}` lists points)")
+            };
+            let title = format!("{kernel} [{}]: point {id}", m.dataset);
+            (m.program_path, m.dataset, m.point_json, m.tree, title)
+        }
+        None => {
+            let Some(b) = store.best(kernel, args.machine.as_deref(), args.dataset.as_deref())? else {
+                bail!("no correct measurement of kernel `{kernel}` in the store");
+            };
+            let Some(tree) = b.schedule.clone() else {
+                bail!("the best variant of `{kernel}` has no recorded schedule")
+            };
+            let title =
+                format!("{kernel} [{}] on {}: {:.2}x over the original", b.dataset, b.machine, b.speedup);
+            (b.program_path, b.dataset, b.point_json, tree, title)
+        }
+    };
+    let point: Option<Point> = serde_json::from_str(&point_json).ok();
+    let title = match &point {
+        Some(p) => format!("{title} with {p}"),
+        None => title,
+    };
+    let file = args.file.clone().unwrap_or_else(|| PathBuf::from(program_path));
+    Ok((file, dataset, tree, point, title))
+}
+
+/// What code generation does with the point beyond its schedule, in words.
+fn codegen_words(p: &Point) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(t) = &p.tiles {
+        let sizes = t.iter().map(|t| t.to_string()).collect::<Vec<_>>().join("×");
+        parts.push(format!(
+            "permutable bands of two loops or more tiled {sizes} (strip-mine and interchange)"
+        ));
+    }
+    if p.threads > 1 {
+        parts.push(format!("the outermost parallel loop of each nest run on {} OpenMP threads", p.threads));
+    }
+    if let Scheduler::Unified { options, .. } = &p.scheduler {
+        let defaults = SchedulerOptions::default();
+        let knobs: Vec<String> = ["posttile_reorder", "wavefront", "consecutivity"]
+            .iter()
+            .filter_map(|k| {
+                let mine = options.settings().into_iter().find(|s| s.starts_with(&format!("{k}=")))?;
+                let default = defaults.settings().into_iter().find(|s| s.starts_with(&format!("{k}=")));
+                // Left out when it does nothing and is the default.
+                let idle = mine.ends_with("=none") && default.as_deref() == Some(mine.as_str());
+                (!idle).then_some(mine)
+            })
+            .collect();
+        if !knobs.is_empty() {
+            parts.push(format!("inside tiles {}", knobs.join(", ")));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
