@@ -27,6 +27,18 @@ pub fn render(report: &Report) -> String {
     for m in &report.machines {
         out.push_str(&format!("<h2>Machine <code>{}</code></h2>\n", escape(m)));
         table(&mut out, &machine_table(report, m), m);
+        for r in report.rows.iter().filter(|r| r.machine == *m) {
+            if let Some(text) = r.best.as_ref().and_then(|w| w.explanation.as_ref()) {
+                out.push_str(&format!(
+                    "<details data-explanation=\"{}\"><summary>{} {} (campaign {}): the winner as loop transformations of the original</summary>\n<pre>{}</pre>\n</details>\n",
+                    escape(&r.kernel),
+                    escape(&r.kernel),
+                    escape(&r.dataset),
+                    r.campaign,
+                    escape(text)
+                ));
+            }
+        }
     }
     out.push_str("<h2>Across machines: best speedup</h2>\n");
     table(&mut out, &across_machines(report), "across");

@@ -22,6 +22,17 @@ pub fn render(report: &Report) -> String {
     }
     out.push_str("\n## Across machines: best speedup\n\n");
     table(&mut out, &across_machines(report));
+    let explained: Vec<_> =
+        report.rows.iter().filter_map(|r| Some((r, r.best.as_ref()?.explanation.as_ref()?))).collect();
+    if !explained.is_empty() {
+        out.push_str("\n## The winners as loop transformations of the original\n");
+        for (r, text) in explained {
+            out.push_str(&format!(
+                "\n`{}` {} on `{}` (campaign {}):\n\n```\n{}```\n",
+                r.kernel, r.dataset, r.machine, r.campaign, text
+            ));
+        }
+    }
     out
 }
 

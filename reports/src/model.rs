@@ -50,6 +50,9 @@ pub struct Winner {
     pub speedup: f64,
     /// First-order relative spread of the speedup: the sum of both relative spreads.
     pub speedup_spread: Option<f64>,
+    /// The schedule as loop transformations of the original (`polytune explain`), when the
+    /// caller could work it out.
+    pub explanation: Option<String>,
 }
 
 /// One step of the best-so-far curve: after `evaluation` variants and `elapsed_s`
@@ -110,6 +113,18 @@ pub fn collect(rows: &[ReportRow], label: Labeler) -> Report {
         report.rows.push(row);
     }
     report
+}
+
+impl Report {
+    /// Sets each winner's explanation to what `explain` says of it.
+    pub fn explain_winners(&mut self, explain: impl Fn(&Row, &Winner) -> Option<String>) {
+        for i in 0..self.rows.len() {
+            let text = self.rows[i].best.as_ref().and_then(|w| explain(&self.rows[i], w));
+            if let Some(w) = self.rows[i].best.as_mut() {
+                w.explanation = text;
+            }
+        }
+    }
 }
 
 fn timed(r: &ReportRow) -> Option<Timed> {
@@ -183,6 +198,7 @@ fn build_row(
             time: t,
             speedup: s,
             speedup_spread: original.and_then(|o| Some(o.spread? + t.spread?)),
+            explanation: None,
         });
         row.evaluations_to_near_best = row
             .progress

@@ -149,6 +149,22 @@ fn filters_select_machines_and_kernels() {
 }
 
 #[test]
+fn winners_carry_the_explanation_they_are_given() {
+    let mut r = report(&ReportFilter::default());
+    r.explain_winners(|row, w| (row.machine == "alpha").then(|| format!("fuse (0)   # {}\n", w.point_id)));
+    let md = Format::Markdown.render(&r);
+    let id = unified(Spatial::Grouped, Some(32)).id();
+    assert!(
+        md.contains(&format!("`gemm` LARGE on `alpha` (campaign 1):\n\n```\nfuse (0)   # {id}\n```")),
+        "{md}"
+    );
+    assert!(!md.contains("on `beta`"), "{md}");
+    let html = Format::Html.render(&r);
+    assert_eq!(html.matches("<details data-explanation=").count(), 1);
+    assert!(html.contains(&format!("<pre>fuse (0)   # {id}\n</pre>")));
+}
+
+#[test]
 fn markdown_has_a_table_per_machine_and_one_across() {
     let md = Format::Markdown.render(&report(&ReportFilter::default()));
     assert!(md.contains("## Machine `alpha`") && md.contains("## Machine `beta`"), "{md}");

@@ -39,7 +39,16 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let store = args.store.open()?;
     let rows = store.report_rows(&ReportFilter { machines: args.machines, kernels: args.kernels })?;
-    let report = reports::collect(&rows, &reference_label);
+    let mut report = reports::collect(&rows, &reference_label);
+    // Each winner explained from the schedule recorded for its point; a program that moved
+    // or no longer reads costs the explanation only.
+    report.explain_winners(|row, w| {
+        let m = store.measured_schedule(&row.kernel, &w.point_id).ok()??;
+        let (steps, text) =
+            super::explain::script_of(std::path::Path::new(&m.program_path), &m.dataset, &[], &m.tree)
+                .ok()?;
+        Some(if steps.is_empty() { "(the original loops, unchanged)\n".to_string() } else { text })
+    });
     let format = match args.format {
         FormatArg::Md => Format::Markdown,
         FormatArg::Csv => Format::Csv,
