@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use space::knobs::{Point, Scheduler};
+use space::knobs::Point;
 use store::{ReportRow, Role};
 
 /// Names the reference and peer points a campaign measures before it searches (the
@@ -178,7 +178,7 @@ fn build_row(
         }
         let (Some(t), Some(s)) = (t, t.as_ref().and_then(speedup)) else { continue };
         if let Some(p) = &point {
-            row.knobs.extend(knob_values(p).into_iter().map(|(knob, value)| KnobSample {
+            row.knobs.extend(p.knob_values().into_iter().map(|(knob, value)| KnobSample {
                 knob,
                 value,
                 speedup: s,
@@ -207,31 +207,4 @@ fn build_row(
             .map(|step| step.evaluation);
     }
     row
-}
-
-/// The point's value of each knob, as the knob-effect plots group them.
-pub fn knob_values(p: &Point) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mode = match &p.scheduler {
-        Scheduler::Original => "original",
-        Scheduler::Isl => "isl",
-        Scheduler::Unified { .. } => "unified",
-    };
-    out.push(("scheduler".to_string(), mode.to_string()));
-    if let Scheduler::Unified { preorder, options } = &p.scheduler {
-        let fusion = preorder.as_ref().map_or_else(|| "as written".to_string(), |p| p.display());
-        out.push(("fusion".to_string(), fusion));
-        for s in options.settings() {
-            if let Some((k, v)) = s.split_once('=') {
-                out.push((k.to_string(), v.to_string()));
-            }
-        }
-    }
-    let tiles = p.tiles.as_ref().map_or_else(
-        || "untiled".to_string(),
-        |t| t.iter().map(|t| t.to_string()).collect::<Vec<_>>().join("x"),
-    );
-    out.push(("tiles".to_string(), tiles));
-    out.push(("threads".to_string(), p.threads.to_string()));
-    out
 }

@@ -235,6 +235,36 @@ impl Point {
     }
 }
 
+impl Point {
+    /// The point's value of each knob, by name (`scheduler`, `fusion`, each scheduler
+    /// option, `tiles`, `threads`): what reports group by and what a search model learns from.
+    pub fn knob_values(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mode = match &self.scheduler {
+            Scheduler::Original => "original",
+            Scheduler::Isl => "isl",
+            Scheduler::Unified { .. } => "unified",
+        };
+        out.push(("scheduler".to_string(), mode.to_string()));
+        if let Scheduler::Unified { preorder, options } = &self.scheduler {
+            let fusion = preorder.as_ref().map_or_else(|| "as written".to_string(), |p| p.display());
+            out.push(("fusion".to_string(), fusion));
+            for s in options.settings() {
+                if let Some((k, v)) = s.split_once('=') {
+                    out.push((k.to_string(), v.to_string()));
+                }
+            }
+        }
+        let tiles = self.tiles.as_ref().map_or_else(
+            || "untiled".to_string(),
+            |t| t.iter().map(|t| t.to_string()).collect::<Vec<_>>().join("x"),
+        );
+        out.push(("tiles".to_string(), tiles));
+        out.push(("threads".to_string(), self.threads.to_string()));
+        out
+    }
+}
+
 impl fmt::Display for Point {
     /// `unified (S1 S2)(S3) spatial=grouped ... tiles=32 threads=2`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -26,12 +26,14 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         seed: 0,
     };
     println!("evaluations and wall time until a variant within 5% of the exhaustive best is measured");
-    println!("| kernel | points | exhaustive (all) | random | halving |");
-    println!("|---|---|---|---|---|");
+    println!("| kernel | points | exhaustive (all) | random | halving | model |");
+    println!("|---|---|---|---|---|---|");
     for file in files {
         let kernel = Kernel::load(file, StrategyKind::Halving, dataset, &Default::default(), &spec)?;
         let mut traces = Vec::new();
-        for strategy in [StrategyKind::Exhaustive, StrategyKind::Random, StrategyKind::Halving] {
+        for strategy in
+            [StrategyKind::Exhaustive, StrategyKind::Random, StrategyKind::Halving, StrategyKind::Model]
+        {
             traces.push(campaign(&setup, &kernel, strategy, dataset, settings, runs)?);
         }
         let best = traces[0].iter().filter_map(|t| t.median_s).fold(f64::INFINITY, f64::min);
@@ -58,12 +60,13 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         };
         let all = traces[0].last().map(|t| format!("{}, {}", t.evaluations, seconds(t.elapsed_s)));
         println!(
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             kernel.spec.name,
             kernel.space.len() + kernel.references.len(),
             all.unwrap_or_default(),
             reach(&traces[1]),
-            reach(&traces[2])
+            reach(&traces[2]),
+            reach(&traces[3])
         );
     }
     Ok(())

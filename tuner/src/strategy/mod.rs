@@ -6,6 +6,7 @@
 
 mod exhaustive;
 mod halving;
+mod model;
 mod random;
 
 use std::collections::HashMap;
@@ -16,6 +17,7 @@ use crate::cmd::common::Dataset;
 
 pub use exhaustive::Exhaustive;
 pub use halving::Halving;
+pub use model::Model;
 pub use random::Random;
 
 /// What the search knows about one evaluated point on one dataset: its
@@ -54,6 +56,9 @@ pub enum StrategyKind {
     Random,
     /// Successive halving across dataset sizes (SMALL → MEDIUM → the campaign's).
     Halving,
+    /// A random forest over knob values learns from the outcomes; the next points are those
+    /// of highest expected improvement (after 8 seeded random ones).
+    Model,
 }
 
 /// The strategy of `kind` over `space` (in the space's order) for a campaign
@@ -63,6 +68,7 @@ pub fn new(kind: StrategyKind, space: Vec<Point>, dataset: Dataset, seed: u64) -
         StrategyKind::Exhaustive => Box::new(Exhaustive::new(space, dataset)),
         StrategyKind::Random => Box::new(Random::new(space, dataset, seed)),
         StrategyKind::Halving => Box::new(Halving::new(space, dataset, seed)),
+        StrategyKind::Model => Box::new(Model::new(space, dataset, seed)),
     }
 }
 
