@@ -104,7 +104,7 @@ macro_rules! with_pool {
 mod outcomes;
 pub use outcomes::Outcome;
 mod report;
-pub use report::{MeasuredSchedule, ReportFilter, ReportRow};
+pub use report::{CampaignProgress, MeasuredSchedule, ReportFilter, ReportRow};
 
 /// A measurement by its key, for a record that duplicates it.
 const FIND_MEASUREMENT: &str =

@@ -123,3 +123,43 @@ impl Store {
         }))
     }
 }
+
+/// A campaign and how far it got.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CampaignProgress {
+    pub campaign: crate::Campaign,
+    pub measurements: i64,
+    /// Of which verified `ok`.
+    pub verified: i64,
+    /// When its newest measurement was recorded, if it has any.
+    pub last_measured_at: Option<Timestamp>,
+}
+
+impl Store {
+    /// Every campaign with its measurement counts, oldest first.
+    pub fn campaign_progress(&self) -> Result<Vec<CampaignProgress>, StoreError> {
+        const WHAT: &str = "read the campaigns' progress";
+        let campaigns = self.campaigns()?;
+        let counts: Vec<(i64, i64, i64, Option<i64>)> = with_pool!(self, |pool, _begin| {
+            sqlx::query_as(
+                "SELECT campaign_id, COUNT(*), SUM(CASE WHEN status = 'ok' THEN 1 ELSE 0 END), MAX(created_at) \
+                 FROM measurements GROUP BY campaign_id",
+            )
+            .fetch_all(pool)
+            .await
+            .map_err(query(WHAT))
+        })?;
+        Ok(campaigns
+            .into_iter()
+            .map(|c| {
+                let row = counts.iter().find(|r| r.0 == c.id);
+                CampaignProgress {
+                    measurements: row.map_or(0, |r| r.1),
+                    verified: row.map_or(0, |r| r.2),
+                    last_measured_at: row.and_then(|r| r.3).map(Timestamp::from_millis),
+                    campaign: c,
+                }
+            })
+            .collect())
+    }
+}

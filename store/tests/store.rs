@@ -299,6 +299,17 @@ fn report_rows_join_names_and_filter(fresh: &Fresh) {
     // The timeout has no schedule; another kernel's point is not this kernel's.
     assert_eq!(s.measured_schedule("gemm", &point_id(2)).unwrap(), None);
     assert_eq!(s.measured_schedule("lu", &point_id(1)).unwrap(), None);
+
+    let progress = s.campaign_progress().unwrap();
+    assert_eq!(progress.len(), 1);
+    assert_eq!((progress[0].campaign.id, progress[0].measurements, progress[0].verified), (c.id, 3, 2));
+    assert_eq!(progress[0].last_measured_at, Some(all[2].measured_at));
+    let idle = s.campaign(&new_campaign("idle")).unwrap();
+    let progress = s.campaign_progress().unwrap();
+    assert_eq!(
+        (progress[1].campaign.id, progress[1].measurements, progress[1].last_measured_at),
+        (idle.id, 0, None)
+    );
 }
 
 fn failed_record_leaves_nothing_behind(fresh: &Fresh) {

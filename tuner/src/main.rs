@@ -41,6 +41,9 @@ enum Command {
     /// A schedule (a kernel's best, a point's, or a file) as Clay loop transformations of
     /// the original program.
     Explain(cmd::explain::Args),
+    /// The store over HTTP, read-only JSON: /best/KERNEL, /machines, /campaigns,
+    /// /measurements (loopback by default; a token elsewhere).
+    Serve(cmd::serve::Args),
     /// The fusion space: legal statement preorders per loop level (|O|, |F|),
     /// each checked with our scheduler.
     Space(cmd::space::Args),
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Command::Machines(args) => cmd::query::machines(args),
         Command::Report(args) => cmd::report::run(args),
         Command::Explain(args) => cmd::explain::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,6 +10,7 @@ pub mod report;
 pub mod run;
 pub mod schedule;
 pub mod scop;
+pub mod serve;
 pub mod space;
 pub mod tune;
 pub mod variant;

@@ -1,0 +1,138 @@
+//! `polytune serve`: the store over HTTP, read-only JSON (axum). Loopback by default; bound
+//! anywhere else it requires a bearer token, so a store is never open to a network by a
+//! typo.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use store::Store;
+
+use super::query::StoreArg;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Address to listen on; port 0 picks a free one (printed on start).
+    #[arg(long, default_value = "127.0.0.1:8237")]
+    addr: SocketAddr,
+    /// A file holding the token requests must carry (`Authorization: Bearer TOKEN`);
+    /// required when the address is not a loopback one.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreArg,
+}
+
+struct App {
+    store: Store,
+    token: Option<String>,
+}
+
+type Shared = Arc<App>;
+
+pub fn run(args: Args) -> Result<()> {
+    let token = match &args.token_file {
+        Some(path) => {
+            let t = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read the token", path.display()))?;
+            let t = t.trim().to_string();
+            if t.len() < 16 {
+                bail!("{}: the token must be at least 16 characters", path.display());
+            }
+            Some(t)
+        }
+        None if args.addr.ip().is_loopback() => None,
+        None => bail!(
+            "{} is not a loopback address: give --token-file so that only holders of the token can read the store",
+            args.addr
+        ),
+    };
+    let app = Arc::new(App { store: args.store.open()?, token });
+    let router = Router::new()
+        .route("/best/{kernel}", get(best))
+        .route("/machines", get(machines))
+        .route("/campaigns", get(campaigns))
+        .route("/measurements", get(measurements))
+        .layer(middleware::from_fn_with_state(app.clone(), authorize))
+        .with_state(app);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.addr))?;
+        // The bound address (with the port chosen for port 0), for scripts and tests.
+        println!("listening on http://{}", listener.local_addr()?);
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .context("serving")
+    })
+}
+
+async fn authorize(State(app): State<Shared>, request: Request, next: Next) -> Response {
+    if let Some(token) = &app.token {
+        let given = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+        if given.and_then(|v| v.strip_prefix("Bearer ")) != Some(token.as_str()) {
+            return error(
+                StatusCode::UNAUTHORIZED,
+                "a valid `Authorization: Bearer TOKEN` header is required".into(),
+            );
+        }
+    }
+    next.run(request).await
+}
+
+fn error(status: StatusCode, message: String) -> Response {
+    (status, Json(serde_json::json!({ "error": message }))).into_response()
+}
+
+/// Runs a store query off the async threads (the store blocks on its own runtime).
+async fn blocking<T: serde::Serialize + Send + 'static>(
+    app: Shared,
+    query: impl FnOnce(&Store) -> Result<Option<T>, store::StoreError> + Send + 'static,
+) -> Response {
+    match tokio::task::spawn_blocking(move || query(&app.store)).await {
+        Ok(Ok(Some(v))) => Json(v).into_response(),
+        Ok(Ok(None)) => error(StatusCode::NOT_FOUND, "nothing matches".into()),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+struct BestQuery {
+    machine: Option<String>,
+    dataset: Option<String>,
+}
+
+async fn best(State(app): State<Shared>, Path(kernel): Path<String>, Query(q): Query<BestQuery>) -> Response {
+    blocking(app, move |s| s.best(&kernel, q.machine.as_deref(), q.dataset.as_deref())).await
+}
+
+async fn machines(State(app): State<Shared>) -> Response {
+    blocking(app, |s| s.machines().map(Some)).await
+}
+
+async fn campaigns(State(app): State<Shared>) -> Response {
+    blocking(app, |s| s.campaign_progress().map(Some)).await
+}
+
+#[derive(Deserialize)]
+struct MeasurementsQuery {
+    kernel: Option<String>,
+    limit: Option<usize>,
+}
+
+async fn measurements(State(app): State<Shared>, Query(q): Query<MeasurementsQuery>) -> Response {
+    let limit = q.limit.unwrap_or(100).min(10_000);
+    blocking(app, move |s| s.history(q.kernel.as_deref(), limit).map(Some)).await
+}
