@@ -223,6 +223,9 @@ pub struct Campaign<'a> {
     evaluations: usize,
     /// Generated program text → its measurement in this run.
     measured_code: HashMap<String, (Point, Measurement)>,
+    /// Originals measured before the store was written (see [`measure_original`]), by
+    /// kernel path and dataset; each is used (and recorded) at its first need.
+    premeasured: HashMap<(PathBuf, Dataset), Reference>,
     progress: ProgressBar,
     /// Every evaluation of this invocation.
     pub trace: Vec<TraceEntry>,
@@ -282,6 +285,7 @@ impl<'a> Campaign<'a> {
             started: Instant::now(),
             evaluations: 0,
             measured_code: HashMap::new(),
+            premeasured: HashMap::new(),
             progress,
             trace: Vec::new(),
             outcomes: Outcomes::default(),
@@ -379,6 +383,14 @@ impl<'a> Campaign<'a> {
         self.budget.evals.map_or(usize::MAX, |n| n.saturating_sub(self.evaluations))
     }
 
+    /// Originals already measured by [`measure_original`], used instead of measuring again.
+    pub fn with_originals(mut self, measured: Vec<(&Kernel, Dataset, Reference)>) -> Self {
+        for (kernel, dataset, r) in measured {
+            self.premeasured.insert((kernel.spec.path.clone(), dataset), r);
+        }
+        self
+    }
+
     fn program_ids(&self, kernel: &Kernel) -> Result<HashMap<Dataset, i64>> {
         let mut ids = HashMap::new();
         for d in kernel.programs.keys() {
@@ -394,11 +406,19 @@ impl<'a> Campaign<'a> {
     fn reference(&mut self, kernel: &Kernel, dataset: Dataset, program: i64) -> Result<Reference> {
         let prog = &kernel.programs[&dataset];
         let original = codegen::original_program(&prog.source, &prog.scop)?;
-        self.log(&format!("{} [{}] measuring the original program", kernel.spec.name, dataset.name()));
-        let reference = self
-            .evaluator
-            .reference(&original)
-            .with_context(|| format!("{} [{}]: the original program", kernel.spec.name, dataset.name()))?;
+        let reference = match self.premeasured.remove(&(kernel.spec.path.clone(), dataset)) {
+            Some(r) => r,
+            None => {
+                self.log(&format!(
+                    "{} [{}] measuring the original program",
+                    kernel.spec.name,
+                    dataset.name()
+                ));
+                self.evaluator.reference(&original).with_context(|| {
+                    format!("{} [{}]: the original program", kernel.spec.name, dataset.name())
+                })?
+            }
+        };
         if !interrupted() {
             let point = Point { scheduler: Scheduler::Original, tiles: None, threads: self.config.threads };
             let source = self.source_of(&original);
@@ -594,6 +614,29 @@ impl<'a> Campaign<'a> {
 pub struct Failure {
     pub status: String,
     pub reason: String,
+}
+
+/// Measures `kernel`'s original program on `dataset` with `evaluator` (its builder given
+/// the program's extra sources for that dataset), touching no store: `tune` does this
+/// before it writes any row, so that a program whose original is refused (no `main`, a
+/// SCoP never reached or run zero times, outputs that differ between two runs) leaves
+/// nothing behind.
+pub fn measure_original(evaluator: &Evaluator, kernel: &Kernel, dataset: Dataset) -> Result<Reference> {
+    let prog = &kernel.programs[&dataset];
+    let original = codegen::original_program(&prog.source, &prog.scop)?;
+    let builder = evaluator
+        .builder
+        .with_extras(&kernel.spec.build.extras(dataset))
+        .with_context(|| format!("{} [{}]: the program's extra sources", kernel.spec.name, dataset.name()))?;
+    let evaluator = Evaluator {
+        builder,
+        slot: evaluator.slot.clone(),
+        config: evaluator.config.clone(),
+        jobs: evaluator.jobs,
+    };
+    evaluator
+        .reference(&original)
+        .with_context(|| format!("{} [{}]: the original program", kernel.spec.name, dataset.name()))
 }
 
 /// A point's schedule tree and generated program, or why there is none.

@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use executor::runtime::Tolerance;
 
 use super::common::Dataset;
-use crate::campaign::{grid, Budget, Campaign, Config, End, Kernel, Setup};
+use crate::campaign::{self, grid, Budget, Campaign, Config, End, Kernel, Setup};
 use crate::strategy::StrategyKind;
 
 #[derive(clap::Args)]
@@ -99,6 +99,12 @@ pub fn run(args: Args) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
 
     let (evaluator, fingerprint) = setup.evaluator(args.runs, args.tolerance)?;
+    // Each original measured before the store is written: a refused one leaves no row.
+    let mut originals = Vec::new();
+    for k in &kernels {
+        eprintln!("{} [{}] measuring the original program", k.spec.name, args.dataset.name());
+        originals.push((k, args.dataset, campaign::measure_original(&evaluator, k, args.dataset)?));
+    }
     let location = match &args.db {
         Some(db) => db.clone(),
         None => store::Store::default_location()?.display().to_string(),
@@ -121,7 +127,7 @@ pub fn run(args: Args) -> Result<()> {
         machine: fingerprint.id(),
     };
     let budget = Budget { evals: args.evals, time: args.budget };
-    let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?;
+    let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?.with_originals(originals);
     campaign.variant_timeout = args.variant_timeout;
     let end = campaign.run(&kernels)?;
     let campaign_id = campaign.campaign_id;
