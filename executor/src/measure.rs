@@ -29,7 +29,6 @@ use crate::build::BuildOutcome;
 use crate::machine::Slot;
 use crate::runtime::{self, DumpedArray, Tolerance, Verdict};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -38,29 +37,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Outcome class of a measurement (and of a variant in the store).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    Ok,
-    /// Ran, but its outputs differ from the reference's: never eligible as best.
-    Wrong,
-    Timeout,
-    Crash,
-    CompileError,
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Status::Ok => "ok",
-            Status::Wrong => "wrong",
-            Status::Timeout => "timeout",
-            Status::Crash => "crash",
-            Status::CompileError => "compile-error",
-        })
-    }
-}
+/// How a measurement ends (and any evaluation of a point: see the `outcome` crate).
+pub use outcome::Status;
 
 /// How long a run may take, scaled from the original program.
 ///
@@ -161,7 +139,13 @@ pub struct Measurement {
 impl Measurement {
     /// The record of a variant that did not compile.
     pub fn compile_error(message: impl Into<String>) -> Measurement {
-        Measurement { reason: message.into(), ..Measurement::empty(Status::CompileError, 0.0, 0, Vec::new()) }
+        Measurement::failed(Status::CompileError, message)
+    }
+
+    /// An evaluation that ended before anything ran (scheduling, code generation,
+    /// compilation failed), with its status and reason.
+    pub fn failed(status: Status, reason: impl Into<String>) -> Measurement {
+        Measurement { reason: reason.into(), ..Measurement::empty(status, 0.0, 0, Vec::new()) }
     }
 
     /// A measurement with no runs yet.

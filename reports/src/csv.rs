@@ -40,7 +40,7 @@ pub fn render(report: &Report) -> String {
                 Some(Cell::Ok { time, speedup }) => {
                     [num(Some(time.median_s)), num(Some(*speedup)), "ok".into()]
                 }
-                Some(Cell::Failed(status)) => [String::new(), String::new(), status.clone()],
+                Some(Cell::Failed(status)) => [String::new(), String::new(), status.to_string()],
                 None => Default::default(),
             });
         }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use space::knobs::Point;
-use store::{ReportRow, Role};
+use store::{ReportRow, Role, Status};
 
 /// Names the reference and peer points a campaign measures before it searches (the
 /// tuner knows which they are); `None` for a point of the search.
@@ -38,7 +38,7 @@ pub enum Cell {
     /// Verified, with its speedup over the original.
     Ok { time: Timed, speedup: f64 },
     /// Any other status (`wrong`, `timeout`, ...).
-    Failed(String),
+    Failed(Status),
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -128,7 +128,7 @@ impl Report {
 }
 
 fn timed(r: &ReportRow) -> Option<Timed> {
-    (r.status == "ok").then_some(())?;
+    (r.status == Status::Ok).then_some(())?;
     r.median_s.filter(|m| *m > 0.0).map(|median_s| Timed { median_s, spread: r.spread })
 }
 
@@ -153,7 +153,7 @@ fn build_row(
         references: BTreeMap::new(),
         best: None,
         evaluations: variants.len(),
-        verified: variants.iter().filter(|r| r.status == "ok").count(),
+        verified: variants.iter().filter(|r| r.status == Status::Ok).count(),
         wall_s: match (rows.first(), rows.last()) {
             (Some(a), Some(b)) => (b.measured_at.millis() - a.measured_at.millis()) as f64 / 1e3,
             _ => 0.0,
@@ -172,7 +172,7 @@ fn build_row(
             }
             let cell = match (t, t.as_ref().and_then(speedup)) {
                 (Some(time), Some(s)) => Cell::Ok { time, speedup: s },
-                _ => Cell::Failed(r.status.clone()),
+                _ => Cell::Failed(r.status),
             };
             row.references.insert(name, cell);
         }

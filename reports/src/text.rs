@@ -41,7 +41,7 @@ pub fn speedup(s: f64) -> String {
 pub fn cell(c: Option<&Cell>) -> String {
     match c {
         Some(Cell::Ok { speedup: s, .. }) => speedup(*s),
-        Some(Cell::Failed(status)) => status.clone(),
+        Some(Cell::Failed(status)) => status.to_string(),
         None => "–".to_string(),
     }
 }

@@ -42,7 +42,7 @@ fn record(s: &Store, at: &Ids, role: Role, point: &Point, status: &str, median: 
         point_json: point.canonical_json(),
         schedule: None,
         build: None,
-        status: status.to_string(),
+        status: status.parse().unwrap(),
         reason: String::new(),
         median_s: median,
         spread: median.map(|_| 0.02),
@@ -127,7 +127,7 @@ fn model_matches_the_hand_worked_values() {
     assert_eq!(spatial, ["off", "grouped"]);
 
     let b = row(&r, "beta", "gemm");
-    assert_eq!(b.references["isl"], Cell::Failed("wrong".into()));
+    assert_eq!(b.references["isl"], Cell::Failed(store::Status::Wrong));
     assert_eq!(b.best.as_ref().unwrap().speedup, 3.0);
     assert_eq!(b.evaluations_to_near_best, Some(2));
 

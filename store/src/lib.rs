@@ -52,6 +52,7 @@ use sqlx::sqlite::{
 use sqlx::{ConnectOptions, Connection};
 
 pub use error::StoreError;
+pub use outcome::Status;
 pub use types::{
     Best, BuildRef, Campaign, CampaignState, Counts, HistoryRow, MachineRow, NewCampaign, Record, Role, Seed,
     Timestamp,
@@ -198,7 +199,7 @@ macro_rules! record_in {
         .bind(schedule_id)
         .bind(build_id)
         .bind(rec.role.as_str())
-        .bind(&rec.status)
+        .bind(rec.status.as_str())
         .bind(&rec.reason)
         .bind(rec.median_s)
         .bind(rec.spread)
@@ -935,7 +936,6 @@ fn validate(rec: &Record) -> Result<(), StoreError> {
         return invalid(format!("point id `{id}` is not 16 lowercase hex digits"));
     }
     json_text(WHAT, "point", &rec.point_json)?;
-    non_empty(WHAT, "status", &rec.status)?;
     for (name, value) in [("median", rec.median_s), ("spread", rec.spread)] {
         if let Some(v) = value {
             if !v.is_finite() || v < 0.0 {
@@ -946,7 +946,7 @@ fn validate(rec: &Record) -> Result<(), StoreError> {
     if let Some(v) = rec.samples.iter().find(|v| !v.is_finite() || **v < 0.0) {
         return invalid(format!("a sample is {v}; samples must be finite numbers ≥ 0"));
     }
-    if rec.status == "ok" && rec.median_s.is_none() {
+    if rec.status == Status::Ok && rec.median_s.is_none() {
         return invalid(format!("point {id} has status ok but no median"));
     }
     Ok(())

@@ -11,7 +11,7 @@ pub struct Outcome {
     pub program: i64,
     pub point_id: String,
     pub role: Role,
-    pub status: String,
+    pub status: crate::Status,
     pub median_s: Option<f64>,
 }
 
@@ -31,7 +31,13 @@ impl Store {
         })?;
         rows.into_iter()
             .map(|(program, point_id, role, status, median_s)| {
-                Ok(Outcome { program, point_id, role: parse_column(WHAT, &role)?, status, median_s })
+                Ok(Outcome {
+                    program,
+                    point_id,
+                    role: parse_column(WHAT, &role)?,
+                    status: parse_column(WHAT, &status)?,
+                    median_s,
+                })
             })
             .collect()
     }

@@ -5,6 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use outcome::Status;
 use serde::{Serialize, Serializer};
 
 /// Whether a measurement times the original program (the campaign's reference) or a variant.
@@ -218,8 +219,8 @@ pub struct Record {
     pub schedule: Option<String>,
     /// The generated source; `None` when no code was generated.
     pub build: Option<BuildRef>,
-    /// `ok`, `wrong`, `compile-error`, `crash`, `timeout`, `illegal`, `schedule-error`, ...
-    pub status: String,
+    /// How the evaluation ended; stored as its text (`ok`, `compile-error`, ...).
+    pub status: Status,
     /// Why it failed; empty when it did not.
     pub reason: String,
     /// Seconds; `None` when nothing was timed. Never negative.
@@ -266,7 +267,8 @@ pub struct HistoryRow {
     #[sqlx(try_from = "String")]
     pub role: Role,
     pub point_id: String,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: Status,
     pub reason: String,
     pub median_s: Option<f64>,
     pub spread: Option<f64>,

@@ -69,12 +69,10 @@ fn small_campaign(db: &Path) -> Vec<String> {
 }
 
 /// `(program, point, role) → (status, median)` of every measurement.
-fn snapshot(store: &Store, campaign: i64) -> BTreeMap<(i64, String, Role), (String, Option<f64>)> {
+fn snapshot(store: &Store, campaign: i64) -> BTreeMap<(i64, String, Role), (store::Status, Option<f64>)> {
     let rows = store.outcomes(campaign).unwrap();
-    let map: BTreeMap<_, _> = rows
-        .iter()
-        .map(|o| ((o.program, o.point_id.clone(), o.role), (o.status.clone(), o.median_s)))
-        .collect();
+    let map: BTreeMap<_, _> =
+        rows.iter().map(|o| ((o.program, o.point_id.clone(), o.role), (o.status, o.median_s))).collect();
     assert_eq!(map.len(), rows.len(), "a measurement was recorded twice");
     map
 }
@@ -353,7 +351,7 @@ fn a_point_that_takes_too_long_is_a_status_not_a_stuck_campaign() {
     let rows = store.outcomes(store.campaigns().unwrap()[0].id).unwrap();
     let variants: Vec<_> = rows.iter().filter(|o| o.role == Role::Variant).collect();
     assert_eq!(variants.len(), 5);
-    assert!(variants.iter().all(|o| o.status == "schedule-timeout"), "{variants:?}");
+    assert!(variants.iter().all(|o| o.status == store::Status::ScheduleTimeout), "{variants:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -79,7 +79,7 @@ fn fixture(dir: &std::path::Path) -> String {
             point_json: format!("{{\"n\":{n}}}"),
             schedule: None,
             build: None,
-            status: "ok".into(),
+            status: store::Status::Ok,
             reason: String::new(),
             median_s: Some(median),
             spread: Some(0.01),

@@ -21,7 +21,7 @@ use executor::build::{BuildOutcome, Builder};
 use executor::codegen::{self, CodegenError, CodegenOptions};
 use executor::evaluate::{Evaluator, Reference};
 use executor::machine::{Fingerprint, MachineProfile, Slot};
-use executor::measure::{measure_outcome, MeasureConfig, Measurement};
+use executor::measure::{measure_outcome, MeasureConfig, Measurement, Status};
 use executor::runtime::Tolerance;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
@@ -316,7 +316,7 @@ impl<'a> Campaign<'a> {
                     if m.role == Role::Variant {
                         self.outcomes
                             .0
-                            .insert((d, m.point_id.clone()), m.median_s.filter(|_| m.status == "ok"));
+                            .insert((d, m.point_id.clone()), m.median_s.filter(|_| m.status == Status::Ok));
                     }
                 }
             }
@@ -438,8 +438,8 @@ impl<'a> Campaign<'a> {
                     if interrupted() {
                         return Ok(());
                     }
-                    let m = Measurement { reason: failure.reason, ..Measurement::compile_error("") };
-                    self.finish(on, point, None, None, &m, failure.status)?;
+                    let m = Measurement::failed(failure.status, failure.reason);
+                    self.finish(on, point, None, None, &m)?;
                 }
             }
         }
@@ -481,9 +481,8 @@ impl<'a> Campaign<'a> {
                     m
                 }
             };
-            let status = m.status.to_string();
             let source = self.source_of(code);
-            self.finish(on, point, Some(schedule), source, &m, status)?;
+            self.finish(on, point, Some(schedule), source, &m)?;
         }
         Ok(())
     }
@@ -511,7 +510,7 @@ impl<'a> Campaign<'a> {
             .map(|a| {
                 a.into_inner()
                     .expect("no panics while holding it")
-                    .unwrap_or_else(|| Err(Failure { status: "interrupted".into(), reason: "Ctrl-C".into() }))
+                    .unwrap_or_else(|| Err(Failure { status: Status::Interrupted, reason: "Ctrl-C".into() }))
             })
             .collect()
     }
@@ -524,11 +523,10 @@ impl<'a> Campaign<'a> {
         schedule: Option<&str>,
         source: Option<BuildRef>,
         m: &Measurement,
-        status: String,
     ) -> Result<()> {
         let (kernel, dataset) = (on.kernel, on.dataset);
-        self.record_status(on.program, Role::Variant, point, schedule, source, m, &status)?;
-        let median_s = m.median_s.filter(|_| status == "ok");
+        self.record(on.program, Role::Variant, point, schedule, source, m)?;
+        let median_s = m.median_s.filter(|_| m.status == Status::Ok);
         self.outcomes.0.insert((dataset, point.id()), median_s);
         if let (Some(v), Some(r)) = (median_s, on.reference.measurement.median_s) {
             if v > 0.0 && self.best.as_ref().is_none_or(|(b, _)| r / v > *b) {
@@ -545,7 +543,7 @@ impl<'a> Campaign<'a> {
         });
         self.progress.inc(1);
         let time = m.median_s.map(crate::cmd::query::seconds).unwrap_or_else(|| "-".into());
-        self.log(&format!("{} [{}] {point}: {status} {time}", kernel.spec.name, dataset.name()));
+        self.log(&format!("{} [{}] {point}: {} {time}", kernel.spec.name, dataset.name(), m.status));
         if let Some((speedup, of)) = &self.best {
             self.progress.set_prefix(format!("best {speedup:.2}x {of}"));
         }
@@ -561,20 +559,6 @@ impl<'a> Campaign<'a> {
         source: Option<BuildRef>,
         m: &Measurement,
     ) -> Result<()> {
-        self.record_status(program, role, point, schedule, source, m, &m.status.to_string())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn record_status(
-        &self,
-        program: i64,
-        role: Role,
-        point: &Point,
-        schedule: Option<&str>,
-        source: Option<BuildRef>,
-        m: &Measurement,
-        status: &str,
-    ) -> Result<()> {
         self.store.record(&Record {
             campaign: self.campaign_id,
             program,
@@ -584,7 +568,7 @@ impl<'a> Campaign<'a> {
             point_json: point.canonical_json(),
             schedule: schedule.map(str::to_string),
             build: source,
-            status: status.to_string(),
+            status: m.status,
             reason: m.reason.clone(),
             median_s: m.median_s,
             spread: m.spread,
@@ -612,7 +596,7 @@ impl<'a> Campaign<'a> {
 /// Why a point produced no program.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Failure {
-    pub status: String,
+    pub status: Status,
     pub reason: String,
 }
 
@@ -647,14 +631,14 @@ pub fn variant(prog: &Program, point: &Point) -> Answer {
     let schedule = match &point.scheduler {
         Scheduler::Original => prog.scop.schedule.clone(),
         Scheduler::Isl => space::reference::isl_schedule(&prog.scop, &prog.deps).map_err(|e| Failure {
-            status: "schedule-error".into(),
+            status: Status::ScheduleError,
             reason: format!("isl's scheduler: {e}"),
         })?,
         Scheduler::Unified { preorder, options } => {
             let fusion = preorder.clone().map(Fusion::Preorder).unwrap_or(Fusion::Original);
             let opts = CoreOptions { fusion, knobs: Some(options.clone()), ..CoreOptions::default() };
             space::schedule::schedule(&prog.scop, &prog.deps, &opts)
-                .map_err(|e| Failure { status: "schedule-error".into(), reason: e.to_string() })?
+                .map_err(|e| Failure { status: Status::ScheduleError, reason: e.to_string() })?
                 .tree
         }
     };
@@ -666,8 +650,8 @@ pub fn variant(prog: &Program, point: &Point) -> Answer {
     match codegen::generate(&prog.source, &prog.scop, &prog.deps, &schedule, &opts) {
         Ok(v) => Ok((schedule, v.program)),
         // An illegal schedule is a bug of ours: recorded, never run.
-        Err(e @ CodegenError::Illegal(_)) => Err(Failure { status: "illegal".into(), reason: e.to_string() }),
-        Err(e) => Err(Failure { status: "codegen-error".into(), reason: e.to_string() }),
+        Err(e @ CodegenError::Illegal(_)) => Err(Failure { status: Status::Illegal, reason: e.to_string() }),
+        Err(e) => Err(Failure { status: Status::CodegenError, reason: e.to_string() }),
     }
 }
 
@@ -676,10 +660,10 @@ pub fn variant(prog: &Program, point: &Point) -> Answer {
 fn answer_in_child(kernel: &Kernel, dataset: Dataset, point: &Point, timeout: Duration) -> Answer {
     use std::io::Read;
     use std::process::{Command, Stdio};
-    let fail = |status: &str, reason: String| Err(Failure { status: status.into(), reason });
+    let fail = |status: Status, reason: String| Err(Failure { status, reason });
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
-        Err(e) => return fail("schedule-error", format!("cannot find the polytune executable: {e}")),
+        Err(e) => return fail(Status::ScheduleError, format!("cannot find the polytune executable: {e}")),
     };
     let mut cmd = Command::new(exe);
     cmd.arg("variant")
@@ -691,7 +675,7 @@ fn answer_in_child(kernel: &Kernel, dataset: Dataset, point: &Point, timeout: Du
         .stderr(Stdio::piped());
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return fail("schedule-error", format!("cannot start `polytune variant`: {e}")),
+        Err(e) => return fail(Status::ScheduleError, format!("cannot start `polytune variant`: {e}")),
     };
     // Read both pipes while waiting, so that a large program cannot fill one.
     let drain = |mut pipe: Box<dyn Read + Send>| {
@@ -717,11 +701,11 @@ fn answer_in_child(kernel: &Kernel, dataset: Dataset, point: &Point, timeout: Du
     };
     let (out, err) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
     match status {
-        None => fail("schedule-timeout", format!("no schedule and code within {} s", timeout.as_secs())),
+        None => fail(Status::ScheduleTimeout, format!("no schedule and code within {} s", timeout.as_secs())),
         Some(s) if s.success() => serde_json::from_str::<Answer>(&out).unwrap_or_else(|e| {
-            fail("schedule-error", format!("unreadable answer from `polytune variant`: {e}"))
+            fail(Status::ScheduleError, format!("unreadable answer from `polytune variant`: {e}"))
         }),
-        Some(s) => fail("schedule-error", format!("`polytune variant` failed ({s}): {}", err.trim())),
+        Some(s) => fail(Status::ScheduleError, format!("`polytune variant` failed ({s}): {}", err.trim())),
     }
 }
 
