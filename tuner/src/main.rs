@@ -3,14 +3,22 @@
 
 mod campaign;
 mod cmd;
+mod exit;
+mod program;
 mod strategy;
+mod units;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "polytune", version, about = "Iterative empirical autotuning of C loop nests")]
+#[command(
+    name = "polytune",
+    version,
+    about = "Iterative empirical autotuning of C loop nests",
+    after_help = "Exit status: 0 done; 1 an error; 2 no result (nothing measured for the kernel, no verified variant); 130 interrupted (Ctrl-C)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -73,10 +81,10 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd::serve::run(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(exit::OK),
         Err(e) => {
             eprintln!("polytune: {e:#}");
-            ExitCode::FAILURE
+            ExitCode::from(exit::code(&e))
         }
     }
 }

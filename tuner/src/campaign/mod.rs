@@ -32,7 +32,7 @@ use space::preorder::Preorder;
 use space::schedule::{CoreOptions, Fusion};
 use store::{BuildRef, CampaignState, NewCampaign, Record, Role, Store};
 
-use crate::cmd::common::{self, Dataset, Program, ProgramConfig};
+use crate::program::{self, Dataset, Program, ProgramConfig};
 use crate::strategy::{self, Outcomes, StrategyKind};
 
 /// What identifies a campaign: running the same command again (same files,
@@ -115,7 +115,7 @@ pub struct Setup {
 impl Setup {
     /// `threads` defaults to every core of the profile's first slot.
     pub fn new(machine: &str, threads: Option<usize>) -> Result<Setup> {
-        let profile = common::machine_profile(machine)?;
+        let profile = program::machine_profile(machine)?;
         let Some(slot) = profile.slots.first().cloned() else {
             bail!("machine profile `{}` has no slot", profile.name)
         };
@@ -126,7 +126,7 @@ impl Setup {
     /// An evaluator on the slot (builds cached in the user's cache directory)
     /// and the fingerprint its results are keyed by.
     pub fn evaluator(&self, runs: usize, tolerance: f64) -> Result<(Evaluator, Fingerprint)> {
-        let builder = Builder::new(self.profile.compiler(), common::cache_dir()?.join("builds"))?;
+        let builder = Builder::new(self.profile.compiler(), program::cache_dir()?.join("builds"))?;
         let fingerprint = Fingerprint::detect(builder.compiler())?;
         let config = MeasureConfig {
             runs,
@@ -153,7 +153,7 @@ impl Kernel {
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
         let mut programs = HashMap::new();
         for d in strategy::datasets(strategy, dataset) {
-            let program = common::load(file, d, &build.cc_args, 0)?;
+            let program = program::load(file, d, &build.cc_args, 0)?;
             space::scop::check_runnable(&program.source, &program.scop)?;
             programs.insert(d, program);
         }
@@ -542,7 +542,7 @@ impl<'a> Campaign<'a> {
             median_s,
         });
         self.progress.inc(1);
-        let time = m.median_s.map(crate::cmd::query::seconds).unwrap_or_else(|| "-".into());
+        let time = m.median_s.map(crate::units::seconds).unwrap_or_else(|| "-".into());
         self.log(&format!("{} [{}] {point}: {} {time}", kernel.spec.name, dataset.name(), m.status));
         if let Some((speedup, of)) = &self.best {
             self.progress.set_prefix(format!("best {speedup:.2}x {of}"));

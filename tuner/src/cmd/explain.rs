@@ -114,14 +114,20 @@ fn source(args: &Args) -> Result<(PathBuf, String, String, Option<Point>, String
     let (program_path, dataset, point_json, tree, title) = match &args.point {
         Some(id) => {
             let Some(m) = store.measured_schedule(kernel, id)? else {
-                bail!("no schedule of point {id} for kernel `{kernel}` in the store (`polytune history {kernel}` lists points)")
+                return Err(crate::exit::NoResult(format!(
+                    "no schedule of point {id} for kernel `{kernel}` in the store (`polytune history {kernel}` lists points)"
+                ))
+                .into());
             };
             let title = format!("{kernel} [{}]: point {id}", m.dataset);
             (m.program_path, m.dataset, m.point_json, m.tree, title)
         }
         None => {
             let Some(b) = store.best(kernel, args.machine.as_deref(), args.dataset.as_deref())? else {
-                bail!("no correct measurement of kernel `{kernel}` in the store");
+                return Err(crate::exit::NoResult(format!(
+                    "no correct measurement of kernel `{kernel}` in the store"
+                ))
+                .into());
             };
             let Some(tree) = b.schedule.clone() else {
                 bail!("the best variant of `{kernel}` has no recorded schedule")

@@ -42,14 +42,7 @@ pub struct BestArgs {
     json: bool,
 }
 
-/// A time with a unit that keeps three significant digits.
-pub fn seconds(t: f64) -> String {
-    match t {
-        t if t >= 1.0 => format!("{t:.3} s"),
-        t if t >= 1e-3 => format!("{:.3} ms", t * 1e3),
-        t => format!("{:.3} µs", t * 1e6),
-    }
-}
+pub use crate::units::seconds;
 
 /// `1.84x (spread 3.1% / 2.0%) unified ... — source PATH`.
 pub fn summary(b: &Best) -> String {
@@ -70,12 +63,13 @@ pub fn best(args: BestArgs) -> Result<()> {
     let store = args.store.open()?;
     let Some(b) = store.best(&args.kernel, args.machine.as_deref(), args.dataset.as_deref())? else {
         let known = store.kernels()?;
-        bail!(
+        return Err(crate::exit::NoResult(format!(
             "no correct measurement of kernel `{}`{} in the store (kernels: {})",
             args.kernel,
             args.machine.as_ref().map(|m| format!(" on machine `{m}`")).unwrap_or_default(),
             if known.is_empty() { "none yet".to_string() } else { known.join(", ") }
-        );
+        ))
+        .into());
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&b)?);

@@ -10,6 +10,7 @@ use executor::runtime::Tolerance;
 
 use super::common::Dataset;
 use crate::campaign::{self, grid, Budget, Campaign, Config, End, Kernel, Setup};
+use crate::exit::{Interrupted, NoResult};
 use crate::strategy::StrategyKind;
 
 #[derive(clap::Args)]
@@ -157,7 +158,10 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     if end == End::Interrupted {
-        bail!("interrupted");
+        return Err(Interrupted("interrupted; run the same command to resume".into()).into());
+    }
+    if bests.iter().all(Option::is_none) {
+        return Err(NoResult("no variant ran correctly".into()).into());
     }
     Ok(())
 }

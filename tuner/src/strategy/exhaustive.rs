@@ -3,7 +3,7 @@
 use space::knobs::Point;
 
 use super::{first_missing, Outcomes, Proposal, Strategy};
-use crate::cmd::common::Dataset;
+use crate::program::Dataset;
 
 pub struct Exhaustive {
     space: Vec<Point>,

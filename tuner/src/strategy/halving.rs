@@ -7,7 +7,7 @@ use space::knobs::Point;
 
 use super::random::shuffled;
 use super::{first_missing, Outcomes, Proposal, Strategy};
-use crate::cmd::common::Dataset;
+use crate::program::Dataset;
 
 /// Keep one in `ETA` points from one rung to the next.
 const ETA: usize = 3;

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use space::knobs::Point;
 
-use crate::cmd::common::Dataset;
+use crate::program::Dataset;
 
 pub use exhaustive::Exhaustive;
 pub use halving::Halving;

@@ -17,7 +17,7 @@ use space::knobs::Point;
 
 use super::random::shuffled;
 use super::{Outcomes, Proposal, Strategy};
-use crate::cmd::common::Dataset;
+use crate::program::Dataset;
 
 /// Points measured in the seeded random order before the model leads.
 const WARM_UP: usize = 8;

@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use space::knobs::Point;
 
 use super::{first_missing, Outcomes, Proposal, Strategy};
-use crate::cmd::common::Dataset;
+use crate::program::Dataset;
 
 pub struct Random {
     order: Vec<Point>,

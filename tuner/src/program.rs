@@ -1,0 +1,184 @@
+//! A program as the tuner takes it: its dataset sizes, its SCoP and dependences, how it
+//! is built (`polytune.toml` or options), the machine profile it is measured on and the
+//! cache that keeps its builds. A library module: commands, campaigns and strategies use
+//! it, and it uses none of them.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use executor::machine::{self, MachineProfile};
+use serde::{Deserialize, Serialize};
+use space::deps::{self, Dependences};
+use space::scop::{self, ExtractOptions, Scop, Source};
+
+/// PolyBench's five dataset sizes.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, Serialize, Deserialize,
+)]
+#[value(rename_all = "UPPER")]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Dataset {
+    Mini,
+    Small,
+    Medium,
+    Large,
+    Extralarge,
+}
+
+impl Dataset {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dataset::Mini => "MINI",
+            Dataset::Small => "SMALL",
+            Dataset::Medium => "MEDIUM",
+            Dataset::Large => "LARGE",
+            Dataset::Extralarge => "EXTRALARGE",
+        }
+    }
+}
+
+/// One SCoP of a file with its dependences.
+pub struct Program {
+    pub source: Source,
+    pub scop: Scop,
+    pub deps: Dependences,
+}
+
+/// Preprocessor arguments for `dataset`: `-D<SIZE>_DATASET`, then the
+/// user's. A dataset the user defines (`-DMINI_DATASET` among `cc_args`)
+/// replaces ours.
+pub fn cpp_args(dataset: Dataset, cc_args: &[String]) -> Vec<String> {
+    let user_dataset = cc_args.iter().any(|a| a.strip_prefix("-D").is_some_and(|d| d.ends_with("_DATASET")));
+    let ours = (!user_dataset).then(|| format!("-D{}_DATASET", dataset.name()));
+    ours.into_iter().chain(cc_args.iter().cloned()).collect()
+}
+
+/// Extracts SCoP `index` of `file` under [`cpp_args`] and analyses its
+/// dependences.
+pub fn load(file: &Path, dataset: Dataset, cc_args: &[String], index: usize) -> Result<Program> {
+    let opts = ExtractOptions { cc_args: cpp_args(dataset, cc_args), ..ExtractOptions::default() };
+    let (source, mut scops) = scop::extract(file, &opts)?;
+    if index >= scops.len() {
+        bail!("{}: has {} SCoP(s); --scop {index} does not exist", file.display(), scops.len());
+    }
+    let scop = scops.swap_remove(index);
+    let deps = deps::analyze(&scop).with_context(|| format!("{}: dependence analysis", file.display()))?;
+    Ok(Program { source, scop, deps })
+}
+
+/// A program's build description: `polytune.toml`, or the options.
+/// Paths are absolute once resolved.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProgramConfig {
+    /// Further translation units (relative to the file's directory).
+    pub sources: Vec<PathBuf>,
+    /// Preprocessor arguments (`-I` relative to the file's directory).
+    pub cc_args: Vec<String>,
+    pub cflags: Vec<String>,
+    pub ldflags: Vec<String>,
+}
+
+impl ProgramConfig {
+    pub fn is_empty(&self) -> bool {
+        *self == ProgramConfig::default()
+    }
+
+    /// What the builder needs for `dataset`.
+    pub fn extras(&self, dataset: Dataset) -> executor::build::Extras {
+        executor::build::Extras {
+            sources: self.sources.clone(),
+            cpp_args: cpp_args(dataset, &self.cc_args),
+            cflags: self.cflags.clone(),
+            ldflags: self.ldflags.clone(),
+        }
+    }
+
+    /// Relative paths made absolute against `dir`; every source must exist.
+    fn anchored(mut self, dir: &Path, origin: &str) -> Result<ProgramConfig> {
+        for s in &mut self.sources {
+            let p = dir.join(&*s);
+            *s = p.canonicalize().with_context(|| format!("{origin}: extra source {}", p.display()))?;
+        }
+        for a in &mut self.cc_args {
+            if let Some(inc) = a.strip_prefix("-I").filter(|i| !i.is_empty() && Path::new(i).is_relative()) {
+                *a = format!("-I{}", dir.join(inc).display());
+            }
+        }
+        Ok(self)
+    }
+
+    /// The build description of `file`: `config` (default: `polytune.toml` next to the
+    /// file, when there is one), then `cli`'s options (paths relative to the working
+    /// directory).
+    pub fn resolve(file: &Path, config: Option<&Path>, cli: ProgramConfig) -> Result<ProgramConfig> {
+        let default = file.parent().unwrap_or(Path::new(".")).join("polytune.toml");
+        let path = match config {
+            Some(p) => Some(p.to_path_buf()),
+            None => default.is_file().then_some(default),
+        };
+        let mut config = match path {
+            Some(p) => {
+                let text =
+                    std::fs::read_to_string(&p).with_context(|| format!("{}: cannot read", p.display()))?;
+                let c: ProgramConfig = toml::from_str(&text)
+                    .map_err(|e| anyhow::anyhow!("{}: {}", p.display(), e.to_string().trim()))?;
+                c.anchored(p.parent().unwrap_or(Path::new(".")), &p.display().to_string())?
+            }
+            None => ProgramConfig::default(),
+        };
+        let cli = cli.anchored(&std::env::current_dir()?, "--source")?;
+        config.sources.extend(cli.sources);
+        config.cc_args.extend(cli.cc_args);
+        config.cflags.extend(cli.cflags);
+        config.ldflags.extend(cli.ldflags);
+        Ok(config)
+    }
+}
+
+/// The profile shipped in `configs/machines/default.toml`, used when no
+/// profile directory is around (polytune run from anywhere).
+const DEFAULT_PROFILE: &str = include_str!("../../configs/machines/default.toml");
+
+/// A profile by name (searched in `$POLYTUNE_CONFIG/machines`, then
+/// `configs/machines`) or by path to a `.toml` file.
+pub fn machine_profile(name: &str) -> Result<MachineProfile> {
+    let path = Path::new(name);
+    if path.extension().is_some_and(|e| e == "toml") {
+        return Ok(MachineProfile::load(path)?);
+    }
+    let mut dirs = Vec::new();
+    if let Ok(dir) = std::env::var("POLYTUNE_CONFIG") {
+        dirs.push(PathBuf::from(dir).join("machines"));
+    }
+    dirs.push(PathBuf::from("configs/machines"));
+    for dir in &dirs {
+        if dir.join(format!("{name}.toml")).is_file() {
+            return Ok(machine::load_named(dir, name)?);
+        }
+    }
+    if name == "default" {
+        return Ok(MachineProfile::parse(
+            DEFAULT_PROFILE,
+            Path::new("<built-in default>"),
+            &machine::available_cores(),
+        )?);
+    }
+    bail!(
+        "no machine profile `{name}` in {}",
+        dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// `$XDG_CACHE_HOME/polytune`, else `~/.cache/polytune`.
+pub fn cache_dir() -> Result<PathBuf> {
+    if let Ok(dir) = std::env::var("XDG_CACHE_HOME") {
+        if !dir.is_empty() {
+            return Ok(PathBuf::from(dir).join("polytune"));
+        }
+    }
+    match std::env::var("HOME") {
+        Ok(home) if !home.is_empty() => Ok(PathBuf::from(home).join(".cache/polytune")),
+        _ => bail!("set XDG_CACHE_HOME or HOME: polytune keeps compiled variants there"),
+    }
+}
