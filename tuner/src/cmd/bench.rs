@@ -1,7 +1,7 @@
 //! `polytune bench`: the numbers the README's performance section keeps —
 //! extraction, dependence analysis, isl's and our scheduler (time, lexmins,
 //! ILPs), code generation per kernel, and compile throughput with 1 and 2
-//! parallel jobs. `--search` and `--ratios` measure search efficiency and
+//! parallel jobs. `bench search` and `bench ratios` measure search efficiency and
 //! the unified scheduler's speedups instead (one module each).
 
 use std::path::{Path, PathBuf};
@@ -14,42 +14,77 @@ use executor::codegen::{self, CodegenOptions};
 use super::common::{self, Dataset};
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
+    #[command(subcommand)]
+    mode: Option<Mode>,
     /// Kernel files (default: every .c file under polybench/).
     files: Vec<PathBuf>,
     /// Skip the compile-throughput part.
     #[arg(long)]
     no_compile: bool,
-    /// Instead: search efficiency of random sampling and halving against an
-    /// exhaustive campaign on each file.
-    #[arg(long)]
-    search: bool,
-    /// Instead: the unified scheduler's default against isl's default and the
-    /// original program, sequential and on two threads, on each file.
-    #[arg(long, conflicts_with = "search")]
-    ratios: bool,
-    /// With --search or --ratios: the dataset.
-    #[arg(long, value_enum, default_value_t = Dataset::Medium)]
-    dataset: Dataset,
-    /// With --search: fix a knob (`KNOB=VALUE`) to shrink the space; repeatable.
-    #[arg(long = "set", value_name = "KNOB=VALUE")]
-    settings: Vec<String>,
-    /// With --search or --ratios: timed runs per measurement.
-    #[arg(long, default_value_t = 5)]
-    runs: usize,
-    /// Per kernel (not with --search, whose campaigns have `--variant-timeout`).
+    /// Per kernel.
     #[command(flatten)]
     timeout: common::TimeoutArg,
 }
 
+#[derive(clap::Subcommand)]
+enum Mode {
+    /// Search efficiency: random sampling, halving and the model-based strategy against an
+    /// exhaustive campaign on each file.
+    Search(SearchArgs),
+    /// The unified scheduler's default against isl's default and the original program,
+    /// sequential and on two threads, on each file.
+    Ratios(RatiosArgs),
+}
+
+#[derive(clap::Args)]
+struct SearchArgs {
+    /// Kernel files (default: every .c file under polybench/).
+    files: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Dataset::Large)]
+    dataset: Dataset,
+    /// Fix a knob (`KNOB=VALUE`) to shrink the space; repeatable.
+    #[arg(long = "set", value_name = "KNOB=VALUE")]
+    settings: Vec<String>,
+    /// Timed runs per measurement.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+}
+
+#[derive(clap::Args)]
+struct RatiosArgs {
+    /// Kernel files (default: every .c file under polybench/).
+    files: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Dataset::Large)]
+    dataset: Dataset,
+    /// Timed runs per measurement.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Per kernel.
+    #[command(flatten)]
+    timeout: common::TimeoutArg,
+}
+
+fn files_or_polybench(files: Vec<PathBuf>) -> Result<Vec<PathBuf>> {
+    if files.is_empty() {
+        polybench_files()
+    } else {
+        Ok(files)
+    }
+}
+
 pub fn run(args: Args) -> Result<()> {
-    let files = if args.files.is_empty() { polybench_files()? } else { args.files };
-    if args.search {
-        return super::bench_search::run(&files, args.dataset, &args.settings, args.runs);
+    match args.mode {
+        Some(Mode::Search(a)) => {
+            return super::bench_search::run(&files_or_polybench(a.files)?, a.dataset, &a.settings, a.runs)
+        }
+        Some(Mode::Ratios(a)) => {
+            return super::bench_ratios::run(&files_or_polybench(a.files)?, a.dataset, a.runs, a.timeout)
+        }
+        None => {}
     }
-    if args.ratios {
-        return super::bench_ratios::run(&files, args.dataset, args.runs, args.timeout);
-    }
+    let files = files_or_polybench(args.files)?;
     let opts = CodegenOptions { tile_sizes: Some(vec![32]), openmp: true, ..Default::default() };
     println!(
         "{:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>9}",

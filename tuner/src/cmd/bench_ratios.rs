@@ -1,4 +1,4 @@
-//! `polytune bench --ratios FILE...`: the unified scheduler with its default
+//! `polytune bench ratios FILE...`: the unified scheduler with its default
 //! knobs against isl's default scheduler and the original program, each
 //! kernel sequential and on two threads. One original, isl and unified
 //! measurement per row, taken back to back on one slot, so the ratios of a

@@ -1,4 +1,4 @@
-//! `polytune bench --search FILE...`: search efficiency. For each kernel,
+//! `polytune bench search FILE...`: search efficiency. For each kernel,
 //! an exhaustive campaign finds the best of the space; random sampling and
 //! successive halving then run to their end, and we report how many
 //! evaluations and how much wall time each needed to first measure a variant

@@ -30,8 +30,8 @@ pub struct Args {
     #[arg(long)]
     machine: Option<String>,
     /// Only this dataset (for the best; default for a schedule file: LARGE).
-    #[arg(long)]
-    dataset: Option<String>,
+    #[arg(long, value_enum)]
+    dataset: Option<Dataset>,
     /// Preprocessor arguments for reading the C file (`-I`, `-D`); repeatable.
     #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
     cc_args: Vec<String>,
@@ -103,7 +103,7 @@ fn source(args: &Args) -> Result<(PathBuf, String, String, Option<Point>, String
         let Some(file) = args.file.clone() else { bail!("--schedule needs --file: the C file it schedules") };
         let tree =
             std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
-        let dataset = args.dataset.clone().unwrap_or_else(|| "LARGE".into());
+        let dataset = args.dataset.unwrap_or(Dataset::Large).name().to_string();
         let title = format!("{}: the schedule in {}", file.display(), path.display());
         return Ok((file, dataset, tree, None, title));
     }
@@ -123,7 +123,7 @@ fn source(args: &Args) -> Result<(PathBuf, String, String, Option<Point>, String
             (m.program_path, m.dataset, m.point_json, m.tree, title)
         }
         None => {
-            let Some(b) = store.best(kernel, args.machine.as_deref(), args.dataset.as_deref())? else {
+            let Some(b) = store.best(kernel, args.machine.as_deref(), args.dataset.map(|d| d.name()))? else {
                 return Err(crate::exit::NoResult(format!(
                     "no correct measurement of kernel `{kernel}` in the store"
                 ))

@@ -33,9 +33,9 @@ pub struct BestArgs {
     /// Only measurements on this machine profile.
     #[arg(long)]
     machine: Option<String>,
-    /// Only this dataset (MINI, SMALL, MEDIUM, LARGE, EXTRALARGE).
-    #[arg(long)]
-    dataset: Option<String>,
+    /// Only this dataset.
+    #[arg(long, value_enum)]
+    dataset: Option<super::common::Dataset>,
     #[command(flatten)]
     store: StoreArg,
     #[arg(long)]
@@ -61,7 +61,7 @@ pub fn summary(b: &Best) -> String {
 
 pub fn best(args: BestArgs) -> Result<()> {
     let store = args.store.open()?;
-    let Some(b) = store.best(&args.kernel, args.machine.as_deref(), args.dataset.as_deref())? else {
+    let Some(b) = store.best(&args.kernel, args.machine.as_deref(), args.dataset.map(|d| d.name()))? else {
         let known = store.kernels()?;
         return Err(crate::exit::NoResult(format!(
             "no correct measurement of kernel `{}`{} in the store (kernels: {})",

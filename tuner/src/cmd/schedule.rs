@@ -51,6 +51,10 @@ pub struct Args {
     /// target, hlim, spatial, posttile_reorder, consecutivity, wavefront, line_bytes.
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     set: Vec<String>,
+    /// PolyBench dataset size (passed as -D<SIZE>_DATASET): it matters where sizes are
+    /// macros rather than parameters.
+    #[arg(long, value_enum, default_value_t = Dataset::Large)]
+    dataset: Dataset,
     /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
     #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
     cc_args: Vec<String>,
@@ -86,7 +90,7 @@ pub fn options(fusion: FusionArg, backend: BackendArg) -> CoreOptions {
 
 pub fn run(args: Args) -> Result<()> {
     // Sizes do not matter to the schedule: the model is parametric.
-    let program = std::sync::Arc::new(common::load(&args.file, Dataset::Mini, &args.cc_args, args.scop)?);
+    let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &args.cc_args, args.scop)?);
     let mut opts = options(args.fusion, args.backend);
     if args.target.is_some() || !args.set.is_empty() {
         let mut settings: Vec<String> = Vec::new();

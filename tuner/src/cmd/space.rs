@@ -39,6 +39,10 @@ pub struct Args {
     /// Which SCoP of the file, counted from 0.
     #[arg(long, default_value_t = 0)]
     scop: usize,
+    /// PolyBench dataset size (passed as -D<SIZE>_DATASET): it matters where sizes are
+    /// macros rather than parameters.
+    #[arg(long, value_enum, default_value_t = Dataset::Large)]
+    dataset: Dataset,
     /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
     #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
     cc_args: Vec<String>,
@@ -84,7 +88,7 @@ struct Report {
 const ENUMERATE_LIMIT: u64 = 1_000_000;
 
 pub fn run(args: Args) -> Result<()> {
-    let program = common::load(&args.file, Dataset::Mini, &args.cc_args, args.scop)?;
+    let program = common::load(&args.file, args.dataset, &args.cc_args, args.scop)?;
     let (scop, deps) = (&program.scop, &program.deps);
     let criterion = match args.interleaved {
         Some(max_offset) if max_offset < 0 => anyhow::bail!("--interleaved takes an offset >= 0"),
