@@ -20,7 +20,7 @@
 //! Failed builds are not cached: a failure might be transient (disk full,
 //! killed compiler), and compile errors are rare enough to redo.
 
-use crate::measure::{run_limited, unique_suffix, End, Limits};
+use crate::process::{run_limited, unique_suffix, End, Limits};
 use crate::runtime::RUNTIME_C;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -94,9 +94,18 @@ impl Evaluator {
         variants: &[String],
     ) -> Result<Vec<Measurement>, EvaluateError> {
         let outcomes = self.builder.build_all(variants, self.jobs)?;
-        Ok(outcomes
-            .iter()
-            .map(|o| measure_outcome(&reference.dump, o, &self.slot, &self.config, reference.wall_s))
-            .collect())
+        Ok(outcomes.iter().map(|o| self.measure(reference, o, self.config.threads)).collect())
+    }
+
+    /// Measures one built variant against `reference` with `threads` OpenMP threads
+    /// (`None`: the configuration's); a failed build is a `compile-error` measurement.
+    pub fn measure(
+        &self,
+        reference: &Reference,
+        built: &BuildOutcome,
+        threads: Option<usize>,
+    ) -> Measurement {
+        let config = MeasureConfig { threads, ..self.config.clone() };
+        measure_outcome(&reference.dump, built, &self.slot, &config, reference.wall_s)
     }
 }

@@ -18,4 +18,6 @@ pub mod codegen;
 pub mod evaluate;
 pub mod machine;
 pub mod measure;
+pub mod pipeline;
+pub mod process;
 pub mod runtime;

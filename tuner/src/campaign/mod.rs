@@ -18,13 +18,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use executor::build::{BuildOutcome, Builder};
-use executor::codegen::{self, CodegenError, CodegenOptions};
+use executor::codegen;
 use executor::evaluate::{Evaluator, Reference};
 use executor::machine::{Fingerprint, MachineProfile, Slot};
-use executor::measure::{measure_outcome, MeasureConfig, Measurement, Status};
+use executor::measure::{MeasureConfig, Measurement, Status};
+use executor::pipeline::{Answer, Failure};
+use executor::process;
 use executor::runtime::Tolerance;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 use space::fusion::{FusionOptions, FusionSpace};
 use space::knobs::{Point, Scheduler};
@@ -464,15 +466,7 @@ impl<'a> Campaign<'a> {
                 },
                 None => {
                     let outcome = built.remove(code).expect("every fresh program was built");
-                    let mut config = self.evaluator.config.clone();
-                    config.threads = Some(point.threads);
-                    let m = measure_outcome(
-                        &on.reference.dump,
-                        &outcome,
-                        &self.evaluator.slot,
-                        &config,
-                        on.reference.wall_s,
-                    );
+                    let m = self.evaluator.measure(on.reference, &outcome, Some(point.threads));
                     // A child killed by the user's Ctrl-C is not a crash of the variant.
                     if interrupted() {
                         return Ok(());
@@ -593,13 +587,6 @@ impl<'a> Campaign<'a> {
     }
 }
 
-/// Why a point produced no program.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Failure {
-    pub status: Status,
-    pub reason: String,
-}
-
 /// Measures `kernel`'s original program on `dataset` with `evaluator` (its builder given
 /// the program's extra sources for that dataset), touching no store: `tune` does this
 /// before it writes any row, so that a program whose original is refused (no `main`, a
@@ -623,47 +610,22 @@ pub fn measure_original(evaluator: &Evaluator, kernel: &Kernel, dataset: Dataset
         .with_context(|| format!("{} [{}]: the original program", kernel.spec.name, dataset.name()))
 }
 
-/// A point's schedule tree and generated program, or why there is none.
-pub type Answer = Result<(String, String), Failure>;
-
-/// The schedule tree and the generated program of `point`.
-pub fn variant(prog: &Program, point: &Point) -> Answer {
-    let schedule = match &point.scheduler {
-        Scheduler::Original => prog.scop.schedule.clone(),
-        Scheduler::Isl => space::reference::isl_schedule(&prog.scop, &prog.deps).map_err(|e| Failure {
-            status: Status::ScheduleError,
-            reason: format!("isl's scheduler: {e}"),
-        })?,
-        Scheduler::Unified { preorder, options } => {
-            let fusion = preorder.clone().map(Fusion::Preorder).unwrap_or(Fusion::Original);
-            let opts = CoreOptions { fusion, knobs: Some(options.clone()), ..CoreOptions::default() };
-            space::schedule::schedule(&prog.scop, &prog.deps, &opts)
-                .map_err(|e| Failure { status: Status::ScheduleError, reason: e.to_string() })?
-                .tree
-        }
-    };
-    let knobs = match &point.scheduler {
-        Scheduler::Unified { options, .. } => Some(options),
-        _ => None,
-    };
-    let opts = CodegenOptions::for_point(point.tiles.clone(), point.threads, knobs);
-    match codegen::generate(&prog.source, &prog.scop, &prog.deps, &schedule, &opts) {
-        Ok(v) => Ok((schedule, v.program)),
-        // An illegal schedule is a bug of ours: recorded, never run.
-        Err(e @ CodegenError::Illegal(_)) => Err(Failure { status: Status::Illegal, reason: e.to_string() }),
-        Err(e) => Err(Failure { status: Status::CodegenError, reason: e.to_string() }),
-    }
-}
-
-/// Runs `polytune variant` for one point; a timeout, a crash or an error of
+/// Runs `polytune variant` for one point in a child (the one runner with limits,
+/// `executor::process`), its answer written to a file; a timeout, a crash or an error of
 /// the child is a failure of the point.
 fn answer_in_child(kernel: &Kernel, dataset: Dataset, point: &Point, timeout: Duration) -> Answer {
-    use std::io::Read;
     use std::process::{Command, Stdio};
     let fail = |status: Status, reason: String| Err(Failure { status, reason });
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(e) => return fail(Status::ScheduleError, format!("cannot find the polytune executable: {e}")),
+    };
+    let answer_file = std::env::temp_dir().join(format!("polytune-answer-{}.json", process::unique_suffix()));
+    let file = match std::fs::File::create(&answer_file) {
+        Ok(f) => f,
+        Err(e) => {
+            return fail(Status::ScheduleError, format!("{}: cannot create: {e}", answer_file.display()))
+        }
     };
     let mut cmd = Command::new(exe);
     cmd.arg("variant")
@@ -671,41 +633,26 @@ fn answer_in_child(kernel: &Kernel, dataset: Dataset, point: &Point, timeout: Du
         .args(["--dataset", dataset.name(), "--point", &point.canonical_json()])
         .args(kernel.spec.build.cc_args.iter().map(|a| format!("--cc-arg={a}")))
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => return fail(Status::ScheduleError, format!("cannot start `polytune variant`: {e}")),
-    };
-    // Read both pipes while waiting, so that a large program cannot fill one.
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = pipe.read_to_string(&mut text);
-            text
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("piped")));
-    let err = drain(Box::new(child.stderr.take().expect("piped")));
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() < timeout => std::thread::sleep(Duration::from_millis(10)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
+        .stdout(file);
+    let run = process::run_limited(cmd, &process::Limits::default(), timeout, 4096);
+    let text = std::fs::read_to_string(&answer_file).unwrap_or_default();
+    let _ = std::fs::remove_file(&answer_file);
+    match run {
+        Err(e) => fail(Status::ScheduleError, format!("cannot start `polytune variant`: {e}")),
+        Ok(r) => match r.end {
+            process::End::TimedOut => {
+                fail(Status::ScheduleTimeout, format!("no schedule and code within {} s", timeout.as_secs()))
             }
-        }
-    };
-    let (out, err) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
-    match status {
-        None => fail(Status::ScheduleTimeout, format!("no schedule and code within {} s", timeout.as_secs())),
-        Some(s) if s.success() => serde_json::from_str::<Answer>(&out).unwrap_or_else(|e| {
-            fail(Status::ScheduleError, format!("unreadable answer from `polytune variant`: {e}"))
-        }),
-        Some(s) => fail(Status::ScheduleError, format!("`polytune variant` failed ({s}): {}", err.trim())),
+            process::End::Exited(s) if s.success() => {
+                serde_json::from_str::<Answer>(&text).unwrap_or_else(|e| {
+                    fail(Status::ScheduleError, format!("unreadable answer from `polytune variant`: {e}"))
+                })
+            }
+            process::End::Exited(s) => fail(
+                Status::ScheduleError,
+                format!("`polytune variant` failed ({s}): {}", r.output.text().trim()),
+            ),
+        },
     }
 }
 

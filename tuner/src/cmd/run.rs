@@ -4,11 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use executor::codegen::{self, CodegenOptions};
+use executor::codegen;
 use executor::evaluate::Evaluator;
 use executor::measure::{MeasureConfig, Measurement};
+use executor::pipeline;
 use executor::runtime::Tolerance;
 use serde::Serialize;
+use space::knobs::{Point, Scheduler};
 
 use super::common::{self, Dataset};
 
@@ -85,26 +87,6 @@ pub fn run(args: Args) -> Result<()> {
     let build = args.build.resolve(&args.file)?;
     let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &build.cc_args, args.scop)?);
     space::scop::check_runnable(&program.source, &program.scop)?;
-    let schedule = match args.schedule.as_str() {
-        "original" => program.scop.schedule.clone(),
-        "isl" | "unified" => {
-            let (p, name, knobs) = (program.clone(), args.schedule.clone(), knobs.clone());
-            let what = format!("{}: {name} scheduling", args.file.display());
-            common::in_time(&what, args.timeout, move || {
-                Ok(if name == "isl" {
-                    space::reference::isl_schedule(&p.scop, &p.deps)
-                        .context("isl's scheduler found no schedule for this SCoP")?
-                } else {
-                    space::schedule::unified(&p.scop, &p.deps, None, &knobs)
-                        .context("the unified scheduler found no schedule for this SCoP")?
-                        .tree
-                })
-            })?
-        }
-        path => std::fs::read_to_string(path).with_context(|| {
-            format!("{path}: cannot read the schedule (expected original, isl or a file)")
-        })?,
-    };
     let profile = common::machine_profile(&args.machine)?;
     let Some(slot) = profile.slots.first().cloned() else {
         bail!("machine profile `{}` has no slot", profile.name)
@@ -112,17 +94,35 @@ pub fn run(args: Args) -> Result<()> {
     // As the measurement will run it: one thread gets no OpenMP pragmas.
     let threads = args.threads.unwrap_or(slot.cores.len()).max(1);
     let tile = args.tile.unwrap_or(if args.schedule == "original" { 0 } else { 32 });
-    // Post-tile reordering, wavefront and intra-tile consecutivity act in codegen.
-    let opts = CodegenOptions::for_point(
-        (tile > 0).then(|| vec![tile]),
-        threads,
-        (args.schedule == "unified").then_some(&knobs),
-    );
+    let scheduler = match args.schedule.as_str() {
+        "original" => Scheduler::Original,
+        "isl" => Scheduler::Isl,
+        "unified" => Scheduler::Unified { preorder: None, options: knobs },
+        // A schedule file: code generation takes the point's tiles and threads only.
+        _ => Scheduler::Original,
+    };
+    let point = Point { scheduler, tiles: (tile > 0).then(|| vec![tile]), threads };
+    let schedule = match args.schedule.as_str() {
+        "original" | "isl" | "unified" => {
+            let (p, name, point) = (program.clone(), args.schedule.clone(), point.clone());
+            let what = format!("{}: {name} scheduling", args.file.display());
+            common::in_time(&what, args.timeout, move || {
+                pipeline::schedule_of(&p.scop, &p.deps, &point).map_err(|e| {
+                    let who = if name == "isl" { "isl's scheduler" } else { "the unified scheduler" };
+                    anyhow::anyhow!(e).context(format!("{who} found no schedule for this SCoP"))
+                })
+            })?
+        }
+        path => std::fs::read_to_string(path).with_context(|| {
+            format!("{path}: cannot read the schedule (expected original, isl, unified or a file)")
+        })?,
+    };
     let started = std::time::Instant::now();
     let variant = {
-        let (p, what) = (program.clone(), format!("{}: code generation", args.file.display()));
+        let (p, what, point) =
+            (program.clone(), format!("{}: code generation", args.file.display()), point.clone());
         common::in_time(&what, args.timeout, move || {
-            Ok(codegen::generate(&p.source, &p.scop, &p.deps, &schedule, &opts)?)
+            Ok(pipeline::generate(&p.source, &p.scop, &p.deps, &point, &schedule)?)
         })?
     };
     let codegen_s = started.elapsed().as_secs_f64();
@@ -133,8 +133,7 @@ pub fn run(args: Args) -> Result<()> {
     std::fs::create_dir_all(&args.out).with_context(|| format!("{}: cannot create", args.out.display()))?;
     let source = args.out.join(format!("{stem}.{}.{label}.c", args.dataset.name()));
     let original_source = args.out.join(format!("{stem}.{}.original-program.c", args.dataset.name()));
-    std::fs::write(&source, &variant.program)
-        .with_context(|| format!("{}: cannot write", source.display()))?;
+    std::fs::write(&source, &variant).with_context(|| format!("{}: cannot write", source.display()))?;
     std::fs::write(&original_source, &original)
         .with_context(|| format!("{}: cannot write", original_source.display()))?;
 
@@ -148,7 +147,7 @@ pub fn run(args: Args) -> Result<()> {
         .with_extras(&build.extras(args.dataset))?;
     let evaluator = Evaluator { builder, slot, config, jobs: 2 };
     let reference = evaluator.reference(&original)?;
-    let m = evaluator.evaluate(&reference, &[variant.program])?.remove(0);
+    let m = evaluator.evaluate(&reference, &[variant])?.remove(0);
     let speedup = match (reference.measurement.median_s, m.median_s) {
         (Some(a), Some(b)) if b > 0.0 && m.is_ok() => Some(a / b),
         _ => None,

@@ -11,7 +11,6 @@ use anyhow::{Context, Result};
 use space::knobs::Point;
 
 use super::common::{self, Dataset};
-use crate::campaign;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -28,7 +27,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let point: Point = serde_json::from_str(&args.point).context("--point is not a point's JSON")?;
     let program = common::load(&args.file, args.dataset, &args.cc_args, 0)?;
-    let answer = campaign::variant(&program, &point);
+    let answer = executor::pipeline::variant(&program.source, &program.scop, &program.deps, &point);
     println!("{}", serde_json::to_string(&answer)?);
     Ok(())
 }

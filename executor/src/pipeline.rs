@@ -1,0 +1,75 @@
+//! From a point to a program: its schedule (the original order, isl's scheduler or ours
+//! with the point's preorder and knobs), checked legal, and the code generated for it with
+//! the point's tiles, threads and code-generation knobs. `run`, the campaign's scheduling
+//! children and the tests all go through here; a failure is a [`Failure`] with the status
+//! it is recorded under.
+
+use serde::{Deserialize, Serialize};
+use space::deps::Dependences;
+use space::knobs::{Point, Scheduler};
+use space::schedule::CoreOptions;
+use space::scop::{Scop, Source};
+
+use crate::codegen::{self, CodegenError, CodegenOptions};
+use crate::measure::Status;
+
+/// Why a point produced no program.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    pub status: Status,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.reason, self.status)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// A point's schedule tree and generated program, or why there is none.
+pub type Answer = Result<(String, String), Failure>;
+
+/// The schedule tree of `point` (isl's YAML text).
+pub fn schedule_of(scop: &Scop, deps: &Dependences, point: &Point) -> Result<String, Failure> {
+    let failed = |reason: String| Failure { status: Status::ScheduleError, reason };
+    match &point.scheduler {
+        Scheduler::Original => Ok(scop.schedule.clone()),
+        Scheduler::Isl => {
+            space::reference::isl_schedule(scop, deps).map_err(|e| failed(format!("isl's scheduler: {e}")))
+        }
+        Scheduler::Unified { preorder, options } => {
+            let opts = CoreOptions::unified(preorder.clone(), options);
+            Ok(space::schedule::schedule(scop, deps, &opts).map_err(|e| failed(e.to_string()))?.tree)
+        }
+    }
+}
+
+/// The program `tree` gives under `point`'s tiles, threads and code-generation knobs.
+pub fn generate(
+    source: &Source,
+    scop: &Scop,
+    deps: &Dependences,
+    point: &Point,
+    tree: &str,
+) -> Result<String, Failure> {
+    let knobs = match &point.scheduler {
+        Scheduler::Unified { options, .. } => Some(options),
+        _ => None,
+    };
+    let opts = CodegenOptions::for_point(point.tiles.clone(), point.threads, knobs);
+    match codegen::generate(source, scop, deps, tree, &opts) {
+        Ok(v) => Ok(v.program),
+        // An illegal schedule is a bug of ours: recorded, never run.
+        Err(e @ CodegenError::Illegal(_)) => Err(Failure { status: Status::Illegal, reason: e.to_string() }),
+        Err(e) => Err(Failure { status: Status::CodegenError, reason: e.to_string() }),
+    }
+}
+
+/// The schedule tree and the generated program of `point`.
+pub fn variant(source: &Source, scop: &Scop, deps: &Dependences, point: &Point) -> Answer {
+    let tree = schedule_of(scop, deps, point)?;
+    let program = generate(source, scop, deps, point, &tree)?;
+    Ok((tree, program))
+}
