@@ -183,3 +183,16 @@ impl Captured {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        let mut c = Captured::new(4);
+        c.push(b"abcdefghij");
+        c.push(b"kl");
+        assert_eq!(c.text(), "abcd\n[... 4 bytes omitted ...]\nijkl");
+    }
+}
