@@ -30,7 +30,9 @@ enum Command {
     /// accesses, the original schedule and dependence counts.
     Scop(cmd::scop::Args),
     /// Generate one variant, build it and the original, time both and verify
-    /// the variant's outputs against the original's.
+    /// the variant's outputs against the original's. `apply FILE --script S` runs a
+    /// script of Clay transformations (see `explain`).
+    #[command(alias = "apply")]
     Run(cmd::run::Args),
     /// Compute our scheduler's schedule: tree, bands, coincident and
     /// permutable flags, legality verdict.

@@ -49,3 +49,50 @@ fn a_schedule_file_is_explained_as_steps_of_the_original() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("name a kernel"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The round trip a user makes: explain a schedule, replay the script with `apply` (the
+/// variant verified against the original), then edit it into an illegal one, which fails
+/// naming the step and the dependence it breaks.
+#[test]
+fn an_explained_script_is_applied_and_an_illegal_edit_is_named() {
+    let kernel = "polybench/stencils/jacobi-2d.c";
+    let out = polytune(&["schedule", kernel, "--target", "openmp", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let dir = std::env::temp_dir().join(format!("polytune-apply-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tree = dir.join("j2d.tree");
+    std::fs::write(&tree, json["schedule"]["tree"].as_str().unwrap()).unwrap();
+    let out = polytune(&["explain", "--schedule", tree.to_str().unwrap(), "--file", kernel, "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let script = e["script"].as_str().unwrap().to_string();
+    // The tiled wavefront of jacobi-2d is not the original order: the script has steps.
+    assert!(script.contains("skew"), "{script}");
+
+    let path = dir.join("j2d.clay");
+    std::fs::write(&path, &script).unwrap();
+    let out_dir = dir.join("out");
+    let (p, o) = (path.to_str().unwrap(), out_dir.to_str().unwrap());
+    let args = ["apply", kernel, "--script", p, "--dataset", "MINI", "--runs", "1", "--out", o, "--json"];
+    let out = polytune(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["status"], "ok", "{r}");
+    assert!(out_dir.join("jacobi-2d.MINI.j2d.c").exists());
+
+    // Reversing the time loop breaks the dependences carried by it.
+    let steps = script.lines().count();
+    std::fs::write(&path, format!("{script}\nreverse (0)\n")).unwrap();
+    let out = polytune(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let named = format!("step {} `reverse (0)`", steps + 1);
+    assert!(err.contains(&named) && err.contains("dependence from S"), "{err}");
+
+    std::fs::write(&path, "frobnicate (0)\n").unwrap();
+    let err = String::from_utf8_lossy(&polytune(&args).stderr).to_string();
+    assert!(err.contains("line 1: unknown transformation `frobnicate`"), "{err}");
+    assert_eq!(err.matches("line 1").count(), 1, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

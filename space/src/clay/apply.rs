@@ -14,7 +14,7 @@ use crate::scop::Scop;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
-    #[error("the script: {0}")]
+    #[error(transparent)]
     Script(#[from] ScriptError),
     #[error(transparent)]
     Form(#[from] ClayError),

@@ -23,6 +23,11 @@ pub struct Args {
     /// fusion) or a file holding an isl schedule tree.
     #[arg(long, default_value = "original")]
     schedule: String,
+    /// A script of Clay transformations (as `polytune explain` prints them), replayed on
+    /// the original program and checked legal, instead of `--schedule` (`polytune apply
+    /// FILE --script S` is the same command).
+    #[arg(long, value_name = "FILE", conflicts_with = "schedule")]
+    script: Option<PathBuf>,
     /// PolyBench dataset size (passed as -D<SIZE>_DATASET).
     #[arg(long, value_enum, default_value_t = Dataset::Large)]
     dataset: Dataset,
@@ -66,6 +71,9 @@ pub struct Args {
 struct Report {
     file: PathBuf,
     schedule: String,
+    /// The Clay script replayed instead of `schedule`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    script: Option<PathBuf>,
     dataset: Dataset,
     status: executor::measure::Status,
     reason: String,
@@ -93,7 +101,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     // As the measurement will run it: one thread gets no OpenMP pragmas.
     let threads = args.threads.unwrap_or(slot.cores.len()).max(1);
-    let tile = args.tile.unwrap_or(if args.schedule == "original" { 0 } else { 32 });
+    let tile = args.tile.unwrap_or(if args.schedule == "original" && args.script.is_none() { 0 } else { 32 });
     let scheduler = match args.schedule.as_str() {
         "original" => Scheduler::Original,
         "isl" => Scheduler::Isl,
@@ -102,8 +110,15 @@ pub fn run(args: Args) -> Result<()> {
         _ => Scheduler::Original,
     };
     let point = Point { scheduler, tiles: (tile > 0).then(|| vec![tile]), threads };
-    let schedule = match args.schedule.as_str() {
-        "original" | "isl" | "unified" => {
+    let schedule = match (&args.script, args.schedule.as_str()) {
+        (Some(path), _) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+            let ctx = space::isl::new_context();
+            let applied = space::clay::apply_script(&ctx, &program.scop, &program.deps, &text)
+                .with_context(|| format!("{}", path.display()))?;
+            space::clay::to_banded_tree(&ctx, &applied.form, &program.scop, &program.deps)?
+        }
+        (None, "original" | "isl" | "unified") => {
             let (p, name, point) = (program.clone(), args.schedule.clone(), point.clone());
             let what = format!("{}: {name} scheduling", args.file.display());
             common::in_time(&what, args.timeout, move || {
@@ -113,7 +128,7 @@ pub fn run(args: Args) -> Result<()> {
                 })
             })?
         }
-        path => std::fs::read_to_string(path).with_context(|| {
+        (None, path) => std::fs::read_to_string(path).with_context(|| {
             format!("{path}: cannot read the schedule (expected original, isl, unified or a file)")
         })?,
     };
@@ -129,7 +144,8 @@ pub fn run(args: Args) -> Result<()> {
     let original = codegen::original_program(&program.source, &program.scop)?;
 
     let stem = args.file.file_stem().and_then(|s| s.to_str()).unwrap_or("program");
-    let label = Path::new(&args.schedule).file_stem().and_then(|s| s.to_str()).unwrap_or("schedule");
+    let named = args.script.as_deref().unwrap_or(Path::new(&args.schedule));
+    let label = named.file_stem().and_then(|s| s.to_str()).unwrap_or("schedule");
     std::fs::create_dir_all(&args.out).with_context(|| format!("{}: cannot create", args.out.display()))?;
     let source = args.out.join(format!("{stem}.{}.{label}.c", args.dataset.name()));
     let original_source = args.out.join(format!("{stem}.{}.original-program.c", args.dataset.name()));
@@ -155,6 +171,7 @@ pub fn run(args: Args) -> Result<()> {
     let report = Report {
         file: args.file.clone(),
         schedule: args.schedule.clone(),
+        script: args.script.clone(),
         dataset: args.dataset,
         status: m.status,
         reason: m.reason.clone(),
@@ -180,7 +197,10 @@ fn print_text(r: &Report) {
         (Some(m), Some(s)) => format!("{m:.6} s (spread {:.1}%)", 100.0 * s),
         _ => "-".to_string(),
     };
-    println!("{} [{}] schedule {}", r.file.display(), r.dataset.name(), r.schedule);
+    match &r.script {
+        Some(script) => println!("{} [{}] script {}", r.file.display(), r.dataset.name(), script.display()),
+        None => println!("{} [{}] schedule {}", r.file.display(), r.dataset.name(), r.schedule),
+    }
     println!("  status:   {} ({})", r.status, r.reason);
     println!("  variant:  {}", time(r.median_s, r.spread));
     println!("  original: {}", time(r.original.median_s, r.original.spread));
