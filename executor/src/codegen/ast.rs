@@ -1,0 +1,236 @@
+//! isl's AST generator: the tree as it gets it (tiles grouped over a relaxed
+//! domain) and the call itself, with iterator names that shadow nothing.
+
+use super::transform::is_tile_mark;
+use super::transform::TILE_MARK;
+use super::CodegenError;
+use isl_rs::{
+    ASTNode, ASTNodeType, BasicSet, Context, DimType, Id, IdList, Schedule, ScheduleNode, Set, UnionSet,
+};
+use space::isl::IslResultExt;
+use space::scop::Scop;
+
+/// The tree as the AST generator gets it when some band was tiled with tile
+/// iterators: at each `TILE_MARK`, the instances are grouped by their
+/// prefix schedule (the outer loops and the tile loops, isl's
+/// `isl_schedule_node_group`, an expansion node), and the groups' domain,
+/// the tiles, is replaced by a simple superset without integer divisions
+/// (`relax_tiles`). isl then generates the tile loops from that
+/// polyhedron, as CLooG does for Pluto, and the point loops below the
+/// expansion exactly, for the given tile; a tile of the superset that
+/// holds no instance runs an empty body. Otherwise isl generates the tile
+/// loops from the exact integer projection of the instances: for a
+/// wavefront over a 4-d time-skewed band (heat-3d) a union of dozens of
+/// parametric cases whose strides cost minutes to detect.
+pub(super) fn group_tiles(tree: Schedule) -> Result<Schedule, CodegenError> {
+    let what = || "grouping tiles".to_string();
+    fn visit(mut node: ScheduleNode, groups: &mut usize) -> Result<ScheduleNode, CodegenError> {
+        let what = || "grouping tiles".to_string();
+        if is_tile_mark(&node)? {
+            let id = Id::read_from_str(&node.get_ctx(), &format!("{TILE_MARK}_{groups}")).ctx(what)?;
+            *groups += 1;
+            // The point band, now below an expansion node, below the mark.
+            node = node.child(0).ctx(what)?.group(id).ctx(what)?.parent().ctx(what)?.parent().ctx(what)?;
+        }
+        for i in 0..node.n_children().ctx(what)? {
+            node = visit(node.child(i).ctx(what)?, groups)?.parent().ctx(what)?;
+        }
+        Ok(node)
+    }
+    let mut groups = 0;
+    let root = visit(tree.get_root().ctx(what)?, &mut groups)?;
+    let tree = root.get_schedule().ctx(what)?;
+    if groups == 0 {
+        return Ok(tree);
+    }
+    let domain = tree.get_domain().ctx(what)?;
+    let mut relaxed = UnionSet::empty_ctx(&tree.get_ctx()).ctx(what)?;
+    let list = domain.get_set_list().ctx(what)?;
+    for i in 0..list.size().ctx(what)? {
+        let mut set = list.get_at(i).ctx(what)?;
+        if set.get_tuple_name().ctx(what)?.starts_with(TILE_MARK) {
+            set = relax_tiles(set)?;
+        }
+        relaxed = relaxed.union(UnionSet::from_set(set).ctx(what)?).ctx(what)?;
+    }
+    // isl has no way to widen a domain: the tree is read back with the
+    // relaxed one (its text is printed first).
+    let text = tree.to_str().ctx(what)?.to_string();
+    let rest = text
+        .strip_prefix("{ domain: \"")
+        .and_then(|r| r.split_once('"'))
+        .map(|(_, rest)| rest)
+        .ok_or_else(|| CodegenError::Unsupported(format!("unexpected schedule text: {text}")))?;
+    let text = format!("{{ domain: \"{}\"{rest}", relaxed.to_str().ctx(what)?);
+    Ok(Schedule::read_from_str(&tree.get_ctx(), &text).ctx(what)?)
+}
+
+/// A superset of the tiles `tiles` (outer loops, then the tile loops) on
+/// which isl's exact integer projections, as the AST generator computes
+/// them loop by loop, are cheap: the rational projection of the tiles
+/// (Fourier-Motzkin, `isl_set_remove_divs`), of whose constraints only
+/// those with coefficients 0 or ±1 on the inner dimensions (up to a common
+/// factor) are kept, within the rational bounds of each dimension alone.
+/// The dropped constraints (`2 T3 >= 2 w - 3 T1 - 2 T2` for heat-3d's
+/// wavefront) would leave integer divisions in every projection.
+fn relax_tiles(tiles: Set) -> Result<Set, CodegenError> {
+    let what = || "relaxing the tile domain".to_string();
+    let name = tiles.get_tuple_name().ctx(what)?.to_string();
+    let rational = tiles.remove_divs().ctx(what)?.coalesce().ctx(what)?;
+    let n = rational.dim(DimType::Set).ctx(what)? as u32;
+    let mut out = Set::empty(rational.get_space().ctx(what)?).ctx(what)?;
+    let list = rational.get_basic_set_list().ctx(what)?;
+    for i in 0..list.size().ctx(what)? {
+        let bset = list.get_at(i).ctx(what)?;
+        let mut kept = BasicSet::universe(bset.get_space().ctx(what)?).ctx(what)?;
+        let constraints = bset.get_constraint_list().ctx(what)?;
+        for j in 0..constraints.size().ctx(what)? {
+            let c = constraints.get_at(j).ctx(what)?;
+            let mut coefficients = Vec::new();
+            for d in 1..n as i32 {
+                let v = c.get_coefficient_val(DimType::Set, d).ctx(what)?;
+                coefficients.push(v.get_num_si().ctx(what)?.abs());
+            }
+            let g = coefficients.iter().fold(0, |g, &c| gcd(g, c));
+            if g == 0 || coefficients.iter().all(|&c| c == 0 || c == g) {
+                kept = kept.add_constraint(c).ctx(what)?;
+            }
+        }
+        out = out.union(kept.to_set().ctx(what)?).ctx(what)?;
+    }
+    // Each dimension within its own rational bounds, so that dropping
+    // constraints leaves the set bounded.
+    for d in 0..n {
+        let alone = rational
+            .copy()
+            .ctx(what)?
+            .project_out(DimType::Set, d + 1, n - d - 1)
+            .ctx(what)?
+            .project_out(DimType::Set, 0, d)
+            .ctx(what)?
+            .remove_divs()
+            .ctx(what)?
+            .insert_dims(DimType::Set, 0, d)
+            .ctx(what)?
+            .insert_dims(DimType::Set, d + 1, n - d - 1)
+            .ctx(what)?
+            .set_tuple_name(&name)
+            .ctx(what)?;
+        out = out.intersect(alone).ctx(what)?;
+    }
+    Ok(out.coalesce().ctx(what)?)
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+unsafe extern "C" {
+    fn isl_ast_build_from_context(set: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_build_node_from_schedule(build: libc::uintptr_t, schedule: libc::uintptr_t)
+        -> libc::uintptr_t;
+    fn isl_ast_build_free(build: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_build_set_iterators(build: libc::uintptr_t, iterators: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_node_get_type(node: libc::uintptr_t) -> libc::c_int;
+}
+
+/// isl-rs 0.3.1 maps `isl_ast_node_type` off by one (isl numbers `for` as 1),
+/// so the type is read here directly.
+pub(super) fn node_type(node: &ASTNode) -> ASTNodeType {
+    match unsafe { isl_ast_node_get_type(node.ptr) } {
+        1 => ASTNodeType::For,
+        2 => ASTNodeType::If,
+        3 => ASTNodeType::Block,
+        4 => ASTNodeType::Mark,
+        5 => ASTNodeType::User,
+        _ => ASTNodeType::Error,
+    }
+}
+
+/// isl's AST generator (not bound by isl-rs, so declared here against the same
+/// library).
+pub(super) fn build_ast(
+    ctx: &Context,
+    context: &str,
+    schedule: Schedule,
+    prefix: &str,
+) -> Result<ASTNode, CodegenError> {
+    let what = || "generating the AST".to_string();
+    let mut names = IdList::alloc(ctx, MAX_LOOP_DEPTH as i32).ctx(what)?;
+    for d in 0..MAX_LOOP_DEPTH {
+        names = names.add(Id::read_from_str(ctx, &format!("{prefix}{d}")).ctx(what)?).ctx(what)?;
+    }
+    names.do_not_free_on_drop();
+    let mut set = Set::read_from_str(ctx, context).ctx(what)?;
+    let mut schedule = schedule;
+    set.do_not_free_on_drop();
+    schedule.do_not_free_on_drop();
+    // Both calls take ownership of their isl argument (`__isl_take`); the build
+    // is kept by the second and freed here.
+    let node = unsafe {
+        let build = isl_ast_build_set_iterators(isl_ast_build_from_context(set.ptr), names.ptr);
+        if build == 0 {
+            drop(Schedule { ptr: schedule.ptr, should_free_on_drop: true });
+            return Err(CodegenError::Unsupported(format!(
+                "isl: cannot create an AST build: {}",
+                ctx.last_error_msg()
+            )));
+        }
+        let node = isl_ast_build_node_from_schedule(build, schedule.ptr);
+        isl_ast_build_free(build);
+        node
+    };
+    if node == 0 {
+        return Err(CodegenError::Unsupported(format!(
+            "isl: AST generation failed: {}",
+            ctx.last_error_msg()
+        )));
+    }
+    Ok(ASTNode { ptr: node, should_free_on_drop: true })
+}
+
+/// Loops deeper than this get isl's own iterator names (it never happens in
+/// practice: tiling doubles a depth of at most a handful).
+pub(super) const MAX_LOOP_DEPTH: usize = 64;
+
+/// A prefix `p` such that no name `p0`, `p1`, ... appears in the SCoP's
+/// statements: generated iterators must not shadow the program's variables
+/// (deriche has a scalar `c1`).
+pub(super) fn iterator_prefix(scop: &Scop) -> String {
+    let mut taken = std::collections::HashSet::new();
+    for s in &scop.statements {
+        taken.extend(identifiers(&s.text));
+    }
+    taken.extend(scop.params.iter().cloned());
+    let clashes = |p: &str| {
+        taken.iter().any(|t| {
+            t.strip_prefix(p).is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+        })
+    };
+    let mut prefix = String::from("c");
+    while clashes(&prefix) {
+        prefix.push('_');
+    }
+    prefix
+}
+
+/// C identifiers in `text` (numbers skipped).
+fn identifiers(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    for ch in text.chars().chain(std::iter::once(' ')) {
+        if ch.is_ascii_alphanumeric() || ch == '_' {
+            word.push(ch);
+        } else {
+            if word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+                out.push(std::mem::take(&mut word));
+            }
+            word.clear();
+        }
+    }
+    out
+}

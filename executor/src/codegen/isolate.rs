@@ -1,0 +1,141 @@
+//! Full/partial tile separation on point bands, within a budget of isl
+//! operations.
+
+use super::transform::is_tile_mark;
+use super::CodegenError;
+use isl_rs::{ASTLoopType, Context, DimType, Map, ScheduleNode, ScheduleNodeType, Set, UnionSet};
+use space::isl::IslResultExt;
+
+/// isl operations (allocations and simplex pivots; a deterministic measure,
+/// unlike time) allowed for computing one band's full tiles. Rectangular
+/// bands need a few ten thousand, jacobi-2d's skewed band about 300 000;
+/// heat-3d's 4-d skewed band (isl's schedule) about 11 million, 10 s, and its
+/// full tiles are 12 polyhedra: past the budget the band is not isolated.
+const ISOLATE_OPS: u64 = 500_000;
+
+/// isl operations allowed for generating the AST of a tree with isolated
+/// full tiles (2mm needs 1-2 million, about 1.5 s); past it, the AST is
+/// generated without isolation.
+pub(super) const ISOLATED_AST_OPS: u64 = 3_000_000;
+
+/// Runs `f` with isl's operation counter limited to `ops` (`None` when the
+/// budget ran out or `f` failed), then lifts the limit.
+pub(super) fn with_budget<T>(
+    ctx: &Context,
+    ops: u64,
+    f: impl FnOnce() -> Result<T, CodegenError>,
+) -> Option<T> {
+    ctx.reset_operations();
+    ctx.set_max_operations(ops);
+    let out = f();
+    ctx.set_max_operations(0);
+    ctx.reset_operations();
+    ctx.reset_error();
+    out.ok()
+}
+
+/// Full/partial tile separation (ppcg's `--isolate-full-tiles`, here on the
+/// point band as Polly does): the point band below the tile band `tile`
+/// (member k ranging over `0..point_sizes[k]`) gets the AST build option
+/// `isolate[[outer, tile] -> [point]]` for the tiles whose every point
+/// executes some statement instance, and its members the isolated loop
+/// type `separate`. isl then generates, inside each tile, `if (full tile)`
+/// loops whose bounds are the tile sizes (no `min`/`max`), separated where
+/// the statements that run change (gemm's fused `C[i][j] *= beta` gets its
+/// own copy of the loop at `k == 0` instead of a guard in the innermost
+/// loop), and the partial tiles as before. Left as it is when the full
+/// tiles cost more than the budget.
+pub(super) fn isolate_full_tiles(
+    tile: ScheduleNode,
+    point_sizes: &[i64],
+) -> Result<(ScheduleNode, bool), CodegenError> {
+    let what = || "isolating full tiles".to_string();
+    let ctx = tile.get_ctx();
+    let d = tile.get_schedule_depth().ctx(what)? as u32;
+    let n = tile.band_n_member().ctx(what)? as u32;
+    let mut point = tile.child(0).ctx(what)?;
+    // A band tiled with tile iterators has its `TILE_MARK` in between.
+    let marked = is_tile_mark(&point)?;
+    if marked {
+        point = point.child(0).ctx(what)?;
+    }
+    let back = |point: ScheduleNode| -> Result<ScheduleNode, CodegenError> {
+        let up = point.parent().ctx(what)?;
+        Ok(if marked { up.parent().ctx(what)? } else { up })
+    };
+    if point.get_type().ctx(what)? != ScheduleNodeType::Band || point.band_n_member().ctx(what)? as u32 != n {
+        return Ok((back(point)?, false));
+    }
+    let isolate = with_budget(&ctx, ISOLATE_OPS, || full_tile_option(&point, d, n, point_sizes));
+    let Some(Some(isolate)) = isolate else { return Ok((back(point)?, false)) };
+    let mut point = point.band_set_ast_build_options(UnionSet::from_set(isolate).ctx(what)?).ctx(what)?;
+    for k in 0..n as i32 {
+        point = point.band_member_set_isolate_ast_loop_type(k, ASTLoopType::Separate).ctx(what)?;
+    }
+    Ok((back(point)?, true))
+}
+
+/// The isolate option of the point band `point` (schedule depth `d + n`)
+/// for the full tiles, `None` when no tile is full: a tile (outer and tile
+/// loop values) is full when every point of the box `point_sizes` runs
+/// some instance, that is, when the box minus the executed points is empty.
+fn full_tile_option(
+    point: &ScheduleNode,
+    d: u32,
+    n: u32,
+    point_sizes: &[i64],
+) -> Result<Option<Set>, CodegenError> {
+    let what = || "isolating full tiles".to_string();
+    let ctx = point.get_ctx();
+    let schedule = point
+        .get_prefix_schedule_union_map()
+        .ctx(what)?
+        .flat_range_product(point.band_get_partial_schedule_union_map().ctx(what)?)
+        .ctx(what)?;
+    let instances = point.get_domain().ctx(what)?.apply(schedule).ctx(what)?;
+    // [outer, tile, point]: every schedule point some instance runs at.
+    let all = Set::from_union_set(instances).ctx(what)?;
+    let vars: Vec<String> = (0..n).map(|k| format!("p{k}")).collect();
+    let bounds: Vec<String> = point_sizes.iter().zip(&vars).map(|(s, v)| format!("0 <= {v} < {s}")).collect();
+    let points = Set::read_from_str(&ctx, &format!("{{ [{}] : {} }}", vars.join(", "), bounds.join(" and ")))
+        .ctx(what)?;
+    let tiles = all.copy().ctx(what)?.project_out(DimType::Set, d + n, n).ctx(what)?;
+    let partial = tiles
+        .copy()
+        .ctx(what)?
+        .flat_product(points.copy().ctx(what)?)
+        .ctx(what)?
+        .subtract(all)
+        .ctx(what)?
+        .project_out(DimType::Set, d + n, n)
+        .ctx(what)?;
+    let full = tiles.subtract(partial).ctx(what)?.coalesce().ctx(what)?;
+    if full.is_empty().ctx(what)? {
+        return Ok(None);
+    }
+    let isolate = Map::from_range(full.flat_product(points).ctx(what)?)
+        .ctx(what)?
+        .move_dims(DimType::In, 0, DimType::Out, 0, d + n)
+        .ctx(what)?
+        .wrap()
+        .ctx(what)?
+        .set_tuple_name("isolate")
+        .ctx(what)?;
+    Ok(Some(isolate))
+}
+
+/// The tree without AST build options (isolated full tiles): the fallback
+/// when generating the isolated code costs more than the budget.
+pub(super) fn strip_ast_options(mut node: ScheduleNode) -> Result<ScheduleNode, CodegenError> {
+    let what = || "dropping AST build options".to_string();
+    if node.get_type().ctx(what)? == ScheduleNodeType::Band
+        && !node.band_get_ast_build_options().ctx(what)?.is_empty().ctx(what)?
+    {
+        let empty = UnionSet::empty_ctx(&node.get_ctx()).ctx(what)?;
+        node = node.band_set_ast_build_options(empty).ctx(what)?;
+    }
+    for i in 0..node.n_children().ctx(what)? {
+        node = strip_ast_options(node.child(i).ctx(what)?)?.parent().ctx(what)?;
+    }
+    Ok(node)
+}

@@ -1,0 +1,219 @@
+//! From a SCoP and a schedule tree to a complete C program: tiling of
+//! permutable bands, OpenMP marks on coincident loops, isl's AST generator,
+//! our own C printer, and the instrumentation the measurement protocol needs.
+//!
+//! The generated region replaces the bytes of the SCoP in the preprocessed
+//! source, so the rest of the program (initialisation, `main`) is untouched.
+//!
+//! The steps, one file each: `transform` (tiling, marks, wavefront and
+//! point-loop order on the tree), `isolate` (full tiles), `ast` (the tree as
+//! isl's AST generator gets it, and the generator), `print` (C from the AST),
+//! `splice` (the region in the program, with the timer and the output dump).
+
+mod ast;
+mod isolate;
+mod print;
+mod splice;
+mod transform;
+
+use ast::{build_ast, group_tiles, iterator_prefix};
+use isolate::{strip_ast_options, with_budget, ISOLATED_AST_OPS};
+use print::{statement_macros, undef_macros, Printer, MACRO_PREFIX};
+use splice::splice;
+use transform::transform;
+
+use isl_rs::{Context, Schedule, Set, UnionPwMultiAff, UnionSet};
+use serde::{Deserialize, Serialize};
+use space::deps::Dependences;
+use space::isl::{new_context, IslError, IslResultExt};
+use space::knobs::{Consecutivity, PostTileReorder, SchedulerOptions, Target, Wavefront};
+use space::legality::{self, Violation};
+use space::scop::{Scop, Source};
+
+/// How to turn a schedule into loops.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodegenOptions {
+    /// Rectangular tile sizes for permutable bands of two or more members,
+    /// outermost first; the last size repeats for deeper members. `None`: no tiling.
+    pub tile_sizes: Option<Vec<u32>>,
+    /// Mark the outermost coincident loop of each band (not nested in another
+    /// parallel loop) `#pragma omp parallel for`.
+    pub openmp: bool,
+    /// After tiling, sink the point loop with the best Pluto locality score
+    /// (RR-9110 (2)) innermost.
+    #[serde(default)]
+    pub posttile_reorder: PostTileReorder,
+    /// Skew the tile loops of a band whose outer tile loop is not parallel:
+    /// the first becomes the sum of itself and the next (`single`) or of all.
+    #[serde(default)]
+    pub wavefront: Wavefront,
+    /// After tiling, the point loop that makes the most references
+    /// stride-one (consecutivity report §3.1.1, f = 1) goes innermost.
+    #[serde(default)]
+    pub intra_tile_consecutivity: bool,
+}
+
+impl CodegenOptions {
+    /// Code generation for a point: tiles and threads, and the knobs of the
+    /// unified scheduler that act after tiling.
+    pub fn for_point(tile_sizes: Option<Vec<u32>>, threads: usize, knobs: Option<&SchedulerOptions>) -> Self {
+        let mut o = CodegenOptions { tile_sizes, openmp: threads > 1, ..Default::default() };
+        if let Some(k) = knobs {
+            o.posttile_reorder = k.posttile_reorder;
+            o.wavefront = k.wavefront;
+            o.intra_tile_consecutivity = k.consecutivity == Consecutivity::IntraTile;
+            o.openmp = o.openmp && k.target != Target::Seq;
+        }
+        o
+    }
+}
+
+/// A generated program.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Variant {
+    /// The whole C program, ready for the compiler.
+    pub program: String,
+    /// Only the code that replaced the SCoP.
+    pub region: String,
+    /// The schedule tree after tiling and parallel marks.
+    pub schedule: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CodegenError {
+    #[error(transparent)]
+    Isl(#[from] IslError),
+    #[error("the schedule is illegal: it breaks {} dependence(s), first {} {} -> {} (bad distances {})",
+        .0.len(), .0[0].kind, .0[0].source, .0[0].sink, .0[0].bad_distances)]
+    Illegal(Vec<Violation>),
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// The original program with the SCoP instrumented (timer and output dump)
+/// but otherwise as written: the reference every variant is compared with.
+pub fn original_program(source: &Source, scop: &Scop) -> Result<String, CodegenError> {
+    let region = &source.text[scop.span.0..scop.span.1];
+    // Drop the two pragma lines; keep what lies between them.
+    let inner = region.split_once('\n').map(|(_, r)| r).unwrap_or("");
+    let inner = inner.trim_end_matches('\n');
+    let inner = inner.rsplit_once('\n').map(|(r, _)| r).unwrap_or("");
+    splice(source, scop, inner)
+}
+
+/// Code for `schedule` (isl schedule-tree text), after checking it legal
+/// against `deps`, and each band it tiles permutable.
+pub fn generate(
+    source: &Source,
+    scop: &Scop,
+    deps: &Dependences,
+    schedule: &str,
+    opts: &CodegenOptions,
+) -> Result<Variant, CodegenError> {
+    generate_inner(source, scop, Some(deps), schedule, opts)
+}
+
+/// Test-only: code for a schedule without the legality check, so that tests
+/// can show that output verification catches what legality would have.
+#[doc(hidden)]
+pub fn generate_unchecked(
+    source: &Source,
+    scop: &Scop,
+    schedule: &str,
+    opts: &CodegenOptions,
+) -> Result<Variant, CodegenError> {
+    generate_inner(source, scop, None, schedule, opts)
+}
+
+fn generate_inner(
+    source: &Source,
+    scop: &Scop,
+    deps: Option<&Dependences>,
+    schedule: &str,
+    opts: &CodegenOptions,
+) -> Result<Variant, CodegenError> {
+    let ctx = new_context();
+    let check = |text: &str| -> Result<(), CodegenError> {
+        if let Some(deps) = deps {
+            let v = legality::violations(&ctx, &scop.context, text, deps)?;
+            if !v.is_empty() {
+                return Err(CodegenError::Illegal(v));
+            }
+        }
+        Ok(())
+    };
+    check(schedule)?;
+    let tree = Schedule::read_from_str(&ctx, schedule).ctx(|| "reading the schedule tree".into())?;
+    check_domain(&ctx, scop, &tree)?;
+    // Tiling is checked band by band (permutability) as it is applied.
+    let (tree, isolated, lift) = transform(&ctx, scop, tree, opts, deps.map(|d| (scop.context.as_str(), d)))?;
+    // The tree as text, on the SCoP's statement instances: a band tiled
+    // with tile iterators (`Walk::tile_lifted`) reads `floor(phi / size)`
+    // there, as `band_tile` would have it.
+    let lift = match lift {
+        Some(l) => Some(UnionPwMultiAff::from_union_map(l).ctx(|| "lifted instances".into())?),
+        None => None,
+    };
+    let text = |tree: &Schedule| -> Result<String, CodegenError> {
+        let what = || "printing the schedule".to_string();
+        let tree = match &lift {
+            None => tree.copy().ctx(what)?,
+            Some(l) => tree.copy().ctx(what)?.pullback_union_pw_multi_aff(l.copy().ctx(what)?).ctx(what)?,
+        };
+        Ok(tree.to_str().ctx(what)?.to_string())
+    };
+    let mut final_text = text(&tree)?;
+    if opts.posttile_reorder != PostTileReorder::None
+        || opts.wavefront != Wavefront::None
+        || opts.intra_tile_consecutivity
+    {
+        // Reordered point loops and skewed tile loops are legal by
+        // construction (permutable bands); checked all the same.
+        check(&final_text)?;
+    }
+    let prefix = iterator_prefix(scop);
+    let ast = if !isolated {
+        build_ast(&ctx, &scop.context, group_tiles(tree)?, &prefix)?
+    } else {
+        let plain = tree.copy().ctx(|| "copying the schedule".into())?;
+        let tree = group_tiles(tree)?;
+        match with_budget(&ctx, ISOLATED_AST_OPS, || build_ast(&ctx, &scop.context, tree, &prefix)) {
+            Some(ast) => ast,
+            None => {
+                let root = plain.get_root().ctx(|| "schedule root".into())?;
+                let plain = strip_ast_options(root)?.get_schedule().ctx(|| "schedule".into())?;
+                final_text = text(&plain)?;
+                build_ast(&ctx, &scop.context, group_tiles(plain)?, &prefix)?
+            }
+        }
+    };
+    let mut printer = Printer {
+        out: String::new(),
+        indent: 1,
+        call_prefix: MACRO_PREFIX,
+        iterators: iterator_prefix(scop),
+        arity: scop.statements.iter().map(|s| (s.name.clone(), s.c_iterators.len())).collect(),
+    };
+    printer.node(&ast, None)?;
+    let region = format!("{}{}{}", statement_macros(scop), printer.out, undef_macros(scop));
+    let program = splice(source, scop, &region)?;
+    Ok(Variant { program, region, schedule: final_text })
+}
+
+/// The schedule must schedule exactly the SCoP's statement instances.
+fn check_domain(ctx: &Context, scop: &Scop, tree: &Schedule) -> Result<(), CodegenError> {
+    let what = || "comparing the schedule's domain with the SCoP".to_string();
+    let mut domain = UnionSet::empty_ctx(ctx).ctx(what)?;
+    for s in &scop.statements {
+        domain = domain.union(UnionSet::read_from_str(ctx, &s.domain).ctx(what)?).ctx(what)?;
+    }
+    let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
+    let domain = domain.intersect_params(context.copy().ctx(what)?).ctx(what)?;
+    let theirs = tree.get_domain().ctx(what)?.intersect_params(context).ctx(what)?;
+    if !theirs.is_equal(&domain).ctx(what)? {
+        return Err(CodegenError::Unsupported(
+            "the schedule's domain differs from the SCoP's statement instances".into(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,213 @@
+//! isl's AST printed as C, and the statement macros it calls.
+
+use super::ast::node_type;
+use super::ast::MAX_LOOP_DEPTH;
+use super::transform::PARALLEL_MARK;
+use super::CodegenError;
+use isl_rs::{ASTNode, ASTNodeType};
+use space::isl::IslResultExt;
+use space::scop::Scop;
+
+/// Prints isl's AST as C: `for` loops with block-scoped iterators (so OpenMP
+/// makes them private), `#pragma omp parallel for` on the loops of the marked
+/// dimension under our mark, and calls of the statement macros.
+pub(super) struct Printer {
+    pub(super) out: String,
+    pub(super) indent: usize,
+    /// Put before the statement name of each call (`polytune_S1(...)`).
+    pub(super) call_prefix: &'static str,
+    /// The iterator prefix given to isl: schedule dimension d is `{prefix}{d}`.
+    pub(super) iterators: String,
+    /// The arguments of each statement's macro: a call's further arguments
+    /// are the tile iterators of a lifted domain (`Walk::tile_lifted`),
+    /// dropped.
+    pub(super) arity: std::collections::HashMap<String, usize>,
+}
+
+impl Printer {
+    fn line(&mut self, text: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    /// `parallel`: under a parallel mark, the iterator of the marked
+    /// dimension; its loops (not nested in another loop below the mark) get
+    /// `parallel for`, every other loop stays sequential.
+    pub(super) fn node(&mut self, node: &ASTNode, parallel: Option<&str>) -> Result<(), CodegenError> {
+        let what = || "printing the AST".to_string();
+        match node_type(node) {
+            ASTNodeType::For => {
+                let it = node.for_get_iterator().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                let init = node.for_get_init().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                if node.for_is_degenerate().ctx(what)? {
+                    self.line("{");
+                    self.indent += 1;
+                    self.line(&format!("const int {it} = {init};"));
+                    self.node(&node.for_get_body().ctx(what)?, None)?;
+                    self.indent -= 1;
+                    self.line("}");
+                    return Ok(());
+                }
+                let cond = node.for_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                let inc = node.for_get_inc().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                if parallel == Some(it.as_str()) {
+                    self.line("#pragma omp parallel for");
+                }
+                let step = if inc == "1" { format!("{it}++") } else { format!("{it} += {inc}") };
+                self.line(&format!("for (int {it} = {init}; {cond}; {step}) {{"));
+                self.indent += 1;
+                self.node(&node.for_get_body().ctx(what)?, None)?;
+                self.indent -= 1;
+                self.line("}");
+            }
+            ASTNodeType::If => {
+                let cond = node.if_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                self.line(&format!("if ({cond}) {{"));
+                self.indent += 1;
+                self.node(&node.if_get_then_node().ctx(what)?, parallel)?;
+                self.indent -= 1;
+                if node.if_has_else_node().ctx(what)? {
+                    self.line("} else {");
+                    self.indent += 1;
+                    self.node(&node.if_get_else_node().ctx(what)?, parallel)?;
+                    self.indent -= 1;
+                }
+                self.line("}");
+            }
+            ASTNodeType::Block => {
+                let list = node.block_get_children().ctx(what)?;
+                // Sequential pieces: each loop of the marked dimension in
+                // them is parallel on its own.
+                for i in 0..list.size().ctx(what)? {
+                    self.node(&list.get_at(i).ctx(what)?, parallel)?;
+                }
+            }
+            ASTNodeType::Mark => {
+                let id = node.mark_get_id().ctx(what)?.to_str().ctx(what)?.to_string();
+                let marked = id
+                    .strip_prefix(PARALLEL_MARK)
+                    .and_then(|d| d.strip_prefix('_'))
+                    .and_then(|d| d.parse::<usize>().ok())
+                    .filter(|&d| d < MAX_LOOP_DEPTH)
+                    .map(|d| format!("{}{d}", self.iterators));
+                match marked {
+                    Some(it) if parallel.is_none() => {
+                        self.node(&node.mark_get_node().ctx(what)?, Some(&it))?
+                    }
+                    _ => self.node(&node.mark_get_node().ctx(what)?, parallel)?,
+                }
+            }
+            ASTNodeType::User => {
+                let expr = node.user_get_expr().ctx(what)?;
+                let n = expr.get_op_n_arg().ctx(what)?;
+                let name = if n > 0 {
+                    Some(expr.get_op_arg(0).ctx(what)?.to_C_str().ctx(what)?.to_string())
+                } else {
+                    None
+                };
+                let call = match name.as_ref().and_then(|name| self.arity.get(name).map(|&a| (name, a))) {
+                    Some((name, arity)) if (n as usize) > arity + 1 => {
+                        let args = (1..=arity as i32)
+                            .map(|i| Ok(expr.get_op_arg(i).ctx(what)?.to_C_str().ctx(what)?.to_string()))
+                            .collect::<Result<Vec<_>, CodegenError>>()?;
+                        format!("{name}({})", args.join(", "))
+                    }
+                    _ => expr.to_C_str().ctx(what)?.to_string(),
+                };
+                self.line(&format!("{}{call};", self.call_prefix));
+            }
+            ASTNodeType::Error => {
+                return Err(CodegenError::Unsupported("isl returned an error AST node".into()))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Statement macros are `polytune_S1(...)`, so they cannot collide with a
+/// user's identifier `S1`.
+pub(super) const MACRO_PREFIX: &str = "polytune_";
+
+/// Dump loops call `polytune_W_A(...)` for each written element of `A`.
+pub(super) const DUMP_PREFIX: &str = "polytune_W_";
+
+/// isl's C printer uses these; they exist only inside the generated region.
+pub(super) const AST_MACROS: &str = "#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
+#define ceild(n, d) (((n) < 0) ? -((-(n)) / (d)) : ((n) + (d) - 1) / (d))
+#define min(x, y) ((x) < (y) ? (x) : (y))
+#define max(x, y) ((x) > (y) ? (x) : (y))
+";
+
+/// `#define polytune_S1(i, j) C[(i)][(j)] *= beta` for every statement.
+pub(super) fn statement_macros(scop: &Scop) -> String {
+    let mut out = String::from(AST_MACROS);
+    for s in &scop.statements {
+        let body = s.text.trim().trim_end_matches(';').replace(['\n', '\r'], " ");
+        let body = parenthesize(&body, &s.c_iterators);
+        out.push_str(&format!("#define {MACRO_PREFIX}{}({}) {body}\n", s.name, s.c_iterators.join(", ")));
+    }
+    out
+}
+
+pub(super) const UNDEF_AST_MACROS: &str = "#undef floord\n#undef ceild\n#undef min\n#undef max\n";
+
+pub(super) fn undef_macros(scop: &Scop) -> String {
+    let mut out = String::from(UNDEF_AST_MACROS);
+    for s in &scop.statements {
+        out.push_str(&format!("#undef {MACRO_PREFIX}{}\n", s.name));
+    }
+    out
+}
+
+/// Wraps every use of an iterator in parentheses, so that a macro argument
+/// such as `c0 + 1` keeps its meaning inside `A[2 * i]`.
+fn parenthesize(body: &str, iterators: &[String]) -> String {
+    let mut out = String::with_capacity(body.len() + 16);
+    let bytes = body.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_alphabetic() || c == b'_' || c.is_ascii_digit() {
+            let start = i;
+            // Numbers (1e5, 0x1f, 2.0f) are consumed whole so that their
+            // letters never look like identifiers.
+            while i < bytes.len()
+                && (bytes[i].is_ascii_alphanumeric()
+                    || bytes[i] == b'_'
+                    || (c.is_ascii_digit() && bytes[i] == b'.'))
+            {
+                i += 1;
+            }
+            let word = &body[start..i];
+            if !c.is_ascii_digit() && iterators.iter().any(|it| it == word) {
+                out.push('(');
+                out.push_str(word);
+                out.push(')');
+            } else {
+                out.push_str(word);
+            }
+        } else {
+            out.push(c as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iterators_are_parenthesized_but_numbers_and_other_names_are_not() {
+        let its = vec!["i".to_string(), "j".to_string()];
+        assert_eq!(
+            parenthesize("A[2*i][j+1] = xi * 1e5 + i2 + j", &its),
+            "A[2*(i)][(j)+1] = xi * 1e5 + i2 + (j)"
+        );
+        assert_eq!(parenthesize("B[i] = 0x1f + 2.0f", &its), "B[(i)] = 0x1f + 2.0f");
+    }
+}
