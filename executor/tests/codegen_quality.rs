@@ -3,36 +3,11 @@
 //! `min`/`max`, no guard for a statement fused into a deeper band), and the
 //! isolation gives up within its budget where it would be expensive.
 
-use std::path::{Path, PathBuf};
-
-use executor::build::{Builder, Compiler};
 use executor::codegen::{self, CodegenOptions};
-use executor::evaluate::Evaluator;
-use executor::machine::Slot;
-use executor::measure::{MeasureConfig, Status, TimeoutPolicy};
+use executor::measure::Status;
 use executor::runtime::Tolerance;
-use space::deps::{self, Dependences};
 use space::knobs::SchedulerOptions;
-use space::scop::{self, ExtractOptions, Scop, Source};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-struct Kernel {
-    source: Source,
-    scop: Scop,
-    deps: Dependences,
-}
-
-fn load(kernel: &str, dataset: &str) -> Kernel {
-    let path = root().join("polybench").join(kernel);
-    let opts = ExtractOptions { cc_args: vec![format!("-D{dataset}_DATASET")], ..Default::default() };
-    let (source, mut scops) = scop::extract(&path, &opts).unwrap();
-    let scop = scops.remove(0);
-    let deps = deps::analyze(&scop).unwrap();
-    Kernel { source, scop, deps }
-}
+use testkit::{load, Kernel};
 
 /// A loop header `for (int c3 = 0; c3 <= 31; c3++) {`: from 0 to a constant.
 fn constant_loop(line: &str) -> bool {
@@ -91,19 +66,8 @@ fn gemm_full_tiles_have_constant_point_loops_and_no_guard() {
 /// Builds the original and `program` (2 threads), runs both at the
 /// dataset `k` was loaded with and compares their outputs bit for bit.
 fn same_outputs(k: &Kernel, program: String) {
-    let cache = root().join("target/tmp/polytune-codegen-quality-cache");
     let flags = ["-O2", "-ffp-contract=off", "-fopenmp"];
-    let builder = Builder::new(Compiler::new("gcc", flags), cache).unwrap();
-    let config = MeasureConfig {
-        warmups: 0,
-        runs: 1,
-        threads: Some(2),
-        tolerance: Tolerance::BITWISE,
-        timeout: TimeoutPolicy { min_s: 60.0, ..TimeoutPolicy::default() },
-        env: vec![("OMP_WAIT_POLICY".into(), "PASSIVE".into())],
-        ..MeasureConfig::default()
-    };
-    let ev = Evaluator { builder, slot: Slot::all_available(), config, jobs: 2 };
+    let ev = testkit::evaluator("codegen-quality", &flags, Some(2), Tolerance::BITWISE);
     let original = codegen::original_program(&k.source, &k.scop).unwrap();
     let reference = ev.reference(&original).unwrap();
     let m = ev.evaluate(&reference, &[program]).unwrap().remove(0);

@@ -5,11 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use executor::build::{Builder, Compiler, Extras};
+use executor::build::Extras;
 use executor::codegen::{self, CodegenOptions};
-use executor::evaluate::Evaluator;
-use executor::machine::Slot;
-use executor::measure::{MeasureConfig, Status, TimeoutPolicy};
+use executor::measure::Status;
+use executor::runtime::Tolerance;
 use space::deps;
 use space::scop::{self, ExtractOptions};
 
@@ -26,18 +25,9 @@ fn mutants_of_an_official_layout_kernel_are_caught() {
     let scop = scops.remove(0);
     let deps = deps::analyze(&scop).unwrap();
 
-    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/tmp/polytune-official-test-cache");
     let extras = Extras { sources: vec![dir.join("polybench.c")], cpp_args, cflags: vec![], ldflags: vec![] };
-    let builder =
-        Builder::new(Compiler::new("gcc", ["-O2", "-fopenmp"]), cache).unwrap().with_extras(&extras).unwrap();
-    let config = MeasureConfig {
-        warmups: 0,
-        runs: 1,
-        timeout: TimeoutPolicy { min_s: 60.0, ..TimeoutPolicy::default() },
-        env: vec![("OMP_WAIT_POLICY".into(), "PASSIVE".into())],
-        ..MeasureConfig::default()
-    };
-    let ev = Evaluator { builder, slot: Slot::all_available(), config, jobs: 2 };
+    let mut ev = testkit::evaluator("official", &["-O2", "-fopenmp"], None, Tolerance::default());
+    ev.builder = ev.builder.with_extras(&extras).unwrap();
 
     let original = codegen::original_program(&source, &scop).unwrap();
     let reference = ev.reference(&original).unwrap();

@@ -3,73 +3,23 @@
 //! original program's outputs at SMALL.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use executor::build::{Builder, Compiler};
 use executor::codegen::{self, CodegenOptions};
 use executor::evaluate::Evaluator;
-use executor::machine::Slot;
-use executor::measure::{MeasureConfig, Status, TimeoutPolicy};
+use executor::measure::Status;
 use executor::runtime::Tolerance;
-use space::deps::{self, Dependences};
 use space::knobs::SchedulerOptions;
-use space::scop::{self, ExtractOptions, Scop, Source};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn kernels() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for group in ["datamining", "linear-algebra", "medley", "stencils"] {
-        for e in std::fs::read_dir(root().join("polybench").join(group)).unwrap() {
-            let p = e.unwrap().path();
-            if p.extension().is_some_and(|x| x == "c") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    assert_eq!(out.len(), 30);
-    out
-}
-
-struct Kernel {
-    name: String,
-    source: Source,
-    scop: Scop,
-    deps: Dependences,
-}
+use testkit::{kernels, load};
 
 /// The limit on one item of the sweep (one schedule, one variant's code
 /// generation; `POLYTUNE_ITEM_LIMIT_S` overrides it): the slowest, adi's
 /// schedules in a debug build, take about two minutes.
 const ITEM_LIMIT: Duration = Duration::from_secs(400);
 
-fn load(path: &Path, dataset: &str) -> Kernel {
-    let opts = ExtractOptions { cc_args: vec![format!("-D{dataset}_DATASET")], ..Default::default() };
-    let (source, mut scops) = scop::extract(path, &opts).unwrap();
-    let scop = scops.remove(0);
-    let deps = deps::analyze(&scop).unwrap();
-    Kernel { name: path.file_stem().unwrap().to_string_lossy().into_owned(), source, scop, deps }
-}
-
 fn evaluator(threads: usize) -> Evaluator {
-    let cache = root().join("target/tmp/polytune-unified-test-cache");
-    let flags = ["-O1", "-fopenmp"];
-    let builder = Builder::new(Compiler::new("gcc", flags.iter().copied()), cache).unwrap();
-    let config = MeasureConfig {
-        warmups: 0,
-        runs: 1,
-        threads: Some(threads),
-        tolerance: Tolerance::default(),
-        timeout: TimeoutPolicy { min_s: 60.0, ..TimeoutPolicy::default() },
-        env: vec![("OMP_WAIT_POLICY".into(), "PASSIVE".into())],
-        ..MeasureConfig::default()
-    };
-    Evaluator { builder, slot: Slot::all_available(), config, jobs: 2 }
+    testkit::evaluator("unified", &["-O1", "-fopenmp"], Some(threads), Tolerance::default())
 }
 
 /// Whether the innermost loop around the first call of `stmt` moves the
@@ -95,7 +45,7 @@ fn innermost_moves(region: &str, stmt: &str, name: &str) -> bool {
 
 #[test]
 fn gemm_innermost_point_loop_is_j() {
-    let k = load(&root().join("polybench/linear-algebra/gemm.c"), "SMALL");
+    let k = load("linear-algebra/gemm.c", "SMALL");
     let knobs = SchedulerOptions::default();
     let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
     let opts = CodegenOptions::for_point(Some(vec![32]), 2, Some(&knobs));
@@ -352,7 +302,7 @@ fn parallel_loop_bodies(region: &str) -> Vec<&str> {
 /// two threads). Only the loop of the checked band member may be parallel.
 #[test]
 fn gramschmidt_wavefront_marks_no_loop_around_the_nrm_reduction_parallel() {
-    let k = load(&root().join("polybench/linear-algebra/gramschmidt.c"), "SMALL");
+    let k = load("linear-algebra/gramschmidt.c", "SMALL");
     let knobs = SchedulerOptions::default()
         .with_settings(&["spatial=off".to_string(), "wavefront=all".to_string()])
         .unwrap();

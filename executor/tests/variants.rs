@@ -4,69 +4,20 @@
 //! and an illegal schedule must be refused by the legality check and, pushed
 //! past it, caught by output comparison.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use executor::build::{Builder, Compiler};
 use executor::codegen::{self, CodegenError, CodegenOptions};
 use executor::evaluate::{Evaluator, Reference};
-use executor::machine::Slot;
-use executor::measure::{MeasureConfig, Status, TimeoutPolicy};
+use executor::measure::Status;
 use executor::runtime::Tolerance;
-use space::deps::{self, Dependences};
-use space::scop::{self, ExtractOptions, Scop, Source};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn kernels() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for group in ["datamining", "linear-algebra", "medley", "stencils"] {
-        for e in std::fs::read_dir(root().join("polybench").join(group)).unwrap() {
-            let p = e.unwrap().path();
-            if p.extension().is_some_and(|x| x == "c") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    assert_eq!(out.len(), 30);
-    out
-}
-
-struct Kernel {
-    name: String,
-    source: Source,
-    scop: Scop,
-    deps: Dependences,
-}
-
-fn load(path: &Path, dataset: &str) -> Kernel {
-    let opts = ExtractOptions { cc_args: vec![format!("-D{dataset}_DATASET")], ..Default::default() };
-    let (source, mut scops) = scop::extract(path, &opts).unwrap();
-    let scop = scops.remove(0);
-    let deps = deps::analyze(&scop).unwrap();
-    Kernel { name: path.file_stem().unwrap().to_string_lossy().into_owned(), source, scop, deps }
-}
+use testkit::{kernels, load, Kernel};
 
 /// One timed run is enough to compare outputs. Tests run side by side on few
 /// cores: generous timeouts, and OpenMP threads that sleep rather than spin
 /// at barriers, so that oversubscription slows programs down instead of
 /// stalling them.
 fn evaluator(flags: &[&str], threads: usize, tolerance: Tolerance) -> Evaluator {
-    let cache = root().join("target/tmp/polytune-variants-test-cache");
-    let builder = Builder::new(Compiler::new("gcc", flags.iter().copied()), cache).unwrap();
-    let config = MeasureConfig {
-        warmups: 0,
-        runs: 1,
-        threads: Some(threads),
-        tolerance,
-        timeout: TimeoutPolicy { min_s: 60.0, ..TimeoutPolicy::default() },
-        env: vec![("OMP_WAIT_POLICY".into(), "PASSIVE".into())],
-        ..MeasureConfig::default()
-    };
-    Evaluator { builder, slot: Slot::all_available(), config, jobs: 2 }
+    testkit::evaluator("variants", flags, Some(threads), tolerance)
 }
 
 fn reference(ev: &Evaluator, k: &Kernel) -> Reference {
@@ -150,7 +101,7 @@ fn isl_schedule_tiled_and_parallel_matches_on_one_and_two_threads() {
 /// time step is the same sweep, so the reversed order computes the same.)
 #[test]
 fn illegal_schedule_is_refused_and_caught_by_output_comparison() {
-    let k = load(&root().join("polybench/stencils/seidel-2d.c"), "MINI");
+    let k = load("stencils/seidel-2d.c", "MINI");
     let legal = &k.scop.schedule;
     let illegal = legal.replacen("-> [(i)]", "-> [(-i)]", 1);
     assert_ne!(&illegal, legal, "{legal}");
@@ -168,7 +119,7 @@ fn illegal_schedule_is_refused_and_caught_by_output_comparison() {
 
 #[test]
 fn a_schedule_for_other_statements_is_an_error_not_a_crash() {
-    let k = load(&root().join("polybench/linear-algebra/gemm.c"), "MINI");
+    let k = load("linear-algebra/gemm.c", "MINI");
     let other = "{ domain: \"[n] -> { S9[i] : 0 <= i < n }\" }";
     let err = codegen::generate(&k.source, &k.scop, &k.deps, other, &CodegenOptions::default()).unwrap_err();
     assert!(matches!(err, CodegenError::Unsupported(_) | CodegenError::Isl(_)), "{err}");
@@ -178,7 +129,7 @@ fn a_schedule_for_other_statements_is_an_error_not_a_crash() {
 /// that claims it is must not be tiled.
 #[test]
 fn a_band_falsely_marked_permutable_is_not_tiled() {
-    let k = load(&root().join("polybench/stencils/seidel-2d.c"), "MINI");
+    let k = load("stencils/seidel-2d.c", "MINI");
     let domain = &k.scop.statements[0].domain;
     let band = "[{ S1[t, i, j] -> [(t)] }, { S1[t, i, j] -> [(i)] }, { S1[t, i, j] -> [(j)] }]";
     let claims = format!("{{ domain: \"{domain}\", child: {{ schedule: \"{band}\", permutable: 1 }} }}");
@@ -242,7 +193,7 @@ fn core_scheduler_variants_match_the_original_at_mini_and_small() {
 /// an OpenMP pragma: codegen checks every loop it marks parallel.
 #[test]
 fn a_loop_falsely_marked_coincident_is_not_parallelised() {
-    let k = load(&root().join("polybench/stencils/jacobi-1d.c"), "MINI");
+    let k = load("stencils/jacobi-1d.c", "MINI");
     let domain = k.scop.domain();
     let t = "[{ S1[t, i] -> [(t)]; S2[t, i] -> [(t)] }]";
     let claims = format!(

@@ -3,7 +3,7 @@
 //! order the tree gives them (an isl check of the "runs before" relations, independent of
 //! the walk); explain's steps replayed on the original give the target.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use space::clay::{
@@ -14,25 +14,7 @@ use space::deps;
 use space::isl::new_context;
 use space::knobs::SchedulerOptions;
 use space::schedule;
-use space::scop::{self, ExtractOptions, Scop};
-
-fn kernels() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("polybench");
-    let mut files = Vec::new();
-    for group in ["datamining", "linear-algebra", "medley", "stencils"] {
-        for e in std::fs::read_dir(root.join(group)).unwrap() {
-            files.push(e.unwrap().path());
-        }
-    }
-    files.sort();
-    assert_eq!(files.len(), 30, "{files:?}");
-    files
-}
-
-fn load(path: &Path) -> Scop {
-    let opts = ExtractOptions { cc_args: vec!["-DMINI_DATASET".into()], ..Default::default() };
-    scop::extract(path, &opts).unwrap().1.remove(0)
-}
+use space::scop::Scop;
 
 fn name(path: &Path) -> String {
     path.file_stem().unwrap().to_string_lossy().into_owned()
@@ -56,10 +38,10 @@ fn check(scop: &Scop, tree: &str, what: &str) -> ClayForm {
 
 #[test]
 fn the_original_reads_as_its_loops_and_lexical_positions() {
-    for path in kernels() {
+    for path in testkit::kernels() {
         let k = name(&path);
         let _item = testkit::item(format!("clay original {k}"), Duration::from_secs(60));
-        let s = load(&path);
+        let s = testkit::load(&path, "MINI").scop;
         let form = check(&s, &s.schedule, &k);
         // The original: α are the iterators in order (negated for a loop that counts down,
         // as in ludcmp), β the textual positions.
@@ -85,8 +67,8 @@ fn the_original_reads_as_its_loops_and_lexical_positions() {
 
 #[test]
 fn gemm_reads_as_the_published_shape() {
-    let path = kernels().into_iter().find(|p| name(p) == "2mm").unwrap();
-    let s = load(&path);
+    let path = testkit::kernels().into_iter().find(|p| name(p) == "2mm").unwrap();
+    let s = testkit::load(&path, "MINI").scop;
     let d = deps::analyze(&s).unwrap();
     let out = schedule::unified(&s, &d, None, &SchedulerOptions::default()).unwrap();
     let form = check(&s, &out.tree, "2mm unified");
@@ -107,13 +89,13 @@ fn gemm_reads_as_the_published_shape() {
 #[test]
 fn scheduler_trees_read_in_the_same_order() {
     let full = std::env::var("POLYTUNE_FULL_SWEEP").is_ok_and(|v| v == "1");
-    for (n, path) in kernels().into_iter().enumerate() {
+    for (n, path) in testkit::kernels().into_iter().enumerate() {
         if !full && n % 5 != 0 {
             continue;
         }
         let k = name(&path);
         let _item = testkit::item(format!("clay schedulers {k}"), Duration::from_secs(300));
-        let s = load(&path);
+        let s = testkit::load(&path, "MINI").scop;
         let d = deps::analyze(&s).unwrap();
         let unified = schedule::unified(&s, &d, None, &SchedulerOptions::default()).unwrap();
         let isl = space::reference::isl_schedule(&s, &d).unwrap();
@@ -165,8 +147,8 @@ fn show(s: &Scop, f: &ClayForm) -> String {
 #[test]
 fn apply_rebuilds_explained_schedules_and_names_what_breaks() {
     for k in ["jacobi-1d", "jacobi-2d", "2mm", "gemm", "lu", "seidel-2d"] {
-        let path = kernels().into_iter().find(|p| name(p) == k).unwrap();
-        let s = load(&path);
+        let path = testkit::kernels().into_iter().find(|p| name(p) == k).unwrap();
+        let s = testkit::load(&path, "MINI").scop;
         let d = deps::analyze(&s).unwrap();
         let out = schedule::unified(&s, &d, None, &SchedulerOptions::default()).unwrap();
         let ctx = new_context();
@@ -190,8 +172,8 @@ fn apply_rebuilds_explained_schedules_and_names_what_breaks() {
             "{k}"
         );
     }
-    let path = kernels().into_iter().find(|p| name(p) == "jacobi-1d").unwrap();
-    let s = load(&path);
+    let path = testkit::kernels().into_iter().find(|p| name(p) == "jacobi-1d").unwrap();
+    let s = testkit::load(&path, "MINI").scop;
     let d = deps::analyze(&s).unwrap();
     let ctx = new_context();
     match apply_script(&ctx, &s, &d, "# time backwards\nreverse (0)\n") {

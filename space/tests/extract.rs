@@ -1,30 +1,12 @@
 //! SCoP extraction on the 30 PolyBench kernels, on the official PolyBench
 //! layout, on constructs that need care, and on input that must be rejected.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use isl_rs::{Schedule, Set, UnionMap, UnionSet};
 use space::deps::{self, DepKind};
 use space::isl::new_context;
 use space::scop::{self, ExtractOptions, Scop};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn kernels() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for group in ["datamining", "linear-algebra", "medley", "stencils"] {
-        for e in std::fs::read_dir(root().join("polybench").join(group)).unwrap() {
-            let p = e.unwrap().path();
-            if p.extension().is_some_and(|x| x == "c") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 fn extract(path: &Path, args: &[&str]) -> Vec<Scop> {
     let opts = ExtractOptions { cc_args: args.iter().map(|s| s.to_string()).collect(), ..Default::default() };
@@ -80,7 +62,7 @@ const STATEMENTS: &[(&str, usize)] = &[
 
 #[test]
 fn all_thirty_kernels_extract_and_analyse() {
-    let files = kernels();
+    let files = testkit::kernels();
     assert_eq!(files.len(), 30, "{files:?}");
     let ctx = new_context();
     for f in &files {
@@ -154,11 +136,11 @@ fn out_dims(map: &str) -> usize {
 
 #[test]
 fn official_polybench_layout_gives_the_same_model() {
-    let dir = root().join("space/tests/fixtures/official");
+    let dir = testkit::root().join("space/tests/fixtures/official");
     let inc = format!("-I{}", dir.display());
     for (official, ours) in [("gemm.c", "linear-algebra/gemm.c"), ("jacobi-2d.c", "stencils/jacobi-2d.c")] {
         let a = extract(&dir.join(official), &[&inc, "-DMINI_DATASET"]);
-        let b = extract(&root().join("polybench").join(ours), &["-DMINI_DATASET"]);
+        let b = extract(&testkit::root().join("polybench").join(ours), &["-DMINI_DATASET"]);
         assert_eq!(a.len(), 1);
         let (a, b) = (&a[0], &b[0]);
         assert_eq!(a.params, b.params, "{official}");

@@ -2,37 +2,18 @@
 //! against the core scheduler.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
-use space::deps::{self, DepKind, Dependences};
+use space::deps::{DepKind, Dependences};
 use space::fusion::{Count, Criterion, FusionOptions, FusionSpace, Objective};
 use space::preorder::Preorder;
 use space::schedule::{self, CoreOptions, Fusion};
-use space::scop::{self, ExtractOptions, Scop};
+use space::scop::Scop;
 
 fn load(rel: &str) -> (Scop, Dependences) {
-    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("polybench").join(rel);
-    let opts = ExtractOptions { cc_args: vec!["-DMINI_DATASET".into()], ..Default::default() };
-    let (_, mut scops) = scop::extract(&path, &opts).unwrap();
-    let s = scops.remove(0);
-    let d = deps::analyze(&s).unwrap();
-    (s, d)
-}
-
-fn kernels() -> Vec<String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("polybench");
-    let mut all = Vec::new();
-    for g in ["datamining", "linear-algebra", "medley", "stencils"] {
-        for e in std::fs::read_dir(root.join(g)).unwrap() {
-            let p = e.unwrap().path();
-            all.push(format!("{g}/{}", p.file_name().unwrap().to_str().unwrap()));
-        }
-    }
-    all.sort();
-    assert_eq!(all.len(), 30);
-    all
+    let k = testkit::load(rel, "MINI");
+    (k.scop, k.deps)
 }
 
 /// Every ordered set partition of `n` statements (brute force: every
@@ -229,7 +210,9 @@ fn oracle_other_kernels_up_to_six_statements() {
 /// every kernel; the large spaces are counted only.
 #[test]
 fn counts_agree_with_enumeration_on_the_30_kernels() {
-    for rel in kernels() {
+    let root = testkit::kernel("");
+    for rel in testkit::kernels().iter().map(|p| p.strip_prefix(&root).unwrap().to_str().unwrap().to_string())
+    {
         let _item = testkit::item(format!("{rel}: fusion space"), Duration::from_secs(300));
         let (s, d) = load(&rel);
         let t = Instant::now();

@@ -1,20 +1,14 @@
 //! The core scheduler on PolyBench: known results of the Pluto algorithm and
 //! the fusion structures it is asked to honour.
 
-use std::path::{Path, PathBuf};
-
-use space::deps::{self, Dependences};
+use space::deps::Dependences;
 use space::preorder::Preorder;
 use space::schedule::{self, CoreOptions, CoreSchedule, Fusion, RowKind, ScheduleError};
-use space::scop::{self, ExtractOptions, Scop};
+use space::scop::Scop;
 
 fn load(rel: &str) -> (Scop, Dependences) {
-    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("polybench").join(rel);
-    let opts = ExtractOptions { cc_args: vec!["-DMINI_DATASET".into()], ..Default::default() };
-    let (_, mut scops) = scop::extract(&path, &opts).unwrap();
-    let s = scops.remove(0);
-    let d = deps::analyze(&s).unwrap();
-    (s, d)
+    let k = testkit::load(rel, "MINI");
+    (k.scop, k.deps)
 }
 
 fn run(rel: &str, fusion: Fusion) -> (Scop, CoreSchedule) {
@@ -108,19 +102,6 @@ fn a_feautrier_row_separates_what_no_band_row_can_order() {
     assert_eq!(last.carries, vec!["S1->S2".to_string()]);
 }
 
-/// The polybench directory and its 30 kernel files, sorted.
-fn kernels() -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("polybench");
-    let mut files = Vec::new();
-    for group in ["datamining", "linear-algebra", "medley", "stencils"] {
-        for e in std::fs::read_dir(root.join(group)).unwrap() {
-            files.push(e.unwrap().path());
-        }
-    }
-    files.sort();
-    (root, files)
-}
-
 /// Every band row gives each statement that still needs a linearly
 /// independent row one: its iterator coefficients raise the rank of the
 /// statement's rows so far (earlier bands of its group included). Feautrier
@@ -130,7 +111,7 @@ fn kernels() -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
 #[test]
 fn every_band_row_is_linearly_independent_for_each_statement_that_needs_one() {
     use space::linalg::rank;
-    let (root, files) = kernels();
+    let (root, files) = (testkit::kernel(""), testkit::kernels());
     let mut failures = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(&root).unwrap().to_str().unwrap().to_string();
@@ -171,7 +152,7 @@ const ISL_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
 #[test]
 fn cbc_and_isl_reach_equal_optima_on_every_ilp_of_the_30_kernels() {
     space::schedule::ilp::set_isl_quota(2_000_000);
-    let (root, files) = kernels();
+    let (root, files) = (testkit::kernel(""), testkit::kernels());
     assert_eq!(files.len(), 30);
     let (mut checked, mut unchecked) = (0, 0);
     let mut failures = Vec::new();

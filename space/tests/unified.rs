@@ -1,20 +1,14 @@
 //! The unified scheduler (RR-9110 §4): the paper's published schedules (§6)
 //! and what each knob changes.
 
-use std::path::{Path, PathBuf};
-
-use space::deps::{self, Dependences};
+use space::deps::Dependences;
 use space::knobs::SchedulerOptions;
 use space::schedule::{self, CoreOptions, CoreSchedule, RowKind};
-use space::scop::{self, ExtractOptions, Scop};
+use space::scop::Scop;
 
 fn load(rel: &str) -> (Scop, Dependences) {
-    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("polybench").join(rel);
-    let opts = ExtractOptions { cc_args: vec!["-DMINI_DATASET".into()], ..Default::default() };
-    let (_, mut scops) = scop::extract(&path, &opts).unwrap();
-    let s = scops.remove(0);
-    let d = deps::analyze(&s).unwrap();
-    (s, d)
+    let k = testkit::load(rel, "MINI");
+    (k.scop, k.deps)
 }
 
 fn unified(rel: &str, settings: &[&str]) -> (Scop, CoreSchedule) {

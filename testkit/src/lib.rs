@@ -10,10 +10,20 @@
 //! - [`output_within`] runs a child process, which can be stopped: past its
 //!   limit it is killed and the test fails naming the command.
 //!
+//! - [`kernels`], [`load`]: the 30 PolyBench kernels, and one loaded (its
+//!   first SCoP and dependences) under a dataset; [`evaluator`], the
+//!   executor's evaluator as the tests configure it.
+//!
 //! Two environment variables, for the tests only:
 //! - `POLYTUNE_ITEM_LIMIT_S=N` replaces every limit (seconds);
 //! - `POLYTUNE_TEST_HANG=TEXT` makes every [`item`] whose name contains
 //!   `TEXT` hang where it starts: the hook that shows a hang fails fast.
+
+mod evaluate;
+mod kernels;
+
+pub use evaluate::evaluator;
+pub use kernels::{kernel, kernels, load, root, Kernel};
 
 use std::collections::HashMap;
 use std::io::{Read, Write};

@@ -1,0 +1,61 @@
+//! The PolyBench kernels of `polybench/` as the tests load them: the listing
+//! (all 30, or the test fails) and one kernel's first SCoP with its
+//! dependences.
+
+use std::path::{Path, PathBuf};
+
+use space::deps::{self, Dependences};
+use space::scop::{self, ExtractOptions, Scop, Source};
+
+/// The kernels' groups, as directories of `polybench/`.
+const GROUPS: [&str; 4] = ["datamining", "linear-algebra", "medley", "stencils"];
+
+/// The repository's root (testkit lives one level below it).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("testkit has a parent").to_path_buf()
+}
+
+/// The 30 kernels' C files, sorted by path.
+pub fn kernels() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for group in GROUPS {
+        let dir = root().join("polybench").join(group);
+        for e in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let p = e.expect("a directory entry").path();
+            if p.extension().is_some_and(|x| x == "c") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    assert_eq!(out.len(), 30, "expected the 30 PolyBench kernels: {out:?}");
+    out
+}
+
+/// A kernel's file from its path under `polybench/` (`linear-algebra/gemm.c`).
+pub fn kernel(rel: &str) -> PathBuf {
+    root().join("polybench").join(rel)
+}
+
+/// A kernel's first SCoP, read with `-D{dataset}_DATASET`, and its dependences.
+pub struct Kernel {
+    /// The file's stem (`gemm`).
+    pub name: String,
+    pub source: Source,
+    pub scop: Scop,
+    pub deps: Dependences,
+}
+
+/// Loads `path` (absolute, or relative to `polybench/`) under a PolyBench
+/// dataset (`MINI`, ..., `EXTRALARGE`); panics naming the file on any error.
+pub fn load(path: impl AsRef<Path>, dataset: &str) -> Kernel {
+    let path = root().join("polybench").join(path.as_ref());
+    let opts = ExtractOptions { cc_args: vec![format!("-D{dataset}_DATASET")], ..Default::default() };
+    let (source, mut scops) =
+        scop::extract(&path, &opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(!scops.is_empty(), "{}: no SCoP", path.display());
+    let scop = scops.remove(0);
+    let deps = deps::analyze(&scop).unwrap_or_else(|e| panic!("{}: dependences: {e}", path.display()));
+    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    Kernel { name, source, scop, deps }
+}
