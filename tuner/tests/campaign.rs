@@ -436,3 +436,36 @@ fn ctrl_c_stops_with_status_130_and_keeps_what_was_measured() {
     assert!(snapshot(&store, c.id).keys().any(|k| k.2 == Role::Variant));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A profile with two one-core slots: variants are measured on both at once,
+/// and every point of the space exactly once.
+#[test]
+fn two_slots_measure_at_once_and_every_point_once() {
+    let cores = executor::machine::available_cores();
+    assert!(cores.len() >= 2, "this test needs two cores to make two slots; this process may run on {cores:?}");
+    let dir = temp_dir("slots");
+    let profile = dir.join("two-slots.toml");
+    let slots = format!(
+        "name = \"two-slots\"\ncompiler = \"gcc\"\nflags = [\"-O2\", \"-fopenmp\"]\n\
+         [[slots]]\nname = \"a\"\ncores = [{}]\n[[slots]]\nname = \"b\"\ncores = [{}]\n",
+        cores[0], cores[1]
+    );
+    std::fs::write(&profile, slots).unwrap();
+    let db = dir.join("slots.db");
+    let mut args = small_campaign(&db);
+    args.extend(["--machine".to_string(), profile.to_str().unwrap().into(), "--json".into()]);
+    let out = output(polytune().args(&args));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["end"], "finished");
+    assert_eq!(json["slots"], 2);
+    assert_eq!(json["busy_at_once"], 2, "both slots measured at the same time: {json}");
+
+    let store = Store::open(db.to_str().unwrap()).unwrap();
+    let outcomes = store.outcomes(json["campaign"].as_i64().unwrap()).unwrap();
+    let variants: Vec<&String> = outcomes.iter().filter(|o| o.role == Role::Variant).map(|o| &o.point_id).collect();
+    let distinct: std::collections::BTreeSet<&String> = variants.iter().copied().collect();
+    assert_eq!(variants.len(), json["points"][0].as_u64().unwrap() as usize, "every point measured");
+    assert_eq!(distinct.len(), variants.len(), "no point measured twice");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -107,26 +107,39 @@ pub struct Kernel {
     pub references: Vec<Point>,
 }
 
-/// The machine side of a campaign: profile, measurement slot, threads.
+/// The machine side of a campaign: profile, measurement slots, threads.
 pub struct Setup {
     pub profile: MachineProfile,
-    pub slot: Slot,
+    /// The profile's slots: variants are measured on all of them at once, the
+    /// originals on the first.
+    pub slots: Vec<Slot>,
     pub threads: usize,
 }
 
 impl Setup {
-    /// `threads` defaults to every core of the profile's first slot.
+    /// `threads` defaults to the cores of the profile's smallest slot; more
+    /// threads than some slot has cores is an error (they would share cores).
     pub fn new(machine: &str, threads: Option<usize>) -> Result<Setup> {
         let profile = program::machine_profile(machine)?;
-        let Some(slot) = profile.slots.first().cloned() else {
+        let slots = profile.slots.clone();
+        let Some(smallest) = slots.iter().min_by_key(|s| s.cores.len()) else {
             bail!("machine profile `{}` has no slot", profile.name)
         };
-        let threads = threads.unwrap_or(slot.cores.len().max(1));
-        Ok(Setup { profile, slot, threads })
+        let threads = threads.unwrap_or(smallest.cores.len().max(1));
+        if threads > smallest.cores.len() {
+            bail!(
+                "--threads {threads}: slot `{}` of machine profile `{}` has {} core(s); give fewer threads or \
+                 larger slots",
+                smallest.name,
+                profile.name,
+                smallest.cores.len()
+            );
+        }
+        Ok(Setup { profile, slots, threads })
     }
 
-    /// An evaluator on the slot (builds cached in the user's cache directory)
-    /// and the fingerprint its results are keyed by.
+    /// An evaluator on the first slot (builds cached in the user's cache
+    /// directory) and the fingerprint its results are keyed by.
     pub fn evaluator(&self, runs: usize, tolerance: f64) -> Result<(Evaluator, Fingerprint)> {
         let builder = Builder::new(self.profile.compiler(), program::cache_dir()?.join("builds"))?;
         let fingerprint = Fingerprint::detect(builder.compiler())?;
@@ -136,7 +149,7 @@ impl Setup {
             tolerance: Tolerance { relative: tolerance },
             ..MeasureConfig::default()
         };
-        Ok((Evaluator { builder, slot: self.slot.clone(), config, jobs: 2 }, fingerprint))
+        Ok((Evaluator { builder, slot: self.slots[0].clone(), config, jobs: 2 }, fingerprint))
     }
 }
 
@@ -221,6 +234,11 @@ pub struct Campaign<'a> {
     pub batch: usize,
     /// How long one point's scheduling and code generation may take.
     pub variant_timeout: Duration,
+    /// Where variants are measured, one at a time on each (the evaluator's
+    /// slot alone unless [`Campaign::with_slots`]).
+    slots: Vec<Slot>,
+    /// The most measurements that ran at once in this invocation.
+    pub peak_busy_slots: usize,
     started: Instant,
     evaluations: usize,
     /// Generated program text → its measurement in this run.
@@ -275,6 +293,7 @@ impl<'a> Campaign<'a> {
         } else {
             ProgressBar::hidden()
         };
+        let slots = vec![evaluator.slot.clone()];
         Ok(Campaign {
             store,
             evaluator,
@@ -284,6 +303,8 @@ impl<'a> Campaign<'a> {
             campaign_id: campaign.id,
             batch: 4,
             variant_timeout: Duration::from_secs(300),
+            slots,
+            peak_busy_slots: 0,
             started: Instant::now(),
             evaluations: 0,
             measured_code: HashMap::new(),
@@ -385,6 +406,16 @@ impl<'a> Campaign<'a> {
         self.budget.evals.map_or(usize::MAX, |n| n.saturating_sub(self.evaluations))
     }
 
+    /// Measures variants on each of `slots` at once (the originals stay on the
+    /// evaluator's slot); the batch grows to keep every slot busy.
+    pub fn with_slots(mut self, slots: Vec<Slot>) -> Self {
+        if !slots.is_empty() {
+            self.batch = self.batch.max(2 * slots.len());
+            self.slots = slots;
+        }
+        self
+    }
+
     /// Originals already measured by [`measure_original`], used instead of measuring again.
     pub fn with_originals(mut self, measured: Vec<(&Kernel, Dataset, Reference)>) -> Self {
         for (kernel, dataset, r) in measured {
@@ -454,31 +485,74 @@ impl<'a> Campaign<'a> {
                 .collect()
         };
         let builds = self.evaluator.builder.build_all(&fresh, self.evaluator.jobs)?;
-        let mut built: HashMap<&String, BuildOutcome> = fresh.into_iter().zip(builds).collect();
+        // Each program runs with the threads of the first point that made it.
+        let threads = |code: &String| ready.iter().find(|(_, _, c)| c == code).map(|(p, _, _)| p.threads);
+        let todo = fresh.iter().map(|&c| (c, threads(c))).zip(builds).map(|((c, t), b)| (c, t, b)).collect();
+        let measured = self.measure_on_slots(on, todo);
+        let mut measured: HashMap<&String, Measurement> = measured.into_iter().collect();
         for (point, schedule, code) in &ready {
-            if self.stop_reason() == Some(End::Interrupted) {
-                return Ok(());
-            }
-            let m = match self.measured_code.get(code) {
-                Some((first, m)) => Measurement {
+            let m = match (self.measured_code.get(code), measured.remove(code)) {
+                (Some((first, m)), _) => Measurement {
                     reason: format!("same code as point {}: {}", first.id(), m.reason),
                     ..m.clone()
                 },
-                None => {
-                    let outcome = built.remove(code).expect("every fresh program was built");
-                    let m = self.evaluator.measure(on.reference, &outcome, Some(point.threads));
-                    // A child killed by the user's Ctrl-C is not a crash of the variant.
-                    if interrupted() {
-                        return Ok(());
-                    }
+                (None, Some(m)) => {
                     self.measured_code.insert(code.clone(), (point.clone(), m.clone()));
                     m
                 }
+                // Not measured: Ctrl-C came first.
+                (None, None) => return Ok(()),
             };
             let source = self.source_of(code);
             self.finish(on, point, Some(schedule), source, &m)?;
         }
         Ok(())
+    }
+
+    /// Measures each built program on the next free slot, as many at once as
+    /// there are slots; the programs in their order, less those a Ctrl-C cut
+    /// short (a child killed by the user's signal is not a crash of the variant).
+    fn measure_on_slots<'c>(
+        &mut self,
+        on: &On,
+        built: Vec<(&'c String, Option<usize>, BuildOutcome)>,
+    ) -> Vec<(&'c String, Measurement)> {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let (busy, peak) = (std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0));
+        let results: Vec<std::sync::Mutex<Option<Measurement>>> =
+            built.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        std::thread::scope(|scope| {
+            for slot in &self.slots {
+                let evaluator = Evaluator {
+                    builder: self.evaluator.builder.clone(),
+                    slot: slot.clone(),
+                    config: self.evaluator.config.clone(),
+                    jobs: self.evaluator.jobs,
+                };
+                let (next, busy, peak, results, built) = (&next, &busy, &peak, &results, &built);
+                scope.spawn(move || loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= built.len() || interrupted() {
+                        break;
+                    }
+                    let now = busy.fetch_add(1, Ordering::SeqCst) + 1;
+                    peak.fetch_max(now, Ordering::SeqCst);
+                    let (_, threads, outcome) = &built[i];
+                    let m = evaluator.measure(on.reference, outcome, *threads);
+                    busy.fetch_sub(1, Ordering::SeqCst);
+                    if interrupted() {
+                        break;
+                    }
+                    *results[i].lock().expect("no panics while holding it") = Some(m);
+                });
+            }
+        });
+        self.peak_busy_slots = self.peak_busy_slots.max(peak.into_inner());
+        built
+            .into_iter()
+            .zip(results)
+            .filter_map(|((code, _, _), m)| m.into_inner().expect("no panics while holding it").map(|m| (code, m)))
+            .collect()
     }
 
     /// Every point's schedule and program, each made by a `polytune variant`

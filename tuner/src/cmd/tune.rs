@@ -29,7 +29,8 @@ pub struct Args {
     /// Dataset the best is chosen on (halving starts smaller).
     #[arg(long, value_enum, default_value_t = Dataset::Large)]
     dataset: Dataset,
-    /// OpenMP threads of every variant (default: every core of the slot).
+    /// OpenMP threads of every variant (default: every core of the smallest slot; variants
+    /// are measured on all the machine profile's slots at once).
     #[arg(long)]
     threads: Option<usize>,
     /// Seed of the random choices: the same seed, the same campaign.
@@ -128,7 +129,9 @@ pub fn run(args: Args) -> Result<()> {
         machine: fingerprint.id(),
     };
     let budget = Budget { evals: args.evals, time: args.budget };
-    let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?.with_originals(originals);
+    let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?
+        .with_originals(originals)
+        .with_slots(setup.slots.clone());
     campaign.variant_timeout = args.variant_timeout;
     let end = campaign.run(&kernels)?;
     let campaign_id = campaign.campaign_id;
@@ -141,6 +144,7 @@ pub fn run(args: Args) -> Result<()> {
         let points: Vec<usize> = kernels.iter().map(|k| k.space.len() + k.references.len()).collect();
         let out = serde_json::json!({
             "campaign": campaign_id, "end": end, "store": location, "points": points, "best": bests,
+            "slots": setup.slots.len(), "busy_at_once": campaign.peak_busy_slots,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
