@@ -38,18 +38,13 @@
 mod error;
 mod types;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::str::FromStr;
-use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 use sqlx::migrate::Migrator;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
-use sqlx::{ConnectOptions, Connection};
+use sqlx::postgres::PgPool;
+use sqlx::sqlite::SqlitePool;
 
 pub use error::StoreError;
 pub use outcome::Status;
@@ -60,13 +55,6 @@ pub use types::{
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
-
-/// How long `open` waits for a PostgreSQL server to answer (a blackholed address would
-/// otherwise hang for the TCP timeout, minutes).
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long a writer waits for another process's write lock on a SQLite file.
-const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
 enum Pool {
     Sqlite(SqlitePool),
@@ -102,6 +90,9 @@ macro_rules! with_pool {
 }
 
 // After `with_pool!`, which it uses.
+mod best;
+mod open;
+use open::{open_postgres, open_sqlite, redact};
 mod outcomes;
 pub use outcomes::Outcome;
 mod report;
@@ -428,108 +419,6 @@ impl Store {
         })
     }
 
-    /// The best-known variant of `kernel`, optionally on one machine (by name) and one dataset.
-    ///
-    /// Medians are compared only within a campaign (the same binary's time moves 10–20%
-    /// between sessions, and across datasets or machines raw times mean nothing), so: in each
-    /// campaign that has an `ok` reference, the fastest `ok` variant; of those, the one with
-    /// the highest speedup over its own campaign's reference (newest reference if several).
-    /// Ties go to the lower median, then the older measurement. `None` when no campaign has
-    /// both an `ok` reference and an `ok` variant.
-    pub fn best(
-        &self,
-        kernel: &str,
-        machine: Option<&str>,
-        dataset: Option<&str>,
-    ) -> Result<Option<Best>, StoreError> {
-        const WHAT: &str = "find the best variant";
-        with_pool!(self, |pool, _begin| {
-            // One read transaction: a consistent snapshot while writers go on.
-            let mut tx = pool.begin().await.map_err(query(WHAT))?;
-            // Each ok reference of the kernel with its campaign's fastest ok variant (one index
-            // seek each, in one round trip), oldest reference first.
-            let candidates: Vec<Candidate> = sqlx::query_as(
-                "SELECT r.campaign_id, r.program_id, r.machine_id, r.median_s AS ref_median, \
-                        r.spread AS ref_spread, v.id AS variant, v.median_s AS median \
-                 FROM programs p \
-                 JOIN measurements r ON r.program_id = p.id \
-                 JOIN machines mc ON mc.id = r.machine_id \
-                 JOIN measurements v ON v.id = ( \
-                     SELECT x.id FROM measurements x \
-                     WHERE x.campaign_id = r.campaign_id AND x.program_id = r.program_id \
-                       AND x.machine_id = r.machine_id AND x.role = 'variant' AND x.status = 'ok' \
-                       AND x.median_s > 0 \
-                     ORDER BY x.median_s, x.id LIMIT 1) \
-                 WHERE p.kernel = $1 AND (CAST($2 AS TEXT) IS NULL OR mc.name = $2) \
-                   AND (CAST($3 AS TEXT) IS NULL OR p.dataset = $3) \
-                   AND r.role = 'reference' AND r.status = 'ok' AND r.median_s > 0 \
-                 ORDER BY r.id",
-            )
-            .bind(kernel)
-            .bind(machine)
-            .bind(dataset)
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(query(WHAT))?;
-            // One candidate per (campaign, program, machine), from its newest reference (rows
-            // come oldest first).
-            let mut groups: BTreeMap<(i64, i64, i64), Candidate> = BTreeMap::new();
-            for c in candidates {
-                groups.insert((c.campaign_id, c.program_id, c.machine_id), c);
-            }
-            let speedup = |c: &Candidate| c.ref_median / c.median;
-            let winner = groups.into_values().reduce(|a, b| {
-                let (sa, sb) = (speedup(&a), speedup(&b));
-                let b_better = sb > sa
-                    || (sb == sa && (b.median < a.median || (b.median == a.median && b.variant < a.variant)));
-                if b_better {
-                    b
-                } else {
-                    a
-                }
-            });
-            let Some(winner) = winner else { return Ok(None) };
-            let row: BestRow = sqlx::query_as(
-                "SELECT p.kernel, p.dataset, p.path AS program_path, mc.name AS machine, \
-                        m.campaign_id AS campaign, m.id AS measurement, m.point_id, pt.json AS point_json, \
-                        s.tree AS schedule, b.path AS source_path, m.median_s, m.spread, m.samples, \
-                        m.created_at \
-                 FROM measurements m \
-                 JOIN programs p ON p.id = m.program_id \
-                 JOIN machines mc ON mc.id = m.machine_id \
-                 JOIN points pt ON pt.id = m.point_id \
-                 LEFT JOIN schedules s ON s.id = m.schedule_id \
-                 LEFT JOIN builds b ON b.id = m.build_id \
-                 WHERE m.id = $1",
-            )
-            .bind(winner.variant)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(query(WHAT))?;
-            tx.commit().await.map_err(query(WHAT))?;
-            let samples = parse_samples(WHAT, &row.samples)?;
-            Ok(Some(Best {
-                kernel: row.kernel,
-                dataset: row.dataset,
-                machine: row.machine,
-                program_path: row.program_path,
-                campaign: row.campaign,
-                measurement: row.measurement,
-                point_id: row.point_id,
-                point_json: row.point_json,
-                schedule: row.schedule,
-                source_path: row.source_path,
-                median_s: row.median_s,
-                spread: row.spread,
-                samples,
-                reference_median_s: winner.ref_median,
-                reference_spread: winner.ref_spread,
-                speedup: speedup(&winner),
-                measured_at: Timestamp::from_millis(row.created_at),
-            }))
-        })
-    }
-
     /// The newest `limit` measurements, of one kernel or of all, newest first.
     pub fn history(&self, kernel: Option<&str>, limit: usize) -> Result<Vec<HistoryRow>, StoreError> {
         const WHAT: &str = "read the history";
@@ -666,236 +555,6 @@ impl Drop for Store {
 
 const CAMPAIGN_SELECT: &str =
     "SELECT id, key, config, strategy, seed, budget, state, created_at, updated_at FROM campaigns";
-
-/// A campaign's reference and its fastest ok variant, for `best`.
-#[derive(sqlx::FromRow)]
-struct Candidate {
-    campaign_id: i64,
-    program_id: i64,
-    machine_id: i64,
-    ref_median: f64,
-    ref_spread: Option<f64>,
-    variant: i64,
-    median: f64,
-}
-
-#[derive(sqlx::FromRow)]
-struct BestRow {
-    kernel: String,
-    dataset: String,
-    program_path: String,
-    machine: String,
-    campaign: i64,
-    measurement: i64,
-    point_id: String,
-    point_json: String,
-    schedule: Option<String>,
-    source_path: Option<String>,
-    median_s: f64,
-    spread: Option<f64>,
-    samples: String,
-    created_at: i64,
-}
-
-/// Opens a SQLite store, starting over while another process holds the file's lock.
-///
-/// SQLite's busy handler does not cover every step of opening: a connection that switches a
-/// new file to WAL mode, or reads the schema while another process switches it, gets "database
-/// is locked" at once (seen with two writers creating one file). Those steps change nothing
-/// when they fail, so the whole open is tried again until the busy timeout has passed.
-async fn open_sqlite(target: &str, shown: &str) -> Result<SqlitePool, StoreError> {
-    let start = std::time::Instant::now();
-    let mut pause = Duration::from_millis(10);
-    loop {
-        match open_sqlite_once(target, shown).await {
-            Err(StoreError::Open { source, .. })
-                if is_busy(&source) && start.elapsed() + pause < SQLITE_BUSY_TIMEOUT =>
-            {
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_millis(500));
-            }
-            result => return result,
-        }
-    }
-}
-
-/// SQLITE_BUSY or SQLITE_LOCKED, with any extended code.
-fn is_busy(e: &sqlx::Error) -> bool {
-    let sqlx::Error::Database(e) = e else { return false };
-    e.code().and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| matches!(c & 0xff, 5 | 6))
-}
-
-async fn open_sqlite_once(target: &str, shown: &str) -> Result<SqlitePool, StoreError> {
-    let open_err = |source| StoreError::Open { target: shown.to_string(), source };
-    let options = if target.starts_with("sqlite:") {
-        SqliteConnectOptions::from_str(target).map_err(open_err)?
-    } else {
-        SqliteConnectOptions::new().filename(target)
-    };
-    let file = options.get_filename().to_path_buf();
-    // sqlx names in-memory databases (`sqlite::memory:`) `file:...`: no directory to create.
-    let in_memory = file.as_os_str().to_string_lossy().starts_with("file:");
-    if !in_memory {
-        create_parent(&file)?;
-    }
-    let options = options.create_if_missing(true).foreign_keys(true).busy_timeout(SQLITE_BUSY_TIMEOUT);
-
-    // The version check runs before anything that writes (WAL mode, migrations).
-    let mut conn = options.connect().await.map_err(open_err)?;
-    let schema = sqlite_schema(&mut conn).await.map_err(open_err)?;
-    conn.close().await.map_err(open_err)?;
-    schema.check(shown, &SQLITE_MIGRATOR)?;
-
-    let options = options.journal_mode(SqliteJournalMode::Wal).synchronous(SqliteSynchronous::Full);
-    // An in-memory database lives as long as a connection to it: keep exactly one, forever.
-    let pool = if in_memory {
-        SqlitePoolOptions::new().min_connections(1).max_connections(1).idle_timeout(None).max_lifetime(None)
-    } else {
-        SqlitePoolOptions::new().max_connections(4)
-    };
-    let pool = pool.acquire_timeout(SQLITE_BUSY_TIMEOUT).connect_with(options).await.map_err(open_err)?;
-    // Two processes opening a new file at once both try to apply the migrations; the loser
-    // fails ("table already exists") and finds them applied when it tries again.
-    let mut attempt = 0;
-    loop {
-        match SQLITE_MIGRATOR.run(&pool).await {
-            Ok(()) => return Ok(pool),
-            Err(_) if attempt < 5 => {
-                attempt += 1;
-                tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
-            }
-            Err(source) => return Err(StoreError::Migrate { target: shown.to_string(), source }),
-        }
-    }
-}
-
-/// The tables of the database (outside SQLite's own) and the highest applied migration.
-async fn sqlite_schema(conn: &mut sqlx::SqliteConnection) -> Result<Schema, sqlx::Error> {
-    let tables: Vec<(String,)> = sqlx::query_as(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    let mut schema = Schema::new(tables);
-    if schema.applied.is_some() {
-        let (max,): (Option<i64>,) = sqlx::query_as(MAX_APPLIED).fetch_one(conn).await?;
-        schema.applied = Some(max);
-    }
-    Ok(schema)
-}
-
-async fn open_postgres(target: &str, shown: &str) -> Result<PgPool, StoreError> {
-    let open_err = |source| StoreError::Open { target: shown.to_string(), source };
-    let options = PgConnectOptions::from_str(target).map_err(open_err)?.application_name("polytune");
-    // One plain connection first: it fails at once with the server's own reason, where a
-    // pool would retry until its timeout.
-    let mut conn = match tokio::time::timeout(CONNECT_TIMEOUT, options.connect()).await {
-        Ok(conn) => conn.map_err(open_err)?,
-        Err(_) => {
-            let late = std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!("no answer from the server within {} s", CONNECT_TIMEOUT.as_secs()),
-            );
-            return Err(open_err(sqlx::Error::Io(late)));
-        }
-    };
-    let schema = postgres_schema(&mut conn).await.map_err(open_err)?;
-    conn.close().await.map_err(open_err)?;
-    schema.check(shown, &POSTGRES_MIGRATOR)?;
-    let pool = PgPoolOptions::new()
-        .max_connections(4)
-        .acquire_timeout(CONNECT_TIMEOUT)
-        .connect_with(options)
-        .await
-        .map_err(open_err)?;
-    // The migrator holds an advisory lock while it runs: concurrent opens are safe here.
-    POSTGRES_MIGRATOR
-        .run(&pool)
-        .await
-        .map_err(|source| StoreError::Migrate { target: shown.to_string(), source })?;
-    Ok(pool)
-}
-
-async fn postgres_schema(conn: &mut sqlx::PgConnection) -> Result<Schema, sqlx::Error> {
-    let tables: Vec<(String,)> = sqlx::query_as(
-        "SELECT table_name::text FROM information_schema.tables \
-         WHERE table_schema = current_schema() ORDER BY table_name",
-    )
-    .fetch_all(&mut *conn)
-    .await?;
-    let mut schema = Schema::new(tables);
-    if schema.applied.is_some() {
-        let (max,): (Option<i64>,) = sqlx::query_as(MAX_APPLIED).fetch_one(conn).await?;
-        schema.applied = Some(max);
-    }
-    Ok(schema)
-}
-
-const MAX_APPLIED: &str = "SELECT MAX(version) FROM _sqlx_migrations";
-
-/// What `open` finds before it changes anything.
-struct Schema {
-    /// Tables other than sqlx's migration table.
-    tables: Vec<String>,
-    /// `None`: no migration table. `Some(None)`: one without rows.
-    applied: Option<Option<i64>>,
-}
-
-impl Schema {
-    fn new(tables: Vec<(String,)>) -> Schema {
-        let (ours, tables): (Vec<String>, Vec<String>) =
-            tables.into_iter().map(|(t,)| t).partition(|t| t == "_sqlx_migrations");
-        Schema { tables, applied: if ours.is_empty() { None } else { Some(None) } }
-    }
-
-    /// Refuses a database this build must not touch: one written by a newer schema, or one
-    /// that holds other tables but no polytune schema (someone else's database).
-    fn check(&self, shown: &str, migrator: &Migrator) -> Result<(), StoreError> {
-        let known = migrator.iter().map(|m| m.version).max().unwrap_or(0);
-        match self.applied {
-            Some(Some(found)) if found > known => {
-                Err(StoreError::NewerSchema { target: shown.to_string(), found, known })
-            }
-            None if !self.tables.is_empty() => {
-                Err(StoreError::NotAStore { target: shown.to_string(), tables: self.tables.join(", ") })
-            }
-            _ => Ok(()),
-        }
-    }
-}
-
-fn create_parent(file: &Path) -> Result<(), StoreError> {
-    match file.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir)
-            .map_err(|source| StoreError::CreateDir { path: dir.to_path_buf(), source }),
-        _ => Ok(()),
-    }
-}
-
-/// `target` with the password of a URL (in its user info or a `password=` parameter)
-/// replaced by `***`.
-fn redact(target: &str) -> String {
-    let mut shown = target.to_string();
-    if let Some(scheme_end) = shown.find("://") {
-        let start = scheme_end + 3;
-        let authority_end = shown[start..].find(['/', '?']).map_or(shown.len(), |i| start + i);
-        if let Some(at) = shown[start..authority_end].rfind('@').map(|i| start + i) {
-            if let Some(colon) = shown[start..at].find(':').map(|i| start + i) {
-                shown.replace_range(colon + 1..at, "***");
-            }
-        }
-    }
-    if let Some(query) = shown.find('?') {
-        let mut out = shown[..=query].to_string();
-        let params: Vec<String> = shown[query + 1..]
-            .split('&')
-            .map(|p| if p.starts_with("password=") { "password=***".to_string() } else { p.to_string() })
-            .collect();
-        out.push_str(&params.join("&"));
-        shown = out;
-    }
-    shown
-}
 
 fn query(what: &'static str) -> impl Fn(sqlx::Error) -> StoreError {
     move |source| StoreError::Query { what, source }

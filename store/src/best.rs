@@ -1,0 +1,139 @@
+//! `best`: the best-known variant of a kernel, compared within each campaign.
+
+use std::collections::BTreeMap;
+
+use crate::{parse_samples, query, Best, Pool, Store, StoreError, Timestamp};
+
+/// A campaign's reference and its fastest ok variant, for `best`.
+#[derive(sqlx::FromRow)]
+struct Candidate {
+    campaign_id: i64,
+    program_id: i64,
+    machine_id: i64,
+    ref_median: f64,
+    ref_spread: Option<f64>,
+    variant: i64,
+    median: f64,
+}
+
+#[derive(sqlx::FromRow)]
+struct BestRow {
+    kernel: String,
+    dataset: String,
+    program_path: String,
+    machine: String,
+    campaign: i64,
+    measurement: i64,
+    point_id: String,
+    point_json: String,
+    schedule: Option<String>,
+    source_path: Option<String>,
+    median_s: f64,
+    spread: Option<f64>,
+    samples: String,
+    created_at: i64,
+}
+
+impl Store {
+    /// The best-known variant of `kernel`, optionally on one machine (by name) and one dataset.
+    ///
+    /// Medians are compared only within a campaign (the same binary's time moves 10–20%
+    /// between sessions, and across datasets or machines raw times mean nothing), so: in each
+    /// campaign that has an `ok` reference, the fastest `ok` variant; of those, the one with
+    /// the highest speedup over its own campaign's reference (newest reference if several).
+    /// Ties go to the lower median, then the older measurement. `None` when no campaign has
+    /// both an `ok` reference and an `ok` variant.
+    pub fn best(
+        &self,
+        kernel: &str,
+        machine: Option<&str>,
+        dataset: Option<&str>,
+    ) -> Result<Option<Best>, StoreError> {
+        const WHAT: &str = "find the best variant";
+        with_pool!(self, |pool, _begin| {
+            // One read transaction: a consistent snapshot while writers go on.
+            let mut tx = pool.begin().await.map_err(query(WHAT))?;
+            // Each ok reference of the kernel with its campaign's fastest ok variant (one index
+            // seek each, in one round trip), oldest reference first.
+            let candidates: Vec<Candidate> = sqlx::query_as(
+                "SELECT r.campaign_id, r.program_id, r.machine_id, r.median_s AS ref_median, \
+                        r.spread AS ref_spread, v.id AS variant, v.median_s AS median \
+                 FROM programs p \
+                 JOIN measurements r ON r.program_id = p.id \
+                 JOIN machines mc ON mc.id = r.machine_id \
+                 JOIN measurements v ON v.id = ( \
+                     SELECT x.id FROM measurements x \
+                     WHERE x.campaign_id = r.campaign_id AND x.program_id = r.program_id \
+                       AND x.machine_id = r.machine_id AND x.role = 'variant' AND x.status = 'ok' \
+                       AND x.median_s > 0 \
+                     ORDER BY x.median_s, x.id LIMIT 1) \
+                 WHERE p.kernel = $1 AND (CAST($2 AS TEXT) IS NULL OR mc.name = $2) \
+                   AND (CAST($3 AS TEXT) IS NULL OR p.dataset = $3) \
+                   AND r.role = 'reference' AND r.status = 'ok' AND r.median_s > 0 \
+                 ORDER BY r.id",
+            )
+            .bind(kernel)
+            .bind(machine)
+            .bind(dataset)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(query(WHAT))?;
+            // One candidate per (campaign, program, machine), from its newest reference (rows
+            // come oldest first).
+            let mut groups: BTreeMap<(i64, i64, i64), Candidate> = BTreeMap::new();
+            for c in candidates {
+                groups.insert((c.campaign_id, c.program_id, c.machine_id), c);
+            }
+            let speedup = |c: &Candidate| c.ref_median / c.median;
+            let winner = groups.into_values().reduce(|a, b| {
+                let (sa, sb) = (speedup(&a), speedup(&b));
+                let b_better = sb > sa
+                    || (sb == sa && (b.median < a.median || (b.median == a.median && b.variant < a.variant)));
+                if b_better {
+                    b
+                } else {
+                    a
+                }
+            });
+            let Some(winner) = winner else { return Ok(None) };
+            let row: BestRow = sqlx::query_as(
+                "SELECT p.kernel, p.dataset, p.path AS program_path, mc.name AS machine, \
+                        m.campaign_id AS campaign, m.id AS measurement, m.point_id, pt.json AS point_json, \
+                        s.tree AS schedule, b.path AS source_path, m.median_s, m.spread, m.samples, \
+                        m.created_at \
+                 FROM measurements m \
+                 JOIN programs p ON p.id = m.program_id \
+                 JOIN machines mc ON mc.id = m.machine_id \
+                 JOIN points pt ON pt.id = m.point_id \
+                 LEFT JOIN schedules s ON s.id = m.schedule_id \
+                 LEFT JOIN builds b ON b.id = m.build_id \
+                 WHERE m.id = $1",
+            )
+            .bind(winner.variant)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(query(WHAT))?;
+            tx.commit().await.map_err(query(WHAT))?;
+            let samples = parse_samples(WHAT, &row.samples)?;
+            Ok(Some(Best {
+                kernel: row.kernel,
+                dataset: row.dataset,
+                machine: row.machine,
+                program_path: row.program_path,
+                campaign: row.campaign,
+                measurement: row.measurement,
+                point_id: row.point_id,
+                point_json: row.point_json,
+                schedule: row.schedule,
+                source_path: row.source_path,
+                median_s: row.median_s,
+                spread: row.spread,
+                samples,
+                reference_median_s: winner.ref_median,
+                reference_spread: winner.ref_spread,
+                speedup: speedup(&winner),
+                measured_at: Timestamp::from_millis(row.created_at),
+            }))
+        })
+    }
+}
