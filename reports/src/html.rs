@@ -2,7 +2,7 @@
 //! inline SVG (no script, no external file).
 
 use crate::model::{Report, NEAR_BEST};
-use crate::plots;
+use crate::plots::{self, escape};
 use crate::text::{across_machines, machine_table, Table};
 
 const STYLE: &str = "body{font-family:sans-serif;margin:2em;color:#222}\
@@ -75,8 +75,4 @@ fn figure(out: &mut String, id: &str, svg: &str) {
     // plotters starts its SVG with an XML declaration, which is not allowed inside HTML.
     let svg = svg.find("<svg").map_or(svg, |i| &svg[i..]);
     out.push_str(&format!("<figure data-plot=\"{}\">\n{svg}\n</figure>\n", escape(id)));
-}
-
-pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }

@@ -22,7 +22,7 @@ fn svg(
     };
     match result {
         Ok(()) => out,
-        Err(e) => format!("<p>plot not drawn: {}</p>", crate::html::escape(&e)),
+        Err(e) => format!("<p>plot not drawn: {}</p>", escape(&e)),
     }
 }
 
@@ -224,4 +224,9 @@ fn knob_plot(knob: &str, values: &BTreeMap<&str, Vec<f64>>) -> String {
         chart.draw_series(boxes).map_err(err)?;
         Ok(())
     })
+}
+
+/// Text for XML and HTML: the markup characters as entities.
+pub fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
