@@ -442,7 +442,10 @@ fn ctrl_c_stops_with_status_130_and_keeps_what_was_measured() {
 #[test]
 fn two_slots_measure_at_once_and_every_point_once() {
     let cores = executor::machine::available_cores();
-    assert!(cores.len() >= 2, "this test needs two cores to make two slots; this process may run on {cores:?}");
+    assert!(
+        cores.len() >= 2,
+        "this test needs two cores to make two slots; this process may run on {cores:?}"
+    );
     let dir = temp_dir("slots");
     let profile = dir.join("two-slots.toml");
     let slots = format!(
@@ -463,7 +466,8 @@ fn two_slots_measure_at_once_and_every_point_once() {
 
     let store = Store::open(db.to_str().unwrap()).unwrap();
     let outcomes = store.outcomes(json["campaign"].as_i64().unwrap()).unwrap();
-    let variants: Vec<&String> = outcomes.iter().filter(|o| o.role == Role::Variant).map(|o| &o.point_id).collect();
+    let variants: Vec<&String> =
+        outcomes.iter().filter(|o| o.role == Role::Variant).map(|o| &o.point_id).collect();
     let distinct: std::collections::BTreeSet<&String> = variants.iter().copied().collect();
     assert_eq!(variants.len(), json["points"][0].as_u64().unwrap() as usize, "every point measured");
     assert_eq!(distinct.len(), variants.len(), "no point measured twice");

@@ -551,7 +551,9 @@ impl<'a> Campaign<'a> {
         built
             .into_iter()
             .zip(results)
-            .filter_map(|((code, _, _), m)| m.into_inner().expect("no panics while holding it").map(|m| (code, m)))
+            .filter_map(|((code, _, _), m)| {
+                m.into_inner().expect("no panics while holding it").map(|m| (code, m))
+            })
             .collect()
     }
 

@@ -112,7 +112,8 @@ pub fn run(args: Args) -> Result<()> {
     let point = Point { scheduler, tiles: (tile > 0).then(|| vec![tile]), threads };
     let schedule = match (&args.script, args.schedule.as_str()) {
         (Some(path), _) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
             let ctx = space::isl::new_context();
             let applied = space::clay::apply_script(&ctx, &program.scop, &program.deps, &text)
                 .with_context(|| format!("{}", path.display()))?;
