@@ -476,18 +476,18 @@ impl<'a> Campaign<'a> {
                 }
             }
         }
-        let fresh: Vec<&String> = {
+        // Each program not yet measured, once, with the threads of the first point that made it.
+        let fresh: Vec<(&String, Option<usize>)> = {
             let mut seen = std::collections::HashSet::new();
             ready
                 .iter()
-                .map(|(_, _, c)| c)
-                .filter(|c| !self.measured_code.contains_key(*c) && seen.insert(*c))
+                .filter(|(_, _, c)| !self.measured_code.contains_key(c) && seen.insert(c))
+                .map(|(p, _, c)| (c, Some(p.threads)))
                 .collect()
         };
-        let builds = self.evaluator.builder.build_all(&fresh, self.evaluator.jobs)?;
-        // Each program runs with the threads of the first point that made it.
-        let threads = |code: &String| ready.iter().find(|(_, _, c)| c == code).map(|(p, _, _)| p.threads);
-        let todo = fresh.iter().map(|&c| (c, threads(c))).zip(builds).map(|((c, t), b)| (c, t, b)).collect();
+        let codes: Vec<&String> = fresh.iter().map(|&(c, _)| c).collect();
+        let builds = self.evaluator.builder.build_all(&codes, self.evaluator.jobs)?;
+        let todo = fresh.into_iter().zip(builds).map(|((c, t), b)| (c, t, b)).collect();
         let measured = self.measure_on_slots(on, todo);
         let mut measured: HashMap<&String, Measurement> = measured.into_iter().collect();
         for (point, schedule, code) in &ready {
