@@ -58,7 +58,10 @@ pub fn generate(
         Scheduler::Unified { options, .. } => Some(options),
         _ => None,
     };
-    let opts = CodegenOptions::for_point(point.tiles.clone(), point.threads, knobs);
+    let opts = CodegenOptions {
+        code: point.code.clone(),
+        ..CodegenOptions::for_point(point.tiles.clone(), point.threads, knobs)
+    };
     match codegen::generate(source, scop, deps, tree, &opts) {
         Ok(v) => Ok(v.program),
         // An illegal schedule is a bug of ours: recorded, never run.

@@ -95,7 +95,7 @@ fn only_kernels() -> Option<Vec<String>> {
 
 /// Knob settings of the sweep for kernel `i`: scheduler settings × what acts
 /// after tiling (tiles, post-tile reordering, wavefront, intra-tile
-/// consecutivity, threads). The default sweep keeps CI within its time:
+/// consecutivity, threads, the code-generation knobs). The default sweep keeps CI within its time:
 /// tiles 16 and 32 only (the full sweep adds 8 and a second tiling level).
 fn settings(i: usize) -> Vec<(Vec<String>, Option<Vec<u32>>, usize)> {
     let schedulers = [SCHEDULERS[0], SCHEDULERS[1 + i % (SCHEDULERS.len() - 1)]];
@@ -112,8 +112,19 @@ fn settings(i: usize) -> Vec<(Vec<String>, Option<Vec<u32>>, usize)> {
         after.push((vec!["consecutivity=intra-tile"], Some(vec![tiles]), 2));
         after.push((vec!["consecutivity=intra-tile", "wavefront=all"], Some(vec![tiles]), 1));
     }
+    // Code-generation knobs (issue 17): register tiling with vectorisation,
+    // on cubes and on a rectangle, with a wavefront, and untiled.
+    after.push((vec!["restrict=on", "simd=innermost", "unroll_jam=4"], Some(vec![16]), 2));
+    after.push((
+        vec!["simd=innermost", "unroll_jam=2", "omp_schedule=dynamic", "wavefront=all"],
+        Some(vec![32]),
+        2,
+    ));
+    after.push((vec!["restrict=on", "simd=innermost", "unroll_jam=4"], Some(vec![16, 16, 64]), 1));
+    after.push((vec!["restrict=on", "simd=innermost"], None, 1));
     if full_sweep() {
         after.push((vec!["posttile_reorder=pluto"], Some(vec![16, 8]), 1));
+        after.push((vec!["restrict=on", "simd=innermost", "unroll_jam=8"], Some(vec![32]), 2));
     }
     after.push((vec![], None, 1));
     after.push((vec![], None, 2));
@@ -205,7 +216,8 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
                             continue;
                         }
                     };
-                    let opts = CodegenOptions::for_point(tiles.clone(), *threads, Some(&knobs));
+                    let code = space::knobs::CodeOptions::default().with_settings(set).unwrap();
+                    let opts = CodegenOptions { code, ..CodegenOptions::for_point(tiles.clone(), *threads, Some(&knobs)) };
                     let c = std::time::Instant::now();
                     let generated = {
                         let _item = testkit::item(format!("{} {set:?} {tiles:?}: codegen", k.name), ITEM_LIMIT);

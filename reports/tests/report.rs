@@ -15,11 +15,12 @@ fn unified(spatial: Spatial, tiles: Option<u32>) -> Point {
         scheduler: Scheduler::Unified { preorder: None, options },
         tiles: tiles.map(|t| vec![t]),
         threads: 2,
+        code: Default::default(),
     }
 }
 
 fn isl() -> Point {
-    Point { scheduler: Scheduler::Isl, tiles: Some(vec![32]), threads: 2 }
+    Point { scheduler: Scheduler::Isl, tiles: Some(vec![32]), threads: 2, code: Default::default() }
 }
 
 fn label(p: &Point) -> Option<String> {
@@ -70,7 +71,8 @@ fn store() -> Store {
     let (alpha, beta) = (s.machine("alpha", r#"{"m":1}"#).unwrap(), s.machine("beta", r#"{"m":2}"#).unwrap());
     let gemm = s.program("gemm", "gemm.c", "g", "LARGE").unwrap();
     let jacobi = s.program("jacobi-2d", "jacobi-2d.c", "j", "LARGE").unwrap();
-    let original = Point { scheduler: Scheduler::Original, tiles: None, threads: 2 };
+    let original =
+        Point { scheduler: Scheduler::Original, tiles: None, threads: 2, code: Default::default() };
 
     let at = Ids { campaign: c1, program: gemm, machine: alpha };
     record(&s, &at, Role::Reference, &original, "ok", Some(2.0));

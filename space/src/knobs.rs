@@ -88,11 +88,64 @@ impl Default for SchedulerOptions {
     }
 }
 
-/// One knob, its valid values and a setter: the single table `--set` reads.
-struct Knob {
+/// Vectorisation of the innermost loop (Pluto's `--prevector` idea).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Simd {
+    #[default]
+    None,
+    /// The innermost point loop, when it is parallel, gets `#pragma omp simd`.
+    Innermost,
+}
+
+/// How OpenMP shares a parallel loop's iterations among threads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OmpSchedule {
+    /// Equal chunks (the OpenMP default; no clause printed).
+    #[default]
+    Static,
+    /// Chunks handed out as threads finish: triangular loops (lu, syrk).
+    Dynamic,
+}
+
+/// Knobs that shape the generated code of any schedule (original, isl's or
+/// ours) without changing the schedule itself. The defaults are the code
+/// polytune generated before these knobs existed; a point at the defaults
+/// leaves them out of its canonical JSON, so its id did not change.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CodeOptions {
+    /// The SCoP's arrays are used through `restrict`-qualified pointers
+    /// inside the region: the model already assumes distinct arrays do
+    /// not overlap, and this tells the compiler.
+    pub restrict: bool,
+    pub simd: Simd,
+    /// Register tiling (unroll-and-jam): the (up to) two outer point loops
+    /// of a tiled band are strip-mined by this factor and the strips
+    /// unrolled inside the innermost point loop. 1: none.
+    pub unroll_jam: u32,
+    pub omp_schedule: OmpSchedule,
+}
+
+impl Default for CodeOptions {
+    fn default() -> Self {
+        CodeOptions { restrict: false, simd: Simd::None, unroll_jam: 1, omp_schedule: OmpSchedule::Static }
+    }
+}
+
+impl CodeOptions {
+    pub fn is_default(&self) -> bool {
+        *self == CodeOptions::default()
+    }
+}
+
+/// One knob, its valid values, a setter and a getter: the tables `--set` reads.
+struct Knob<T> {
     name: &'static str,
     values: &'static str,
-    set: fn(&mut SchedulerOptions, &str) -> bool,
+    set: fn(&mut T, &str) -> bool,
+    get: fn(&T) -> String,
 }
 
 fn set_enum<T: serde::de::DeserializeOwned>(slot: &mut T, value: &str) -> bool {
@@ -105,8 +158,20 @@ fn set_enum<T: serde::de::DeserializeOwned>(slot: &mut T, value: &str) -> bool {
     }
 }
 
-const KNOBS: &[Knob] = &[
-    Knob { name: "target", values: "seq|openmp|gpu", set: |o, v| set_enum(&mut o.target, v) },
+fn get_enum<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value).expect("knobs serialise") {
+        serde_json::Value::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
+const KNOBS: &[Knob<SchedulerOptions>] = &[
+    Knob {
+        name: "target",
+        values: "seq|openmp|gpu",
+        set: |o, v| set_enum(&mut o.target, v),
+        get: |o| get_enum(&o.target),
+    },
     Knob {
         name: "hlim",
         values: "off|N",
@@ -117,15 +182,32 @@ const KNOBS: &[Knob] = &[
             }
             n => n.parse().map(|n| o.hlim = Some(n)).is_ok(),
         },
+        get: |o| o.hlim.map_or_else(|| "off".to_string(), |n| n.to_string()),
     },
-    Knob { name: "spatial", values: "off|per-reference|grouped", set: |o, v| set_enum(&mut o.spatial, v) },
-    Knob { name: "posttile_reorder", values: "none|pluto", set: |o, v| set_enum(&mut o.posttile_reorder, v) },
+    Knob {
+        name: "spatial",
+        values: "off|per-reference|grouped",
+        set: |o, v| set_enum(&mut o.spatial, v),
+        get: |o| get_enum(&o.spatial),
+    },
+    Knob {
+        name: "posttile_reorder",
+        values: "none|pluto",
+        set: |o, v| set_enum(&mut o.posttile_reorder, v),
+        get: |o| get_enum(&o.posttile_reorder),
+    },
     Knob {
         name: "consecutivity",
         values: "none|global|intra-tile",
         set: |o, v| set_enum(&mut o.consecutivity, v),
+        get: |o| get_enum(&o.consecutivity),
     },
-    Knob { name: "wavefront", values: "none|single|all", set: |o, v| set_enum(&mut o.wavefront, v) },
+    Knob {
+        name: "wavefront",
+        values: "none|single|all",
+        set: |o, v| set_enum(&mut o.wavefront, v),
+        get: |o| get_enum(&o.wavefront),
+    },
     Knob {
         name: "line_bytes",
         values: "a power of two ≥ 8",
@@ -136,6 +218,42 @@ const KNOBS: &[Knob] = &[
                 .map(|n| o.line_bytes = n)
                 .is_some()
         },
+        get: |o| o.line_bytes.to_string(),
+    },
+];
+
+const CODE_KNOBS: &[Knob<CodeOptions>] = &[
+    Knob {
+        name: "restrict",
+        values: "off|on",
+        set: |o, v| match v {
+            "on" | "off" => {
+                o.restrict = v == "on";
+                true
+            }
+            _ => false,
+        },
+        get: |o| if o.restrict { "on" } else { "off" }.to_string(),
+    },
+    Knob {
+        name: "simd",
+        values: "none|innermost",
+        set: |o, v| set_enum(&mut o.simd, v),
+        get: |o| get_enum(&o.simd),
+    },
+    Knob {
+        name: "unroll_jam",
+        values: "1|2|4|8",
+        set: |o, v| {
+            v.parse::<u32>().ok().filter(|n| [1, 2, 4, 8].contains(n)).map(|n| o.unroll_jam = n).is_some()
+        },
+        get: |o| o.unroll_jam.to_string(),
+    },
+    Knob {
+        name: "omp_schedule",
+        values: "static|dynamic",
+        set: |o, v| set_enum(&mut o.omp_schedule, v),
+        get: |o| get_enum(&o.omp_schedule),
     },
 ];
 
@@ -149,49 +267,80 @@ pub enum KnobError {
     BadValue { knob: String, value: String, valid: String },
 }
 
-fn knob_names() -> String {
-    KNOBS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+/// Every knob's name, the scheduler's then the code's.
+pub fn knob_names() -> String {
+    let names = KNOBS.iter().map(|k| k.name).chain(CODE_KNOBS.iter().map(|k| k.name));
+    names.collect::<Vec<_>>().join(", ")
+}
+
+/// `KNOB=VALUE` split at `=`, the name with `-` read as `_`.
+fn parse_setting(s: &str) -> Result<(String, &str), KnobError> {
+    let Some((name, value)) = s.split_once('=') else {
+        return Err(KnobError::Syntax(s.to_string(), knob_names()));
+    };
+    Ok((name.trim().replace('-', "_"), value.trim()))
+}
+
+/// Applies `settings` in order; a knob of `others` is skipped (it belongs
+/// to the other table), any other unknown name is an error.
+fn apply<T, U>(
+    table: &[Knob<T>],
+    others: &[Knob<U>],
+    target: &mut T,
+    settings: &[impl AsRef<str>],
+) -> Result<(), KnobError> {
+    for s in settings {
+        let (name, value) = parse_setting(s.as_ref())?;
+        let Some(knob) = table.iter().find(|k| k.name == name) else {
+            if others.iter().any(|k| k.name == name) {
+                continue;
+            }
+            let shown = s.as_ref().split_once('=').map_or("", |(n, _)| n.trim());
+            return Err(KnobError::UnknownKnob(shown.to_string(), knob_names()));
+        };
+        if !(knob.set)(target, value) {
+            return Err(KnobError::BadValue {
+                knob: knob.name.to_string(),
+                value: value.to_string(),
+                valid: knob.values.to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 impl SchedulerOptions {
-    /// Applies `KNOB=VALUE` settings in order (`--set` on the command line).
+    /// Applies `KNOB=VALUE` settings in order (`--set` on the command
+    /// line); code-generation knobs are left to [`CodeOptions::with_settings`].
     pub fn with_settings<S: AsRef<str>>(mut self, settings: &[S]) -> Result<Self, KnobError> {
-        for s in settings {
-            let s = s.as_ref();
-            let Some((name, value)) = s.split_once('=') else {
-                return Err(KnobError::Syntax(s.to_string(), knob_names()));
-            };
-            let (name, value) = (name.trim(), value.trim());
-            // Accept `posttile-reorder` as well as `posttile_reorder`.
-            let Some(knob) = KNOBS.iter().find(|k| k.name == name.replace('-', "_")) else {
-                return Err(KnobError::UnknownKnob(name.to_string(), knob_names()));
-            };
-            if !(knob.set)(&mut self, value) {
-                return Err(KnobError::BadValue {
-                    knob: knob.name.to_string(),
-                    value: value.to_string(),
-                    valid: knob.values.to_string(),
-                });
-            }
-        }
+        apply(KNOBS, CODE_KNOBS, &mut self, settings)?;
         Ok(self)
     }
 
     /// `hlim=off spatial=grouped ...`: the settings that reproduce `self`.
     pub fn settings(&self) -> Vec<String> {
-        let v = serde_json::to_value(self).expect("options serialise");
-        KNOBS
-            .iter()
-            .map(|k| {
-                let value = match &v[k.name] {
-                    serde_json::Value::String(s) => s.clone(),
-                    serde_json::Value::Null => "off".to_string(),
-                    other => other.to_string(),
-                };
-                format!("{}={value}", k.name)
-            })
-            .collect()
+        KNOBS.iter().map(|k| format!("{}={}", k.name, (k.get)(self))).collect()
     }
+}
+
+impl CodeOptions {
+    /// Applies the code-generation knobs among `KNOB=VALUE` settings in
+    /// order; the scheduler's knobs are left to [`SchedulerOptions::with_settings`].
+    pub fn with_settings<S: AsRef<str>>(mut self, settings: &[S]) -> Result<Self, KnobError> {
+        apply(CODE_KNOBS, KNOBS, &mut self, settings)?;
+        Ok(self)
+    }
+
+    /// `restrict=on simd=innermost ...`: the settings that reproduce `self`.
+    pub fn settings(&self) -> Vec<String> {
+        CODE_KNOBS.iter().map(|k| format!("{}={}", k.name, (k.get)(self))).collect()
+    }
+}
+
+/// Whether `name` (with `-` or `_`) is a code-generation knob.
+pub fn is_code_knob(name: &str) -> bool {
+    let name = name.trim().replace('-', "_");
+    CODE_KNOBS.iter().any(|k| k.name == name)
 }
 
 /// How a point's schedule is obtained.
@@ -216,6 +365,9 @@ pub struct Point {
     pub tiles: Option<Vec<u32>>,
     /// OpenMP threads; 1 runs sequential code.
     pub threads: usize,
+    /// Code-generation knobs; left out of the JSON at their defaults.
+    #[serde(default, skip_serializing_if = "CodeOptions::is_default")]
+    pub code: CodeOptions,
 }
 
 impl Point {
@@ -237,7 +389,7 @@ impl Point {
 
 impl Point {
     /// The point's value of each knob, by name (`scheduler`, `fusion`, each scheduler
-    /// option, `tiles`, `threads`): what reports group by and what a search model learns from.
+    /// option, `tiles`, `threads`, each code-generation option): what reports group by and what a search model learns from.
     pub fn knob_values(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
         let mode = match &self.scheduler {
@@ -261,6 +413,11 @@ impl Point {
         );
         out.push(("tiles".to_string(), tiles));
         out.push(("threads".to_string(), self.threads.to_string()));
+        for s in self.code.settings() {
+            if let Some((k, v)) = s.split_once('=') {
+                out.push((k.to_string(), v.to_string()));
+            }
+        }
         out
     }
 }
@@ -281,6 +438,10 @@ impl fmt::Display for Point {
                     write!(f, " {s}")?;
                 }
             }
+        }
+        let defaults = CodeOptions::default().settings();
+        for s in self.code.settings().into_iter().filter(|s| !defaults.contains(s)) {
+            write!(f, " {s}")?;
         }
         match &self.tiles {
             Some(t) => write!(f, " tiles={}", t.iter().map(|t| t.to_string()).collect::<Vec<_>>().join("x"))?,
@@ -324,6 +485,7 @@ mod tests {
             },
             tiles: Some(vec![32]),
             threads: 2,
+            code: CodeOptions::default(),
         };
         let back: Point = serde_json::from_str(&p.canonical_json()).unwrap();
         assert_eq!(back, p);
@@ -331,5 +493,30 @@ mod tests {
         let q = Point { threads: 1, ..p.clone() };
         assert_ne!(q.id(), p.id());
         assert_eq!(p.to_string(), "unified (S1 S2)(S3) tiles=32 threads=2");
+        // Code knobs at their defaults are not part of the identity: ids
+        // stored before the knobs existed still name the same points.
+        assert!(!p.canonical_json().contains("code"));
+        assert_eq!(p.id(), "1dfdf83247ed1344");
+        let code =
+            CodeOptions::default().with_settings(&["simd=innermost", "unroll-jam=4", "hlim=3"]).unwrap();
+        let r = Point { code, ..p.clone() };
+        assert_ne!(r.id(), p.id());
+        assert_eq!(serde_json::from_str::<Point>(&r.canonical_json()).unwrap(), r);
+        assert_eq!(r.to_string(), "unified (S1 S2)(S3) simd=innermost unroll_jam=4 tiles=32 threads=2");
+    }
+
+    #[test]
+    fn code_knobs_and_scheduler_knobs_share_one_setting_list() {
+        let set = ["restrict=on", "spatial=off", "omp-schedule=dynamic"];
+        let o = SchedulerOptions::default().with_settings(&set).unwrap();
+        assert_eq!(o, SchedulerOptions { spatial: Spatial::Off, ..SchedulerOptions::default() });
+        let c = CodeOptions::default().with_settings(&set).unwrap();
+        assert!(c.restrict && c.omp_schedule == OmpSchedule::Dynamic);
+        assert_eq!(CodeOptions::default().with_settings(&c.settings()).unwrap(), c);
+        let e = CodeOptions::default().with_settings(&["unroll_jam=3"]).unwrap_err();
+        assert_eq!(e.to_string(), "knob `unroll_jam`: invalid value `3` (valid: 1|2|4|8)");
+        let e = SchedulerOptions::default().with_settings(&["vectorize=yes"]).unwrap_err();
+        assert!(e.to_string().contains("line_bytes, restrict, simd"), "{e}");
+        assert!(is_code_knob("omp-schedule") && !is_code_knob("hlim"));
     }
 }

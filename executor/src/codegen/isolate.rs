@@ -1,7 +1,7 @@
 //! Full/partial tile separation on point bands, within a budget of isl
 //! operations.
 
-use super::transform::is_tile_mark;
+use super::transform::{is_tile_mark, point_band};
 use super::CodegenError;
 use isl_rs::{ASTLoopType, Context, DimType, Map, ScheduleNode, ScheduleNodeType, Set, UnionSet};
 use space::isl::IslResultExt;
@@ -43,36 +43,38 @@ pub(super) fn with_budget<T>(
 /// loops whose bounds are the tile sizes (no `min`/`max`), separated where
 /// the statements that run change (gemm's fused `C[i][j] *= beta` gets its
 /// own copy of the loop at `k == 0` instead of a guard in the innermost
-/// loop), and the partial tiles as before. Left as it is when the full
-/// tiles cost more than the budget.
-pub(super) fn isolate_full_tiles(
-    tile: ScheduleNode,
-    point_sizes: &[i64],
-) -> Result<(ScheduleNode, bool), CodegenError> {
+/// loop), and the partial tiles as before. This is that option, `None`
+/// when no tile is full or the full tiles cost more than the budget.
+pub(super) fn full_tiles(tile: &ScheduleNode, point_sizes: &[i64]) -> Result<Option<Set>, CodegenError> {
     let what = || "isolating full tiles".to_string();
     let ctx = tile.get_ctx();
     let d = tile.get_schedule_depth().ctx(what)? as u32;
     let n = tile.band_n_member().ctx(what)? as u32;
+    let point = point_band(tile)?;
+    if point.get_type().ctx(what)? != ScheduleNodeType::Band || point.band_n_member().ctx(what)? as u32 != n {
+        return Ok(None);
+    }
+    Ok(with_budget(&ctx, ISOLATE_OPS, || full_tile_option(&point, d, n, point_sizes)).flatten())
+}
+
+/// Puts `isolate` (from [`full_tiles`]) on the point band below `tile`,
+/// with the isolated loop type `separate` on every member; returns the tile
+/// band again.
+pub(super) fn isolate_full_tiles(tile: ScheduleNode, isolate: Set) -> Result<ScheduleNode, CodegenError> {
+    let what = || "isolating full tiles".to_string();
+    let n = tile.band_n_member().ctx(what)?;
     let mut point = tile.child(0).ctx(what)?;
     // A band tiled with tile iterators has its `TILE_MARK` in between.
     let marked = is_tile_mark(&point)?;
     if marked {
         point = point.child(0).ctx(what)?;
     }
-    let back = |point: ScheduleNode| -> Result<ScheduleNode, CodegenError> {
-        let up = point.parent().ctx(what)?;
-        Ok(if marked { up.parent().ctx(what)? } else { up })
-    };
-    if point.get_type().ctx(what)? != ScheduleNodeType::Band || point.band_n_member().ctx(what)? as u32 != n {
-        return Ok((back(point)?, false));
-    }
-    let isolate = with_budget(&ctx, ISOLATE_OPS, || full_tile_option(&point, d, n, point_sizes));
-    let Some(Some(isolate)) = isolate else { return Ok((back(point)?, false)) };
-    let mut point = point.band_set_ast_build_options(UnionSet::from_set(isolate).ctx(what)?).ctx(what)?;
-    for k in 0..n as i32 {
+    point = point.band_set_ast_build_options(UnionSet::from_set(isolate).ctx(what)?).ctx(what)?;
+    for k in 0..n {
         point = point.band_member_set_isolate_ast_loop_type(k, ASTLoopType::Separate).ctx(what)?;
     }
-    Ok((back(point)?, true))
+    let up = point.parent().ctx(what)?;
+    Ok(if marked { up.parent().ctx(what)? } else { up })
 }
 
 /// The isolate option of the point band `point` (schedule depth `d + n`)

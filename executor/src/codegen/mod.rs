@@ -18,7 +18,7 @@ mod transform;
 
 use ast::{build_ast, group_tiles, iterator_prefix};
 use isolate::{strip_ast_options, with_budget, ISOLATED_AST_OPS};
-use print::{statement_macros, undef_macros, Printer, MACRO_PREFIX};
+use print::{restrict_pointers, statement_macros, undef_macros, Printer, MACRO_PREFIX};
 use splice::splice;
 use transform::transform;
 
@@ -26,7 +26,7 @@ use isl_rs::{Context, Schedule, Set, UnionPwMultiAff, UnionSet};
 use serde::{Deserialize, Serialize};
 use space::deps::Dependences;
 use space::isl::{new_context, IslError, IslResultExt};
-use space::knobs::{Consecutivity, PostTileReorder, SchedulerOptions, Target, Wavefront};
+use space::knobs::{CodeOptions, Consecutivity, PostTileReorder, SchedulerOptions, Target, Wavefront};
 use space::legality::{self, Violation};
 use space::scop::{Scop, Source};
 
@@ -51,6 +51,9 @@ pub struct CodegenOptions {
     /// stride-one (consecutivity report §3.1.1, f = 1) goes innermost.
     #[serde(default)]
     pub intra_tile_consecutivity: bool,
+    /// `restrict`, `omp simd`, register tiling, the OpenMP schedule.
+    #[serde(default)]
+    pub code: CodeOptions,
 }
 
 impl CodegenOptions {
@@ -166,9 +169,10 @@ fn generate_inner(
     if opts.posttile_reorder != PostTileReorder::None
         || opts.wavefront != Wavefront::None
         || opts.intra_tile_consecutivity
+        || opts.code.unroll_jam > 1
     {
-        // Reordered point loops and skewed tile loops are legal by
-        // construction (permutable bands); checked all the same.
+        // Reordered point loops, skewed tile loops and register tiles are
+        // legal by construction (permutable bands); checked all the same.
         check(&final_text)?;
     }
     let prefix = iterator_prefix(scop);
@@ -193,9 +197,13 @@ fn generate_inner(
         call_prefix: MACRO_PREFIX,
         iterators: iterator_prefix(scop),
         arity: scop.statements.iter().map(|s| (s.name.clone(), s.c_iterators.len())).collect(),
+        simd: Vec::new(),
+        unroll: Vec::new(),
+        omp_schedule: opts.code.omp_schedule,
     };
     printer.node(&ast, None)?;
-    let region = format!("{}{}{}", statement_macros(scop), printer.out, undef_macros(scop));
+    let body = if opts.code.restrict { restrict_pointers(scop, &printer.out) } else { printer.out };
+    let region = format!("{}{}{}", statement_macros(scop), body, undef_macros(scop));
     let program = splice(source, scop, &region)?;
     Ok(Variant { program, region, schedule: final_text })
 }

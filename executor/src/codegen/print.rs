@@ -2,10 +2,11 @@
 
 use super::ast::node_type;
 use super::ast::MAX_LOOP_DEPTH;
-use super::transform::PARALLEL_MARK;
+use super::transform::{PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
 use super::CodegenError;
 use isl_rs::{ASTNode, ASTNodeType};
 use space::isl::IslResultExt;
+use space::knobs::OmpSchedule;
 use space::scop::Scop;
 
 /// Prints isl's AST as C: `for` loops with block-scoped iterators (so OpenMP
@@ -22,6 +23,14 @@ pub(super) struct Printer {
     /// are the tile iterators of a lifted domain (`Walk::tile_lifted`),
     /// dropped.
     pub(super) arity: std::collections::HashMap<String, usize>,
+    /// Iterators of the dimensions named by the `SIMD_MARK`s around the
+    /// node being printed: their loops get `omp simd`.
+    pub(super) simd: Vec<String>,
+    /// Iterators of register tiling's strips around the node being
+    /// printed (`UNROLL_MARK`), with their unroll factor.
+    pub(super) unroll: Vec<(String, u32)>,
+    /// The clause of every `parallel for`.
+    pub(super) omp_schedule: OmpSchedule,
 }
 
 impl Printer {
@@ -53,8 +62,18 @@ impl Printer {
                 }
                 let cond = node.for_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
                 let inc = node.for_get_inc().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                if let Some((_, f)) = self.unroll.iter().find(|(u, _)| *u == it) {
+                    self.line(&format!("#pragma GCC unroll {f}"));
+                }
+                let simd = if self.simd.contains(&it) { " simd" } else { "" };
                 if parallel == Some(it.as_str()) {
-                    self.line("#pragma omp parallel for");
+                    let schedule = match self.omp_schedule {
+                        OmpSchedule::Static => "",
+                        OmpSchedule::Dynamic => " schedule(dynamic)",
+                    };
+                    self.line(&format!("#pragma omp parallel for{simd}{schedule}"));
+                } else if !simd.is_empty() {
+                    self.line("#pragma omp simd");
                 }
                 let step = if inc == "1" { format!("{it}++") } else { format!("{it} += {inc}") };
                 self.line(&format!("for (int {it} = {init}; {cond}; {step}) {{"));
@@ -87,6 +106,30 @@ impl Printer {
             }
             ASTNodeType::Mark => {
                 let id = node.mark_get_id().ctx(what)?.to_str().ctx(what)?.to_string();
+                let simd = id
+                    .strip_prefix(SIMD_MARK)
+                    .and_then(|d| d.strip_prefix('_'))
+                    .and_then(|d| d.parse::<usize>().ok())
+                    .filter(|&d| d < MAX_LOOP_DEPTH);
+                let unroll: Option<Vec<usize>> = id
+                    .strip_prefix(UNROLL_MARK)
+                    .and_then(|d| d.strip_prefix('_'))
+                    .map(|d| d.split('_').filter_map(|x| x.parse().ok()).collect());
+                if let Some([d, m, f]) = unroll.as_deref() {
+                    let n = self.unroll.len();
+                    for k in *d..d + m {
+                        self.unroll.push((format!("{}{k}", self.iterators), *f as u32));
+                    }
+                    self.node(&node.mark_get_node().ctx(what)?, parallel)?;
+                    self.unroll.truncate(n);
+                    return Ok(());
+                }
+                if let Some(d) = simd {
+                    self.simd.push(format!("{}{d}", self.iterators));
+                    self.node(&node.mark_get_node().ctx(what)?, parallel)?;
+                    self.simd.pop();
+                    return Ok(());
+                }
                 let marked = id
                     .strip_prefix(PARALLEL_MARK)
                     .and_then(|d| d.strip_prefix('_'))
@@ -140,6 +183,38 @@ pub(super) const AST_MACROS: &str = "#define floord(n, d) (((n) < 0) ? -((-(n) +
 #define min(x, y) ((x) < (y) ? (x) : (y))
 #define max(x, y) ((x) > (y) ? (x) : (y))
 ";
+
+/// `body` with the SCoP's arrays used through `restrict`-qualified
+/// pointers: each array `A` of rank ≥ 1 named by a plain identifier is
+/// copied into `polytune_restrict_A`, then redeclared in an inner block as
+/// a restricted pointer of the same type, so the statements' text is
+/// unchanged. GNU spellings (`__typeof__`, `__restrict__`) work in every
+/// C mode of gcc and clang.
+pub(super) fn restrict_pointers(scop: &Scop, body: &str) -> String {
+    let arrays: Vec<&str> = scop
+        .arrays
+        .iter()
+        .filter(|a| a.rank() > 0 && !a.local)
+        .map(|a| a.name.as_str())
+        .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    if arrays.is_empty() {
+        return body.to_string();
+    }
+    let mut out = String::from("  {\n");
+    for a in &arrays {
+        out.push_str(&format!("  __typeof__(&{a}[0]) polytune_restrict_{a} = {a};\n"));
+    }
+    out.push_str("  {\n");
+    for a in &arrays {
+        out.push_str(&format!(
+            "  __typeof__(polytune_restrict_{a}) __restrict__ {a} = polytune_restrict_{a};\n"
+        ));
+    }
+    out.push_str(body);
+    out.push_str("  }\n  }\n");
+    out
+}
 
 /// `#define polytune_S1(i, j) C[(i)][(j)] *= beta` for every statement.
 pub(super) fn statement_macros(scop: &Scop) -> String {

@@ -93,6 +93,9 @@ fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
             call_prefix: DUMP_PREFIX,
             iterators: prefix.clone(),
             arity: Default::default(),
+            simd: Vec::new(),
+            unroll: Vec::new(),
+            omp_schedule: Default::default(),
         };
         loops.node(&ast, None)?;
         let params = vars.join(", ");

@@ -1,7 +1,7 @@
 //! The schedule tree made ready for code generation, in one walk: permutable
 //! bands tiled, parallel marks, wavefronts, the point loops reordered.
 
-use super::isolate::isolate_full_tiles;
+use super::isolate::{full_tiles, isolate_full_tiles};
 use super::CodegenError;
 use super::CodegenOptions;
 use isl_rs::{
@@ -11,6 +11,7 @@ use isl_rs::{
 use space::deps::Dependences;
 use space::isl::IslResultExt;
 use space::knobs::PostTileReorder;
+use space::knobs::Simd;
 use space::knobs::Wavefront;
 use space::legality;
 use space::scop::isl_name;
@@ -48,6 +49,17 @@ pub(super) fn transform(
 /// dependences (gramschmidt's `nrm` reduction under a wavefront).
 pub(super) const PARALLEL_MARK: &str = "polytune_parallel";
 
+/// The mark above a band whose loops of one schedule depth
+/// (`polytune_simd_5`) are innermost and parallel: they get `omp simd`.
+pub(super) const SIMD_MARK: &str = "polytune_simd";
+
+/// The mark above register tiling's band of strips, naming its first
+/// schedule depth, its number of members and the factor
+/// (`polytune_unroll_6_2_4`): their loops get `#pragma GCC unroll 4`, and
+/// the compiler, with constant trip counts in full tiles, unrolls them
+/// into the innermost loop's body (the jam is the schedule's).
+pub(super) const UNROLL_MARK: &str = "polytune_unroll";
+
 /// The mark between the tile band and the point band of a band tiled with
 /// tile iterators (`Walk::tile_lifted`): where `group_tiles` puts the
 /// expansion from tiles to statement instances.
@@ -83,7 +95,7 @@ impl Walk<'_> {
         // Levels we descend below the starting position; climbed back at the end.
         let mut down = 0;
         let mut tiled_here = false;
-        if node.get_type().ctx(what)? == ScheduleNodeType::Band {
+        if node.get_type().ctx(what)? == ScheduleNodeType::Band && !unrolled(&node)? {
             let n = node.band_n_member().ctx(what)?;
             if let Some(sizes) = &opts.tile_sizes {
                 if !just_tiled && n >= 2 && node.band_get_permutable().ctx(what)? && !sizes.is_empty() {
@@ -117,12 +129,29 @@ impl Walk<'_> {
                         node = self.wavefront(node)?;
                     }
                     let point_sizes: Vec<i64> = point_order.iter().map(|&j| tile_size(sizes, j)).collect();
-                    let (tile, isolated) = isolate_full_tiles(node, &point_sizes)?;
-                    node = tile;
-                    if isolated {
+                    // Full tiles are those of the point band before
+                    // register tiling (whose strips are then whole), and
+                    // isl tiles no band with options below it.
+                    let isolate = full_tiles(&node, &point_sizes)?;
+                    node = self.register_tile(node)?;
+                    if let Some(isolate) = isolate {
+                        node = isolate_full_tiles(node, isolate)?;
                         self.isolated.set(true);
                     }
+                    // The innermost point loop: depth of the tile band, its
+                    // n tile loops, then the point band's last member.
+                    let point = point_band(&node)?;
+                    let depth = node.get_schedule_depth().ctx(what)? + 2 * n - 1;
+                    if leaf_band(&point)? && self.simd_ok(&point, n as usize - 1)? {
+                        node = self.insert_simd_mark(node, depth)?;
+                        down += 1;
+                    }
                 }
+            }
+            if !tiled_here && !just_tiled && leaf_band(&node)? && self.simd_ok(&node, n as usize - 1)? {
+                let depth = node.get_schedule_depth().ctx(what)? + n - 1;
+                node = self.insert_simd_mark(node, depth)?;
+                down += 1;
             }
             if opts.openmp && !in_parallel {
                 let coincident = (0..n).find(|&j| node.band_member_get_coincident(j).unwrap_or(false));
@@ -455,6 +484,82 @@ impl Walk<'_> {
         Ok(node)
     }
 
+    /// Register tiling (unroll-and-jam) of the point band below the tile
+    /// band `tile`, with the factor of the `unroll_jam` knob: the point
+    /// band `[p0, ..., pn-1]` becomes `[f⌊p0/f⌋, f⌊p1/f⌋, p2, ...]` over an
+    /// unrolled band `[p0 mod f, p1 mod f]` (only `p0` when n = 2; the
+    /// innermost loop is never strip-mined, so that it stays the loop the
+    /// compiler vectorises, now with f or f² statements in its body). Any
+    /// rectangular tiling of a permutable band is legal; the band is checked
+    /// all the same. The outer band keeps the point band's full-tile
+    /// isolation (in full tiles every strip is whole, so the unrolled copies
+    /// need no guard). Returns the tile band again.
+    fn register_tile(&self, tile: ScheduleNode) -> Result<ScheduleNode, CodegenError> {
+        let what = || "register tiling".to_string();
+        let n = tile.band_n_member().ctx(what)? as usize;
+        let f = self.opts.code.unroll_jam.max(1) as i64;
+        let strided = n.saturating_sub(1).min(2);
+        if f == 1 || strided == 0 {
+            return Ok(tile);
+        }
+        let strides: Vec<i64> = (0..n).map(|k| if k < strided { f } else { 1 }).collect();
+        let mut point = tile.child(0).ctx(what)?;
+        let marked = is_tile_mark(&point)?;
+        if marked {
+            point = point.child(0).ctx(what)?;
+        }
+        self.check_permutable(&point)?;
+        let space = point.band_get_space().ctx(what)?;
+        let mut mv = MultiVal::zero(space).ctx(what)?;
+        for (k, &s) in strides.iter().enumerate() {
+            mv = mv.set_val(k as i32, Val::int_from_si(self.ctx, s).ctx(what)?).ctx(what)?;
+        }
+        // The outer band keeps the point band's flags; the inner one holds
+        // `p mod f` for the strided members and 0 for the others, dropped.
+        let mut inner = point.band_tile(mv).ctx(what)?.child(0).ctx(what)?;
+        // isl copies the build options to both bands; the inner one's
+        // isolation would name the outer one's depths.
+        inner = inner.band_set_ast_build_options(UnionSet::empty_ctx(self.ctx).ctx(what)?).ctx(what)?;
+        inner = inner.band_split(strided as i32).ctx(what)?;
+        inner = inner.child(0).ctx(what)?.delete().ctx(what)?.parent().ctx(what)?;
+        let depth = inner.get_schedule_depth().ctx(what)?;
+        let id = Id::read_from_str(self.ctx, &format!("{UNROLL_MARK}_{depth}_{strided}_{f}")).ctx(what)?;
+        let mark = inner.insert_mark(id).ctx(what)?;
+        let mut up = mark.parent().ctx(what)?.parent().ctx(what)?;
+        if marked {
+            up = up.parent().ctx(what)?;
+        }
+        Ok(up)
+    }
+
+    /// Whether member `j` of `band` may get `omp simd`: the `simd` knob is
+    /// on and the member carries no dependence once every outer loop
+    /// (including the band's members before it) is fixed.
+    fn simd_ok(&self, band: &ScheduleNode, j: usize) -> Result<bool, CodegenError> {
+        if self.opts.code.simd != Simd::Innermost {
+            return Ok(false);
+        }
+        let what = || "checking a loop before vectorising it".to_string();
+        let mut outer = band.get_prefix_schedule_union_map().ctx(what)?;
+        let members = band.band_get_partial_schedule().ctx(what)?;
+        for k in 0..j {
+            let m = UnionMap::from_union_pw_aff(members.get_at(k as i32).ctx(what)?).ctx(what)?;
+            outer = outer.flat_range_product(m).ctx(what)?;
+        }
+        let member = UnionMap::from_union_pw_aff(members.get_at(j as i32).ctx(what)?).ctx(what)?;
+        let Some((context, deps)) = self.checks else { return Ok(true) };
+        let (outer, member) = (self.original(outer)?, self.original(member)?);
+        Ok(legality::parallel_violations(self.ctx, context, &outer, &member, deps)?.is_empty())
+    }
+
+    /// A `SIMD_MARK` naming schedule depth `depth` above `node`; returns
+    /// the node below the mark.
+    fn insert_simd_mark(&self, node: ScheduleNode, depth: i32) -> Result<ScheduleNode, CodegenError> {
+        let what = || "marking a loop for vectorisation".to_string();
+        let id = Id::read_from_str(self.ctx, &format!("{SIMD_MARK}_{depth}")).ctx(what)?;
+        Ok(node.insert_mark(id).ctx(what)?.child(0).ctx(what)?)
+    }
+
     /// A member flagged coincident must really carry nothing that reaches it
     /// unseparated by the (possibly tiled) outer loops, or OpenMP races.
     fn check_parallel(&self, band: &ScheduleNode) -> Result<(), CodegenError> {
@@ -483,6 +588,59 @@ impl Walk<'_> {
             Err(CodegenError::Illegal(v))
         }
     }
+}
+
+/// The node below the tile band `tile` (past its `TILE_MARK`): the point band.
+pub(super) fn point_band(tile: &ScheduleNode) -> Result<ScheduleNode, CodegenError> {
+    let what = || "finding the point band".to_string();
+    let point = tile.get_child(0).ctx(what)?;
+    Ok(if is_tile_mark(&point)? { point.child(0).ctx(what)? } else { point })
+}
+
+/// Whether `band` is register tiling's band of strips (below an
+/// `UNROLL_MARK`), whose loops the compiler unrolls.
+fn unrolled(band: &ScheduleNode) -> Result<bool, CodegenError> {
+    let what = || "looking for bands".to_string();
+    if !band.has_parent().ctx(what)? || band.get_parent_type().ctx(what)? != ScheduleNodeType::Mark {
+        return Ok(false);
+    }
+    let parent = band.copy().ctx(what)?.parent().ctx(what)?;
+    Ok(parent.mark_get_id().ctx(what)?.to_str().ctx(what)?.starts_with(UNROLL_MARK))
+}
+
+/// Whether some member of `band` is a loop for some statement (not a
+/// constant: a sequence written as a band).
+fn makes_loop(band: &ScheduleNode) -> Result<bool, CodegenError> {
+    let what = || "looking for loops".to_string();
+    let members = band.band_get_partial_schedule().ctx(what)?;
+    for k in 0..band.band_n_member().ctx(what)? {
+        let list = members.get_at(k).ctx(what)?.get_pw_aff_list().ctx(what)?;
+        for i in 0..list.size().ctx(what)? {
+            let member = list.get_at(i).ctx(what)?;
+            let dims = member.dim(DimType::In).ctx(what)? as u32;
+            if member.involves_dims(DimType::In, 0, dims).ctx(what)? {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// Whether no band that makes a loop lies below `band`: its last member is
+/// the innermost loop.
+fn leaf_band(band: &ScheduleNode) -> Result<bool, CodegenError> {
+    fn has_band(node: &ScheduleNode) -> Result<bool, CodegenError> {
+        let what = || "looking for bands".to_string();
+        for i in 0..node.n_children().ctx(what)? {
+            let child = node.get_child(i).ctx(what)?;
+            let band = child.get_type().ctx(what)? == ScheduleNodeType::Band;
+            if band && !unrolled(&child)? && makes_loop(&child)? || has_band(&child)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+    Ok(!has_band(band)?)
 }
 
 pub(super) fn is_tile_mark(node: &ScheduleNode) -> Result<bool, CodegenError> {

@@ -1,9 +1,10 @@
-//! The space a campaign searches for one kernel: fusion preorders × the knob
-//! grid × tile sizes, at a fixed thread count, plus the reference points that
-//! every campaign measures first.
+//! The space a campaign searches for one kernel: fusion preorders × the
+//! scheduler's knob grid × tile shapes × the code-generation knob grid, at a
+//! fixed thread count, plus the reference points that every campaign
+//! measures first.
 
 use anyhow::Result;
-use space::knobs::{Point, Scheduler, SchedulerOptions, Target};
+use space::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Target};
 use space::preorder::Preorder;
 
 /// The values each knob takes in the grid, as `KNOB=VALUE` settings. A knob
@@ -16,30 +17,68 @@ const AXES: &[(&str, &[&str])] = &[
     ("wavefront", &["none", "all"]),
 ];
 
-/// Tile sizes of permutable bands searched by default; `None` is untiled.
-pub const TILES: &[Option<u32>] = &[None, Some(16), Some(32), Some(64)];
+/// The values each code-generation knob takes in the grid. `restrict` is
+/// always on: the model already assumes distinct arrays do not overlap
+/// (`--set restrict=off` compares). The OpenMP schedule joins the grid
+/// only with more than one thread.
+const CODE_AXES: &[(&str, &[&str])] =
+    &[("restrict", &["on"]), ("simd", &["none", "innermost"]), ("unroll_jam", &["1", "4"])];
+
+/// Tile shapes of permutable bands searched by default; `None` is untiled.
+pub const TILES: &str = "0,16,32,64";
+
+/// A tile shape: sizes of a band's members, outermost first, the last
+/// repeating (`[32]` is a cube of 32, `[64, 64, 256]` a rectangle with a
+/// long stride-1 side); `None` is untiled.
+pub type Tiles = Option<Vec<u32>>;
 
 /// Everything but the fusion preorders that spans a kernel's space.
 #[derive(Debug, Clone)]
 pub struct Spec {
     pub knobs: Vec<SchedulerOptions>,
-    pub tiles: Vec<Option<u32>>,
+    pub code: Vec<CodeOptions>,
+    pub tiles: Vec<Tiles>,
     pub threads: usize,
     /// Seeds the sample of fusion preorders when there are too many.
     pub seed: u64,
 }
 
-/// `0,16,32` → untiled, 16, 32.
-pub fn parse_tiles(text: &str) -> Result<Vec<Option<u32>>, String> {
+/// `0,16,32x32x256` → untiled, cubes of 16, 32 × 32 × 256 (outermost
+/// first, the last size repeating for deeper members).
+pub fn parse_tiles(text: &str) -> Result<Vec<Tiles>, String> {
     let mut out = Vec::new();
     for t in text.split(',') {
-        let n: u32 = t.trim().parse().map_err(|_| format!("`{t}` is not a tile size (0 means untiled)"))?;
-        let tile = (n > 0).then_some(n);
+        let sizes =
+            t.trim().split('x').map(|n| n.trim().parse::<u32>()).collect::<Result<Vec<u32>, _>>().map_err(
+                |_| format!("`{t}` is not a tile size or shape such as 32 or 32x32x256 (0 means untiled)"),
+            )?;
+        let tile = match sizes[..] {
+            [0] => None,
+            _ if sizes.contains(&0) => return Err(format!("`{t}`: a tile shape has no size 0")),
+            _ => Some(sizes),
+        };
         if !out.contains(&tile) {
             out.push(tile);
         }
     }
     Ok(out)
+}
+
+/// One tile shape (`--tile`): `0`, `32` or `32x32x256`.
+pub fn parse_tile(text: &str) -> Result<Tiles, String> {
+    match &parse_tiles(text)?[..] {
+        [one] => Ok(one.clone()),
+        _ => Err(format!("`{text}`: one tile shape, such as 32 or 32x32x256")),
+    }
+}
+
+/// The code-generation grid: the defaults with `fixed` applied, times every
+/// value of each code knob not in `fixed`.
+pub fn code_grid(fixed: &[String], threads: usize) -> Result<Vec<CodeOptions>> {
+    let base = CodeOptions::default().with_settings(fixed)?;
+    let schedule: &[&str] = &["static", "dynamic"];
+    let axes = CODE_AXES.iter().copied().chain((threads > 1).then_some(("omp_schedule", schedule)));
+    grid(base, fixed, axes, |o, s| o.with_settings(s))
 }
 
 /// The knob grid: the defaults (target from the thread count) with `fixed`
@@ -49,29 +88,45 @@ pub fn knob_grid(fixed: &[String], threads: usize) -> Result<Vec<SchedulerOption
     let target = if threads > 1 { "openmp" } else { "seq" };
     let base =
         SchedulerOptions::default().with_settings(&[format!("target={target}")])?.with_settings(fixed)?;
+    grid(base, fixed, AXES.iter().copied(), |o, s| o.with_settings(s))
+}
+
+/// `base` times every value of each axis whose knob is not in `fixed`.
+fn grid<T: Clone>(
+    base: T,
+    fixed: &[String],
+    axes: impl Iterator<Item = (&'static str, &'static [&'static str])>,
+    set: impl Fn(T, &[String]) -> Result<T, space::knobs::KnobError>,
+) -> Result<Vec<T>> {
     let fixed_names: Vec<String> =
         fixed.iter().filter_map(|s| s.split_once('=')).map(|(k, _)| k.trim().replace('-', "_")).collect();
     let mut grid = vec![base];
-    for (knob, values) in AXES.iter().filter(|(k, _)| !fixed_names.iter().any(|f| f == k)) {
+    for (knob, values) in axes.filter(|(k, _)| !fixed_names.iter().any(|f| f == k)) {
         grid = grid
             .into_iter()
-            .flat_map(|o| values.iter().map(move |v| o.clone().with_settings(&[format!("{knob}={v}")])))
+            .flat_map(|o| values.iter().map(|v| set(o.clone(), &[format!("{knob}={v}")])).collect::<Vec<_>>())
             .collect::<Result<_, _>>()?;
     }
     Ok(grid)
 }
 
-/// Every point of preorders × knobs × tiles, in that nesting order.
+/// Every point of preorders × knobs × tiles × code knobs, in that nesting order.
 pub fn points(preorders: &[Option<Preorder>], spec: &Spec) -> Vec<Point> {
     let mut out = Vec::new();
     for preorder in preorders {
         for options in &spec.knobs {
-            for tile in &spec.tiles {
-                out.push(Point {
-                    scheduler: Scheduler::Unified { preorder: preorder.clone(), options: options.clone() },
-                    tiles: tile.map(|t| vec![t]),
-                    threads: spec.threads,
-                });
+            for tiles in &spec.tiles {
+                for code in &spec.code {
+                    out.push(Point {
+                        scheduler: Scheduler::Unified {
+                            preorder: preorder.clone(),
+                            options: options.clone(),
+                        },
+                        tiles: tiles.clone(),
+                        threads: spec.threads,
+                        code: code.clone(),
+                    });
+                }
             }
         }
     }
@@ -84,12 +139,13 @@ pub fn points(preorders: &[Option<Preorder>], spec: &Spec) -> Vec<Point> {
 /// legal, Pluto's post-tile reordering).
 pub fn references(threads: usize, max_fusion: Option<Preorder>) -> Vec<Point> {
     vec![
-        Point { scheduler: Scheduler::Original, tiles: None, threads },
-        Point { scheduler: Scheduler::Isl, tiles: Some(vec![32]), threads },
+        Point { scheduler: Scheduler::Original, tiles: None, threads, code: CodeOptions::default() },
+        Point { scheduler: Scheduler::Isl, tiles: Some(vec![32]), threads, code: CodeOptions::default() },
         Point {
             scheduler: Scheduler::Unified { preorder: max_fusion, options: pluto_like(threads) },
             tiles: Some(vec![32]),
             threads,
+            code: CodeOptions::default(),
         },
     ]
 }
@@ -130,9 +186,11 @@ mod tests {
             let labels: Vec<_> = references(threads, None).iter().map(reference_label).collect();
             assert_eq!(labels, [Some("identity".into()), Some("isl".into()), Some("pluto-like".into())]);
         }
-        let spec = Spec { knobs: knob_grid(&[], 2).unwrap(), tiles: TILES.to_vec(), threads: 2, seed: 0 };
+        let code = vec![CodeOptions::default()];
+        let tiles = parse_tiles(TILES).unwrap();
+        let spec = Spec { knobs: knob_grid(&[], 2).unwrap(), code, tiles, threads: 2, seed: 0 };
         let labelled = points(&[None], &spec).iter().filter(|p| reference_label(p).is_some()).count();
-        // Only the grid point with the Pluto-like knobs and 32-tiles is the same point.
+        // Only the grid point with the Pluto-like knobs, 32-tiles and default code is the same point.
         assert_eq!(labelled, 1);
     }
 
@@ -146,14 +204,22 @@ mod tests {
         assert!(fixed.iter().all(|o| o.hlim == Some(8) && o.target == Target::Seq));
         let e = knob_grid(&["spatial=diagonal".into()], 1).unwrap_err().to_string();
         assert!(e.contains("off|per-reference|grouped"), "{e}");
-        let spec = Spec { knobs: fixed.clone(), tiles: TILES.to_vec(), threads: 1, seed: 0 };
+        let code = code_grid(&["simd=none".into(), "spatial=off".into()], 1).unwrap();
+        assert_eq!(code.len(), 2, "unroll_jam 1 and 4; no OpenMP schedule on one thread");
+        assert!(code.iter().all(|c| c.restrict && c.simd == space::knobs::Simd::None));
+        assert_eq!(code_grid(&[], 2).unwrap().len(), 8);
+        let tiles = parse_tiles(TILES).unwrap();
+        let spec =
+            Spec { knobs: fixed.clone(), code: code.clone(), tiles: tiles.clone(), threads: 1, seed: 0 };
         let pts = points(&[None], &spec);
-        assert_eq!(pts.len(), fixed.len() * TILES.len());
+        assert_eq!(pts.len(), fixed.len() * tiles.len() * code.len());
         let mut ids: Vec<String> = pts.iter().map(|p| p.id()).collect();
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), pts.len(), "distinct points have distinct ids");
-        assert_eq!(parse_tiles("0, 32,32,64").unwrap(), vec![None, Some(32), Some(64)]);
+        assert_eq!(parse_tiles("0, 32,32,64").unwrap(), vec![None, Some(vec![32]), Some(vec![64])]);
+        assert_eq!(parse_tiles("64x64x256").unwrap(), vec![Some(vec![64, 64, 256])]);
         assert!(parse_tiles("32,big").unwrap_err().contains("big"));
+        assert!(parse_tiles("32x0").unwrap_err().contains("no size 0"));
     }
 }

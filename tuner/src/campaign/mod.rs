@@ -50,8 +50,8 @@ pub struct Config {
     pub threads: usize,
     /// Knobs fixed by `--set`, as given.
     pub settings: Vec<String>,
-    /// Tile sizes searched (`None`: untiled).
-    pub tiles: Vec<Option<u32>>,
+    /// Tile shapes searched (`None`: untiled).
+    pub tiles: Vec<grid::Tiles>,
     pub runs: usize,
     pub tolerance: f64,
     /// Machine fingerprint id.
@@ -453,7 +453,12 @@ impl<'a> Campaign<'a> {
             }
         };
         if !interrupted() {
-            let point = Point { scheduler: Scheduler::Original, tiles: None, threads: self.config.threads };
+            let point = Point {
+                scheduler: Scheduler::Original,
+                tiles: None,
+                threads: self.config.threads,
+                code: Default::default(),
+            };
             let source = self.source_of(&original);
             self.record(program, Role::Reference, &point, None, source, &reference.measurement)?;
         }

@@ -21,7 +21,8 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
     let setup = Setup::new("default", None)?;
     let spec = grid::Spec {
         knobs: grid::knob_grid(settings, setup.threads)?,
-        tiles: grid::TILES.to_vec(),
+        code: grid::code_grid(settings, setup.threads)?,
+        tiles: grid::parse_tiles(grid::TILES).expect("default tiles parse"),
         threads: setup.threads,
         seed: 0,
     };
@@ -95,7 +96,7 @@ fn campaign(
         seed: 0,
         threads: setup.threads,
         settings: settings.to_vec(),
-        tiles: grid::TILES.to_vec(),
+        tiles: grid::parse_tiles(grid::TILES).expect("default tiles parse"),
         runs,
         tolerance: evaluator.config.tolerance.relative,
         machine: fingerprint.id(),

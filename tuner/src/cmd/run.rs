@@ -31,16 +31,18 @@ pub struct Args {
     /// PolyBench dataset size (passed as -D<SIZE>_DATASET).
     #[arg(long, value_enum, default_value_t = Dataset::Large)]
     dataset: Dataset,
-    /// Tile size for permutable bands; 0 disables tiling. Default: 32, except
-    /// for `original`, which is not tiled.
-    #[arg(long)]
-    tile: Option<u32>,
+    /// Tile size for permutable bands, or a shape such as 32x32x256
+    /// (outermost first, the last size repeating); 0 disables tiling.
+    /// Default: 32, except for `original`, which is not tiled.
+    #[arg(long, value_parser = crate::campaign::grid::parse_tile)]
+    tile: Option<crate::campaign::grid::Tiles>,
     /// OpenMP threads (default: every core of the measurement slot).
     #[arg(long)]
     threads: Option<usize>,
-    /// A knob of the unified scheduler, `KNOB=VALUE` (with `--schedule
-    /// unified`); repeatable. Knobs: target, hlim, spatial, posttile_reorder,
-    /// consecutivity, wavefront, line_bytes.
+    /// A knob, `KNOB=VALUE`; repeatable. The unified scheduler's (with
+    /// `--schedule unified`): target, hlim, spatial, posttile_reorder,
+    /// consecutivity, wavefront, line_bytes; code generation's (any
+    /// schedule): restrict, simd, unroll_jam, omp_schedule.
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     set: Vec<String>,
     /// Which SCoP of the file, counted from 0.
@@ -89,8 +91,11 @@ struct Report {
 
 pub fn run(args: Args) -> Result<()> {
     let knobs = space::knobs::SchedulerOptions::default().with_settings(&args.set)?;
-    if !args.set.is_empty() && args.schedule != "unified" {
-        bail!("--set applies to --schedule unified only");
+    let code = space::knobs::CodeOptions::default().with_settings(&args.set)?;
+    let scheduler_knobs =
+        args.set.iter().any(|s| !space::knobs::is_code_knob(s.split('=').next().unwrap_or("")));
+    if scheduler_knobs && args.schedule != "unified" {
+        bail!("--set: the scheduler's knobs apply to --schedule unified only (code knobs to any)");
     }
     let build = args.build.resolve(&args.file)?;
     let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &build.cc_args, args.scop)?);
@@ -101,7 +106,11 @@ pub fn run(args: Args) -> Result<()> {
     };
     // As the measurement will run it: one thread gets no OpenMP pragmas.
     let threads = args.threads.unwrap_or(slot.cores.len()).max(1);
-    let tile = args.tile.unwrap_or(if args.schedule == "original" && args.script.is_none() { 0 } else { 32 });
+    let tiles = match &args.tile {
+        Some(t) => t.clone(),
+        None if args.schedule == "original" && args.script.is_none() => None,
+        None => Some(vec![32]),
+    };
     let scheduler = match args.schedule.as_str() {
         "original" => Scheduler::Original,
         "isl" => Scheduler::Isl,
@@ -109,7 +118,7 @@ pub fn run(args: Args) -> Result<()> {
         // A schedule file: code generation takes the point's tiles and threads only.
         _ => Scheduler::Original,
     };
-    let point = Point { scheduler, tiles: (tile > 0).then(|| vec![tile]), threads };
+    let point = Point { scheduler, tiles, threads, code };
     let schedule = match (&args.script, args.schedule.as_str()) {
         (Some(path), _) => {
             let text =

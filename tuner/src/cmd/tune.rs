@@ -40,8 +40,8 @@ pub struct Args {
     #[arg(long)]
     db: Option<String>,
     /// Tile sizes to search, comma-separated; 0 is untiled.
-    #[arg(long, default_value = "0,16,32,64", value_parser = grid::parse_tiles)]
-    tiles: std::vec::Vec<Option<u32>>,
+    #[arg(long, default_value = grid::TILES, value_parser = grid::parse_tiles)]
+    tiles: std::vec::Vec<grid::Tiles>,
     /// Fix a knob (`KNOB=VALUE`) instead of searching it; repeatable.
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     settings: Vec<String>,
@@ -89,6 +89,7 @@ pub fn run(args: Args) -> Result<()> {
     let threads = setup.threads;
     let spec = grid::Spec {
         knobs: grid::knob_grid(&args.settings, threads)?,
+        code: grid::code_grid(&args.settings, threads)?,
         tiles: args.tiles.clone(),
         threads,
         seed: args.seed,

@@ -98,7 +98,14 @@ pub(crate) mod tests {
 
     /// `n` distinct points (tile sizes 1..=n).
     pub fn points(n: u32) -> Vec<Point> {
-        (1..=n).map(|t| Point { scheduler: Scheduler::Isl, tiles: Some(vec![t]), threads: 1 }).collect()
+        (1..=n)
+            .map(|t| Point {
+                scheduler: Scheduler::Isl,
+                tiles: Some(vec![t]),
+                threads: 1,
+                code: Default::default(),
+            })
+            .collect()
     }
 
     /// Runs a strategy to its end with `time(point, dataset)` as the

@@ -212,6 +212,7 @@ mod tests {
                         scheduler: Scheduler::Unified { preorder: None, options },
                         tiles: Some(vec![tile]),
                         threads: 2,
+                        code: Default::default(),
                     });
                 }
             }
