@@ -1,8 +1,8 @@
 //! `polytune bench`: the numbers the README's performance section keeps —
 //! extraction, dependence analysis, isl's and our scheduler (time, lexmins,
 //! ILPs), code generation per kernel, and compile throughput with 1 and 2
-//! parallel jobs. `bench search` and `bench ratios` measure search efficiency and
-//! the unified scheduler's speedups instead (one module each).
+//! parallel jobs. `bench search`, `bench ratios` and `bench peers` measure search
+//! efficiency, the unified scheduler's speedups and the peers instead (one module each).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -36,6 +36,27 @@ enum Mode {
     /// The unified scheduler's default against isl's default and the original program,
     /// sequential and on two threads, on each file.
     Ratios(RatiosArgs),
+    /// Peers: the original program built by clang with Polly and by gcc with Graphite
+    /// (when installed), isl's and the Pluto-like points, and our points with the
+    /// code-generation knobs, back to back and output-verified, with OpenBLAS's dgemm rate.
+    Peers(PeersArgs),
+}
+
+#[derive(clap::Args)]
+struct PeersArgs {
+    /// Kernel files (default: every .c file under polybench/).
+    files: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Dataset::Large)]
+    dataset: Dataset,
+    /// OpenMP threads of every variant, the parallel peers and dgemm.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Timed runs per measurement.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Per kernel.
+    #[command(flatten)]
+    timeout: common::TimeoutArg,
 }
 
 #[derive(clap::Args)]
@@ -81,6 +102,10 @@ pub fn run(args: Args) -> Result<()> {
         }
         Some(Mode::Ratios(a)) => {
             return super::bench_ratios::run(&files_or_polybench(a.files)?, a.dataset, a.runs, a.timeout)
+        }
+        Some(Mode::Peers(a)) => {
+            let files = files_or_polybench(a.files)?;
+            return super::bench_peers::run(&files, a.dataset, a.threads, a.runs, a.timeout);
         }
         None => {}
     }

@@ -1,6 +1,7 @@
 //! One module per subcommand, plus what they share.
 
 pub mod bench;
+pub mod bench_peers;
 pub mod bench_ratios;
 pub mod bench_search;
 pub mod common;

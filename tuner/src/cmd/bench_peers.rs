@@ -1,0 +1,270 @@
+//! `polytune bench peers FILE...`: per kernel, the original program built
+//! by the machine profile's compiler, the same unmodified program built by
+//! each installed peer (clang with Polly, gcc with Graphite), isl's and the
+//! Pluto-like reference points, and a small set of our points with the
+//! code-generation knobs (issue 17), all measured back to back on one slot
+//! and every output verified against the original's: a peer is checked like
+//! any variant. The machine's dgemm rate (OpenBLAS, when installed) is
+//! measured in the same run, as the yardstick for GFLOP/s.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use executor::build::{Builder, Compiler};
+use executor::evaluate::Evaluator;
+use executor::measure::{MeasureConfig, Measurement};
+use executor::pipeline;
+use executor::process::{run_limited, End, Limits};
+use space::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Target};
+
+use super::common::{self, Dataset};
+use crate::campaign::grid;
+
+/// Another compiler's build of the unmodified program.
+struct Peer {
+    name: &'static str,
+    compiler: Compiler,
+}
+
+/// The peers installed here, and one line for each one that is not.
+fn peers(threads: usize) -> (Vec<Peer>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    let clang = ["clang-14", "clang"].into_iter().find(|cc| runs(cc, &["-mllvm", "-polly", "--version"]));
+    match clang {
+        Some(cc) => {
+            let mut flags = vec!["-O3", "-march=native", "-mllvm", "-polly"];
+            if threads > 1 {
+                flags.extend(["-mllvm", "-polly-parallel", "-fopenmp"]);
+            }
+            found.push(Peer { name: "clang -polly", compiler: Compiler::new(cc, flags) });
+        }
+        None => {
+            missing.push("clang with Polly: not installed (Debian: clang-14 libpolly-14-dev), skipped".into())
+        }
+    }
+    if runs("gcc", &["-floop-nest-optimize", "--version"]) {
+        let par = format!("-ftree-parallelize-loops={threads}");
+        let flags =
+            ["-O3", "-march=native", "-floop-nest-optimize", "-floop-parallelize-all", &par, "-fopenmp"];
+        found.push(Peer { name: "gcc graphite", compiler: Compiler::new("gcc", flags) });
+    } else {
+        missing.push("gcc with Graphite: not installed, skipped".into());
+    }
+    // Pluto's polycc rewrites the source; not wired in yet.
+    if runs("polycc", &["--version"]) {
+        missing.push("polycc (Pluto) is on PATH but not measured by this bench yet".into());
+    } else {
+        missing.push("polycc (Pluto): not on PATH, skipped".into());
+    }
+    (found, missing)
+}
+
+fn runs(cmd: &str, args: &[&str]) -> bool {
+    Command::new(cmd).args(args).output().is_ok_and(|o| o.status.success())
+}
+
+/// Our points measured per kernel: isl's and the Pluto-like references,
+/// and the unified default with the code-generation knobs over a few tiles.
+fn our_points(threads: usize) -> Vec<(String, Point)> {
+    let target = if threads > 1 { Target::Openmp } else { Target::Seq };
+    let unified =
+        Scheduler::Unified { preorder: None, options: SchedulerOptions { target, ..Default::default() } };
+    let mut out: Vec<(String, Point)> = grid::references(threads, None)
+        .into_iter()
+        .skip(1)
+        .map(|p| (grid::reference_label(&p).unwrap_or_default(), p))
+        .collect();
+    let plain = CodeOptions::default();
+    let fast =
+        |uj: &str| CodeOptions::default().with_settings(&["restrict=on", "simd=innermost", uj]).unwrap();
+    for tiles in [vec![32], vec![64], vec![32, 32, 128]] {
+        for code in [plain.clone(), fast("unroll_jam=1"), fast("unroll_jam=2"), fast("unroll_jam=4")] {
+            let p = Point { scheduler: unified.clone(), tiles: Some(tiles.clone()), threads, code };
+            out.push((p.to_string(), p));
+        }
+    }
+    out
+}
+
+pub fn run(
+    files: &[PathBuf],
+    dataset: Dataset,
+    threads: usize,
+    runs: usize,
+    timeout: common::TimeoutArg,
+) -> Result<()> {
+    let profile = common::machine_profile("default")?;
+    let slot = profile.slots.first().cloned().context("the default machine profile has no slot")?;
+    let cache = common::cache_dir()?.join("builds");
+    let config = MeasureConfig { runs, threads: Some(threads), ..MeasureConfig::default() };
+    let evaluator = |compiler: Compiler| -> Result<Evaluator> {
+        let builder = Builder::new(compiler, &cache)?;
+        Ok(Evaluator { builder, slot: slot.clone(), config: config.clone(), jobs: 2 })
+    };
+    let ours = evaluator(profile.compiler())?;
+    let (peers, missing) = peers(threads);
+    for line in &missing {
+        println!("{line}");
+    }
+    let peer_evaluators: Vec<(&str, Evaluator)> =
+        peers.into_iter().map(|p| Ok((p.name, evaluator(p.compiler)?))).collect::<Result<_>>()?;
+    match dgemm_rate(&slot.cores, threads, &cache) {
+        Ok(r) => println!("OpenBLAS dgemm (n = 2000, {threads} thread(s)): {r:.1} GFLOP/s"),
+        Err(e) => println!("OpenBLAS dgemm: not measured ({e:#})"),
+    }
+    println!(
+        "median of {runs} runs, {} dataset, {threads} thread(s); speedup = original ({}) / variant",
+        dataset.name(),
+        profile.compiler().cc
+    );
+    let names: Vec<&str> = peer_evaluators.iter().map(|(n, _)| *n).collect();
+    println!(
+        "| kernel | original | {} | isl | pluto-like | best of ours | best / fastest peer | winner |",
+        names.join(" | ")
+    );
+    println!("|---|---|{}---|---|---|---|---|", "---|".repeat(names.len()));
+    let mut ratios = Vec::new();
+    for file in files {
+        let program = std::sync::Arc::new(common::load(file, dataset, &[], 0)?);
+        let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
+        let original = executor::codegen::original_program(&program.source, &program.scop)?;
+        let p = program.clone();
+        let what = format!("{}: schedules and code generation", file.display());
+        let points = our_points(threads);
+        let pts = points.clone();
+        let programs = common::in_time(&what, timeout, move || Ok(variants(&p, &pts)))?;
+        let reference = ours.reference(&original)?;
+        let base = reference.measurement.median_s.unwrap_or(f64::NAN);
+        let time = |m: &Measurement| m.median_s.filter(|_| m.is_ok());
+        let speedup = |m: &Measurement| match time(m) {
+            Some(s) => format!("{:.2}×", base / s),
+            None => m.status.to_string(),
+        };
+        let mut peer_cells = Vec::new();
+        let mut fastest_peer = f64::INFINITY;
+        for (_, ev) in &peer_evaluators {
+            let m = ev.evaluate(&reference, std::slice::from_ref(&original))?.remove(0);
+            fastest_peer = fastest_peer.min(time(&m).unwrap_or(f64::INFINITY));
+            peer_cells.push(speedup(&m));
+        }
+        // Our programs, each failure to generate one shown as its status.
+        let mut built: Vec<String> = Vec::new();
+        let mut index = Vec::new();
+        for (i, r) in programs.iter().enumerate() {
+            if let Ok(p) = r {
+                index.push(i);
+                built.push(p.clone());
+            }
+        }
+        let measured = ours.evaluate(&reference, &built)?;
+        let cell = |i: usize| match (programs[i].as_ref(), index.iter().position(|&j| j == i)) {
+            (Err(f), _) => f.status.to_string(),
+            (Ok(_), Some(k)) => speedup(&measured[k]),
+            (Ok(_), None) => "-".into(),
+        };
+        let best = measured
+            .iter()
+            .zip(&index)
+            .filter_map(|(m, &i)| time(m).map(|t| (t, i)))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        let (best_cell, versus, winner) = match best {
+            Some((t, i)) => {
+                let versus = if fastest_peer.is_finite() {
+                    ratios.push(fastest_peer / t);
+                    format!("{:.2}", fastest_peer / t)
+                } else {
+                    "-".into()
+                };
+                (format!("{:.2}×", base / t), versus, points[i].0.clone())
+            }
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        println!(
+            "| {name} | {} | {} | {} | {} | {best_cell} | {versus} | {winner} |",
+            super::query::seconds(base),
+            peer_cells.join(" | "),
+            cell(0),
+            cell(1),
+        );
+    }
+    if !ratios.is_empty() {
+        let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        println!("geometric mean of best / fastest peer: {geo:.2} over {} kernels", ratios.len());
+    }
+    Ok(())
+}
+
+/// Each point's program (its failure when it has none), the schedule of a
+/// scheduler computed once.
+fn variants(p: &common::Program, points: &[(String, Point)]) -> Vec<Result<String, pipeline::Failure>> {
+    let mut trees: Vec<(Scheduler, Result<String, pipeline::Failure>)> = Vec::new();
+    let mut out = Vec::new();
+    for (_, point) in points {
+        let tree = match trees.iter().find(|(s, _)| *s == point.scheduler) {
+            Some((_, t)) => t.clone(),
+            None => {
+                let t = pipeline::schedule_of(&p.scop, &p.deps, point);
+                trees.push((point.scheduler.clone(), t.clone()));
+                t
+            }
+        };
+        out.push(tree.and_then(|tree| pipeline::generate(&p.source, &p.scop, &p.deps, point, &tree)));
+    }
+    out
+}
+
+/// GFLOP/s of OpenBLAS's dgemm on 2000 × 2000 matrices with `threads`
+/// threads, pinned to `cores` (best of three calls after a warm-up).
+fn dgemm_rate(cores: &[usize], threads: usize, cache: &Path) -> Result<f64> {
+    let dir = cache.join("dgemm");
+    std::fs::create_dir_all(&dir)?;
+    let src = dir.join("dgemm.c");
+    std::fs::write(&src, DGEMM_C)?;
+    let bin = dir.join("dgemm");
+    let out = Command::new("gcc")
+        .args(["-O2", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .args(["-lopenblas"])
+        .output()
+        .context("running gcc")?;
+    if !out.status.success() {
+        anyhow::bail!("cannot build against OpenBLAS (Debian: libopenblas-dev)");
+    }
+    let mut cmd = Command::new(&bin);
+    cmd.env("OPENBLAS_NUM_THREADS", threads.to_string()).current_dir(&dir);
+    let limits = Limits { cores: Some(cores.to_vec()), address_space: None, cpu_seconds: None };
+    let child = run_limited(cmd, &limits, Duration::from_secs(120), 4096)?;
+    if !matches!(child.end, End::Exited(s) if s.success()) {
+        anyhow::bail!("the dgemm run failed: {}", child.output.text());
+    }
+    let text = std::fs::read_to_string(dir.join("rate")).context("reading the dgemm rate")?;
+    Ok(text.trim().parse()?)
+}
+
+const DGEMM_C: &str = r#"/* polytune bench peers: OpenBLAS dgemm rate (generated by polytune). */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+int main(int argc, char **argv) {
+  const int n = 2000;
+  double *a = malloc(sizeof(double) * n * n), *b = malloc(sizeof(double) * n * n), *c = malloc(sizeof(double) * n * n);
+  for (long i = 0; i < (long)n * n; i++) { a[i] = (i % 7) / 7.0; b[i] = (i % 5) / 5.0; c[i] = 0; }
+  double best = 1e30;
+  for (int r = 0; r < 4; r++) {
+    double t = now();
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c, n);
+    t = now() - t;
+    if (r > 0 && t < best) best = t;
+  }
+  FILE *f = fopen(argc > 1 ? argv[1] : "rate", "w");
+  if (!f) return 2;
+  fprintf(f, "%.3f\n", 2.0 * n * n * (double)n / best / 1e9);
+  return fclose(f) != 0;
+}
+"#;
