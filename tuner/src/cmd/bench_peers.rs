@@ -18,6 +18,7 @@ use executor::measure::{MeasureConfig, Measurement};
 use executor::pipeline;
 use executor::process::{run_limited, End, Limits};
 use space::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Target};
+use space::scop::ExtractOptions;
 
 use super::common::{self, Dataset};
 use crate::campaign::grid;
@@ -146,7 +147,13 @@ pub fn run(
         let mut peer_cells = Vec::new();
         let mut fastest_peer = f64::INFINITY;
         for (_, ev) in &peer_evaluators {
-            let m = ev.evaluate(&reference, std::slice::from_ref(&original))?.remove(0);
+            // Preprocessed by the peer itself: gcc's `-E` output holds
+            // builtins other compilers do not know.
+            let cc = ev.builder.compiler().cc.clone();
+            let opts = ExtractOptions { cc, cc_args: crate::program::cpp_args(dataset, &[]) };
+            let (source, scops) = space::scop::extract(file, &opts)?;
+            let text = executor::codegen::original_program(&source, &scops[0])?;
+            let m = ev.evaluate(&reference, &[text])?.remove(0);
             fastest_peer = fastest_peer.min(time(&m).unwrap_or(f64::INFINITY));
             peer_cells.push(speedup(&m));
         }
