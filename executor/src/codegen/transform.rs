@@ -1,5 +1,6 @@
 //! The schedule tree made ready for code generation, in one walk: permutable
-//! bands tiled, parallel marks, wavefronts, the point loops reordered.
+//! bands tiled, parallel marks, wavefronts, the point loops reordered,
+//! register tiles and simd marks.
 
 use super::isolate::{full_tiles, isolate_full_tiles};
 use super::CodegenError;
