@@ -106,41 +106,30 @@ impl Printer {
             }
             ASTNodeType::Mark => {
                 let id = node.mark_get_id().ctx(what)?.to_str().ctx(what)?.to_string();
-                let simd = id
-                    .strip_prefix(SIMD_MARK)
-                    .and_then(|d| d.strip_prefix('_'))
-                    .and_then(|d| d.parse::<usize>().ok())
-                    .filter(|&d| d < MAX_LOOP_DEPTH);
-                let unroll: Option<Vec<usize>> = id
-                    .strip_prefix(UNROLL_MARK)
-                    .and_then(|d| d.strip_prefix('_'))
-                    .map(|d| d.split('_').filter_map(|x| x.parse().ok()).collect());
-                if let Some([d, m, f]) = unroll.as_deref() {
+                let under = node.mark_get_node().ctx(what)?;
+                if let Some([d, m, f]) = mark_numbers(&id, UNROLL_MARK).as_deref() {
                     let n = self.unroll.len();
-                    for k in *d..d + m {
+                    for k in (*d..d + m).filter(|&k| k < MAX_LOOP_DEPTH) {
                         self.unroll.push((format!("{}{k}", self.iterators), *f as u32));
                     }
-                    self.node(&node.mark_get_node().ctx(what)?, parallel)?;
+                    self.node(&under, parallel)?;
                     self.unroll.truncate(n);
                     return Ok(());
                 }
-                if let Some(d) = simd {
-                    self.simd.push(format!("{}{d}", self.iterators));
-                    self.node(&node.mark_get_node().ctx(what)?, parallel)?;
+                let depth = |prefix| match mark_numbers(&id, prefix).as_deref() {
+                    Some(&[d]) if d < MAX_LOOP_DEPTH => Some(format!("{}{d}", self.iterators)),
+                    _ => None,
+                };
+                if let Some(it) = depth(SIMD_MARK) {
+                    self.simd.push(it);
+                    self.node(&under, parallel)?;
                     self.simd.pop();
                     return Ok(());
                 }
-                let marked = id
-                    .strip_prefix(PARALLEL_MARK)
-                    .and_then(|d| d.strip_prefix('_'))
-                    .and_then(|d| d.parse::<usize>().ok())
-                    .filter(|&d| d < MAX_LOOP_DEPTH)
-                    .map(|d| format!("{}{d}", self.iterators));
+                let marked = depth(PARALLEL_MARK);
                 match marked {
-                    Some(it) if parallel.is_none() => {
-                        self.node(&node.mark_get_node().ctx(what)?, Some(&it))?
-                    }
-                    _ => self.node(&node.mark_get_node().ctx(what)?, parallel)?,
+                    Some(it) if parallel.is_none() => self.node(&under, Some(&it))?,
+                    _ => self.node(&under, parallel)?,
                 }
             }
             ASTNodeType::User => {
@@ -168,6 +157,12 @@ impl Printer {
         }
         Ok(())
     }
+}
+
+/// The numbers after `prefix` in a mark's name (`polytune_unroll_6_2_4`
+/// → 6, 2, 4); `None` for another mark or a malformed one.
+fn mark_numbers(id: &str, prefix: &str) -> Option<Vec<usize>> {
+    id.strip_prefix(prefix)?.strip_prefix('_')?.split('_').map(|x| x.parse().ok()).collect()
 }
 
 /// Statement macros are `polytune_S1(...)`, so they cannot collide with a

@@ -609,22 +609,21 @@ fn unrolled(band: &ScheduleNode) -> Result<bool, CodegenError> {
     Ok(parent.mark_get_id().ctx(what)?.to_str().ctx(what)?.starts_with(UNROLL_MARK))
 }
 
-/// Whether some member of `band` is a loop for some statement (not a
-/// constant: a sequence written as a band).
-fn makes_loop(band: &ScheduleNode) -> Result<bool, CodegenError> {
+/// For each member of `band` and each statement piece of it, whether it
+/// depends on the instance (is a loop there, not a constant).
+fn member_pieces_are_loops(band: &ScheduleNode) -> Result<Vec<bool>, CodegenError> {
     let what = || "looking for loops".to_string();
     let members = band.band_get_partial_schedule().ctx(what)?;
+    let mut out = Vec::new();
     for k in 0..band.band_n_member().ctx(what)? {
         let list = members.get_at(k).ctx(what)?.get_pw_aff_list().ctx(what)?;
         for i in 0..list.size().ctx(what)? {
             let member = list.get_at(i).ctx(what)?;
             let dims = member.dim(DimType::In).ctx(what)? as u32;
-            if member.involves_dims(DimType::In, 0, dims).ctx(what)? {
-                return Ok(true);
-            }
+            out.push(member.involves_dims(DimType::In, 0, dims).ctx(what)?);
         }
     }
-    Ok(false)
+    Ok(out)
 }
 
 /// Whether no band that makes a loop lies below `band`: its last member is
@@ -635,6 +634,8 @@ fn leaf_band(band: &ScheduleNode) -> Result<bool, CodegenError> {
         for i in 0..node.n_children().ctx(what)? {
             let child = node.get_child(i).ctx(what)?;
             let band = child.get_type().ctx(what)? == ScheduleNodeType::Band;
+            let makes_loop =
+                |b: &ScheduleNode| Ok::<_, CodegenError>(member_pieces_are_loops(b)?.contains(&true));
             if band && !unrolled(&child)? && makes_loop(&child)? || has_band(&child)? {
                 return Ok(true);
             }
@@ -675,19 +676,7 @@ fn whole_statements(band: &ScheduleNode) -> Result<bool, CodegenError> {
 /// tiling with `band_tile` leaves it outside: gramschmidt's scalar `nrm`
 /// statements would then run inside the parallel loop of a wavefront.
 fn members_are_loops(band: &ScheduleNode) -> Result<bool, CodegenError> {
-    let what = || "tiling with tile iterators".to_string();
-    let members = band.band_get_partial_schedule().ctx(what)?;
-    for k in 0..band.band_n_member().ctx(what)? {
-        let list = members.get_at(k).ctx(what)?.get_pw_aff_list().ctx(what)?;
-        for i in 0..list.size().ctx(what)? {
-            let member = list.get_at(i).ctx(what)?;
-            let dims = member.dim(DimType::In).ctx(what)? as u32;
-            if !member.involves_dims(DimType::In, 0, dims).ctx(what)? {
-                return Ok(false);
-            }
-        }
-    }
-    Ok(true)
+    Ok(!member_pieces_are_loops(band)?.contains(&false))
 }
 
 /// The child positions from the root of `node`'s tree down to `node`.
