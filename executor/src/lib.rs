@@ -2,6 +2,7 @@
 //! schedule, parallel builds, the measurement protocol.
 //!
 //! - [`codegen`]: a schedule → a full C program with the region instrumented.
+//! - [`explain`]: a schedule and its code-generation options as a replayable script.
 //! - [`evaluate`]: the original as reference, then variants against it.
 //! - [`runtime`]: the small C runtime linked into every program (region timer,
 //!   output dumps) and the Rust side that reads and compares dumps.
@@ -16,6 +17,7 @@
 pub mod build;
 pub mod codegen;
 pub mod evaluate;
+pub mod explain;
 pub mod machine;
 pub mod measure;
 pub mod pipeline;

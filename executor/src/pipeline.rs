@@ -46,6 +46,18 @@ pub fn schedule_of(scop: &Scop, deps: &Dependences, point: &Point) -> Result<Str
     }
 }
 
+/// Code generation's options for `point`: its tiles, threads and knobs.
+pub fn codegen_options(point: &Point) -> CodegenOptions {
+    let knobs = match &point.scheduler {
+        Scheduler::Unified { options, .. } => Some(options),
+        _ => None,
+    };
+    CodegenOptions {
+        code: point.code.clone(),
+        ..CodegenOptions::for_point(point.tiles.clone(), point.threads, knobs)
+    }
+}
+
 /// The program `tree` gives under `point`'s tiles, threads and code-generation knobs.
 pub fn generate(
     source: &Source,
@@ -54,15 +66,18 @@ pub fn generate(
     point: &Point,
     tree: &str,
 ) -> Result<String, Failure> {
-    let knobs = match &point.scheduler {
-        Scheduler::Unified { options, .. } => Some(options),
-        _ => None,
-    };
-    let opts = CodegenOptions {
-        code: point.code.clone(),
-        ..CodegenOptions::for_point(point.tiles.clone(), point.threads, knobs)
-    };
-    match codegen::generate(source, scop, deps, tree, &opts) {
+    generate_with(source, scop, deps, &codegen_options(point), tree)
+}
+
+/// The program `tree` gives under `opts`.
+pub fn generate_with(
+    source: &Source,
+    scop: &Scop,
+    deps: &Dependences,
+    opts: &CodegenOptions,
+    tree: &str,
+) -> Result<String, Failure> {
+    match codegen::generate(source, scop, deps, tree, opts) {
         Ok(v) => Ok(v.program),
         // An illegal schedule is a bug of ours: recorded, never run.
         Err(e @ CodegenError::Illegal(_)) => Err(Failure { status: Status::Illegal, reason: e.to_string() }),

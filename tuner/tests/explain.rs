@@ -96,3 +96,81 @@ fn an_explained_script_is_applied_and_an_illegal_edit_is_named() {
     assert_eq!(err.matches("line 1").count(), 1, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 16's acceptance: in a store built by a short campaign, the best point of each
+/// kernel and every reference point, explained by `polytune explain --point`, replay with
+/// `apply_script` to a schedule that orders every pair of instances as the stored one, and
+/// the script run by `polytune apply` (its code steps instead of `--tile`) is verified
+/// against the original. Two kernels by default; the 30 with `POLYTUNE_FULL_SWEEP=1`.
+#[test]
+fn the_best_and_reference_points_of_a_campaign_replay_from_their_scripts() {
+    let full = std::env::var_os("POLYTUNE_FULL_SWEEP").is_some();
+    let kernels: Vec<PathBuf> = testkit::kernels()
+        .into_iter()
+        .filter(|p| full || ["gemm", "jacobi-2d"].iter().any(|k| p.file_stem().is_some_and(|f| f == *k)))
+        .collect();
+    let dir = std::env::temp_dir().join(format!("polytune-roundtrip-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("store.db");
+    let db_arg = db.to_str().unwrap();
+    let mut args: Vec<String> =
+        ["tune", "--dataset", "MINI", "--evals", "2", "--runs", "1", "--threads", "2"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    args.extend(kernels.iter().map(|k| k.to_str().unwrap().to_string()));
+    args.extend(["--db".to_string(), db_arg.to_string()]);
+    let out = polytune(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let store = store::Store::open(db_arg).unwrap();
+    let mut checked = 0;
+    for path in &kernels {
+        let name = path.file_stem().unwrap().to_str().unwrap();
+        let k = testkit::load(path, "MINI");
+        let best = store.best(name, None, None).unwrap().unwrap_or_else(|| panic!("{name}: no best"));
+        let mut ids: Vec<String> = store
+            .history(Some(name), 1000)
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.role == store::Role::Reference)
+            .map(|r| r.point_id)
+            .collect();
+        ids.push(best.point_id.clone());
+        ids.sort();
+        ids.dedup();
+        for id in ids {
+            let what = format!("{name} point {id}");
+            let out = polytune(&["explain", name, "--point", &id, "--db", db_arg, "--json"]);
+            assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+            let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let script = e["script"].as_str().unwrap();
+            let stored = store.measured_schedule(name, &id).unwrap().unwrap().tree;
+            let ctx = space::isl::new_context();
+            let applied = space::clay::apply_script(&ctx, &k.scop, &k.deps, script)
+                .unwrap_or_else(|e| panic!("{what}: {e}\n{script}"));
+            let (a, b) = (
+                space::clay::tree_map(&ctx, &applied.tree).unwrap(),
+                space::clay::tree_map(&ctx, &stored).unwrap(),
+            );
+            assert!(space::clay::refines(&ctx, &k.scop, &a, &b).unwrap(), "{what}:\n{script}");
+
+            let file = dir.join(format!("{name}-{id}.clay"));
+            std::fs::write(&file, script).unwrap();
+            let out_dir = dir.join("out");
+            let p = path.to_str().unwrap();
+            let threads =
+                e["codegen"].as_str().map_or("1", |c| if c.contains("--threads 2") { "2" } else { "1" });
+            let mut apply = vec!["apply", p, "--script", file.to_str().unwrap(), "--dataset", "MINI"];
+            apply.extend(["--runs", "1", "--threads", threads, "--out", out_dir.to_str().unwrap(), "--json"]);
+            let out = polytune(&apply);
+            assert!(out.status.success(), "{what}: {}\n{script}", String::from_utf8_lossy(&out.stderr));
+            let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(r["status"], "ok", "{what}: {r}\n{script}");
+            checked += 1;
+        }
+    }
+    // Three references and a best per kernel, some of them the same point.
+    assert!(checked >= 3 * kernels.len(), "{checked}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

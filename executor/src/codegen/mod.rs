@@ -24,6 +24,7 @@ use transform::transform;
 
 use isl_rs::{Context, Schedule, Set, UnionPwMultiAff, UnionSet};
 use serde::{Deserialize, Serialize};
+use space::clay::Planned;
 use space::deps::Dependences;
 use space::isl::{new_context, IslError, IslResultExt};
 use space::knobs::{CodeOptions, Consecutivity, PostTileReorder, SchedulerOptions, Target, Wavefront};
@@ -54,6 +55,11 @@ pub struct CodegenOptions {
     /// `restrict`, `omp simd`, register tiling, the OpenMP schedule.
     #[serde(default)]
     pub code: CodeOptions,
+    /// Band by band what to tile, reorder, skew, unroll, run in parallel and
+    /// vectorise (a script's code steps), instead of the uniform options
+    /// above; every action must find its band.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Vec<Planned>>,
 }
 
 impl CodegenOptions {
@@ -80,6 +86,9 @@ pub struct Variant {
     pub region: String,
     /// The schedule tree after tiling and parallel marks.
     pub schedule: String,
+    /// What code generation did at each band of the given tree: a plan
+    /// that does the same again.
+    pub bands: Vec<Planned>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -149,7 +158,8 @@ fn generate_inner(
     let tree = Schedule::read_from_str(&ctx, schedule).ctx(|| "reading the schedule tree".into())?;
     check_domain(&ctx, scop, &tree)?;
     // Tiling is checked band by band (permutability) as it is applied.
-    let (tree, isolated, lift) = transform(&ctx, scop, tree, opts, deps.map(|d| (scop.context.as_str(), d)))?;
+    let transform::Transformed { tree, isolated, lift, trace } =
+        transform(&ctx, scop, tree, opts, deps.map(|d| (scop.context.as_str(), d)))?;
     // The tree as text, on the SCoP's statement instances: a band tiled
     // with tile iterators (`Walk::tile_lifted`) reads `floor(phi / size)`
     // there, as `band_tile` would have it.
@@ -170,6 +180,7 @@ fn generate_inner(
         || opts.wavefront != Wavefront::None
         || opts.intra_tile_consecutivity
         || opts.code.unroll_jam > 1
+        || opts.plan.is_some()
     {
         // Reordered point loops, skewed tile loops and register tiles are
         // legal by construction (permutable bands); checked all the same.
@@ -205,7 +216,7 @@ fn generate_inner(
     let body = if opts.code.restrict { restrict_pointers(scop, &printer.out) } else { printer.out };
     let region = format!("{}{}{}", statement_macros(scop), body, undef_macros(scop));
     let program = splice(source, scop, &region)?;
-    Ok(Variant { program, region, schedule: final_text })
+    Ok(Variant { program, region, schedule: final_text, bands: trace })
 }
 
 /// The schedule must schedule exactly the SCoP's statement instances.

@@ -5,41 +5,73 @@
 use super::isolate::{full_tiles, isolate_full_tiles};
 use super::CodegenError;
 use super::CodegenOptions;
+use std::cell::{Cell, RefCell};
+
 use isl_rs::{
     Context, DimType, Id, MultiUnionPwAff, MultiVal, Schedule, ScheduleNode, ScheduleNodeType, UnionMap,
     UnionPwAff, UnionPwMultiAff, UnionSet, Val,
 };
+use space::clay::{Action, Planned};
 use space::deps::Dependences;
 use space::isl::IslResultExt;
 use space::knobs::PostTileReorder;
 use space::knobs::Simd;
 use space::knobs::Wavefront;
-use space::legality;
+use space::legality::{self, Violation};
 use space::scop::isl_name;
 use space::scop::Scop;
 
 /// Tiling and parallel marks, in one walk over the tree; also whether some
-/// band got isolated full tiles, and the map from the SCoP's statement
-/// instances to the tree's domain when some band lifted it (`Walk::lift`).
+/// band got isolated full tiles, the map from the SCoP's statement
+/// instances to the tree's domain when some band lifted it (`Walk::lift`),
+/// and what the walk did at each band, as code steps (`Walk::trace`).
 pub(super) fn transform(
     ctx: &Context,
     scop: &Scop,
     tree: Schedule,
     opts: &CodegenOptions,
     checks: Option<(&str, &Dependences)>,
-) -> Result<(Schedule, bool, Option<UnionMap>), CodegenError> {
+) -> Result<Transformed, CodegenError> {
     let root = tree.get_root().ctx(|| "schedule root".into())?;
     let walk = Walk {
         ctx,
         scop,
         opts,
         checks,
-        isolated: std::cell::Cell::new(false),
-        lift: std::cell::RefCell::new(None),
+        isolated: Cell::new(false),
+        lift: RefCell::new(None),
+        taken_depth: Cell::new(0),
+        used: RefCell::new(vec![false; opts.plan.as_ref().map_or(0, Vec::len)]),
+        trace: RefCell::new(Vec::new()),
     };
-    let root = walk.visit(root, false, false)?;
-    let lift = walk.lift.into_inner();
-    Ok((root.get_schedule().ctx(|| "schedule".into())?, walk.isolated.get(), lift))
+    let root = walk.visit(root, false, false, 0)?;
+    if let Some(plan) = &opts.plan {
+        let unused: Vec<String> = plan
+            .iter()
+            .zip(walk.used.borrow().iter())
+            .filter(|(_, &u)| !u)
+            .map(|(p, _)| p.to_string())
+            .collect();
+        if !unused.is_empty() {
+            return Err(CodegenError::Unsupported(format!(
+                "not carried out: {}; tiles, point orders, wavefronts and unroll-and-jam name the first loop of a band (the loops that stay permutable together), parallelize a loop of a band, vectorize its innermost loop",
+                unused.join("; ")
+            )));
+        }
+    }
+    Ok(Transformed {
+        tree: root.get_schedule().ctx(|| "schedule".into())?,
+        isolated: walk.isolated.get(),
+        lift: walk.lift.into_inner(),
+        trace: walk.trace.into_inner(),
+    })
+}
+
+pub(super) struct Transformed {
+    pub tree: Schedule,
+    pub isolated: bool,
+    pub lift: Option<UnionMap>,
+    pub trace: Vec<Planned>,
 }
 
 /// The mark above a band whose first member is parallel, followed by that
@@ -74,100 +106,186 @@ struct Walk<'a> {
     /// (`None` only on the test-only unchecked path).
     checks: Option<(&'a str, &'a Dependences)>,
     /// Set when a point band gets an isolate option.
-    isolated: std::cell::Cell<bool>,
+    isolated: Cell<bool>,
     /// Set once some band is tiled with tile iterators of its own
     /// (`tile_lifted`): each statement instance of the SCoP to its instance
     /// in the tree's current, lifted domain (`S1[t, i, j]` to
     /// `S1[t, i, j, T0, T1, T2]`). Dependences are on the SCoP's instances,
     /// so every check first maps the tree's relations back through it.
-    lift: std::cell::RefCell<Option<UnionMap>>,
+    lift: RefCell<Option<UnionMap>>,
+    /// The depth of the action `take` returned last.
+    taken_depth: Cell<usize>,
+    /// Which actions of `opts.plan` some band has taken.
+    used: RefCell<Vec<bool>>,
+    /// What was done at each band, in walk order.
+    trace: RefCell<Vec<Planned>>,
 }
 
 impl Walk<'_> {
     /// Rewrites the subtree at `node` and returns a node at the same position.
+    /// `depth` counts the loops above `node` in the tree as given, without the
+    /// tile loops this walk adds: where plans and traces name a loop.
     fn visit(
         &self,
         mut node: ScheduleNode,
         mut in_parallel: bool,
         just_tiled: bool,
+        depth: usize,
     ) -> Result<ScheduleNode, CodegenError> {
         let (ctx, opts) = (self.ctx, self.opts);
         let what = || "transforming the schedule tree".to_string();
         // Levels we descend below the starting position; climbed back at the end.
         let mut down = 0;
         let mut tiled_here = false;
+        let mut child_depth = depth;
         if node.get_type().ctx(what)? == ScheduleNodeType::Band && !unrolled(&node)? {
             let n = node.band_n_member().ctx(what)?;
-            if let Some(sizes) = &opts.tile_sizes {
-                if !just_tiled && n >= 2 && node.band_get_permutable().ctx(what)? && !sizes.is_empty() {
+            let m = n as usize;
+            child_depth = depth + m;
+            let statements = self.statements(&node)?;
+            // A band of the given tree (not the point band of one tiled here).
+            let given = !just_tiled;
+            let start = depth..depth + 1;
+            let tile = match (&opts.plan, given) {
+                (_, false) => None,
+                (Some(_), true) => self.take(&statements, start.clone(), |a| match a {
+                    Action::Tile { sizes } => Some((0..m).map(|j| tile_size(sizes, j)).collect::<Vec<_>>()),
+                    _ => None,
+                }),
+                (None, true) => match &opts.tile_sizes {
+                    Some(sizes) if n >= 2 && !sizes.is_empty() && node.band_get_permutable().ctx(what)? => {
+                        Some((0..m).map(|j| tile_size(sizes, j)).collect())
+                    }
+                    _ => None,
+                },
+            };
+            if let Some(sizes) = tile {
+                self.record(
+                    depth,
+                    &statements,
+                    Action::Tile { sizes: sizes.iter().map(|&s| s as u32).collect() },
+                );
+                self.check_permutable(&node)?;
+                let order = match &opts.plan {
+                    Some(_) => self.take(&statements, start.clone(), |a| match a {
+                        Action::PointOrder { order } => Some(order.clone()),
+                        _ => None,
+                    }),
+                    None => self.point_order(&node)?,
+                };
+                if let Some(order) = &order {
+                    let mut sorted = order.clone();
+                    sorted.sort();
+                    if sorted != (0..m).collect::<Vec<_>>() {
+                        return Err(CodegenError::Unsupported(format!(
+                            "point-order {order:?}: not an order of the band's {m} members"
+                        )));
+                    }
+                    self.record(depth, &statements, Action::PointOrder { order: order.clone() });
+                }
+                let point_order: Vec<usize> = order.clone().unwrap_or_else(|| (0..m).collect());
+                let wave = match &opts.plan {
+                    Some(_) => self.take(&statements, start.clone(), |a| match a {
+                        Action::Wavefront { kind } => Some(*kind),
+                        _ => None,
+                    }),
+                    None => (opts.wavefront != Wavefront::None
+                        && !node.band_member_get_coincident(0).ctx(what)?)
+                    .then_some(opts.wavefront),
+                };
+                if wave.is_some() && whole_statements(&node)? && members_are_loops(&node)? {
+                    // Tile loops as iterators of their own (Pluto), so
+                    // that the wavefront is a sum of loop iterators, not
+                    // of integer divisions.
+                    node = self.tile_lifted(node, &sizes, &point_order)?;
+                } else {
                     let space = node.band_get_space().ctx(what)?;
                     let mut mv = MultiVal::zero(space).ctx(what)?;
-                    for i in 0..n {
-                        mv = mv
-                            .set_val(i, Val::int_from_si(ctx, tile_size(sizes, i as usize)).ctx(what)?)
-                            .ctx(what)?;
+                    for (i, &size) in sizes.iter().enumerate() {
+                        mv = mv.set_val(i as i32, Val::int_from_si(ctx, size).ctx(what)?).ctx(what)?;
                     }
-                    self.check_permutable(&node)?;
-                    let order = self.point_order(&node)?;
-                    let point_order: Vec<usize> = order.clone().unwrap_or_else(|| (0..n as usize).collect());
-                    let wave =
-                        opts.wavefront != Wavefront::None && !node.band_member_get_coincident(0).ctx(what)?;
-                    if wave && whole_statements(&node)? && members_are_loops(&node)? {
-                        // Tile loops as iterators of their own (Pluto), so
-                        // that the wavefront is a sum of loop iterators, not
-                        // of integer divisions.
-                        let sizes: Vec<i64> = (0..n as usize).map(|j| tile_size(sizes, j)).collect();
-                        node = self.tile_lifted(node, &sizes, &point_order)?;
-                    } else {
-                        node = node.band_tile(mv).ctx(what)?;
-                        if let Some(order) = &order {
-                            let point = node.child(0).ctx(what)?;
-                            node = permute(point, order)?.parent().ctx(what)?;
-                        }
-                    }
-                    tiled_here = true;
-                    if wave {
-                        node = self.wavefront(node)?;
-                    }
-                    let point_sizes: Vec<i64> = point_order.iter().map(|&j| tile_size(sizes, j)).collect();
-                    // Full tiles are those of the point band before
-                    // register tiling (whose strips are then whole), and
-                    // isl tiles no band with options below it.
-                    let isolate = full_tiles(&node, &point_sizes)?;
-                    node = self.register_tile(node)?;
-                    if let Some(isolate) = isolate {
-                        node = isolate_full_tiles(node, isolate)?;
-                        self.isolated.set(true);
-                    }
-                    // The innermost point loop: depth of the tile band, its
-                    // n tile loops, then the point band's last member.
-                    let point = point_band(&node)?;
-                    let depth = node.get_schedule_depth().ctx(what)? + 2 * n - 1;
-                    if leaf_band(&point)? && self.simd_ok(&point, n as usize - 1)? {
-                        node = self.insert_simd_mark(node, depth)?;
-                        down += 1;
+                    node = node.band_tile(mv).ctx(what)?;
+                    if let Some(order) = &order {
+                        let point = node.child(0).ctx(what)?;
+                        node = permute(point, order)?.parent().ctx(what)?;
                     }
                 }
+                tiled_here = true;
+                if let Some(kind) = wave {
+                    self.record(depth, &statements, Action::Wavefront { kind });
+                    node = self.wavefront(node, kind)?;
+                }
+                let point_sizes: Vec<i64> = point_order.iter().map(|&j| sizes[j]).collect();
+                // Full tiles are those of the point band before
+                // register tiling (whose strips are then whole), and
+                // isl tiles no band with options below it.
+                let isolate = full_tiles(&node, &point_sizes)?;
+                let factor = match &opts.plan {
+                    Some(_) => self.take(&statements, start.clone(), |a| match a {
+                        Action::UnrollJam { factor } => Some(*factor),
+                        _ => None,
+                    }),
+                    None => Some(opts.code.unroll_jam),
+                };
+                let factor = factor.unwrap_or(1).max(1);
+                if factor > 1 && m >= 2 {
+                    self.record(depth, &statements, Action::UnrollJam { factor });
+                }
+                node = self.register_tile(node, factor)?;
+                if let Some(isolate) = isolate {
+                    node = isolate_full_tiles(node, isolate)?;
+                    self.isolated.set(true);
+                }
+                // The innermost point loop: depth of the tile band, its
+                // n tile loops, then the point band's last member.
+                let point = point_band(&node)?;
+                let at = node.get_schedule_depth().ctx(what)? + 2 * n - 1;
+                if self.vectorise(&point, depth + m - 1, &statements)? {
+                    node = self.insert_simd_mark(node, at)?;
+                    down += 1;
+                }
             }
-            if !tiled_here && !just_tiled && leaf_band(&node)? && self.simd_ok(&node, n as usize - 1)? {
-                let depth = node.get_schedule_depth().ctx(what)? + n - 1;
-                node = self.insert_simd_mark(node, depth)?;
+            if !tiled_here && given && self.vectorise(&node, depth + m - 1, &statements)? {
+                let at = node.get_schedule_depth().ctx(what)? + n - 1;
+                node = self.insert_simd_mark(node, at)?;
                 down += 1;
             }
-            if opts.openmp && !in_parallel {
-                let coincident = (0..n).find(|&j| node.band_member_get_coincident(j).unwrap_or(false));
-                if let Some(j) = coincident {
-                    if j > 0 {
-                        node = node.band_split(j).ctx(what)?.child(0).ctx(what)?;
-                        down += 1;
+            let parallel = match &opts.plan {
+                Some(_) if given => {
+                    let j = self
+                        .take(&statements, depth..depth + m, |a| (*a == Action::Parallelize).then_some(()));
+                    let j = j.map(|()| self.taken_depth.get() - depth);
+                    if j.is_some() && in_parallel {
+                        return Err(CodegenError::Unsupported(format!(
+                            "parallelize at the loop of depth {} around {}: inside a parallel loop",
+                            depth + j.unwrap_or(0),
+                            statements.join(" ")
+                        )));
                     }
-                    self.check_parallel(&node)?;
-                    let depth = node.get_schedule_depth().ctx(what)?;
-                    let id = Id::read_from_str(ctx, &format!("{PARALLEL_MARK}_{depth}")).ctx(what)?;
-                    node = node.insert_mark(id).ctx(what)?.child(0).ctx(what)?;
-                    down += 1;
-                    in_parallel = true;
+                    j
                 }
+                Some(_) => None,
+                None if opts.openmp && !in_parallel => {
+                    (0..m).find(|&j| node.band_member_get_coincident(j as i32).unwrap_or(false))
+                }
+                None => None,
+            };
+            if let Some(j) = parallel {
+                self.record(depth + j, &statements, Action::Parallelize);
+                if j > 0 {
+                    node = node.band_split(j as i32).ctx(what)?.child(0).ctx(what)?;
+                    down += 1;
+                }
+                self.check_parallel(&node)?;
+                let at = node.get_schedule_depth().ctx(what)?;
+                let id = Id::read_from_str(ctx, &format!("{PARALLEL_MARK}_{at}")).ctx(what)?;
+                node = node.insert_mark(id).ctx(what)?.child(0).ctx(what)?;
+                down += 1;
+                in_parallel = true;
+            }
+            if tiled_here {
+                // The point band below counts the band's loops.
+                child_depth = depth;
             }
         }
         // The point band right below a tile band (and its `TILE_MARK`) must
@@ -176,13 +294,96 @@ impl Walk<'_> {
         let children = node.n_children().ctx(what)?;
         for i in 0..children {
             node = node.child(i).ctx(what)?;
-            node = self.visit(node, in_parallel, below_tiles)?;
+            node = self.visit(node, in_parallel, below_tiles, child_depth)?;
             node = node.parent().ctx(what)?;
         }
         for _ in 0..down {
             node = node.parent().ctx(what)?;
         }
         Ok(node)
+    }
+
+    /// The statements `band` runs, in SCoP order.
+    fn statements(&self, band: &ScheduleNode) -> Result<Vec<String>, CodegenError> {
+        let what = || "reading a band's statements".to_string();
+        let list = band.get_domain().ctx(what)?.get_set_list().ctx(what)?;
+        let mut names = Vec::new();
+        for i in 0..list.size().ctx(what)? {
+            names.push(list.get_at(i).ctx(what)?.get_tuple_name().ctx(what)?.to_string());
+        }
+        Ok(self.scop.statements.iter().filter(|s| names.contains(&s.name)).map(|s| s.name.clone()).collect())
+    }
+
+    /// The first action of the plan not yet taken, at a loop of `depths`
+    /// around exactly `statements`, that `pick` accepts; marks it taken and
+    /// keeps its depth in `taken_depth`.
+    fn take<T>(
+        &self,
+        statements: &[String],
+        depths: std::ops::Range<usize>,
+        pick: impl Fn(&Action) -> Option<T>,
+    ) -> Option<T> {
+        let plan = self.opts.plan.as_ref()?;
+        let mut used = self.used.borrow_mut();
+        for (k, p) in plan.iter().enumerate() {
+            if used[k] || !depths.contains(&p.depth) || p.statements != statements {
+                continue;
+            }
+            if let Some(t) = pick(&p.action) {
+                used[k] = true;
+                self.taken_depth.set(p.depth);
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    fn record(&self, depth: usize, statements: &[String], action: Action) {
+        self.trace.borrow_mut().push(Planned { depth, statements: statements.to_vec(), action });
+    }
+
+    /// Whether the innermost member of `band` (the loop at `depth`) gets
+    /// `omp simd`: the plan says so (and then it must be the innermost loop
+    /// and parallel, or code generation fails), or, without a plan, the
+    /// `simd` knob is on, it is the innermost loop and parallel.
+    fn vectorise(
+        &self,
+        band: &ScheduleNode,
+        depth: usize,
+        statements: &[String],
+    ) -> Result<bool, CodegenError> {
+        let what = || "vectorising".to_string();
+        let j = band.band_n_member().ctx(what)? as usize - 1;
+        let yes = match &self.opts.plan {
+            Some(_) => {
+                if self
+                    .take(statements, depth..depth + 1, |a| (*a == Action::Vectorize).then_some(()))
+                    .is_none()
+                {
+                    return Ok(false);
+                }
+                if !leaf_band(band)? {
+                    return Err(CodegenError::Unsupported(format!(
+                        "vectorize at the loop of depth {depth} around {}: not the innermost loop",
+                        statements.join(" ")
+                    )));
+                }
+                let v = self.simd_violations(band, j)?;
+                if !v.is_empty() {
+                    return Err(CodegenError::Illegal(v));
+                }
+                true
+            }
+            None => {
+                self.opts.code.simd == Simd::Innermost
+                    && leaf_band(band)?
+                    && self.simd_violations(band, j)?.is_empty()
+            }
+        };
+        if yes {
+            self.record(depth, statements, Action::Vectorize);
+        }
+        Ok(yes)
     }
 
     /// The order of the point loops after tiling (`None`: as they are): the
@@ -293,10 +494,10 @@ impl Walk<'_> {
     /// is not parallel: the first member becomes the sum of itself and the
     /// next (`single`) or all the others (`all`); each later member that the
     /// parallelism check then accepts is flagged coincident.
-    fn wavefront(&self, band: ScheduleNode) -> Result<ScheduleNode, CodegenError> {
+    fn wavefront(&self, band: ScheduleNode, kind: Wavefront) -> Result<ScheduleNode, CodegenError> {
         let what = || "wavefront skewing".to_string();
         let n = band.band_n_member().ctx(what)? as usize;
-        let last = match self.opts.wavefront {
+        let last = match kind {
             Wavefront::None => return Ok(band),
             Wavefront::Single => 1,
             Wavefront::All => n - 1,
@@ -495,10 +696,10 @@ impl Walk<'_> {
     /// all the same. The outer band keeps the point band's full-tile
     /// isolation (in full tiles every strip is whole, so the unrolled copies
     /// need no guard). Returns the tile band again.
-    fn register_tile(&self, tile: ScheduleNode) -> Result<ScheduleNode, CodegenError> {
+    fn register_tile(&self, tile: ScheduleNode, factor: u32) -> Result<ScheduleNode, CodegenError> {
         let what = || "register tiling".to_string();
         let n = tile.band_n_member().ctx(what)? as usize;
-        let f = self.opts.code.unroll_jam.max(1) as i64;
+        let f = factor.max(1) as i64;
         let strided = n.saturating_sub(1).min(2);
         if f == 1 || strided == 0 {
             return Ok(tile);
@@ -533,13 +734,10 @@ impl Walk<'_> {
         Ok(up)
     }
 
-    /// Whether member `j` of `band` may get `omp simd`: the `simd` knob is
-    /// on and the member carries no dependence once every outer loop
-    /// (including the band's members before it) is fixed.
-    fn simd_ok(&self, band: &ScheduleNode, j: usize) -> Result<bool, CodegenError> {
-        if self.opts.code.simd != Simd::Innermost {
-            return Ok(false);
-        }
+    /// The dependences member `j` of `band` carries once every outer loop
+    /// (including the band's members before it) is fixed: none, and it may
+    /// get `omp simd`.
+    fn simd_violations(&self, band: &ScheduleNode, j: usize) -> Result<Vec<Violation>, CodegenError> {
         let what = || "checking a loop before vectorising it".to_string();
         let mut outer = band.get_prefix_schedule_union_map().ctx(what)?;
         let members = band.band_get_partial_schedule().ctx(what)?;
@@ -548,9 +746,9 @@ impl Walk<'_> {
             outer = outer.flat_range_product(m).ctx(what)?;
         }
         let member = UnionMap::from_union_pw_aff(members.get_at(j as i32).ctx(what)?).ctx(what)?;
-        let Some((context, deps)) = self.checks else { return Ok(true) };
+        let Some((context, deps)) = self.checks else { return Ok(Vec::new()) };
         let (outer, member) = (self.original(outer)?, self.original(member)?);
-        Ok(legality::parallel_violations(self.ctx, context, &outer, &member, deps)?.is_empty())
+        Ok(legality::parallel_violations(self.ctx, context, &outer, &member, deps)?)
     }
 
     /// A `SIMD_MARK` naming schedule depth `depth` above `node`; returns

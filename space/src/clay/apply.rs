@@ -3,6 +3,7 @@
 
 use isl_rs::Context;
 
+use super::code::{CodeStep, Planned};
 use super::form::{ClayError, ClayForm};
 use super::script::{self, ScriptError};
 use super::transform::{Step, StepError};
@@ -22,6 +23,8 @@ pub enum ApplyError {
     Isl(#[from] IslError),
     #[error("step {number} `{step}` does not apply: {reason}", number = .0 .0, step = .0 .1, reason = .0 .2)]
     Step(Box<(usize, Step, StepError)>),
+    #[error("step {number} `{step}` names no loop of the schedule: {reason}")]
+    Code { number: usize, step: CodeStep, reason: String },
     #[error(
         "the schedule is illegal from step {number} `{step}` on: it breaks the {} dependence from {from} to {to} (schedule distances that are not positive: {})",
         .violation.kind, .violation.bad_distances
@@ -36,10 +39,12 @@ pub enum ApplyError {
     },
 }
 
-/// What a legal script gives: the form and its schedule tree.
+/// What a legal script gives: the form, its schedule tree, and the code steps located
+/// for code generation (empty: the script leaves tiling and the rest to the options).
 pub struct Applied {
     pub form: ClayForm,
     pub tree: String,
+    pub code: Vec<Planned>,
 }
 
 /// Replays `text` on `scop`'s original schedule and checks the result against `deps`.
@@ -49,7 +54,7 @@ pub fn apply_script(
     deps: &Dependences,
     text: &str,
 ) -> Result<Applied, ApplyError> {
-    let steps = script::parse(text)?;
+    let script::Script { steps, code } = script::parse(text)?;
     let mut forms = vec![ClayForm::original(ctx, scop)?];
     for (n, step) in steps.iter().enumerate() {
         let mut next = forms[n].clone();
@@ -62,7 +67,15 @@ pub fn apply_script(
     let last = forms.last().expect("the original at least");
     let found = if steps.is_empty() { None } else { illegal(last)? };
     let Some(mut violation) = found else {
-        return Ok(Applied { tree: to_tree(last, scop), form: last.clone() });
+        let located = code.iter().enumerate().map(|(k, step)| {
+            last.locate(step).map_err(|reason| ApplyError::Code {
+                number: steps.len() + k + 1,
+                step: step.clone(),
+                reason,
+            })
+        });
+        let code = located.collect::<Result<_, _>>()?;
+        return Ok(Applied { tree: to_tree(last, scop), form: last.clone(), code });
     };
     // Intermediate schedules may be illegal (a loop distributed before it is fused back):
     // blame the step after which the schedule never became legal again.

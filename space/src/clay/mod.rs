@@ -8,8 +8,11 @@
 //! (ours or isl's) are read into this form ([`form`]), and two schedules are compared by
 //! the execution order they give to every pair of instances ([`order`]); a tree may leave
 //! instances of different statements at one date, which the form then orders by statement.
+//! After the Clay steps, a script may say what code generation does with the final loops
+//! (tiles, threads, vectors: [`code`]); `apply` locates those for the code generator.
 
 pub mod apply;
+pub mod code;
 pub mod explain;
 pub mod form;
 pub mod order;
@@ -18,6 +21,7 @@ pub mod transform;
 pub mod tree;
 
 pub use apply::{apply_script, Applied, ApplyError};
+pub use code::{Action, CodeStep, Planned};
 pub use explain::{explain, ExplainError};
 pub use form::{Aff, ClayError, ClayForm, Relation};
 pub use order::{refines, same_order, tree_map};

@@ -3,6 +3,7 @@
 //! comment. `explain` prints the statements each step acts on as a comment; `apply` reads
 //! the text back.
 
+use super::code::{parse_action, CodeStep, OPS};
 use super::form::ClayForm;
 use super::transform::Step;
 
@@ -13,35 +14,62 @@ pub struct ScriptError {
     pub reason: String,
 }
 
+/// A whole script: the Clay steps that give the schedule, then what code generation does
+/// with its loops.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Script {
+    pub steps: Vec<Step>,
+    pub code: Vec<CodeStep>,
+}
+
 /// The steps, one per line, each with the statements inside the node it names (read on
-/// `from` replayed up to that step).
-pub fn print(from: &ClayForm, steps: &[Step]) -> String {
+/// `from` replayed up to that step), then the code steps on the final form.
+pub fn print(from: &ClayForm, steps: &[Step], code: &[CodeStep]) -> String {
     let mut form = from.clone();
     let mut out = String::new();
+    let mut line = |step: String, inside: Vec<usize>, form: &ClayForm| {
+        let names: Vec<&str> = inside.iter().map(|&r| form.relations[r].statement.as_str()).collect();
+        out.push_str(&format!("{step:<32} # {}\n", names.join(" ")));
+    };
     for step in steps {
-        let inside: Vec<&str> =
-            form.inside(step.prefix()).iter().map(|&r| form.relations[r].statement.as_str()).collect();
-        out.push_str(&format!("{:<32} # {}\n", step.to_string(), inside.join(" ")));
+        line(step.to_string(), form.inside(step.prefix()), &form);
         // A step that does not apply is printed all the same; `apply` names it.
         let _ = form.apply(step);
+    }
+    for step in code {
+        line(step.to_string(), form.inside(&step.prefix), &form);
     }
     out
 }
 
-/// The steps of `text`.
-pub fn parse(text: &str) -> Result<Vec<Step>, ScriptError> {
-    let mut steps = Vec::new();
+/// The steps of `text`: Clay steps first, code steps after them.
+pub fn parse(text: &str) -> Result<Script, ScriptError> {
+    let mut script = Script::default();
     for (n, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
-        steps.push(parse_step(line).map_err(|reason| ScriptError { line: n + 1, reason })?);
+        let error = |reason: String| ScriptError { line: n + 1, reason };
+        match parse_step(line).map_err(error)? {
+            Line::Clay(step) if !script.code.is_empty() => {
+                return Err(error(format!(
+                    "`{step}` after a code-generation step: those name the loops of the final schedule, so they come last"
+                )))
+            }
+            Line::Clay(step) => script.steps.push(step),
+            Line::Code(step) => script.code.push(step),
+        }
     }
-    Ok(steps)
+    Ok(script)
 }
 
-fn parse_step(line: &str) -> Result<Step, String> {
+enum Line {
+    Clay(Step),
+    Code(CodeStep),
+}
+
+fn parse_step(line: &str) -> Result<Line, String> {
     let (op, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
     let rest = rest.trim();
     let Some(rest) = rest.strip_prefix('(') else {
@@ -50,6 +78,10 @@ fn parse_step(line: &str) -> Result<Step, String> {
     let (prefix, args) = rest.split_once(')').ok_or("the β-prefix is not closed with `)`")?;
     let prefix = numbers(prefix, ',')?;
     let args = args.trim();
+    if OPS.contains(&op) {
+        let plain = if op == "wavefront" { Vec::new() } else { numbers(args, ' ')? };
+        return Ok(Line::Code(CodeStep { prefix, action: parse_action(op, &plain, args)? }));
+    }
     // A bracketed list, if any, then plain numbers.
     let (list, plain) = match args.strip_prefix('[') {
         Some(a) => {
@@ -114,11 +146,12 @@ fn parse_step(line: &str) -> Result<Step, String> {
         }
         other => {
             return Err(format!(
-                "unknown transformation `{other}` (reorder, fuse, distribute, insert, interchange, reverse, skew, shift, reshape)"
+                "unknown transformation `{other}` (reorder, fuse, distribute, insert, interchange, reverse, skew, shift, reshape; then {})",
+                OPS.join(", ")
             ))
         }
     };
-    Ok(step)
+    Ok(Line::Clay(step))
 }
 
 fn numbers(text: &str, sep: char) -> Result<Vec<i64>, String> {
@@ -132,6 +165,8 @@ fn numbers(text: &str, sep: char) -> Result<Vec<i64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clay::code::Action;
+    use crate::knobs::Wavefront;
 
     #[test]
     fn every_step_prints_and_parses_back() {
@@ -147,8 +182,21 @@ mod tests {
             Step::Shift { prefix: vec![1, 0], params: vec![], constant: 3 },
             Step::Reshape { prefix: vec![0, 0, 0], iterator: 2, factor: 2 },
         ];
-        let text: String = steps.iter().map(|s| format!("{s}   # comment\n")).collect();
-        assert_eq!(parse(&format!("# a script\n\n{text}")).unwrap(), steps);
+        let code = vec![
+            CodeStep { prefix: vec![0], action: Action::Tile { sizes: vec![32, 32, 256] } },
+            CodeStep { prefix: vec![0], action: Action::PointOrder { order: vec![0, 2, 1] } },
+            CodeStep { prefix: vec![0], action: Action::Wavefront { kind: Wavefront::All } },
+            CodeStep { prefix: vec![0], action: Action::UnrollJam { factor: 4 } },
+            CodeStep { prefix: vec![0, 0], action: Action::Parallelize },
+            CodeStep { prefix: vec![0, 0, 0], action: Action::Vectorize },
+        ];
+        let text: String = steps
+            .iter()
+            .map(|s| s.to_string())
+            .chain(code.iter().map(|s| s.to_string()))
+            .map(|s| format!("{s}   # comment\n"))
+            .collect();
+        assert_eq!(parse(&format!("# a script\n\n{text}")).unwrap(), Script { steps, code });
     }
 
     #[test]
@@ -156,7 +204,11 @@ mod tests {
         let e = parse("fuse (0)\nskew (1,0) 1\n").unwrap_err();
         assert_eq!(e.line, 2);
         assert!(e.reason.contains("skew (PREFIX) DEPTH FACTOR"), "{e}");
-        assert!(parse("tile (0) 32").unwrap_err().reason.contains("unknown transformation `tile`"));
+        assert!(parse("tiles (0) 32").unwrap_err().reason.contains("unknown transformation `tiles`"));
+        assert!(parse("tile (0) 32 0").unwrap_err().reason.contains("`0` is not a positive size"));
+        assert!(parse("wavefront (0) some").unwrap_err().reason.contains("wavefront (PREFIX) single|all"));
+        let e = parse("tile (0) 32\nfuse (0)\n").unwrap_err();
+        assert!(e.line == 2 && e.reason.contains("come last"), "{e}");
         assert!(parse("fuse 0").unwrap_err().reason.contains("β-prefix"));
         assert!(parse("fuse (0,x)").unwrap_err().reason.contains("`x` is not an integer"));
     }

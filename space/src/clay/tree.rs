@@ -177,13 +177,12 @@ impl Banded<'_> {
             }
             end += 1;
         }
+        // As isl's scheduler flags them: a member is coincident when no dependence the
+        // loops outside the band leave has a non-zero distance along it, whatever the
+        // band's members before it do, so that the flag still holds for its tile loop.
         let mut coincident = Vec::new();
         for k in d..end {
-            let (mut prefix, _) = self.maps(members, d, end)?;
-            if k > d {
-                let (_, outer) = self.maps(members, d, k)?;
-                prefix = prefix.flat_range_product(outer).ctx(|| "a band's prefix".into())?;
-            }
+            let (prefix, _) = self.maps(members, d, end)?;
             let (_, rest) = self.maps(members, k, end)?;
             let parallel =
                 parallel_violations(self.ctx, &self.scop.context, &prefix, &rest, self.deps)?.is_empty();

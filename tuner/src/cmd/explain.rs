@@ -1,13 +1,15 @@
 //! `polytune explain`: a schedule as Clay loop transformations of the original program
-//! (`space::clay`), then what code generation adds (tiles, threads, knobs).
+//! (`space::clay`), then what code generation does with its loops (tiles, threads,
+//! vectors), as one script `polytune apply` replays (`executor::explain`).
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
+use executor::explain::Explained;
 use serde::Serialize;
-use space::clay::{self, script, ClayForm, Step};
-use space::knobs::{Point, Scheduler, SchedulerOptions};
+use space::clay::{CodeStep, Step};
+use space::knobs::{CodeOptions, Point};
 
 use super::common::{self, Dataset};
 use super::query::StoreArg;
@@ -47,54 +49,61 @@ struct Explanation {
     dataset: String,
     point: Option<String>,
     steps: Vec<Step>,
+    code: Vec<CodeStep>,
     script: String,
     codegen: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<()> {
     let (file, dataset, tree, point, title) = source(&args)?;
-    let (steps, script) = script_of(&file, &dataset, &args.cc_args, &tree)?;
+    let e = script_of(&file, &dataset, &args.cc_args, &tree, point.as_ref())?;
     let codegen = point.as_ref().and_then(codegen_words);
     if args.json {
-        let e = Explanation { file, dataset, point: point.map(|p| p.to_string()), steps, script, codegen };
+        let point = point.map(|p| p.to_string());
+        let (steps, code, script) = (e.steps, e.code, e.script);
+        let e = Explanation { file, dataset, point, steps, code, script, codegen };
         println!("{}", serde_json::to_string_pretty(&e)?);
         return Ok(());
     }
     println!("{title}");
-    if steps.is_empty() {
+    if e.steps.is_empty() && e.code.is_empty() {
         println!("The loops and statement order of the original program, unchanged.");
     } else {
         println!(
-            "From the original program, {} Clay transformation(s) (β-prefixes name loops; replay with `polytune apply`):",
-            steps.len()
+            "From the original program, {} Clay transformation(s) and {} code-generation step(s) (β-prefixes name loops; replay with `polytune apply`):",
+            e.steps.len(),
+            e.code.len()
         );
-        for line in script.lines() {
+        for line in e.script.lines() {
             println!("  {line}");
         }
     }
     if let Some(c) = codegen {
-        println!("Then code generation: {c}.");
+        println!("Run with {c}.");
     }
     Ok(())
 }
 
-/// The Clay steps from `file`'s original program to the schedule `tree`, and their text.
+/// The steps from `file`'s original program to the schedule `tree`, then those of code
+/// generation under `point`'s options (none without a point), and their text.
 pub fn script_of(
     file: &std::path::Path,
     dataset: &str,
     cc_args: &[String],
     tree: &str,
-) -> Result<(Vec<Step>, String)> {
+    point: Option<&Point>,
+) -> Result<Explained> {
     let d = Dataset::from_str(dataset, true).map_err(|_| anyhow::anyhow!("unknown dataset `{dataset}`"))?;
     let program = common::load(file, d, cc_args, 0).with_context(|| {
         format!("reading {} to explain its schedule (pass --file or --cc-arg)", file.display())
     })?;
-    let ctx = space::isl::new_context();
-    let original = ClayForm::original(&ctx, &program.scop)?;
-    let target = ClayForm::from_tree(&ctx, &program.scop, tree)?;
-    let steps = clay::explain(&original, &target)?;
-    let text = script::print(&original, &steps);
-    Ok((steps, text))
+    let opts = point.map(executor::pipeline::codegen_options).unwrap_or_default();
+    Ok(executor::explain::explain(&program.source, &program.scop, &program.deps, tree, &opts)?)
+}
+
+/// A stored point's JSON as a point, if it still reads as one.
+pub fn point_of(json: &str) -> Option<Point> {
+    serde_json::from_str(json).ok()
 }
 
 /// The C file, dataset, schedule tree, point and a title line for what `args` asks for.
@@ -137,7 +146,7 @@ fn source(args: &Args) -> Result<(PathBuf, String, String, Option<Point>, String
             (b.program_path, b.dataset, b.point_json, tree, title)
         }
     };
-    let point: Option<Point> = serde_json::from_str(&point_json).ok();
+    let point = point_of(&point_json);
     let title = match &point {
         Some(p) => format!("{title} with {p}"),
         None => title,
@@ -146,33 +155,20 @@ fn source(args: &Args) -> Result<(PathBuf, String, String, Option<Point>, String
     Ok((file, dataset, tree, point, title))
 }
 
-/// What code generation does with the point beyond its schedule, in words.
+/// What the script cannot say of the point: threads and the knobs that act on the whole
+/// region, as `run`'s options.
 fn codegen_words(p: &Point) -> Option<String> {
     let mut parts = Vec::new();
-    if let Some(t) = &p.tiles {
-        let sizes = t.iter().map(|t| t.to_string()).collect::<Vec<_>>().join("×");
-        parts.push(format!(
-            "permutable bands of two loops or more tiled {sizes} (strip-mine and interchange)"
-        ));
-    }
     if p.threads > 1 {
-        parts.push(format!("the outermost parallel loop of each nest run on {} OpenMP threads", p.threads));
+        parts.push(format!("--threads {}", p.threads));
     }
-    if let Scheduler::Unified { options, .. } = &p.scheduler {
-        let defaults = SchedulerOptions::default();
-        let knobs: Vec<String> = ["posttile_reorder", "wavefront", "consecutivity"]
-            .iter()
-            .filter_map(|k| {
-                let mine = options.settings().into_iter().find(|s| s.starts_with(&format!("{k}=")))?;
-                let default = defaults.settings().into_iter().find(|s| s.starts_with(&format!("{k}=")));
-                // Left out when it does nothing and is the default.
-                let idle = mine.ends_with("=none") && default.as_deref() == Some(mine.as_str());
-                (!idle).then_some(mine)
-            })
-            .collect();
-        if !knobs.is_empty() {
-            parts.push(format!("inside tiles {}", knobs.join(", ")));
-        }
+    let defaults = CodeOptions::default();
+    if p.code.restrict != defaults.restrict {
+        parts.push("--set restrict=on".to_string());
     }
-    (!parts.is_empty()).then(|| parts.join("; "))
+    if p.code.omp_schedule != defaults.omp_schedule {
+        let schedule = p.code.settings().into_iter().find(|s| s.starts_with("omp_schedule="));
+        parts.extend(schedule.map(|s| format!("--set {s}")));
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
 }

@@ -85,9 +85,10 @@ pub fn best(args: BestArgs) -> Result<()> {
         // The same schedule as loop transformations (`polytune explain`); the program may
         // have moved since it was tuned, which costs the explanation only.
         let file = std::path::Path::new(&b.program_path);
-        match super::explain::script_of(file, &b.dataset, &[], s) {
-            Ok((steps, _)) if steps.is_empty() => println!("  explained: the original loops, unchanged"),
-            Ok((_, text)) => println!("  explained (replay with `polytune apply`):\n{}", indent(&text)),
+        let point = super::explain::point_of(&b.point_json);
+        match super::explain::script_of(file, &b.dataset, &[], s, point.as_ref()) {
+            Ok(e) if e.script.is_empty() => println!("  explained: the original loops, unchanged"),
+            Ok(e) => println!("  explained (replay with `polytune apply`):\n{}", indent(&e.script)),
             Err(e) => {
                 println!("  explained: not available ({e:#}; try `polytune explain {} --file ...`)", b.kernel)
             }

@@ -44,10 +44,10 @@ pub fn run(args: Args) -> Result<()> {
     // or no longer reads costs the explanation only.
     report.explain_winners(|row, w| {
         let m = store.measured_schedule(&row.kernel, &w.point_id).ok()??;
-        let (steps, text) =
-            super::explain::script_of(std::path::Path::new(&m.program_path), &m.dataset, &[], &m.tree)
-                .ok()?;
-        Some(if steps.is_empty() { "(the original loops, unchanged)\n".to_string() } else { text })
+        let point = super::explain::point_of(&m.point_json);
+        let file = std::path::Path::new(&m.program_path);
+        let e = super::explain::script_of(file, &m.dataset, &[], &m.tree, point.as_ref()).ok()?;
+        Some(if e.script.is_empty() { "(the original loops, unchanged)\n".to_string() } else { e.script })
     });
     let format = match args.format {
         FormatArg::Md => Format::Markdown,

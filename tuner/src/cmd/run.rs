@@ -25,7 +25,9 @@ pub struct Args {
     schedule: String,
     /// A script of Clay transformations (as `polytune explain` prints them), replayed on
     /// the original program and checked legal, instead of `--schedule` (`polytune apply
-    /// FILE --script S` is the same command).
+    /// FILE --script S` is the same command). Its code steps (tile, point-order,
+    /// wavefront, unroll-jam, parallelize, vectorize), if any, replace --tile and the
+    /// simd and unroll_jam knobs.
     #[arg(long, value_name = "FILE", conflicts_with = "schedule")]
     script: Option<PathBuf>,
     /// PolyBench dataset size (passed as -D<SIZE>_DATASET).
@@ -33,7 +35,7 @@ pub struct Args {
     dataset: Dataset,
     /// Tile size for permutable bands, or a shape such as 32x32x256
     /// (outermost first, the last size repeating); 0 disables tiling.
-    /// Default: 32, except for `original`, which is not tiled.
+    /// Default: 32, except for `original` and scripts, which are not tiled.
     #[arg(long, value_parser = crate::campaign::grid::parse_tile)]
     tile: Option<crate::campaign::grid::Tiles>,
     /// OpenMP threads (default: every core of the measurement slot).
@@ -108,7 +110,8 @@ pub fn run(args: Args) -> Result<()> {
     let threads = args.threads.unwrap_or(slot.cores.len()).max(1);
     let tiles = match &args.tile {
         Some(t) => t.clone(),
-        None if args.schedule == "original" && args.script.is_none() => None,
+        // A script says its own tiles (code steps), if any.
+        None if args.schedule == "original" || args.script.is_some() => None,
         None => Some(vec![32]),
     };
     let scheduler = match args.schedule.as_str() {
@@ -119,6 +122,7 @@ pub fn run(args: Args) -> Result<()> {
         _ => Scheduler::Original,
     };
     let point = Point { scheduler, tiles, threads, code };
+    let mut opts = pipeline::codegen_options(&point);
     let schedule = match (&args.script, args.schedule.as_str()) {
         (Some(path), _) => {
             let text =
@@ -126,6 +130,17 @@ pub fn run(args: Args) -> Result<()> {
             let ctx = space::isl::new_context();
             let applied = space::clay::apply_script(&ctx, &program.scop, &program.deps, &text)
                 .with_context(|| format!("{}", path.display()))?;
+            if !applied.code.is_empty() {
+                // The script says band by band what the options would say for all.
+                let knob = |s: &String| s.starts_with("simd=") || s.starts_with("unroll_jam=");
+                if args.tile.is_some() || args.set.iter().any(knob) {
+                    bail!(
+                        "{}: the script's code steps tile, unroll and vectorise its loops; leave out --tile, --set simd and --set unroll_jam",
+                        path.display()
+                    );
+                }
+                opts.plan = Some(applied.code);
+            }
             space::clay::to_banded_tree(&ctx, &applied.form, &program.scop, &program.deps)?
         }
         (None, "original" | "isl" | "unified") => {
@@ -144,10 +159,9 @@ pub fn run(args: Args) -> Result<()> {
     };
     let started = std::time::Instant::now();
     let variant = {
-        let (p, what, point) =
-            (program.clone(), format!("{}: code generation", args.file.display()), point.clone());
+        let (p, what) = (program.clone(), format!("{}: code generation", args.file.display()));
         common::in_time(&what, args.timeout, move || {
-            Ok(pipeline::generate(&p.source, &p.scop, &p.deps, &point, &schedule)?)
+            Ok(pipeline::generate_with(&p.source, &p.scop, &p.deps, &opts, &schedule)?)
         })?
     };
     let codegen_s = started.elapsed().as_secs_f64();
