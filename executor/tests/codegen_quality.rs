@@ -7,6 +7,7 @@ use executor::codegen::{self, CodegenOptions};
 use executor::measure::Status;
 use executor::runtime::Tolerance;
 use space::knobs::SchedulerOptions;
+use testkit::tree::Tree;
 use testkit::{load, Kernel};
 
 /// A loop header `for (int c3 = 0; c3 <= 31; c3++) {`: from 0 to a constant.
@@ -57,7 +58,7 @@ fn gemm_full_tiles_have_constant_point_loops_and_no_guard() {
     assert!(unguarded_s1, "{region}");
     // Partial tiles keep their bounds.
     assert!(region.contains("min("), "{region}");
-    assert!(v.schedule.contains("isolate"), "{}", v.schedule);
+    assert!(Tree::read(&v.schedule).bands.iter().any(|b| b.isolated), "{}", v.schedule);
 
     // Same outputs as the original, bit for bit (the k order is kept).
     same_outputs(&k, v.program);
@@ -82,7 +83,7 @@ fn untiled_code_is_not_isolated() {
     let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
     let opts = CodegenOptions::for_point(None, 1, Some(&knobs));
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
-    assert!(!v.schedule.contains("isolate"), "{}", v.schedule);
+    assert!(!Tree::read(&v.schedule).bands.iter().any(|b| b.isolated), "{}", v.schedule);
 }
 
 /// heat-3d under isl's schedule: a 4-d time-skewed band whose full tiles are
@@ -95,7 +96,7 @@ fn expensive_isolation_gives_up_within_its_budget() {
     let schedule = space::reference::isl_schedule(&k.scop, &k.deps).unwrap();
     let opts = CodegenOptions { tile_sizes: Some(vec![32]), openmp: true, ..Default::default() };
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &schedule, &opts).unwrap();
-    assert!(!v.schedule.contains("isolate"), "{}", v.schedule);
+    assert!(!Tree::read(&v.schedule).bands.iter().any(|b| b.isolated), "{}", v.schedule);
     assert_eq!(calls_in_constant_nests(&v.region, "S1", 2), 0, "{}", v.region);
 }
 
@@ -116,7 +117,7 @@ fn wavefront_all_on_skewed_stencils_generates_and_matches_the_original() {
         // The first tile loop is the sum of all (the wavefront), not
         // parallel; the next one is.
         assert!(v.region.contains("#pragma omp parallel for"), "{kernel}: {}", v.region);
-        assert!(v.schedule.contains("polytune_parallel_1"), "{kernel}: {}", v.schedule);
+        assert!(Tree::read(&v.schedule).has_mark("polytune_parallel_1"), "{kernel}: {}", v.schedule);
         same_outputs(&k, v.program);
     }
 }

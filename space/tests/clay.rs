@@ -117,7 +117,7 @@ fn round_trip(s: &Scop, original: &ClayForm, target: &ClayForm, tree: &str, what
     }
     assert_eq!(&replayed, target, "{what}");
     // The script as text reads back as the same steps.
-    assert_eq!(script::parse(&script::print(original, &steps)).unwrap(), steps, "{what}");
+    assert_eq!(script::parse(&script::print(original, &steps, &[])).unwrap().steps, steps, "{what}");
     // The form as a tree (what apply generates code from) runs in the form's order.
     let ctx = new_context();
     let back = to_tree(&replayed, s);
@@ -154,7 +154,7 @@ fn apply_rebuilds_explained_schedules_and_names_what_breaks() {
         let ctx = new_context();
         let (original, target) =
             (ClayForm::original(&ctx, &s).unwrap(), ClayForm::from_tree(&ctx, &s, &out.tree).unwrap());
-        let text = script::print(&original, &explain(&original, &target).unwrap());
+        let text = script::print(&original, &explain(&original, &target).unwrap(), &[]);
         let applied = apply_script(&ctx, &s, &d, &text).unwrap_or_else(|e| panic!("{k}: {e}\n{text}"));
         assert_eq!(applied.form, target, "{k}");
         // For code generation: bands as permutable and parallel as the scheduler's own.
@@ -164,7 +164,7 @@ fn apply_rebuilds_explained_schedules_and_names_what_breaks() {
                 .unwrap(),
             "{k}"
         );
-        let flags = |t: &str| (t.matches("permutable: 1").count(), t.matches("coincident: [ 1").count());
+        let flags = |t: &str| testkit::tree::Tree::read(t).flags();
         assert_eq!(flags(&banded), flags(&out.tree), "{k}:\n{banded}\n{}", out.tree);
         assert!(
             refines(&ctx, &s, &tree_map(&ctx, &applied.tree).unwrap(), &tree_map(&ctx, &out.tree).unwrap())

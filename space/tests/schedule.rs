@@ -48,7 +48,7 @@ fn jacobi_1d_and_seidel_2d_get_a_skewed_permutable_band_of_full_depth() {
         assert!(band.iter().any(|r| r.0[0] != 0 && r.0[1..].iter().any(|&c| c != 0)), "{rel}: {band:?}");
         // No coincident row: every row carries the time dependence or a skew of it.
         assert!(band.iter().all(|r| !r.1), "{rel}: {band:?}");
-        assert!(out.tree.contains("permutable: 1"), "{}", out.tree);
+        assert!(testkit::tree::Tree::read(&out.tree).flags().0 > 0, "{}", out.tree);
     }
 }
 

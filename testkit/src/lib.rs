@@ -13,6 +13,9 @@
 //! - [`kernels`], [`load`]: the 30 PolyBench kernels, and one loaded (its
 //!   first SCoP and dependences) under a dataset; [`evaluator`], the
 //!   executor's evaluator as the tests configure it.
+//! - [`tree::Tree`]: a schedule tree's bands (depth, flags, statements,
+//!   isolation) and marks read through isl, for assertions on structure
+//!   rather than on YAML text.
 //!
 //! Two environment variables, for the tests only:
 //! - `POLYTUNE_ITEM_LIMIT_S=N` replaces every limit (seconds);
@@ -21,6 +24,7 @@
 
 mod evaluate;
 mod kernels;
+pub mod tree;
 
 pub use evaluate::evaluator;
 pub use kernels::{kernel, kernels, load, root, Kernel};
