@@ -1,24 +1,29 @@
 //! The schedule tree made ready for code generation, in one walk: permutable
 //! bands tiled, parallel marks, wavefronts, the point loops reordered,
-//! register tiles and simd marks.
+//! register tiles and simd marks, each decided by the options or by a plan
+//! (a script's code steps) and recorded band by band. `order` scores and
+//! permutes point loops; `lifted` tiles with tile iterators of their own and
+//! skews tile loops into wavefronts.
+
+mod lifted;
+mod order;
 
 use super::isolate::{full_tiles, isolate_full_tiles};
 use super::CodegenError;
 use super::CodegenOptions;
+use lifted::whole_statements;
+use order::permute;
 use std::cell::{Cell, RefCell};
 
 use isl_rs::{
-    Context, DimType, Id, MultiUnionPwAff, MultiVal, Schedule, ScheduleNode, ScheduleNodeType, UnionMap,
-    UnionPwAff, UnionPwMultiAff, UnionSet, Val,
+    Context, DimType, Id, MultiVal, Schedule, ScheduleNode, ScheduleNodeType, UnionMap, UnionSet, Val,
 };
 use space::clay::{Action, Planned};
 use space::deps::Dependences;
 use space::isl::IslResultExt;
-use space::knobs::PostTileReorder;
 use space::knobs::Simd;
 use space::knobs::Wavefront;
 use space::legality::{self, Violation};
-use space::scop::isl_name;
 use space::scop::Scop;
 
 /// Tiling and parallel marks, in one walk over the tree; also whether some
@@ -386,151 +391,6 @@ impl Walk<'_> {
         Ok(yes)
     }
 
-    /// The order of the point loops after tiling (`None`: as they are): the
-    /// member with the most stride-one references (intra-tile consecutivity),
-    /// then the best Pluto score (2), is sunk innermost. Scores come from
-    /// the scheduled accesses: for member j, the subscript differences between
-    /// instances whose schedules (outer loops, this band) differ by one in j.
-    fn point_order(&self, band: &ScheduleNode) -> Result<Option<Vec<usize>>, CodegenError> {
-        let opts = self.opts;
-        if opts.posttile_reorder == PostTileReorder::None && !opts.intra_tile_consecutivity {
-            return Ok(None);
-        }
-        let ctx = self.ctx;
-        let what = || "scoring point loops".to_string();
-        let n = band.band_n_member().ctx(what)? as usize;
-        let prefix = band.get_prefix_schedule_union_map().ctx(what)?;
-        let partial = band.band_get_partial_schedule_union_map().ctx(what)?;
-        let full = self.original(prefix.flat_range_product(partial).ctx(what)?)?;
-        let depth = band.get_schedule_depth().ctx(what)? as usize;
-        let m = depth + n;
-        let mut consecutive = vec![0i64; n];
-        let mut pluto = vec![0i64; n];
-        for j in 0..n {
-            let vars: Vec<String> = (0..m).map(|k| format!("o{k}")).collect();
-            let moved: Vec<String> = vars
-                .iter()
-                .enumerate()
-                .map(|(k, v)| if k == depth + j { format!("{v} + 1") } else { v.clone() })
-                .collect();
-            let shift = UnionMap::read_from_str(
-                ctx,
-                &format!("{{ [{}] -> [{}] }}", vars.join(", "), moved.join(", ")),
-            )
-            .ctx(what)?;
-            let next = full
-                .copy()
-                .ctx(what)?
-                .apply_range(shift)
-                .ctx(what)?
-                .apply_range(full.copy().ctx(what)?.reverse().ctx(what)?)
-                .ctx(what)?;
-            let (mut n_s, mut sum, mut all_local) = (0i64, 0i64, true);
-            for st in &self.scop.statements {
-                let dom = UnionSet::read_from_str(ctx, &st.domain).ctx(what)?;
-                let own = next
-                    .copy()
-                    .ctx(what)?
-                    .intersect_domain(dom.copy().ctx(what)?)
-                    .ctx(what)?
-                    .intersect_range(dom)
-                    .ctx(what)?;
-                if own.is_empty().ctx(what)? {
-                    continue; // member j is no loop for this statement
-                }
-                n_s += 1;
-                for a in &st.accesses {
-                    let acc = UnionMap::read_from_str(ctx, &a.relation).ctx(what)?;
-                    let deltas = own
-                        .copy()
-                        .ctx(what)?
-                        .apply_domain(acc.copy().ctx(what)?)
-                        .ctx(what)?
-                        .apply_range(acc)
-                        .ctx(what)?
-                        .deltas()
-                        .ctx(what)?;
-                    let d =
-                        self.scop.arrays.iter().find(|x| x.name == a.array).map_or(0, |x| x.extents.len());
-                    let set = |last: &str| -> Result<UnionSet, CodegenError> {
-                        let mut idx: Vec<String> = (0..d).map(|_| "0".to_string()).collect();
-                        let cond = if d == 0 {
-                            String::new()
-                        } else {
-                            idx[d - 1] = "x".into();
-                            format!(" : {last}")
-                        };
-                        let name = isl_name(&a.array);
-                        Ok(UnionSet::read_from_str(ctx, &format!("{{ {name}[{}]{cond} }}", idx.join(", ")))
-                            .ctx(what)?)
-                    };
-                    let temporal = deltas.is_subset(&set("x = 0")?).ctx(what)?;
-                    let spatial = !temporal && d > 0 && deltas.is_subset(&set("-4 <= x <= 4")?).ctx(what)?;
-                    if d > 0 && deltas.is_subset(&set("x = 1")?).ctx(what)? && !deltas.is_empty().ctx(what)? {
-                        consecutive[j] += 1;
-                    }
-                    let other = !temporal && !spatial;
-                    all_local &= !other;
-                    sum += 2 * spatial as i64 + 4 * temporal as i64 - 16 * other as i64;
-                }
-            }
-            pluto[j] = n_s * sum + 8 * all_local as i64;
-        }
-        let key = |j: usize| {
-            let c = if opts.intra_tile_consecutivity { consecutive[j] } else { 0 };
-            let p = if opts.posttile_reorder == PostTileReorder::Pluto { pluto[j] } else { 0 };
-            (c, p, j)
-        };
-        let best = (0..n).max_by_key(|&j| key(j)).unwrap();
-        if best == n - 1 {
-            return Ok(None);
-        }
-        let mut order: Vec<usize> = (0..n).filter(|&j| j != best).collect();
-        order.push(best);
-        Ok(Some(order))
-    }
-
-    /// Wavefront (Pluto; RR-9110 §2, §4.7) on a tile band whose first member
-    /// is not parallel: the first member becomes the sum of itself and the
-    /// next (`single`) or all the others (`all`); each later member that the
-    /// parallelism check then accepts is flagged coincident.
-    fn wavefront(&self, band: ScheduleNode, kind: Wavefront) -> Result<ScheduleNode, CodegenError> {
-        let what = || "wavefront skewing".to_string();
-        let n = band.band_n_member().ctx(what)? as usize;
-        let last = match kind {
-            Wavefront::None => return Ok(band),
-            Wavefront::Single => 1,
-            Wavefront::All => n - 1,
-        };
-        let mupa = band.band_get_partial_schedule().ctx(what)?;
-        let mut first = mupa.get_at(0).ctx(what)?;
-        for k in 1..=last {
-            first = first.add(mupa.get_at(k as i32).ctx(what)?).ctx(what)?;
-        }
-        let mupa = mupa.set_at(0, first).ctx(what)?;
-        let mut node = band.delete().ctx(what)?.insert_partial_schedule(mupa).ctx(what)?;
-        node = node.band_set_permutable(1).ctx(what)?;
-        let Some((context, deps)) = self.checks else { return Ok(node) };
-        let prefix = node.get_prefix_schedule_union_map().ctx(what)?;
-        let members = node.band_get_partial_schedule().ctx(what)?;
-        for j in 1..n {
-            let mut outer = prefix.copy().ctx(what)?;
-            for k in 0..j {
-                let m = UnionMap::from_union_pw_aff(members.get_at(k as i32).ctx(what)?).ctx(what)?;
-                outer = outer.flat_range_product(m).ctx(what)?;
-            }
-            let mut rest = UnionMap::from_union_pw_aff(members.get_at(j as i32).ctx(what)?).ctx(what)?;
-            for k in j + 1..n {
-                let m = UnionMap::from_union_pw_aff(members.get_at(k as i32).ctx(what)?).ctx(what)?;
-                rest = rest.flat_range_product(m).ctx(what)?;
-            }
-            let (outer, rest) = (self.original(outer)?, self.original(rest)?);
-            let parallel = legality::parallel_violations(self.ctx, context, &outer, &rest, deps)?.is_empty();
-            node = node.band_member_set_coincident(j as i32, parallel as i32).ctx(what)?;
-        }
-        Ok(node)
-    }
-
     /// `rel`, a relation on the tree's (possibly lifted) statement
     /// instances, as a relation on the SCoP's instances.
     fn original(&self, rel: UnionMap) -> Result<UnionMap, CodegenError> {
@@ -540,150 +400,6 @@ impl Walk<'_> {
                 Ok(lift.copy().and_then(|l| l.apply_range(rel)).ctx(|| "lifted instances".into())?)
             }
         }
-    }
-
-    /// Rectangular tiling of the permutable band `band` with tile loops as
-    /// iterators of their own, as Pluto does (and CLooG then sees): every
-    /// statement S reaching the band gets one more domain dimension per
-    /// member, `S[x] -> S[x, T0, ..., T(n-1)]` with
-    /// `sizes[k] * Tk <= phi_k(x) <= sizes[k] * Tk + sizes[k] - 1` (phi_k the
-    /// band's member k); the tile band is `[T0, ..., T(n-1)]` and the point
-    /// band `phi_k - sizes[k] * Tk` in `order`, flags as `band_tile` and
-    /// `permute` would leave them. The same loops as `band_tile`'s
-    /// `floor(phi_k / size)`, but without integer divisions: a wavefront
-    /// (a sum of tile loops) stays a sum of iterators, where isl's AST
-    /// generator otherwise spends minutes detecting strides over sums of
-    /// divisions (jacobi-2d, heat-3d with `wavefront=all`). The statement
-    /// calls carry the tile iterators as extra arguments, which `Printer`
-    /// drops. Every statement reaching `band` must reach it whole
-    /// (`whole_statements`). Returns the tile band, in the new tree.
-    fn tile_lifted(
-        &self,
-        band: ScheduleNode,
-        sizes: &[i64],
-        order: &[usize],
-    ) -> Result<ScheduleNode, CodegenError> {
-        let ctx = self.ctx;
-        let what = || "tiling with tile iterators".to_string();
-        let n = sizes.len();
-        let permutable = band.band_get_permutable().ctx(what)?;
-        let coincident: Vec<bool> =
-            (0..n).map(|j| band.band_member_get_coincident(j as i32)).collect::<Result<_, _>>().ctx(what)?;
-        let domain = band.get_domain().ctx(what)?;
-        // [p] -> [T]: the tile of each point of the band.
-        let ps: Vec<String> = (0..n).map(|k| format!("p{k}")).collect();
-        let ts: Vec<String> = (0..n).map(|k| format!("t{k}")).collect();
-        let cons: Vec<String> = (0..n)
-            .map(|k| format!("{s} * t{k} <= p{k} <= {s} * t{k} + {}", sizes[k] - 1, s = sizes[k]))
-            .collect();
-        let tile_of = UnionMap::read_from_str(
-            ctx,
-            &format!("{{ [{}] -> [{}] : {} }}", ps.join(", "), ts.join(", "), cons.join(" and ")),
-        )
-        .ctx(what)?;
-        let tiles = band
-            .band_get_partial_schedule_union_map()
-            .ctx(what)?
-            .intersect_domain(domain.copy().ctx(what)?)
-            .ctx(what)?
-            .apply_range(tile_of)
-            .ctx(what)?;
-        // Per statement: the lifted instances, the projection back, and
-        // the tile band's and the point band's shifts.
-        let root_domain = band.copy().ctx(what)?.root().ctx(what)?.domain_get_domain().ctx(what)?;
-        let others = root_domain.subtract(domain).ctx(what)?;
-        let mut lifted = others.copy().ctx(what)?;
-        let mut projection: Vec<String> = Vec::new();
-        let mut tile_members: Vec<Vec<String>> = vec![Vec::new(); n];
-        let mut shifts: Vec<Vec<String>> = vec![Vec::new(); n];
-        let list = tiles.get_map_list().ctx(what)?;
-        for i in 0..list.size().ctx(what)? {
-            let map = list.get_at(i).ctx(what)?;
-            let name = map.get_tuple_name(DimType::In).ctx(what)?.to_string();
-            let m = map.dim(DimType::In).ctx(what)? as usize;
-            let set = map.wrap().ctx(what)?.flatten().ctx(what)?.set_tuple_name(&name).ctx(what)?;
-            lifted = lifted.union(UnionSet::from_set(set).ctx(what)?).ctx(what)?;
-            let xs: Vec<String> = (0..m).map(|d| format!("x{d}")).collect();
-            let tuple = format!("{name}[{}, {}]", xs.join(", "), ts.join(", "));
-            projection.push(format!("{tuple} -> {name}[{}]", xs.join(", ")));
-            for k in 0..n {
-                tile_members[k].push(format!("{tuple} -> [(t{k})]"));
-                shifts[k].push(format!("{tuple} -> [({} * t{k})]", sizes[k]));
-            }
-        }
-        // Statements elsewhere in the tree keep their instances.
-        let others_list = others.get_set_list().ctx(what)?;
-        for i in 0..others_list.size().ctx(what)? {
-            let set = others_list.get_at(i).ctx(what)?;
-            let name = set.get_tuple_name().ctx(what)?.to_string();
-            let xs: Vec<String> = (0..set.dim(DimType::Set).ctx(what)?).map(|d| format!("x{d}")).collect();
-            projection.push(format!("{name}[{0}] -> {name}[{0}]", xs.join(", ")));
-        }
-        let projection =
-            UnionPwMultiAff::read_from_str(ctx, &format!("{{ {} }}", projection.join("; "))).ctx(what)?;
-        let path = tree_path(&band)?;
-        let schedule = band
-            .get_schedule()
-            .ctx(what)?
-            .pullback_union_pw_multi_aff(projection.copy().ctx(what)?)
-            .ctx(what)?
-            .intersect_domain(lifted.copy().ctx(what)?)
-            .ctx(what)?;
-        let mut node = schedule.get_root().ctx(what)?;
-        for &p in &path {
-            node = node.child(p).ctx(what)?;
-        }
-        // The same band, on the lifted instances.
-        let phi = node.band_get_partial_schedule().ctx(what)?;
-        let union_pw_aff = |pieces: &[String]| {
-            UnionPwAff::read_from_str(ctx, &format!("{{ {} }}", pieces.join("; "))).ctx(what)
-        };
-        let mut point: Option<MultiUnionPwAff> = None;
-        for &k in order {
-            let member = phi.get_at(k as i32).ctx(what)?.sub(union_pw_aff(&shifts[k])?).ctx(what)?;
-            let member = MultiUnionPwAff::from_union_pw_aff(member).ctx(what)?;
-            point = Some(match point {
-                None => member,
-                Some(p) => p.flat_range_product(member).ctx(what)?,
-            });
-        }
-        let mut tile: Option<MultiUnionPwAff> = None;
-        for members in &tile_members {
-            let member = MultiUnionPwAff::from_union_pw_aff(union_pw_aff(members)?).ctx(what)?;
-            tile = Some(match tile {
-                None => member,
-                Some(t) => t.flat_range_product(member).ctx(what)?,
-            });
-        }
-        let (Some(point), Some(tile)) = (point, tile) else {
-            return Err(CodegenError::Unsupported("tiling an empty band".into()));
-        };
-        node = node.delete().ctx(what)?.insert_partial_schedule(point).ctx(what)?;
-        node = node.band_set_permutable(permutable as i32).ctx(what)?;
-        for (j, &k) in order.iter().enumerate() {
-            node = node.band_member_set_coincident(j as i32, coincident[k] as i32).ctx(what)?;
-        }
-        // Between the tile and the point band, where `group_tiles` expands
-        // tiles into their points for the AST generator.
-        node = node.insert_mark(Id::read_from_str(ctx, TILE_MARK).ctx(what)?).ctx(what)?;
-        node = node.insert_partial_schedule(tile).ctx(what)?;
-        node = node.band_set_permutable(permutable as i32).ctx(what)?;
-        for (k, &c) in coincident.iter().enumerate() {
-            node = node.band_member_set_coincident(k as i32, c as i32).ctx(what)?;
-        }
-        // SCoP instances -> lifted instances.
-        let step = UnionMap::from_union_pw_multi_aff(projection)
-            .ctx(what)?
-            .intersect_domain(lifted)
-            .ctx(what)?
-            .reverse()
-            .ctx(what)?;
-        let mut lift = self.lift.borrow_mut();
-        *lift = Some(match lift.take() {
-            None => step,
-            Some(l) => l.apply_range(step).ctx(what)?,
-        });
-        Ok(node)
     }
 
     /// Register tiling (unroll-and-jam) of the point band below the tile
@@ -849,24 +565,6 @@ pub(super) fn is_tile_mark(node: &ScheduleNode) -> Result<bool, CodegenError> {
         && node.mark_get_id().ctx(what)?.to_str().ctx(what)? == TILE_MARK)
 }
 
-/// Whether every statement reaching `band` reaches it with all its
-/// instances (no other branch of the tree runs some of them), so that
-/// `Walk::tile_lifted` may give its instances the band's tile iterators.
-fn whole_statements(band: &ScheduleNode) -> Result<bool, CodegenError> {
-    let what = || "tiling with tile iterators".to_string();
-    let here = band.get_domain().ctx(what)?;
-    let all = band.copy().ctx(what)?.root().ctx(what)?.domain_get_domain().ctx(what)?;
-    let list = here.get_set_list().ctx(what)?;
-    for i in 0..list.size().ctx(what)? {
-        let set = list.get_at(i).ctx(what)?;
-        let whole = all.extract_set(set.get_space().ctx(what)?).ctx(what)?;
-        if !whole.is_subset(&set).ctx(what)? {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
 /// Whether every member of `band` depends on the instance for every
 /// statement (is a loop for it, not a constant). Grouping by tiles
 /// (`group_tiles`) would put a statement for which some member is constant
@@ -877,45 +575,8 @@ fn members_are_loops(band: &ScheduleNode) -> Result<bool, CodegenError> {
     Ok(!member_pieces_are_loops(band)?.contains(&false))
 }
 
-/// The child positions from the root of `node`'s tree down to `node`.
-fn tree_path(node: &ScheduleNode) -> Result<Vec<i32>, CodegenError> {
-    let what = || "locating a schedule node".to_string();
-    let mut path = Vec::new();
-    let mut n = node.copy().ctx(what)?;
-    while n.has_parent().ctx(what)? {
-        path.push(n.get_child_position().ctx(what)?);
-        n = n.parent().ctx(what)?;
-    }
-    path.reverse();
-    Ok(path)
-}
-
 /// The size of member `j` of a band tiled with `sizes` (the last size
 /// repeats for deeper members).
 fn tile_size(sizes: &[u32], j: usize) -> i64 {
     sizes.get(j).or(sizes.last()).copied().unwrap_or(32).max(1) as i64
-}
-
-/// The band at `node` with its members in `order` (a permutation: legal for
-/// a permutable band), permutable and coincidence flags kept.
-fn permute(node: ScheduleNode, order: &[usize]) -> Result<ScheduleNode, CodegenError> {
-    let what = || "permuting point loops".to_string();
-    let mupa = node.band_get_partial_schedule().ctx(what)?;
-    let permutable = node.band_get_permutable().ctx(what)?;
-    let coincident: Vec<bool> =
-        order.iter().map(|&j| node.band_member_get_coincident(j as i32).unwrap_or(false)).collect();
-    let mut out: Option<MultiUnionPwAff> = None;
-    for &j in order {
-        let m = MultiUnionPwAff::from_union_pw_aff(mupa.get_at(j as i32).ctx(what)?).ctx(what)?;
-        out = Some(match out {
-            None => m,
-            Some(o) => o.flat_range_product(m).ctx(what)?,
-        });
-    }
-    let mut node = node.delete().ctx(what)?.insert_partial_schedule(out.unwrap()).ctx(what)?;
-    node = node.band_set_permutable(permutable as i32).ctx(what)?;
-    for (k, c) in coincident.into_iter().enumerate() {
-        node = node.band_member_set_coincident(k as i32, c as i32).ctx(what)?;
-    }
-    Ok(node)
 }
