@@ -45,7 +45,6 @@ pub(super) fn transform(
         checks,
         isolated: Cell::new(false),
         lift: RefCell::new(None),
-        taken_depth: Cell::new(0),
         used: RefCell::new(vec![false; opts.plan.as_ref().map_or(0, Vec::len)]),
         trace: RefCell::new(Vec::new()),
     };
@@ -118,8 +117,6 @@ struct Walk<'a> {
     /// `S1[t, i, j, T0, T1, T2]`). Dependences are on the SCoP's instances,
     /// so every check first maps the tree's relations back through it.
     lift: RefCell<Option<UnionMap>>,
-    /// The depth of the action `take` returned last.
-    taken_depth: Cell<usize>,
     /// Which actions of `opts.plan` some band has taken.
     used: RefCell<Vec<bool>>,
     /// What was done at each band, in walk order.
@@ -153,7 +150,7 @@ impl Walk<'_> {
             let start = depth..depth + 1;
             let tile = match (&opts.plan, given) {
                 (_, false) => None,
-                (Some(_), true) => self.take(&statements, start.clone(), |a| match a {
+                (Some(_), true) => self.take(&statements, start.clone(), |a, _| match a {
                     Action::Tile { sizes } => Some((0..m).map(|j| tile_size(sizes, j)).collect::<Vec<_>>()),
                     _ => None,
                 }),
@@ -172,7 +169,7 @@ impl Walk<'_> {
                 );
                 self.check_permutable(&node)?;
                 let order = match &opts.plan {
-                    Some(_) => self.take(&statements, start.clone(), |a| match a {
+                    Some(_) => self.take(&statements, start.clone(), |a, _| match a {
                         Action::PointOrder { order } => Some(order.clone()),
                         _ => None,
                     }),
@@ -190,7 +187,7 @@ impl Walk<'_> {
                 }
                 let point_order: Vec<usize> = order.clone().unwrap_or_else(|| (0..m).collect());
                 let wave = match &opts.plan {
-                    Some(_) => self.take(&statements, start.clone(), |a| match a {
+                    Some(_) => self.take(&statements, start.clone(), |a, _| match a {
                         Action::Wavefront { kind } => Some(*kind),
                         _ => None,
                     }),
@@ -226,7 +223,7 @@ impl Walk<'_> {
                 // isl tiles no band with options below it.
                 let isolate = full_tiles(&node, &point_sizes)?;
                 let factor = match &opts.plan {
-                    Some(_) => self.take(&statements, start.clone(), |a| match a {
+                    Some(_) => self.take(&statements, start.clone(), |a, _| match a {
                         Action::UnrollJam { factor } => Some(*factor),
                         _ => None,
                     }),
@@ -257,9 +254,9 @@ impl Walk<'_> {
             }
             let parallel = match &opts.plan {
                 Some(_) if given => {
-                    let j = self
-                        .take(&statements, depth..depth + m, |a| (*a == Action::Parallelize).then_some(()));
-                    let j = j.map(|()| self.taken_depth.get() - depth);
+                    let j = self.take(&statements, depth..depth + m, |a, at| {
+                        (*a == Action::Parallelize).then_some(at - depth)
+                    });
                     if j.is_some() && in_parallel {
                         return Err(CodegenError::Unsupported(format!(
                             "parallelize at the loop of depth {} around {}: inside a parallel loop",
@@ -320,13 +317,13 @@ impl Walk<'_> {
     }
 
     /// The first action of the plan not yet taken, at a loop of `depths`
-    /// around exactly `statements`, that `pick` accepts; marks it taken and
-    /// keeps its depth in `taken_depth`.
+    /// around exactly `statements`, that `pick` accepts (given the action
+    /// and its loop's depth); marks it taken.
     fn take<T>(
         &self,
         statements: &[String],
         depths: std::ops::Range<usize>,
-        pick: impl Fn(&Action) -> Option<T>,
+        pick: impl Fn(&Action, usize) -> Option<T>,
     ) -> Option<T> {
         let plan = self.opts.plan.as_ref()?;
         let mut used = self.used.borrow_mut();
@@ -334,9 +331,8 @@ impl Walk<'_> {
             if used[k] || !depths.contains(&p.depth) || p.statements != statements {
                 continue;
             }
-            if let Some(t) = pick(&p.action) {
+            if let Some(t) = pick(&p.action, p.depth) {
                 used[k] = true;
-                self.taken_depth.set(p.depth);
                 return Some(t);
             }
         }
@@ -362,7 +358,7 @@ impl Walk<'_> {
         let yes = match &self.opts.plan {
             Some(_) => {
                 if self
-                    .take(statements, depth..depth + 1, |a| (*a == Action::Vectorize).then_some(()))
+                    .take(statements, depth..depth + 1, |a, _| (*a == Action::Vectorize).then_some(()))
                     .is_none()
                 {
                     return Ok(false);
