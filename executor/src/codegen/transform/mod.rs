@@ -20,7 +20,7 @@ use isl_rs::{
 };
 use space::clay::{Action, Planned};
 use space::deps::Dependences;
-use space::isl::IslResultExt;
+use space::isl::{IslError, IslResultExt};
 use space::knobs::Simd;
 use space::knobs::Wavefront;
 use space::legality::{self, Violation};
@@ -474,25 +474,27 @@ impl Walk<'_> {
     /// A member flagged coincident must really carry nothing that reaches it
     /// unseparated by the (possibly tiled) outer loops, or OpenMP races.
     fn check_parallel(&self, band: &ScheduleNode) -> Result<(), CodegenError> {
-        let Some((context, deps)) = self.checks else { return Ok(()) };
-        let what = || "checking a loop before marking it parallel".to_string();
-        let prefix = self.original(band.get_prefix_schedule_union_map().ctx(what)?)?;
-        let partial = self.original(band.band_get_partial_schedule_union_map().ctx(what)?)?;
-        let v = legality::parallel_violations(self.ctx, context, &prefix, &partial, deps)?;
-        if v.is_empty() {
-            Ok(())
-        } else {
-            Err(CodegenError::Illegal(v))
-        }
+        self.check(band, "checking a loop before marking it parallel", legality::parallel_violations)
     }
 
     /// A band marked permutable must really be, or tiling breaks dependences.
     fn check_permutable(&self, band: &ScheduleNode) -> Result<(), CodegenError> {
+        self.check(band, "checking a band before tiling", legality::band_violations)
+    }
+
+    /// `band`'s partial schedule under its prefix, on the SCoP's instances,
+    /// passed through the legality `test`; its violations are an error.
+    fn check(
+        &self,
+        band: &ScheduleNode,
+        what: &str,
+        test: fn(&Context, &str, &UnionMap, &UnionMap, &Dependences) -> Result<Vec<Violation>, IslError>,
+    ) -> Result<(), CodegenError> {
         let Some((context, deps)) = self.checks else { return Ok(()) };
-        let what = || "checking a band before tiling".to_string();
+        let what = || what.to_string();
         let prefix = self.original(band.get_prefix_schedule_union_map().ctx(what)?)?;
         let partial = self.original(band.band_get_partial_schedule_union_map().ctx(what)?)?;
-        let v = legality::band_violations(self.ctx, context, &prefix, &partial, deps)?;
+        let v = test(self.ctx, context, &prefix, &partial, deps)?;
         if v.is_empty() {
             Ok(())
         } else {
