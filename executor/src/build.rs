@@ -218,6 +218,13 @@ impl Builder {
         Ok(b)
     }
 
+    /// This builder's cache, extra sources and timeout with another
+    /// compiler (a peer's: `crate::peers`).
+    pub fn with_compiler(&self, compiler: Compiler) -> Result<Builder, BuildError> {
+        let b = Builder::new(compiler, &self.cache_dir)?.with_compile_timeout(self.compile_timeout);
+        b.with_extras(&self.extras)
+    }
+
     /// A compile taking longer than this is a failure (default 10 minutes).
     pub fn with_compile_timeout(mut self, timeout: Duration) -> Builder {
         self.compile_timeout = timeout;

@@ -20,6 +20,7 @@ pub mod evaluate;
 pub mod explain;
 pub mod machine;
 pub mod measure;
+pub mod peers;
 pub mod pipeline;
 pub mod process;
 pub mod runtime;

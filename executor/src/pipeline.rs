@@ -43,6 +43,9 @@ pub fn schedule_of(scop: &Scop, deps: &Dependences, point: &Point) -> Result<Str
             let opts = CoreOptions::unified(preorder.clone(), options);
             Ok(space::schedule::schedule(scop, deps, &opts).map_err(|e| failed(e.to_string()))?.tree)
         }
+        Scheduler::Peer { name } => {
+            Err(failed(format!("the peer {name} has no schedule of ours: it builds the program as written")))
+        }
     }
 }
 

@@ -126,11 +126,27 @@ pub struct CodeOptions {
     /// unrolled inside the innermost point loop. 1: none.
     pub unroll_jam: u32,
     pub omp_schedule: OmpSchedule,
+    /// A parallel loop runs on a team of threads only when it has at least
+    /// this many iterations (OpenMP's `if` clause, tested at run time):
+    /// starting a team costs microseconds, more than a wavefront diagonal of
+    /// one or two small tiles is worth. 0: always.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub parallel_min: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Default for CodeOptions {
     fn default() -> Self {
-        CodeOptions { restrict: false, simd: Simd::None, unroll_jam: 1, omp_schedule: OmpSchedule::Static }
+        CodeOptions {
+            restrict: false,
+            simd: Simd::None,
+            unroll_jam: 1,
+            omp_schedule: OmpSchedule::Static,
+            parallel_min: 0,
+        }
     }
 }
 
@@ -255,6 +271,14 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         set: |o, v| set_enum(&mut o.omp_schedule, v),
         get: |o| get_enum(&o.omp_schedule),
     },
+    Knob {
+        name: "parallel_min",
+        values: "0|2|4|16",
+        set: |o, v| {
+            v.parse::<u32>().ok().filter(|n| [0, 2, 4, 16].contains(n)).map(|n| o.parallel_min = n).is_some()
+        },
+        get: |o| o.parallel_min.to_string(),
+    },
 ];
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -354,6 +378,9 @@ pub enum Scheduler {
     /// Our unified scheduler with a fusion preorder (`None`: as in the
     /// original program) and knob values.
     Unified { preorder: Option<Preorder>, options: SchedulerOptions },
+    /// No schedule of ours: the unmodified program built by another
+    /// compiler (`executor::peers` names them), a reference point.
+    Peer { name: String },
 }
 
 /// One point of the search space: everything that decides the generated code.
@@ -396,6 +423,7 @@ impl Point {
             Scheduler::Original => "original",
             Scheduler::Isl => "isl",
             Scheduler::Unified { .. } => "unified",
+            Scheduler::Peer { name } => name,
         };
         out.push(("scheduler".to_string(), mode.to_string()));
         if let Scheduler::Unified { preorder, options } = &self.scheduler {
@@ -428,6 +456,7 @@ impl fmt::Display for Point {
         match &self.scheduler {
             Scheduler::Original => write!(f, "original")?,
             Scheduler::Isl => write!(f, "isl")?,
+            Scheduler::Peer { name } => write!(f, "peer {name}")?,
             Scheduler::Unified { preorder, options } => {
                 write!(f, "unified")?;
                 if let Some(p) = preorder {

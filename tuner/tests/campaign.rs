@@ -392,6 +392,36 @@ fn a_campaign_on_the_official_layout_stores_its_build_and_answers_best() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A peer (gcc with Graphite, which every Debian gcc has) is a reference
+/// point like isl's: built by its own compiler with the program's extra
+/// sources, verified against the original, recorded, and a column of the
+/// report. A peer polytune does not know is bad input, refused before any row.
+#[test]
+fn a_peer_is_measured_verified_and_reported_as_a_reference_point() {
+    let dir = temp_dir("peers");
+    let db = dir.join("store.db");
+    let db_arg = db.to_str().unwrap();
+    let gemm = root().join("space/tests/fixtures/official/gemm.c");
+    let args = ["tune", gemm.to_str().unwrap(), "--dataset", "MINI", "--threads", "1", "--runs", "1"];
+    let out = output(polytune().args(args).args(["--evals", "5", "--peers", "gcc-graphite", "--db", db_arg]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = output(polytune().args(["report", "--format", "csv", "--db", db_arg]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = String::from_utf8_lossy(&out.stdout);
+    let header = csv.lines().next().unwrap();
+    let column = |name: &str| header.split(',').position(|c| c == name).unwrap_or_else(|| panic!("{name}: {csv}"));
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(row[column("gcc-graphite_status")], "ok", "{csv}");
+    assert!(row[column("gcc-graphite_speedup")].parse::<f64>().is_ok_and(|s| s > 0.0), "{csv}");
+
+    let out = output(polytune().args(args).args(["--peers", "icc-magic", "--db", db_arg]));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown peer `icc-magic`"));
+    let store = Store::open(db_arg).unwrap();
+    assert_eq!(store.campaigns().unwrap().len(), 1, "the refused campaign wrote nothing");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Ctrl-C (SIGINT) stops a campaign cleanly: exit status 130, the campaign marked stopped,
 /// what was measured kept.
 #[test]

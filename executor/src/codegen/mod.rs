@@ -211,6 +211,7 @@ fn generate_inner(
         simd: Vec::new(),
         unroll: Vec::new(),
         omp_schedule: opts.code.omp_schedule,
+        parallel_min: opts.code.parallel_min,
     };
     printer.node(&ast, None)?;
     let body = if opts.code.restrict { restrict_pointers(scop, &printer.out) } else { printer.out };

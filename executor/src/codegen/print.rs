@@ -4,7 +4,7 @@ use super::ast::node_type;
 use super::ast::MAX_LOOP_DEPTH;
 use super::transform::{PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
 use super::CodegenError;
-use isl_rs::{ASTNode, ASTNodeType};
+use isl_rs::{ASTExprOpType, ASTNode, ASTNodeType};
 use space::isl::IslResultExt;
 use space::knobs::OmpSchedule;
 use space::scop::Scop;
@@ -31,6 +31,8 @@ pub(super) struct Printer {
     pub(super) unroll: Vec<(String, u32)>,
     /// The clause of every `parallel for`.
     pub(super) omp_schedule: OmpSchedule,
+    /// Fewer iterations than this run a parallel loop on one thread (0: never).
+    pub(super) parallel_min: u32,
 }
 
 impl Printer {
@@ -40,6 +42,33 @@ impl Printer {
         }
         self.out.push_str(text);
         self.out.push('\n');
+    }
+
+    /// ` if(...)`: the loop `node` (from `init` by `inc`) has at least
+    /// `parallel_min` iterations; empty when there is no minimum or isl's
+    /// condition is not `iterator <= bound` or `iterator < bound`.
+    fn min_trip_clause(&self, node: &ASTNode, init: &str, inc: &str) -> Result<String, CodegenError> {
+        let what = || "the trip count of a parallel loop".to_string();
+        if self.parallel_min < 2 {
+            return Ok(String::new());
+        }
+        let cond = node.for_get_cond().ctx(what)?;
+        if cond.get_type().ctx(what)? != isl_rs::ASTExprType::Op || cond.get_op_n_arg().ctx(what)? != 2 {
+            return Ok(String::new());
+        }
+        let op = match cond.get_op_type().ctx(what)? {
+            ASTExprOpType::Le => ">=",
+            ASTExprOpType::Lt => ">",
+            _ => return Ok(String::new()),
+        };
+        let it = node.for_get_iterator().ctx(what)?.to_C_str().ctx(what)?.to_string();
+        if cond.get_op_arg(0).ctx(what)?.to_C_str().ctx(what)? != it {
+            return Ok(String::new());
+        }
+        let bound = cond.get_op_arg(1).ctx(what)?.to_C_str().ctx(what)?.to_string();
+        // n iterations from init by inc reach at least init + (n - 1) * inc.
+        let reach = (self.parallel_min as i64 - 1) * inc.parse::<i64>().unwrap_or(1);
+        Ok(format!(" if(({bound}) - ({init}) {op} {reach})"))
     }
 
     /// `parallel`: under a parallel mark, the iterator of the marked
@@ -71,7 +100,8 @@ impl Printer {
                         OmpSchedule::Static => "",
                         OmpSchedule::Dynamic => " schedule(dynamic)",
                     };
-                    self.line(&format!("#pragma omp parallel for{simd}{schedule}"));
+                    let min = self.min_trip_clause(node, &init, &inc)?;
+                    self.line(&format!("#pragma omp parallel for{simd}{schedule}{min}"));
                 } else if !simd.is_empty() {
                     self.line("#pragma omp simd");
                 }

@@ -96,6 +96,7 @@ fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
             simd: Vec::new(),
             unroll: Vec::new(),
             omp_schedule: Default::default(),
+            parallel_min: 0,
         };
         loops.node(&ast, None)?;
         let params = vars.join(", ");

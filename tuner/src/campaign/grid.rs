@@ -41,6 +41,8 @@ pub struct Spec {
     pub threads: usize,
     /// Seeds the sample of fusion preorders when there are too many.
     pub seed: u64,
+    /// Peers (`executor::peers::NAMES`) measured as reference points.
+    pub peers: Vec<String>,
 }
 
 /// `0,16,32x32x256` → untiled, cubes of 16, 32 × 32 × 256 (outermost
@@ -171,6 +173,7 @@ pub fn reference_label(p: &Point) -> Option<String> {
         {
             "pluto-like"
         }
+        Scheduler::Peer { name } => name,
         _ => return None,
     };
     Some(name.to_string())
@@ -188,7 +191,7 @@ mod tests {
         }
         let code = vec![CodeOptions::default()];
         let tiles = parse_tiles(TILES).unwrap();
-        let spec = Spec { knobs: knob_grid(&[], 2).unwrap(), code, tiles, threads: 2, seed: 0 };
+        let spec = Spec { knobs: knob_grid(&[], 2).unwrap(), code, tiles, threads: 2, seed: 0, peers: Vec::new() };
         let labelled = points(&[None], &spec).iter().filter(|p| reference_label(p).is_some()).count();
         // Only the grid point with the Pluto-like knobs, 32-tiles and default code is the same point.
         assert_eq!(labelled, 1);
@@ -210,7 +213,7 @@ mod tests {
         assert_eq!(code_grid(&[], 2).unwrap().len(), 8);
         let tiles = parse_tiles(TILES).unwrap();
         let spec =
-            Spec { knobs: fixed.clone(), code: code.clone(), tiles: tiles.clone(), threads: 1, seed: 0 };
+            Spec { knobs: fixed.clone(), code: code.clone(), tiles: tiles.clone(), threads: 1, seed: 0, peers: Vec::new() };
         let pts = points(&[None], &spec);
         assert_eq!(pts.len(), fixed.len() * tiles.len() * code.len());
         let mut ids: Vec<String> = pts.iter().map(|p| p.id()).collect();

@@ -56,6 +56,10 @@ pub struct Config {
     pub tolerance: f64,
     /// Machine fingerprint id.
     pub machine: String,
+    /// Peers measured as reference points (absent when none, so that such
+    /// campaigns keep their keys).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -183,7 +187,15 @@ impl Kernel {
             },
             programs,
             space: grid::points(&preorders, spec),
-            references: grid::references(spec.threads, max),
+            references: grid::references(spec.threads, max)
+                .into_iter()
+                .chain(spec.peers.iter().map(|name| Point {
+                    scheduler: Scheduler::Peer { name: name.clone() },
+                    tiles: None,
+                    threads: spec.threads,
+                    code: Default::default(),
+                }))
+                .collect(),
         })
     }
 }
@@ -241,7 +253,8 @@ pub struct Campaign<'a> {
     pub peak_busy_slots: usize,
     started: Instant,
     evaluations: usize,
-    /// Generated program text → its measurement in this run.
+    /// Build key (the program and the compiler that built it) → its
+    /// measurement in this run.
     measured_code: HashMap<String, (Point, Measurement)>,
     /// Originals measured before the store was written (see [`measure_original`]), by
     /// kernel path and dataset; each is used (and recorded) at its first need.
@@ -459,7 +472,7 @@ impl<'a> Campaign<'a> {
                 threads: self.config.threads,
                 code: Default::default(),
             };
-            let source = self.source_of(&original);
+            let source = source_of(&self.evaluator.builder, &original);
             self.record(program, Role::Reference, &point, None, source, &reference.measurement)?;
         }
         Ok(reference)
@@ -468,10 +481,15 @@ impl<'a> Campaign<'a> {
     /// Schedules, generates, builds (in parallel), measures and records `points`.
     fn evaluate(&mut self, on: &On, points: &[Point]) -> Result<()> {
         let answers = self.answers(on, points);
-        let mut ready: Vec<(Point, String, String)> = Vec::new();
+        // Each program with its builder (ours, or a peer's compiler) and its
+        // build key, which names the program and the compiler that built it.
+        let mut ready: Vec<(Point, String, String, Builder, String)> = Vec::new();
         for (point, answer) in points.iter().zip(answers) {
-            match answer {
-                Ok((schedule, code)) => ready.push((point.clone(), schedule, code)),
+            match answer.and_then(|(schedule, code)| Ok((schedule, code, self.builder_of(point)?))) {
+                Ok((schedule, code, builder)) => {
+                    let key = builder.key(&code);
+                    ready.push((point.clone(), schedule, code, builder, key));
+                }
                 Err(failure) => {
                     if interrupted() {
                         return Ok(());
@@ -482,36 +500,62 @@ impl<'a> Campaign<'a> {
             }
         }
         // Each program not yet measured, once, with the threads of the first point that made it.
-        let fresh: Vec<(&String, Option<usize>)> = {
+        let fresh: Vec<usize> = {
             let mut seen = std::collections::HashSet::new();
-            ready
-                .iter()
-                .filter(|(_, _, c)| !self.measured_code.contains_key(c) && seen.insert(c))
-                .map(|(p, _, c)| (c, Some(p.threads)))
+            (0..ready.len())
+                .filter(|&i| !self.measured_code.contains_key(&ready[i].4) && seen.insert(&ready[i].4))
                 .collect()
         };
-        let codes: Vec<&String> = fresh.iter().map(|&(c, _)| c).collect();
-        let builds = self.evaluator.builder.build_all(&codes, self.evaluator.jobs)?;
-        let todo = fresh.into_iter().zip(builds).map(|((c, t), b)| (c, t, b)).collect();
+        let mut builds: Vec<Option<BuildOutcome>> = vec![None; fresh.len()];
+        let mut compilers: Vec<&executor::build::Compiler> = Vec::new();
+        for &i in &fresh {
+            if !compilers.contains(&ready[i].3.compiler()) {
+                compilers.push(ready[i].3.compiler());
+            }
+        }
+        for compiler in compilers {
+            let group: Vec<usize> = (0..fresh.len()).filter(|&k| ready[fresh[k]].3.compiler() == compiler).collect();
+            let codes: Vec<&String> = group.iter().map(|&k| &ready[fresh[k]].2).collect();
+            let builder = &ready[fresh[group[0]]].3;
+            for (k, b) in group.into_iter().zip(builder.build_all(&codes, self.evaluator.jobs)?) {
+                builds[k] = Some(b);
+            }
+        }
+        let todo = fresh
+            .iter()
+            .zip(builds)
+            .map(|(&i, b)| (&ready[i].4, Some(ready[i].0.threads), b.expect("every fresh program built")))
+            .collect();
         let measured = self.measure_on_slots(on, todo);
-        let mut measured: HashMap<&String, Measurement> = measured.into_iter().collect();
-        for (point, schedule, code) in &ready {
-            let m = match (self.measured_code.get(code), measured.remove(code)) {
+        let mut measured: HashMap<String, Measurement> =
+            measured.into_iter().map(|(k, m)| (k.clone(), m)).collect();
+        for (point, schedule, code, builder, key) in &ready {
+            let m = match (self.measured_code.get(key), measured.remove(key)) {
                 (Some((first, m)), _) => Measurement {
                     reason: format!("same code as point {}: {}", first.id(), m.reason),
                     ..m.clone()
                 },
                 (None, Some(m)) => {
-                    self.measured_code.insert(code.clone(), (point.clone(), m.clone()));
+                    self.measured_code.insert(key.clone(), (point.clone(), m.clone()));
                     m
                 }
                 // Not measured: Ctrl-C came first.
                 (None, None) => return Ok(()),
             };
-            let source = self.source_of(code);
-            self.finish(on, point, Some(schedule), source, &m)?;
+            let source = source_of(builder, code);
+            let schedule = (!schedule.is_empty()).then_some(schedule.as_str());
+            self.finish(on, point, schedule, source, &m)?;
         }
         Ok(())
+    }
+
+    /// The builder of `point`'s program: ours, or for a peer's point the
+    /// peer's compiler with the same cache and extra sources.
+    fn builder_of(&self, point: &Point) -> Result<Builder, Failure> {
+        let Scheduler::Peer { name } = &point.scheduler else { return Ok(self.evaluator.builder.clone()) };
+        let failed = |reason: String| Failure { status: Status::CompileError, reason };
+        let peer = executor::peers::find(name, point.threads).map_err(failed)?;
+        self.evaluator.builder.with_compiler(peer.compiler).map_err(|e| failed(format!("{name}: {e}")))
     }
 
     /// Measures each built program on the next free slot, as many at once as
@@ -652,13 +696,6 @@ impl<'a> Campaign<'a> {
         Ok(())
     }
 
-    /// The program as the build cache keeps it (hash and path).
-    fn source_of(&self, code: &str) -> Option<BuildRef> {
-        let key = self.evaluator.builder.key(code);
-        let path = self.evaluator.builder.cache_dir().join("variants").join(format!("{key}.c"));
-        Some(BuildRef { source_hash: key, source_path: path.display().to_string() })
-    }
-
     fn log(&self, line: &str) {
         if self.progress.is_hidden() {
             eprintln!("{line}");
@@ -666,6 +703,13 @@ impl<'a> Campaign<'a> {
             self.progress.set_message(line.to_string());
         }
     }
+}
+
+/// The program as `builder`'s cache keeps it (hash and path).
+fn source_of(builder: &Builder, code: &str) -> Option<BuildRef> {
+    let key = builder.key(code);
+    let path = builder.cache_dir().join("variants").join(format!("{key}.c"));
+    Some(BuildRef { source_hash: key, source_path: path.display().to_string() })
 }
 
 /// Measures `kernel`'s original program on `dataset` with `evaluator` (its builder given

@@ -18,52 +18,11 @@ use executor::measure::{MeasureConfig, Measurement};
 use executor::pipeline;
 use executor::process::{run_limited, End, Limits};
 use space::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Target};
-use space::scop::ExtractOptions;
 
 use super::common::{self, Dataset};
 use crate::campaign::grid;
 
-/// Another compiler's build of the unmodified program.
-struct Peer {
-    name: &'static str,
-    compiler: Compiler,
-}
-
-/// The peers installed here, and one line for each one that is not.
-fn peers(threads: usize) -> (Vec<Peer>, Vec<String>) {
-    let mut found = Vec::new();
-    let mut missing = Vec::new();
-    let clang = ["clang-14", "clang"].into_iter().find(|cc| runs(cc, &["-mllvm", "-polly", "--version"]));
-    match clang {
-        Some(cc) => {
-            let mut flags = vec!["-O3", "-march=native", "-mllvm", "-polly"];
-            if threads > 1 {
-                flags.extend(["-mllvm", "-polly-parallel", "-fopenmp"]);
-            }
-            found.push(Peer { name: "clang -polly", compiler: Compiler::new(cc, flags) });
-        }
-        None => {
-            missing.push("clang with Polly: not installed (Debian: clang-14 libpolly-14-dev), skipped".into())
-        }
-    }
-    if runs("gcc", &["-floop-nest-optimize", "--version"]) {
-        let par = format!("-ftree-parallelize-loops={threads}");
-        let flags =
-            ["-O3", "-march=native", "-floop-nest-optimize", "-floop-parallelize-all", &par, "-fopenmp"];
-        found.push(Peer { name: "gcc graphite", compiler: Compiler::new("gcc", flags) });
-    } else {
-        missing.push("gcc with Graphite: not installed, skipped".into());
-    }
-    // Pluto's polycc rewrites the source; not wired in yet.
-    if runs("polycc", &["--version"]) {
-        missing.push("polycc (Pluto) is on PATH but not measured by this bench yet".into());
-    } else {
-        missing.push("polycc (Pluto): not on PATH, skipped".into());
-    }
-    (found, missing)
-}
-
-fn runs(cmd: &str, args: &[&str]) -> bool {
+fn succeeds(cmd: &str, args: &[&str]) -> bool {
     Command::new(cmd).args(args).output().is_ok_and(|o| o.status.success())
 }
 
@@ -106,12 +65,18 @@ pub fn run(
         Ok(Evaluator { builder, slot: slot.clone(), config: config.clone(), jobs: 2 })
     };
     let ours = evaluator(profile.compiler())?;
-    let (peers, missing) = peers(threads);
+    let (peers, mut missing) = executor::peers::installed(threads);
+    // Pluto's polycc rewrites the source; not wired in yet.
+    missing.push(if succeeds("polycc", &["--version"]) {
+        "polycc (Pluto) is on PATH but not measured by this bench yet".into()
+    } else {
+        "polycc (Pluto): not on PATH, skipped".into()
+    });
     for line in &missing {
         println!("{line}");
     }
-    let peer_evaluators: Vec<(&str, Evaluator)> =
-        peers.into_iter().map(|p| Ok((p.name, evaluator(p.compiler)?))).collect::<Result<_>>()?;
+    let peer_evaluators: Vec<(&executor::peers::Peer, Evaluator)> =
+        peers.iter().map(|p| Ok((p, evaluator(p.compiler.clone())?))).collect::<Result<_>>()?;
     match dgemm_rate(&slot.cores, threads, &cache) {
         Ok(r) => println!("OpenBLAS dgemm (n = 2000, {threads} thread(s)): {r:.1} GFLOP/s"),
         Err(e) => println!("OpenBLAS dgemm: not measured ({e:#})"),
@@ -121,7 +86,7 @@ pub fn run(
         dataset.name(),
         profile.compiler().cc
     );
-    let names: Vec<&str> = peer_evaluators.iter().map(|(n, _)| *n).collect();
+    let names: Vec<&str> = peer_evaluators.iter().map(|(p, _)| p.name).collect();
     println!(
         "| kernel | original | {} | isl | pluto-like | best of ours | best / fastest peer | winner |",
         names.join(" | ")
@@ -146,36 +111,35 @@ pub fn run(
         };
         let mut peer_cells = Vec::new();
         let mut fastest_peer = f64::INFINITY;
-        for (_, ev) in &peer_evaluators {
-            // Preprocessed by the peer itself: gcc's `-E` output holds
-            // builtins other compilers do not know.
-            let cc = ev.builder.compiler().cc.clone();
-            let opts = ExtractOptions { cc, cc_args: crate::program::cpp_args(dataset, &[]) };
-            let (source, scops) = space::scop::extract(file, &opts)?;
-            let text = executor::codegen::original_program(&source, &scops[0])?;
+        for (peer, ev) in &peer_evaluators {
+            let cpp = crate::program::cpp_args(dataset, &[]);
+            let text = executor::peers::program(peer, file, &cpp, 0).map_err(anyhow::Error::msg)?;
             let m = ev.evaluate(&reference, &[text])?.remove(0);
             fastest_peer = fastest_peer.min(time(&m).unwrap_or(f64::INFINITY));
             peer_cells.push(speedup(&m));
         }
-        // Our programs, each failure to generate one shown as its status.
+        // Our programs, each failure to generate one shown as its status;
+        // points that generate the same program share one measurement.
         let mut built: Vec<String> = Vec::new();
-        let mut index = Vec::new();
-        for (i, r) in programs.iter().enumerate() {
-            if let Ok(p) = r {
-                index.push(i);
-                built.push(p.clone());
-            }
-        }
+        let slot: Vec<Option<usize>> = programs
+            .iter()
+            .map(|r| {
+                let p = r.as_ref().ok()?;
+                Some(built.iter().position(|b| b == p).unwrap_or_else(|| {
+                    built.push(p.clone());
+                    built.len() - 1
+                }))
+            })
+            .collect();
         let measured = ours.evaluate(&reference, &built)?;
-        let cell = |i: usize| match (programs[i].as_ref(), index.iter().position(|&j| j == i)) {
+        let cell = |i: usize| match (&programs[i], slot[i]) {
             (Err(f), _) => f.status.to_string(),
             (Ok(_), Some(k)) => speedup(&measured[k]),
             (Ok(_), None) => "-".into(),
         };
-        let best = measured
-            .iter()
-            .zip(&index)
-            .filter_map(|(m, &i)| time(m).map(|t| (t, i)))
+        // The first point of the fastest program.
+        let best = (0..programs.len())
+            .filter_map(|i| time(&measured[slot[i]?]).map(|t| (t, i)))
             .min_by(|a, b| a.0.total_cmp(&b.0));
         let (best_cell, versus, winner) = match best {
             Some((t, i)) => {

@@ -25,6 +25,7 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         tiles: grid::parse_tiles(grid::TILES).expect("default tiles parse"),
         threads: setup.threads,
         seed: 0,
+        peers: Vec::new(),
     };
     println!("evaluations and wall time until a variant within 5% of the exhaustive best is measured");
     println!("| kernel | points | exhaustive (all) | random | halving | model |");
@@ -100,6 +101,7 @@ fn campaign(
         runs,
         tolerance: evaluator.config.tolerance.relative,
         machine: fingerprint.id(),
+        peers: Vec::new(),
     };
     let mut c = Campaign::open(&db, evaluator, config, Budget::default(), machine)?;
     c.run(std::slice::from_ref(kernel))?;

@@ -9,7 +9,7 @@ use clap::ValueEnum;
 use executor::explain::Explained;
 use serde::Serialize;
 use space::clay::{CodeStep, Step};
-use space::knobs::{CodeOptions, Point};
+use space::knobs::{CodeOptions, Point, Scheduler};
 
 use super::common::{self, Dataset};
 use super::query::StoreArg;
@@ -56,6 +56,15 @@ struct Explanation {
 
 pub fn run(args: Args) -> Result<()> {
     let (file, dataset, tree, point, title) = source(&args)?;
+    if let Some(Point { scheduler: Scheduler::Peer { name }, .. }) = &point {
+        if args.json {
+            let e = serde_json::json!({ "file": file, "dataset": dataset, "peer": name });
+            println!("{}", serde_json::to_string_pretty(&e)?);
+            return Ok(());
+        }
+        println!("{title}: the peer {name}, the program as written built by another compiler; no schedule of ours to explain.");
+        return Ok(());
+    }
     let e = script_of(&file, &dataset, &args.cc_args, &tree, point.as_ref())?;
     let codegen = point.as_ref().and_then(codegen_words);
     if args.json {
@@ -138,11 +147,15 @@ fn source(args: &Args) -> Result<(PathBuf, String, String, Option<Point>, String
                 ))
                 .into());
             };
-            let Some(tree) = b.schedule.clone() else {
-                bail!("the best variant of `{kernel}` has no recorded schedule")
-            };
             let title =
                 format!("{kernel} [{}] on {}: {:.2}x over the original", b.dataset, b.machine, b.speedup);
+            // A peer won: the program as written, nothing of ours to explain.
+            let peer = point_of(&b.point_json).filter(|p| matches!(p.scheduler, Scheduler::Peer { .. }));
+            let tree = match (b.schedule.clone(), peer) {
+                (_, Some(p)) => return Ok((b.program_path.into(), b.dataset, String::new(), Some(p), title)),
+                (Some(tree), None) => tree,
+                (None, None) => bail!("the best variant of `{kernel}` has no recorded schedule"),
+            };
             (b.program_path, b.dataset, b.point_json, tree, title)
         }
     };
@@ -169,6 +182,9 @@ fn codegen_words(p: &Point) -> Option<String> {
     if p.code.omp_schedule != defaults.omp_schedule {
         let schedule = p.code.settings().into_iter().find(|s| s.starts_with("omp_schedule="));
         parts.extend(schedule.map(|s| format!("--set {s}")));
+    }
+    if p.code.parallel_min != defaults.parallel_min {
+        parts.push(format!("--set parallel_min={}", p.code.parallel_min));
     }
     (!parts.is_empty()).then(|| parts.join(" "))
 }

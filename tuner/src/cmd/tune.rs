@@ -62,9 +62,37 @@ pub struct Args {
     /// every FILE, after each one's own `polytune.toml`).
     #[command(flatten)]
     build: super::common::BuildArgs,
+    /// Other compilers' builds of the unmodified program measured as
+    /// reference points: `auto` (every installed peer), `none`, or names
+    /// (`clang-polly,gcc-graphite`).
+    #[arg(long, default_value = "none")]
+    peers: String,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+}
+
+/// The peers `--peers` names: with `auto` every installed one (a line on
+/// stderr for each one skipped); a named peer that cannot be built here is an
+/// error, before anything is measured.
+fn peers(text: &str, threads: usize) -> Result<Vec<String>> {
+    match text.trim() {
+        "none" | "" => Ok(Vec::new()),
+        "auto" => {
+            let (found, missing) = executor::peers::installed(threads);
+            for line in missing {
+                eprintln!("{line}");
+            }
+            Ok(found.into_iter().map(|p| p.name.to_string()).collect())
+        }
+        names => names
+            .split(',')
+            .map(|n| match executor::peers::find(n.trim(), threads) {
+                Ok(p) => Ok(p.name.to_string()),
+                Err(why) => bail!("--peers: {why}"),
+            })
+            .collect(),
+    }
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -93,6 +121,7 @@ pub fn run(args: Args) -> Result<()> {
         tiles: args.tiles.clone(),
         threads,
         seed: args.seed,
+        peers: peers(&args.peers, threads)?,
     };
 
     let kernels = args
@@ -128,6 +157,7 @@ pub fn run(args: Args) -> Result<()> {
         runs: args.runs,
         tolerance: args.tolerance,
         machine: fingerprint.id(),
+        peers: spec.peers.clone(),
     };
     let budget = Budget { evals: args.evals, time: args.budget };
     let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?

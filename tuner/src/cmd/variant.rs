@@ -8,7 +8,9 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use space::knobs::Point;
+use executor::measure::Status;
+use executor::pipeline::{Answer, Failure};
+use space::knobs::{Point, Scheduler};
 
 use super::common::{self, Dataset};
 
@@ -26,6 +28,16 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let point: Point = serde_json::from_str(&args.point).context("--point is not a point's JSON")?;
+    if let Scheduler::Peer { name } = &point.scheduler {
+        // The program as written, preprocessed by the peer's compiler; no schedule.
+        let cpp = crate::program::cpp_args(args.dataset, &args.cc_args);
+        let answer: Answer = executor::peers::find(name, point.threads)
+            .and_then(|peer| executor::peers::program(&peer, &args.file, &cpp, 0))
+            .map(|program| (String::new(), program))
+            .map_err(|reason| Failure { status: Status::ScheduleError, reason });
+        println!("{}", serde_json::to_string(&answer)?);
+        return Ok(());
+    }
     let program = common::load(&args.file, args.dataset, &args.cc_args, 0)?;
     let answer = executor::pipeline::variant(&program.source, &program.scop, &program.deps, &point);
     println!("{}", serde_json::to_string(&answer)?);
