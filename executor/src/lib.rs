@@ -4,6 +4,7 @@
 //! - [`codegen`]: a schedule → a full C program with the region instrumented.
 //! - [`explain`]: a schedule and its code-generation options as a replayable script.
 //! - [`evaluate`]: the original as reference, then variants against it.
+//! - [`peers`]: other compilers' builds of the unmodified program (Polly, Graphite).
 //! - [`runtime`]: the small C runtime linked into every program (region timer,
 //!   output dumps) and the Rust side that reads and compares dumps.
 //! - [`build`]: parallel, cached compilation of sources into binaries.

@@ -156,3 +156,57 @@ fn register_tiled_vectorised_variants_match_the_original() {
         same_outputs(&k, v.program);
     }
 }
+
+/// `parallel_min` (issue 17): every `parallel for` carries an `if` clause
+/// that holds exactly when its loop, as printed on the next line, has at
+/// least that many iterations (here the wavefront's tile loops of
+/// jacobi-2d, whose diagonals hold one tile and more); outputs are the
+/// original's.
+#[test]
+fn parallel_min_guards_each_parallel_loop_by_its_trip_count() {
+    let k = load("stencils/jacobi-2d.c", "SMALL");
+    let knobs = SchedulerOptions::default().with_settings(&["wavefront=all"]).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let code = space::knobs::CodeOptions::default().with_settings(&["parallel_min=4"]).unwrap();
+    let opts = CodegenOptions { code, ..CodegenOptions::for_point(Some(vec![16]), 2, Some(&knobs)) };
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let lines: Vec<&str> = v.region.lines().map(str::trim).collect();
+    let mut guarded = 0;
+    for w in lines.windows(2).filter(|w| w[0].starts_with("#pragma omp parallel for")) {
+        // `for (int c1 = INIT; c1 <= BOUND; c1++) {`
+        let header = w[1].strip_prefix("for (int ").unwrap_or_else(|| panic!("{}", v.region));
+        let (it, rest) = header.split_once(" = ").unwrap();
+        let (init, rest) = rest.split_once("; ").unwrap();
+        let bound = rest.strip_prefix(&format!("{it} <= ")).unwrap_or_else(|| panic!("{}", w[1]));
+        let (bound, step) = bound.split_once("; ").unwrap();
+        assert_eq!(step, format!("{it}++) {{"), "{}", w[1]);
+        assert!(w[0].ends_with(&format!(" if(({bound}) - ({init}) >= 3)")), "{}\n{}", w[0], w[1]);
+        guarded += 1;
+    }
+    assert!(guarded > 0, "{}", v.region);
+    same_outputs(&k, v.program);
+}
+
+/// Two-level tiling (`l2_tile`, issue 17) on gemm: the band is tiled by
+/// 4 × 16 first and the point band of that by 16 again, so the loops of one
+/// statement nest three deep per member; the parallel loop is the outer
+/// tile loop, full inner tiles keep constant point loops, and the outputs
+/// are the original's bit for bit.
+#[test]
+fn two_level_tiles_nest_inside_the_parallel_outer_tiles_and_match_the_original() {
+    let k = load("linear-algebra/gemm.c", "SMALL");
+    let knobs = SchedulerOptions::default();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let code = space::knobs::CodeOptions::default().with_settings(&["l2_tile=4"]).unwrap();
+    let opts = CodegenOptions { code, ..CodegenOptions::for_point(Some(vec![16]), 2, Some(&knobs)) };
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let tree = Tree::read(&v.schedule);
+    // Of S2's band (i, k, j): outer tiles, inner tiles, points.
+    let bands: Vec<_> = tree.bands.iter().filter(|b| b.statements.contains(&"S2".to_string())).collect();
+    assert!(bands.len() >= 3, "{}", v.schedule);
+    assert!(calls_in_constant_nests(&v.region, "S2", 3) > 0, "{}", v.region);
+    let pragma = v.region.lines().position(|l| l.contains("#pragma omp parallel for")).unwrap();
+    let first_loop = v.region.lines().position(|l| l.trim_start().starts_with("for (")).unwrap();
+    assert_eq!(pragma + 1, first_loop, "the outermost loop is the parallel one: {}", v.region);
+    same_outputs(&k, v.program);
+}
