@@ -12,6 +12,7 @@
 
 mod ast;
 mod isolate;
+mod outline;
 mod print;
 mod splice;
 mod transform;
@@ -212,11 +213,27 @@ fn generate_inner(
         unroll: Vec::new(),
         omp_schedule: opts.code.omp_schedule,
         parallel_min: opts.code.parallel_min,
+        outliner: match opts.code.restrict {
+            true => outline::Outliner::new(scop, &statement_macros(scop), &undef_macros(scop)),
+            false => None,
+        },
+        loops: Vec::new(),
     };
     printer.node(&ast, None)?;
-    let body = if opts.code.restrict { restrict_pointers(scop, &printer.out) } else { printer.out };
+    // `restrict`: the parallel loops' bodies are functions with restricted
+    // parameters by now; without parallel loops the whole region becomes
+    // one. Code left in place gets block-scope restricted pointers.
+    let (body, functions) = match printer.outliner.take() {
+        Some(mut o) if o.definitions.is_empty() => (o.function(&[], &printer.out), o.definitions),
+        Some(o) => (restrict_pointers(scop, &printer.out), o.definitions),
+        None if opts.code.restrict => (restrict_pointers(scop, &printer.out), Vec::new()),
+        None => (printer.out, Vec::new()),
+    };
     let region = format!("{}{}{}", statement_macros(scop), body, undef_macros(scop));
-    let program = splice(source, scop, &region)?;
+    let mut program = splice(source, scop, &region)?;
+    let functions = functions.concat();
+    program.push_str(&functions);
+    let region = format!("{region}{functions}");
     Ok(Variant { program, region, schedule: final_text, bands: trace })
 }
 

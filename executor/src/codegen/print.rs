@@ -3,6 +3,7 @@
 use super::ast::node_type;
 use super::ast::MAX_LOOP_DEPTH;
 use super::transform::{PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
+use super::outline::Outliner;
 use super::CodegenError;
 use isl_rs::{ASTExprOpType, ASTNode, ASTNodeType};
 use space::isl::IslResultExt;
@@ -33,6 +34,11 @@ pub(super) struct Printer {
     pub(super) omp_schedule: OmpSchedule,
     /// Fewer iterations than this run a parallel loop on one thread (0: never).
     pub(super) parallel_min: u32,
+    /// With `restrict=on`: the body of each parallel loop (not itself
+    /// `simd`) becomes a function of its own (`outline`).
+    pub(super) outliner: Option<Outliner>,
+    /// Iterators of the loops around the node being printed.
+    pub(super) loops: Vec<String>,
 }
 
 impl Printer {
@@ -84,7 +90,9 @@ impl Printer {
                     self.line("{");
                     self.indent += 1;
                     self.line(&format!("const int {it} = {init};"));
+                    self.loops.push(it);
                     self.node(&node.for_get_body().ctx(what)?, None)?;
+                    self.loops.pop();
                     self.indent -= 1;
                     self.line("}");
                     return Ok(());
@@ -95,6 +103,7 @@ impl Printer {
                     self.line(&format!("#pragma GCC unroll {f}"));
                 }
                 let simd = if self.simd.contains(&it) { " simd" } else { "" };
+                let outlined = parallel == Some(it.as_str()) && simd.is_empty() && self.outliner.is_some();
                 if parallel == Some(it.as_str()) {
                     let schedule = match self.omp_schedule {
                         OmpSchedule::Static => "",
@@ -108,7 +117,29 @@ impl Printer {
                 let step = if inc == "1" { format!("{it}++") } else { format!("{it} += {inc}") };
                 self.line(&format!("for (int {it} = {init}; {cond}; {step}) {{"));
                 self.indent += 1;
-                self.node(&node.for_get_body().ctx(what)?, None)?;
+                self.loops.push(it);
+                let body = node.for_get_body().ctx(what)?;
+                if outlined {
+                    let mut inner = Printer {
+                        out: String::new(),
+                        indent: 1,
+                        arity: self.arity.clone(),
+                        iterators: self.iterators.clone(),
+                        simd: self.simd.clone(),
+                        unroll: self.unroll.clone(),
+                        outliner: None,
+                        loops: self.loops.clone(),
+                        ..*self
+                    };
+                    inner.node(&body, None)?;
+                    let call = self.outliner.as_mut().map(|o| o.function(&self.loops, &inner.out));
+                    for l in call.unwrap_or_default().lines() {
+                        self.line(l);
+                    }
+                } else {
+                    self.node(&body, None)?;
+                }
+                self.loops.pop();
                 self.indent -= 1;
                 self.line("}");
             }

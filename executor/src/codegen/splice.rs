@@ -97,6 +97,8 @@ fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
             unroll: Vec::new(),
             omp_schedule: Default::default(),
             parallel_min: 0,
+            outliner: None,
+            loops: Vec::new(),
         };
         loops.node(&ast, None)?;
         let params = vars.join(", ");
