@@ -42,10 +42,12 @@ fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// An extent a parameter list can state: an integer literal or a size parameter.
+/// An extent a parameter list can state: arithmetic on integer literals
+/// and size parameters (PolyBench's `2000 + 0`, `n`).
 fn stated_extent(extent: &str, params: &[String]) -> bool {
-    let e = extent.trim();
-    e.parse::<u64>().is_ok() || params.iter().any(|p| p == e)
+    let words = extent.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty());
+    let operators = extent.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || " \t+-*/%()".contains(c));
+    operators && words.into_iter().all(|w| w.starts_with(|c: char| c.is_ascii_digit()) || params.iter().any(|p| p == w))
 }
 
 impl Outliner {
@@ -118,5 +120,21 @@ impl Outliner {
             .collect();
         self.definitions.push(format!("{signature}\n{{\n{}{code}{}}}\n", self.defines, self.undefs));
         format!("{signature};\n{name}({});\n", args.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extents_of_literals_and_size_parameters_are_stated() {
+        let params = vec!["n".to_string(), "m_1".to_string()];
+        for e in ["2000 + 0", "n", "(m_1 + 1) * 2", "1200UL", "n*2"] {
+            assert!(stated_extent(e, &params), "{e}");
+        }
+        for e in ["k", "n + k", "sizeof(double)", "a[2]", "n ? 1 : 2"] {
+            assert!(!stated_extent(e, &params), "{e}");
+        }
     }
 }

@@ -46,6 +46,14 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
             out.push((p.to_string(), p));
         }
     }
+    // Time-skewed stencils have no parallel loop until their tile loops are
+    // skewed into a wavefront (the same as the other points elsewhere).
+    let options = SchedulerOptions { target, wavefront: space::knobs::Wavefront::All, ..Default::default() };
+    let wavefront = Scheduler::Unified { preorder: None, options };
+    for tiles in [vec![32], vec![16, 64]] {
+        let p = Point { scheduler: wavefront.clone(), tiles: Some(tiles), threads, code: fast("unroll_jam=1") };
+        out.push((p.to_string(), p));
+    }
     out
 }
 
