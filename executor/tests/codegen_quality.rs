@@ -186,27 +186,3 @@ fn parallel_min_guards_each_parallel_loop_by_its_trip_count() {
     assert!(guarded > 0, "{}", v.region);
     same_outputs(&k, v.program);
 }
-
-/// Two-level tiling (`l2_tile`, issue 17) on gemm: the band is tiled by
-/// 4 × 16 first and the point band of that by 16 again, so the loops of one
-/// statement nest three deep per member; the parallel loop is the outer
-/// tile loop, full inner tiles keep constant point loops, and the outputs
-/// are the original's bit for bit.
-#[test]
-fn two_level_tiles_nest_inside_the_parallel_outer_tiles_and_match_the_original() {
-    let k = load("linear-algebra/gemm.c", "SMALL");
-    let knobs = SchedulerOptions::default();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
-    let code = space::knobs::CodeOptions::default().with_settings(&["l2_tile=4"]).unwrap();
-    let opts = CodegenOptions { code, ..CodegenOptions::for_point(Some(vec![16]), 2, Some(&knobs)) };
-    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
-    let tree = Tree::read(&v.schedule);
-    // Of S2's band (i, k, j): outer tiles, inner tiles, points.
-    let bands: Vec<_> = tree.bands.iter().filter(|b| b.statements.contains(&"S2".to_string())).collect();
-    assert!(bands.len() >= 3, "{}", v.schedule);
-    assert!(calls_in_constant_nests(&v.region, "S2", 3) > 0, "{}", v.region);
-    let pragma = v.region.lines().position(|l| l.contains("#pragma omp parallel for")).unwrap();
-    let first_loop = v.region.lines().position(|l| l.trim_start().starts_with("for (")).unwrap();
-    assert_eq!(pragma + 1, first_loop, "the outermost loop is the parallel one: {}", v.region);
-    same_outputs(&k, v.program);
-}

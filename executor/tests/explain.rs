@@ -12,7 +12,7 @@ use space::isl::new_context;
 use space::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Simd};
 use testkit::{load, Kernel};
 
-/// Tiled (on one level and on two), threaded and vectorised points of three schedulers.
+/// Tiled, threaded and vectorised points of three schedulers.
 fn points() -> Vec<Point> {
     let unified = |settings: &[&str]| Scheduler::Unified {
         preorder: None,
@@ -27,7 +27,7 @@ fn points() -> Vec<Point> {
             threads: 2,
             code: CodeOptions::default(),
         },
-        Point { scheduler: Scheduler::Isl, tiles: Some(vec![16]), threads: 2, code: CodeOptions { l2_tile: 4, ..code } },
+        Point { scheduler: Scheduler::Isl, tiles: Some(vec![32]), threads: 2, code },
         Point { scheduler: Scheduler::Original, tiles: None, threads: 1, code: CodeOptions::default() },
     ]
 }

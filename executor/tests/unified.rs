@@ -122,7 +122,6 @@ fn settings(i: usize) -> Vec<(Vec<String>, Option<Vec<u32>>, usize)> {
     ));
     after.push((vec!["restrict=on", "simd=innermost", "unroll_jam=4"], Some(vec![16, 16, 64]), 1));
     after.push((vec!["restrict=on", "simd=innermost"], None, 1));
-    after.push((vec!["simd=innermost", "l2_tile=4", "parallel_min=2"], Some(vec![8]), 2));
     if full_sweep() {
         after.push((vec!["posttile_reorder=pluto"], Some(vec![16, 8]), 1));
         after.push((vec!["restrict=on", "simd=innermost", "unroll_jam=8"], Some(vec![32]), 2));

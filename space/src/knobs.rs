@@ -132,20 +132,12 @@ pub struct CodeOptions {
     /// one or two small tiles is worth. 0: always.
     #[serde(skip_serializing_if = "is_zero")]
     pub parallel_min: u32,
-    /// Two-level tiling: each tiled band is first tiled by this many tiles
-    /// along every member (an L2 tile of L1 tiles), the parallel loop runs
-    /// over those, and the tiles inside are as without it. 1: one level.
-    #[serde(skip_serializing_if = "is_one")]
-    pub l2_tile: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-fn is_one(n: &u32) -> bool {
-    *n == 1
-}
 
 impl Default for CodeOptions {
     fn default() -> Self {
@@ -155,7 +147,6 @@ impl Default for CodeOptions {
             unroll_jam: 1,
             omp_schedule: OmpSchedule::Static,
             parallel_min: 0,
-            l2_tile: 1,
         }
     }
 }
@@ -288,12 +279,6 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
             v.parse::<u32>().ok().filter(|n| [0, 2, 4, 16].contains(n)).map(|n| o.parallel_min = n).is_some()
         },
         get: |o| o.parallel_min.to_string(),
-    },
-    Knob {
-        name: "l2_tile",
-        values: "1|2|4|8",
-        set: |o, v| v.parse::<u32>().ok().filter(|n| [1, 2, 4, 8].contains(n)).map(|n| o.l2_tile = n).is_some(),
-        get: |o| o.l2_tile.to_string(),
     },
 ];
 

@@ -181,12 +181,10 @@ fn generate_inner(
         || opts.wavefront != Wavefront::None
         || opts.intra_tile_consecutivity
         || opts.code.unroll_jam > 1
-        || opts.code.l2_tile > 1
         || opts.plan.is_some()
     {
-        // Reordered point loops, skewed tile loops, register tiles and
-        // two-level tiles are legal by construction (permutable bands);
-        // checked all the same.
+        // Reordered point loops, skewed tile loops and register tiles are
+        // legal by construction (permutable bands); checked all the same.
         check(&final_text)?;
     }
     let prefix = iterator_prefix(scop);

@@ -27,7 +27,7 @@ pub struct Args {
     /// the original program and checked legal, instead of `--schedule` (`polytune apply
     /// FILE --script S` is the same command). Its code steps (tile, point-order,
     /// wavefront, unroll-jam, parallelize, vectorize), if any, replace --tile and the
-    /// simd, unroll_jam and l2_tile knobs.
+    /// simd and unroll_jam knobs.
     #[arg(long, value_name = "FILE", conflicts_with = "schedule")]
     script: Option<PathBuf>,
     /// PolyBench dataset size (passed as -D<SIZE>_DATASET).
@@ -44,7 +44,7 @@ pub struct Args {
     /// A knob, `KNOB=VALUE`; repeatable. The unified scheduler's (with
     /// `--schedule unified`): target, hlim, spatial, posttile_reorder,
     /// consecutivity, wavefront, line_bytes; code generation's (any
-    /// schedule): restrict, simd, unroll_jam, omp_schedule, parallel_min, l2_tile.
+    /// schedule): restrict, simd, unroll_jam, omp_schedule.
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     set: Vec<String>,
     /// Which SCoP of the file, counted from 0.
@@ -132,10 +132,10 @@ pub fn run(args: Args) -> Result<()> {
                 .with_context(|| format!("{}", path.display()))?;
             if !applied.code.is_empty() {
                 // The script says band by band what the options would say for all.
-                let knob = |s: &String| ["simd=", "unroll_jam=", "l2_tile="].iter().any(|k| s.starts_with(k));
+                let knob = |s: &String| s.starts_with("simd=") || s.starts_with("unroll_jam=");
                 if args.tile.is_some() || args.set.iter().any(knob) {
                     bail!(
-                        "{}: the script's code steps tile, unroll and vectorise its loops; leave out --tile, --set simd, --set unroll_jam and --set l2_tile",
+                        "{}: the script's code steps tile, unroll and vectorise its loops; leave out --tile, --set simd and --set unroll_jam",
                         path.display()
                     );
                 }

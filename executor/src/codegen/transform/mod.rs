@@ -48,7 +48,7 @@ pub(super) fn transform(
         used: RefCell::new(vec![false; opts.plan.as_ref().map_or(0, Vec::len)]),
         trace: RefCell::new(Vec::new()),
     };
-    let root = walk.visit(root, false, Level::Given, 0)?;
+    let root = walk.visit(root, false, false, 0)?;
     if let Some(plan) = &opts.plan {
         let unused: Vec<String> = plan
             .iter()
@@ -102,18 +102,6 @@ pub(super) const UNROLL_MARK: &str = "polytune_unroll";
 /// expansion from tiles to statement instances.
 pub(super) const TILE_MARK: &str = "polytune_tile_points";
 
-/// What a band the walk reaches is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Level {
-    /// A band of the given tree.
-    Given,
-    /// The point band of a first, outer tiling (two-level tiling): tiled
-    /// again, as a given band is, but never twice more.
-    OuterPoints,
-    /// The point band of a tiling (and its `TILE_MARK`): left alone.
-    Points,
-}
-
 struct Walk<'a> {
     ctx: &'a Context,
     scop: &'a Scop,
@@ -143,7 +131,7 @@ impl Walk<'_> {
         &self,
         mut node: ScheduleNode,
         mut in_parallel: bool,
-        level: Level,
+        just_tiled: bool,
         depth: usize,
     ) -> Result<ScheduleNode, CodegenError> {
         let (ctx, opts) = (self.ctx, self.opts);
@@ -151,8 +139,6 @@ impl Walk<'_> {
         // Levels we descend below the starting position; climbed back at the end.
         let mut down = 0;
         let mut tiled_here = false;
-        // Tiled here as the outer of two levels: the point band below is tiled again.
-        let mut outer_here = false;
         let mut child_depth = depth;
         if node.get_type().ctx(what)? == ScheduleNodeType::Band && !unrolled(&node)? {
             let n = node.band_n_member().ctx(what)?;
@@ -160,7 +146,7 @@ impl Walk<'_> {
             child_depth = depth + m;
             let statements = self.statements(&node)?;
             // A band of the given tree (not the point band of one tiled here).
-            let given = level != Level::Points;
+            let given = !just_tiled;
             let start = depth..depth + 1;
             let tile = match (&opts.plan, given) {
                 (_, false) => None,
@@ -175,32 +161,7 @@ impl Walk<'_> {
                     _ => None,
                 },
             };
-            // Two-level tiling: this band first, with the plan's first of
-            // two tile steps or the sizes times the `l2_tile` factor; the
-            // point band below is then tiled again with the (inner) sizes and
-            // gets the point order, wavefront, register tiles and simd marks.
-            let outer = match (&tile, &opts.plan) {
-                (Some(_), _) if level != Level::Given => None,
-                (Some(sizes), Some(_)) => self
-                    .find(&statements, start.clone(), |a, _| matches!(a, Action::Tile { .. }).then_some(()))
-                    .map(|_| sizes.clone()),
-                (Some(sizes), None)
-                    if opts.code.l2_tile > 1
-                        && (opts.wavefront == Wavefront::None
-                            || node.band_member_get_coincident(0).ctx(what)?) =>
-                {
-                    Some(sizes.iter().map(|s| s * opts.code.l2_tile as i64).collect())
-                }
-                _ => None,
-            };
-            if let Some(sizes) = outer {
-                self.record(depth, &statements, Action::Tile { sizes: sizes.iter().map(|&s| s as u32).collect() });
-                self.check_permutable(&node)?;
-                let mv = self.sizes(&node, &sizes)?;
-                node = node.band_tile(mv).ctx(what)?;
-                tiled_here = true;
-                outer_here = true;
-            } else if let Some(sizes) = tile {
+            if let Some(sizes) = tile {
                 self.record(
                     depth,
                     &statements,
@@ -240,7 +201,11 @@ impl Walk<'_> {
                     // of integer divisions.
                     node = self.tile_lifted(node, &sizes, &point_order)?;
                 } else {
-                    let mv = self.sizes(&node, &sizes)?;
+                    let space = node.band_get_space().ctx(what)?;
+                    let mut mv = MultiVal::zero(space).ctx(what)?;
+                    for (i, &size) in sizes.iter().enumerate() {
+                        mv = mv.set_val(i as i32, Val::int_from_si(ctx, size).ctx(what)?).ctx(what)?;
+                    }
                     node = node.band_tile(mv).ctx(what)?;
                     if let Some(order) = &order {
                         let point = node.child(0).ctx(what)?;
@@ -326,18 +291,12 @@ impl Walk<'_> {
             }
         }
         // The point band right below a tile band (and its `TILE_MARK`) must
-        // not be tiled again, unless this was the outer of two levels.
-        let child_level = if outer_here {
-            Level::OuterPoints
-        } else if tiled_here || (level == Level::Points && is_tile_mark(&node)?) {
-            Level::Points
-        } else {
-            Level::Given
-        };
+        // not be tiled again.
+        let below_tiles = tiled_here || (just_tiled && is_tile_mark(&node)?);
         let children = node.n_children().ctx(what)?;
         for i in 0..children {
             node = node.child(i).ctx(what)?;
-            node = self.visit(node, in_parallel, child_level, child_depth)?;
+            node = self.visit(node, in_parallel, below_tiles, child_depth)?;
             node = node.parent().ctx(what)?;
         }
         for _ in 0..down {
@@ -366,34 +325,18 @@ impl Walk<'_> {
         depths: std::ops::Range<usize>,
         pick: impl Fn(&Action, usize) -> Option<T>,
     ) -> Option<T> {
-        let (k, t) = self.find(statements, depths, pick)?;
-        self.used.borrow_mut()[k] = true;
-        Some(t)
-    }
-
-    /// What [`Walk::take`] would take, and its index in the plan; takes nothing.
-    fn find<T>(
-        &self,
-        statements: &[String],
-        depths: std::ops::Range<usize>,
-        pick: impl Fn(&Action, usize) -> Option<T>,
-    ) -> Option<(usize, T)> {
         let plan = self.opts.plan.as_ref()?;
-        let used = self.used.borrow();
-        plan.iter().enumerate().find_map(|(k, p)| {
-            let here = !used[k] && depths.contains(&p.depth) && p.statements == statements;
-            here.then(|| pick(&p.action, p.depth).map(|t| (k, t))).flatten()
-        })
-    }
-
-    /// Tile sizes of `band`'s members as isl's multi-value.
-    fn sizes(&self, band: &ScheduleNode, sizes: &[i64]) -> Result<MultiVal, CodegenError> {
-        let what = || "tile sizes".to_string();
-        let mut mv = MultiVal::zero(band.band_get_space().ctx(what)?).ctx(what)?;
-        for (i, &size) in sizes.iter().enumerate() {
-            mv = mv.set_val(i as i32, Val::int_from_si(self.ctx, size).ctx(what)?).ctx(what)?;
+        let mut used = self.used.borrow_mut();
+        for (k, p) in plan.iter().enumerate() {
+            if used[k] || !depths.contains(&p.depth) || p.statements != statements {
+                continue;
+            }
+            if let Some(t) = pick(&p.action, p.depth) {
+                used[k] = true;
+                return Some(t);
+            }
         }
-        Ok(mv)
+        None
     }
 
     fn record(&self, depth: usize, statements: &[String], action: Action) {
