@@ -55,7 +55,7 @@ fn bench(backend: &str, fresh: &Fresh, quick: bool) {
         let median = if k == 0 { 1.0 } else { 0.05 + (k.wrapping_mul(2_654_435_761) % 1000) as f64 / 1000.0 };
         let mut rec = ok_record(campaign, program, machine, role, k, median);
         if k % 10 == 7 {
-            rec.status = "wrong".into();
+            rec.status = store::Status::Wrong;
         }
         rec
     };
