@@ -73,6 +73,7 @@ fn runs(cmd: &str, args: &[&str]) -> bool {
 pub fn program(peer: &Peer, file: &Path, cpp_args: &[String], index: usize) -> Result<String, String> {
     let opts = ExtractOptions { cc: peer.compiler.cc.clone(), cc_args: cpp_args.to_vec() };
     let (source, scops) = scop::extract(file, &opts).map_err(|e| format!("{}: {e}", peer.name))?;
-    let scop = scops.get(index).ok_or_else(|| format!("{}: no SCoP {index} in {}", peer.name, file.display()))?;
+    let scop =
+        scops.get(index).ok_or_else(|| format!("{}: no SCoP {index} in {}", peer.name, file.display()))?;
     codegen::original_program(&source, scop).map_err(|e| format!("{}: {e}", peer.name))
 }

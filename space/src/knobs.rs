@@ -138,7 +138,6 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-
 impl Default for CodeOptions {
     fn default() -> Self {
         CodeOptions {

@@ -409,7 +409,8 @@ fn a_peer_is_measured_verified_and_reported_as_a_reference_point() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let csv = String::from_utf8_lossy(&out.stdout);
     let header = csv.lines().next().unwrap();
-    let column = |name: &str| header.split(',').position(|c| c == name).unwrap_or_else(|| panic!("{name}: {csv}"));
+    let column =
+        |name: &str| header.split(',').position(|c| c == name).unwrap_or_else(|| panic!("{name}: {csv}"));
     let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
     assert_eq!(row[column("gcc-graphite_status")], "ok", "{csv}");
     assert!(row[column("gcc-graphite_speedup")].parse::<f64>().is_ok_and(|s| s > 0.0), "{csv}");

@@ -47,7 +47,10 @@ fn is_identifier(s: &str) -> bool {
 fn stated_extent(extent: &str, params: &[String]) -> bool {
     let words = extent.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty());
     let operators = extent.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || " \t+-*/%()".contains(c));
-    operators && words.into_iter().all(|w| w.starts_with(|c: char| c.is_ascii_digit()) || params.iter().any(|p| p == w))
+    operators
+        && words
+            .into_iter()
+            .all(|w| w.starts_with(|c: char| c.is_ascii_digit()) || params.iter().any(|p| p == w))
 }
 
 impl Outliner {
@@ -82,7 +85,9 @@ impl Outliner {
                     let mut rows = String::new();
                     for e in &extents[1..] {
                         match e {
-                            Some(e) if stated_extent(e, &scop.params) => rows.push_str(&format!("[{}]", e.trim())),
+                            Some(e) if stated_extent(e, &scop.params) => {
+                                rows.push_str(&format!("[{}]", e.trim()))
+                            }
                             _ => return None,
                         }
                     }
@@ -91,7 +96,8 @@ impl Outliner {
                 }
             }
         }
-        let function = scop.function.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
+        let function =
+            scop.function.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
         Some(Outliner {
             prefix: format!("polytune_outlined_{function}_{}", scop.start.line),
             params: scop.params.iter().map(|p| format!("long {p}")).collect(),
@@ -109,7 +115,8 @@ impl Outliner {
     pub(super) fn function(&mut self, iterators: &[String], code: &str) -> String {
         let name = format!("{}_{}", self.prefix, self.definitions.len());
         let its = iterators.iter().map(|i| format!("int {i}"));
-        let decls: Vec<String> = self.params.iter().cloned().chain(its).chain(self.data.iter().cloned()).collect();
+        let decls: Vec<String> =
+            self.params.iter().cloned().chain(its).chain(self.data.iter().cloned()).collect();
         let signature = format!("void {name}({})", decls.join(", "));
         let args: Vec<&str> = self
             .param_args

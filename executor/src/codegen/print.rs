@@ -2,8 +2,8 @@
 
 use super::ast::node_type;
 use super::ast::MAX_LOOP_DEPTH;
-use super::transform::{PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
 use super::outline::Outliner;
+use super::transform::{PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
 use super::CodegenError;
 use isl_rs::{ASTExprOpType, ASTNode, ASTNodeType};
 use space::isl::IslResultExt;

@@ -191,7 +191,8 @@ mod tests {
         }
         let code = vec![CodeOptions::default()];
         let tiles = parse_tiles(TILES).unwrap();
-        let spec = Spec { knobs: knob_grid(&[], 2).unwrap(), code, tiles, threads: 2, seed: 0, peers: Vec::new() };
+        let spec =
+            Spec { knobs: knob_grid(&[], 2).unwrap(), code, tiles, threads: 2, seed: 0, peers: Vec::new() };
         let labelled = points(&[None], &spec).iter().filter(|p| reference_label(p).is_some()).count();
         // Only the grid point with the Pluto-like knobs, 32-tiles and default code is the same point.
         assert_eq!(labelled, 1);
@@ -212,8 +213,14 @@ mod tests {
         assert!(code.iter().all(|c| c.restrict && c.simd == space::knobs::Simd::None));
         assert_eq!(code_grid(&[], 2).unwrap().len(), 8);
         let tiles = parse_tiles(TILES).unwrap();
-        let spec =
-            Spec { knobs: fixed.clone(), code: code.clone(), tiles: tiles.clone(), threads: 1, seed: 0, peers: Vec::new() };
+        let spec = Spec {
+            knobs: fixed.clone(),
+            code: code.clone(),
+            tiles: tiles.clone(),
+            threads: 1,
+            seed: 0,
+            peers: Vec::new(),
+        };
         let pts = points(&[None], &spec);
         assert_eq!(pts.len(), fixed.len() * tiles.len() * code.len());
         let mut ids: Vec<String> = pts.iter().map(|p| p.id()).collect();

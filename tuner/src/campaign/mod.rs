@@ -514,7 +514,8 @@ impl<'a> Campaign<'a> {
             }
         }
         for compiler in compilers {
-            let group: Vec<usize> = (0..fresh.len()).filter(|&k| ready[fresh[k]].3.compiler() == compiler).collect();
+            let group: Vec<usize> =
+                (0..fresh.len()).filter(|&k| ready[fresh[k]].3.compiler() == compiler).collect();
             let codes: Vec<&String> = group.iter().map(|&k| &ready[fresh[k]].2).collect();
             let builder = &ready[fresh[group[0]]].3;
             for (k, b) in group.into_iter().zip(builder.build_all(&codes, self.evaluator.jobs)?) {

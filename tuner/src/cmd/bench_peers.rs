@@ -51,7 +51,8 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
     let options = SchedulerOptions { target, wavefront: space::knobs::Wavefront::All, ..Default::default() };
     let wavefront = Scheduler::Unified { preorder: None, options };
     for tiles in [vec![32], vec![16, 64]] {
-        let p = Point { scheduler: wavefront.clone(), tiles: Some(tiles), threads, code: fast("unroll_jam=1") };
+        let p =
+            Point { scheduler: wavefront.clone(), tiles: Some(tiles), threads, code: fast("unroll_jam=1") };
         out.push((p.to_string(), p));
     }
     out
