@@ -60,6 +60,11 @@ pub fn installed(threads: usize) -> (Vec<Peer>, Vec<String>) {
             Err(why) => missing.push(format!("{why}: skipped")),
         }
     }
+    // Pluto's polycc rewrites the source rather than building it; not a peer yet.
+    missing.push(match runs("polycc", &["--version"]) {
+        true => "polycc (Pluto) is on PATH but not measured yet".into(),
+        false => "polycc (Pluto): not on PATH, skipped".into(),
+    });
     (found, missing)
 }
 

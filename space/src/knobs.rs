@@ -174,6 +174,17 @@ fn set_enum<T: serde::de::DeserializeOwned>(slot: &mut T, value: &str) -> bool {
     }
 }
 
+/// Sets `slot` to `value` when it is one of the knob's numbers.
+fn set_one_of(slot: &mut u32, value: &str, allowed: &[u32]) -> bool {
+    match value.parse::<u32>() {
+        Ok(n) if allowed.contains(&n) => {
+            *slot = n;
+            true
+        }
+        _ => false,
+    }
+}
+
 fn get_enum<T: Serialize>(value: &T) -> String {
     match serde_json::to_value(value).expect("knobs serialise") {
         serde_json::Value::String(s) => s,
@@ -260,9 +271,7 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
     Knob {
         name: "unroll_jam",
         values: "1|2|4|8",
-        set: |o, v| {
-            v.parse::<u32>().ok().filter(|n| [1, 2, 4, 8].contains(n)).map(|n| o.unroll_jam = n).is_some()
-        },
+        set: |o, v| set_one_of(&mut o.unroll_jam, v, &[1, 2, 4, 8]),
         get: |o| o.unroll_jam.to_string(),
     },
     Knob {
@@ -274,9 +283,7 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
     Knob {
         name: "parallel_min",
         values: "0|2|4|16",
-        set: |o, v| {
-            v.parse::<u32>().ok().filter(|n| [0, 2, 4, 16].contains(n)).map(|n| o.parallel_min = n).is_some()
-        },
+        set: |o, v| set_one_of(&mut o.parallel_min, v, &[0, 2, 4, 16]),
         get: |o| o.parallel_min.to_string(),
     },
 ];

@@ -506,27 +506,10 @@ impl<'a> Campaign<'a> {
                 .filter(|&i| !self.measured_code.contains_key(&ready[i].4) && seen.insert(&ready[i].4))
                 .collect()
         };
-        let mut builds: Vec<Option<BuildOutcome>> = vec![None; fresh.len()];
-        let mut compilers: Vec<&executor::build::Compiler> = Vec::new();
-        for &i in &fresh {
-            if !compilers.contains(&ready[i].3.compiler()) {
-                compilers.push(ready[i].3.compiler());
-            }
-        }
-        for compiler in compilers {
-            let group: Vec<usize> =
-                (0..fresh.len()).filter(|&k| ready[fresh[k]].3.compiler() == compiler).collect();
-            let codes: Vec<&String> = group.iter().map(|&k| &ready[fresh[k]].2).collect();
-            let builder = &ready[fresh[group[0]]].3;
-            for (k, b) in group.into_iter().zip(builder.build_all(&codes, self.evaluator.jobs)?) {
-                builds[k] = Some(b);
-            }
-        }
-        let todo = fresh
-            .iter()
-            .zip(builds)
-            .map(|(&i, b)| (&ready[i].4, Some(ready[i].0.threads), b.expect("every fresh program built")))
-            .collect();
+        let sources: Vec<(&Builder, &String)> = fresh.iter().map(|&i| (&ready[i].3, &ready[i].2)).collect();
+        let builds = build_each(&sources, self.evaluator.jobs)?;
+        let todo =
+            fresh.iter().zip(builds).map(|(&i, b)| (&ready[i].4, Some(ready[i].0.threads), b)).collect();
         let measured = self.measure_on_slots(on, todo);
         let mut measured: HashMap<String, Measurement> =
             measured.into_iter().map(|(k, m)| (k.clone(), m)).collect();
@@ -704,6 +687,24 @@ impl<'a> Campaign<'a> {
             self.progress.set_message(line.to_string());
         }
     }
+}
+
+/// Builds each source with its builder, those of one compiler in parallel;
+/// the outcomes in the sources' order.
+fn build_each(sources: &[(&Builder, &String)], jobs: usize) -> Result<Vec<BuildOutcome>> {
+    let mut out: Vec<Option<BuildOutcome>> = vec![None; sources.len()];
+    let mut todo: Vec<usize> = (0..sources.len()).collect();
+    while let Some(&first) = todo.first() {
+        let builder = sources[first].0;
+        let (group, rest): (Vec<usize>, Vec<usize>) =
+            todo.into_iter().partition(|&k| sources[k].0.compiler() == builder.compiler());
+        let codes: Vec<&String> = group.iter().map(|&k| sources[k].1).collect();
+        for (k, b) in group.into_iter().zip(builder.build_all(&codes, jobs)?) {
+            out[k] = Some(b);
+        }
+        todo = rest;
+    }
+    Ok(out.into_iter().map(|b| b.expect("every source built")).collect())
 }
 
 /// The program as `builder`'s cache keeps it (hash and path).

@@ -22,10 +22,6 @@ use space::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Target};
 use super::common::{self, Dataset};
 use crate::campaign::grid;
 
-fn succeeds(cmd: &str, args: &[&str]) -> bool {
-    Command::new(cmd).args(args).output().is_ok_and(|o| o.status.success())
-}
-
 /// Our points measured per kernel: isl's and the Pluto-like references,
 /// and the unified default with the code-generation knobs over a few tiles.
 fn our_points(threads: usize) -> Vec<(String, Point)> {
@@ -74,13 +70,7 @@ pub fn run(
         Ok(Evaluator { builder, slot: slot.clone(), config: config.clone(), jobs: 2 })
     };
     let ours = evaluator(profile.compiler())?;
-    let (peers, mut missing) = executor::peers::installed(threads);
-    // Pluto's polycc rewrites the source; not wired in yet.
-    missing.push(if succeeds("polycc", &["--version"]) {
-        "polycc (Pluto) is on PATH but not measured by this bench yet".into()
-    } else {
-        "polycc (Pluto): not on PATH, skipped".into()
-    });
+    let (peers, missing) = executor::peers::installed(threads);
     for line in &missing {
         println!("{line}");
     }
