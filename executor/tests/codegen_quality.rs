@@ -186,3 +186,21 @@ fn parallel_min_guards_each_parallel_loop_by_its_trip_count() {
     assert!(guarded > 0, "{}", v.region);
     same_outputs(&k, v.program);
 }
+
+/// `vector_width` (issue 17): the file starts with gcc's target pragma, so
+/// that the SCoP's function and the outlined ones compile under it; outputs
+/// are the original's.
+#[test]
+fn vector_width_is_a_target_pragma_over_the_whole_file() {
+    let k = load("linear-algebra/gemm.c", "SMALL");
+    let knobs = SchedulerOptions::default().with_settings(&["target=openmp"]).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let code = space::knobs::CodeOptions::default()
+        .with_settings(&["restrict=on", "simd=innermost", "unroll_jam=4", "vector_width=512"])
+        .unwrap();
+    let opts = CodegenOptions { code, ..CodegenOptions::for_point(Some(vec![16]), 2, Some(&knobs)) };
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    assert!(v.program.starts_with("#pragma GCC target(\"prefer-vector-width=512\")\n"));
+    assert_eq!(v.program.matches("prefer-vector-width").count(), 1);
+    same_outputs(&k, v.program);
+}

@@ -120,7 +120,11 @@ fn settings(i: usize) -> Vec<(Vec<String>, Option<Vec<u32>>, usize)> {
         Some(vec![32]),
         2,
     ));
-    after.push((vec!["restrict=on", "simd=innermost", "unroll_jam=4"], Some(vec![16, 16, 64]), 1));
+    after.push((
+        vec!["restrict=on", "simd=innermost", "unroll_jam=4", "vector_width=512"],
+        Some(vec![16, 16, 64]),
+        1,
+    ));
     after.push((vec!["restrict=on", "simd=innermost"], None, 1));
     if full_sweep() {
         after.push((vec!["posttile_reorder=pluto"], Some(vec![16, 8]), 1));

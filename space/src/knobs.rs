@@ -132,6 +132,12 @@ pub struct CodeOptions {
     /// one or two small tiles is worth. 0: always.
     #[serde(skip_serializing_if = "is_zero")]
     pub parallel_min: u32,
+    /// The widest vectors, in bits, gcc's vectoriser may use in this file
+    /// (`#pragma GCC target("prefer-vector-width=N")`). gcc prefers 256-bit
+    /// vectors on AVX-512 machines, which halves the arithmetic of a register
+    /// tile there. 0: the compiler's own choice.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub vector_width: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -146,6 +152,7 @@ impl Default for CodeOptions {
             unroll_jam: 1,
             omp_schedule: OmpSchedule::Static,
             parallel_min: 0,
+            vector_width: 0,
         }
     }
 }
@@ -285,6 +292,21 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         values: "0|2|4|16",
         set: |o, v| set_one_of(&mut o.parallel_min, v, &[0, 2, 4, 16]),
         get: |o| o.parallel_min.to_string(),
+    },
+    Knob {
+        name: "vector_width",
+        values: "default|128|256|512",
+        set: |o, v| match v {
+            "default" => {
+                o.vector_width = 0;
+                true
+            }
+            _ => set_one_of(&mut o.vector_width, v, &[128, 256, 512]),
+        },
+        get: |o| match o.vector_width {
+            0 => "default".to_string(),
+            n => n.to_string(),
+        },
     },
 ];
 

@@ -231,6 +231,14 @@ fn generate_inner(
     };
     let region = format!("{}{}{}", statement_macros(scop), body, undef_macros(scop));
     let mut program = splice(source, scop, &region)?;
+    if opts.code.vector_width > 0 {
+        // Before everything, so that the function holding the SCoP and the
+        // outlined ones are all compiled under it.
+        program.insert_str(
+            0,
+            &format!("#pragma GCC target(\"prefer-vector-width={}\")\n", opts.code.vector_width),
+        );
+    }
     let functions = functions.concat();
     program.push_str(&functions);
     let region = format!("{region}{functions}");

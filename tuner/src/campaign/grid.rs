@@ -77,10 +77,11 @@ pub fn parse_tile(text: &str) -> Result<Tiles, String> {
 /// The code-generation grid: the defaults with `fixed` applied, times every
 /// value of each code knob not in `fixed`.
 pub fn code_grid(fixed: &[String], threads: usize) -> Result<Vec<CodeOptions>> {
-    let base = CodeOptions::default().with_settings(fixed)?;
+    let (single, searched) = split_settings(fixed, true);
+    let base = CodeOptions::default().with_settings(&single)?;
     let schedule: &[&str] = &["static", "dynamic"];
     let axes = CODE_AXES.iter().copied().chain((threads > 1).then_some(("omp_schedule", schedule)));
-    grid(base, fixed, axes, |o, s| o.with_settings(s))
+    grid(base, fixed, axes, searched, |o, s| o.with_settings(s))
 }
 
 /// The knob grid: the defaults (target from the thread count) with `fixed`
@@ -88,22 +89,48 @@ pub fn code_grid(fixed: &[String], threads: usize) -> Result<Vec<CodeOptions>> {
 /// unknown knob or value in `fixed`.
 pub fn knob_grid(fixed: &[String], threads: usize) -> Result<Vec<SchedulerOptions>> {
     let target = if threads > 1 { "openmp" } else { "seq" };
+    let (single, searched) = split_settings(fixed, false);
     let base =
-        SchedulerOptions::default().with_settings(&[format!("target={target}")])?.with_settings(fixed)?;
-    grid(base, fixed, AXES.iter().copied(), |o, s| o.with_settings(s))
+        SchedulerOptions::default().with_settings(&[format!("target={target}")])?.with_settings(&single)?;
+    grid(base, fixed, AXES.iter().copied(), searched, |o, s| o.with_settings(s))
 }
 
-/// `base` times every value of each axis whose knob is not in `fixed`.
+/// `--set` settings of the code knobs (`code`) or of the scheduler's: those
+/// with one value (`simd=none`, fixed), and those with several
+/// (`vector_width=default,512`, searched over exactly these values).
+fn split_settings(fixed: &[String], code: bool) -> (Vec<String>, Vec<(String, Vec<String>)>) {
+    let mut single = Vec::new();
+    let mut searched = Vec::new();
+    for s in fixed {
+        match s.split_once('=') {
+            Some((knob, values)) if values.contains(',') => {
+                if space::knobs::is_code_knob(knob) == code {
+                    let values = values.split(',').map(|v| v.trim().to_string()).collect();
+                    searched.push((knob.trim().replace('-', "_"), values));
+                }
+            }
+            _ => single.push(s.clone()),
+        }
+    }
+    (single, searched)
+}
+
+/// `base` times every value of each axis whose knob is not in `fixed`, then
+/// times the values of each `searched` knob.
 fn grid<T: Clone>(
     base: T,
     fixed: &[String],
     axes: impl Iterator<Item = (&'static str, &'static [&'static str])>,
+    searched: Vec<(String, Vec<String>)>,
     set: impl Fn(T, &[String]) -> Result<T, space::knobs::KnobError>,
 ) -> Result<Vec<T>> {
     let fixed_names: Vec<String> =
         fixed.iter().filter_map(|s| s.split_once('=')).map(|(k, _)| k.trim().replace('-', "_")).collect();
+    let defaults = axes
+        .filter(|(k, _)| !fixed_names.iter().any(|f| f == k))
+        .map(|(k, values)| (k.to_string(), values.iter().map(|v| v.to_string()).collect::<Vec<_>>()));
     let mut grid = vec![base];
-    for (knob, values) in axes.filter(|(k, _)| !fixed_names.iter().any(|f| f == k)) {
+    for (knob, values) in defaults.chain(searched) {
         grid = grid
             .into_iter()
             .flat_map(|o| values.iter().map(|v| set(o.clone(), &[format!("{knob}={v}")])).collect::<Vec<_>>())
@@ -212,6 +239,14 @@ mod tests {
         assert_eq!(code.len(), 2, "unroll_jam 1 and 4; no OpenMP schedule on one thread");
         assert!(code.iter().all(|c| c.restrict && c.simd == space::knobs::Simd::None));
         assert_eq!(code_grid(&[], 2).unwrap().len(), 8);
+        // Several values: searched over exactly these, on either table.
+        let wide = code_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2).unwrap();
+        assert_eq!(wide.len(), 16);
+        assert_eq!(wide.iter().filter(|c| c.vector_width == 512).count(), 8);
+        let hlims = knob_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2).unwrap();
+        assert_eq!(hlims.len(), full.len());
+        assert!(hlims.iter().all(|o| o.hlim == Some(4) || o.hlim == Some(8)));
+        assert!(code_grid(&["vector_width=default,384".into()], 2).unwrap_err().to_string().contains("512"));
         let tiles = parse_tiles(TILES).unwrap();
         let spec = Spec {
             knobs: fixed.clone(),

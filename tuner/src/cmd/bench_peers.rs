@@ -51,6 +51,19 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
             Point { scheduler: wavefront.clone(), tiles: Some(tiles), threads, code: fast("unroll_jam=1") };
         out.push((p.to_string(), p));
     }
+    // The register-pressure heuristic (hlim, §4.7) stops fusing the stencils'
+    // statements under the time loop, leaving their space loops parallel.
+    let options = SchedulerOptions { target, hlim: Some(4), ..Default::default() };
+    let split = Scheduler::Unified { preorder: None, options };
+    for tiles in [None, Some(vec![32])] {
+        let p = Point { scheduler: split.clone(), tiles, threads, code: fast("unroll_jam=1") };
+        out.push((p.to_string(), p));
+    }
+    // gcc prefers 256-bit vectors even where 512-bit ones exist.
+    let mut wide = fast("unroll_jam=4");
+    wide.vector_width = 512;
+    let p = Point { scheduler: unified.clone(), tiles: Some(vec![32, 32, 128]), threads, code: wide };
+    out.push((p.to_string(), p));
     out
 }
 

@@ -42,7 +42,9 @@ pub struct Args {
     /// Tile sizes to search, comma-separated; 0 is untiled.
     #[arg(long, default_value = grid::TILES, value_parser = grid::parse_tiles)]
     tiles: std::vec::Vec<grid::Tiles>,
-    /// Fix a knob (`KNOB=VALUE`) instead of searching it; repeatable.
+    /// Fix a knob (`KNOB=VALUE`) instead of searching it, or search exactly
+    /// the values given (`KNOB=V1,V2`, e.g. `vector_width=default,512` or
+    /// `hlim=off,2,4`); repeatable.
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     settings: Vec<String>,
     /// How long scheduling and generating one point may take before the
