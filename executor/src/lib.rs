@@ -17,6 +17,7 @@
 
 pub mod build;
 pub mod codegen;
+pub mod cuda;
 pub mod evaluate;
 pub mod explain;
 pub mod machine;

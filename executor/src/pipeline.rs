@@ -80,12 +80,22 @@ pub fn generate_with(
     opts: &CodegenOptions,
     tree: &str,
 ) -> Result<String, Failure> {
-    match codegen::generate(source, scop, deps, tree, opts) {
-        Ok(v) => Ok(v.program),
+    Ok(generate_variant(source, scop, deps, opts, tree)?.program)
+}
+
+/// The whole variant (a GPU variant's CUDA form too), failures as statuses.
+pub fn generate_variant(
+    source: &Source,
+    scop: &Scop,
+    deps: &Dependences,
+    opts: &CodegenOptions,
+    tree: &str,
+) -> Result<codegen::Variant, Failure> {
+    codegen::generate(source, scop, deps, tree, opts).map_err(|e| match e {
         // An illegal schedule is a bug of ours: recorded, never run.
-        Err(e @ CodegenError::Illegal(_)) => Err(Failure { status: Status::Illegal, reason: e.to_string() }),
-        Err(e) => Err(Failure { status: Status::CodegenError, reason: e.to_string() }),
-    }
+        CodegenError::Illegal(_) => Failure { status: Status::Illegal, reason: e.to_string() },
+        e => Failure { status: Status::CodegenError, reason: e.to_string() },
+    })
 }
 
 /// The schedule tree and the generated program of `point`.

@@ -128,6 +128,24 @@ pub fn parallel_violations(
     unseparated_violations(ctx, context, prefix, band, deps, |vars| format!("{0} > 0 or {0} < 0", vars[0]))
 }
 
+/// Whether a GPU mapping runs every dependence inside one thread: every
+/// validity dependence between instances that reach the kernel and that the
+/// host loops (`prefix`) do not separate has distance zero along each of
+/// `mapped`'s members (an instance's block and thread indices). Threads of
+/// a launch run in no order, so any other dependence is a race.
+pub fn mapping_violations(
+    ctx: &Context,
+    context: &str,
+    prefix: &UnionMap,
+    mapped: &UnionMap,
+    deps: &Dependences,
+) -> Result<Vec<Violation>, IslError> {
+    // Bad: some member non-zero.
+    unseparated_violations(ctx, context, prefix, mapped, deps, |vars| {
+        vars.iter().map(|v| format!("{v} > 0 or {v} < 0")).collect::<Vec<_>>().join(" or ")
+    })
+}
+
 /// The validity dependences whose distances along `band`, between instances
 /// that reach it and that `prefix` does not separate, fall in the set
 /// `{ [d0, ...] : bad(d) }`.

@@ -5,7 +5,8 @@ use super::transform::is_tile_mark;
 use super::transform::TILE_MARK;
 use super::CodegenError;
 use isl_rs::{
-    ASTNode, ASTNodeType, BasicSet, Context, DimType, Id, IdList, Schedule, ScheduleNode, Set, UnionSet,
+    ASTExpr, ASTNode, ASTNodeType, BasicSet, Context, DimType, Id, IdList, PwAff, Schedule, ScheduleNode,
+    Set, UnionSet,
 };
 use space::isl::IslResultExt;
 use space::scop::Scop;
@@ -136,6 +137,125 @@ unsafe extern "C" {
     fn isl_ast_build_free(build: libc::uintptr_t) -> libc::uintptr_t;
     fn isl_ast_build_set_iterators(build: libc::uintptr_t, iterators: libc::uintptr_t) -> libc::uintptr_t;
     fn isl_ast_node_get_type(node: libc::uintptr_t) -> libc::c_int;
+    fn isl_ast_build_expr_from_pw_aff(build: libc::uintptr_t, pa: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_build_set_after_each_mark(
+        build: libc::uintptr_t,
+        f: extern "C" fn(libc::uintptr_t, libc::uintptr_t, *mut libc::c_void) -> libc::uintptr_t,
+        user: *mut libc::c_void,
+    ) -> libc::uintptr_t;
+    fn isl_ast_build_get_ctx(build: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_expr_to_C_str(expr: libc::uintptr_t) -> *mut libc::c_char;
+    fn isl_ast_expr_free(expr: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_node_mark_get_id(node: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_node_mark_get_node(node: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_node_alloc_mark(id: libc::uintptr_t, node: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_node_free(node: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_id_get_name(id: libc::uintptr_t) -> *const libc::c_char;
+    fn isl_id_alloc(
+        ctx: libc::uintptr_t,
+        name: *const libc::c_char,
+        user: *mut libc::c_void,
+    ) -> libc::uintptr_t;
+    fn isl_id_free(id: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_build_get_schedule(build: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_union_map_read_from_str(ctx: libc::uintptr_t, text: *const libc::c_char) -> libc::uintptr_t;
+    fn isl_union_map_reverse(umap: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_union_map_apply_range(umap1: libc::uintptr_t, umap2: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_map_from_union_map(umap: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_pw_multi_aff_from_map(map: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_pw_multi_aff_get_pw_aff(pma: libc::uintptr_t, pos: libc::c_int) -> libc::uintptr_t;
+    fn isl_pw_multi_aff_dim(pma: libc::uintptr_t, kind: libc::c_int) -> libc::c_int;
+    fn isl_pw_multi_aff_free(pma: libc::uintptr_t) -> libc::uintptr_t;
+}
+
+/// isl's `isl_dim_out` (the values of a function).
+const ISL_DIM_OUT: libc::c_int = 3;
+
+/// The marks `{ANNOTATED_MARK}_{k}` get, after isl generated them, the
+/// values of the outer schedule dimensions there as C expressions in the
+/// AST's iterators, appended to the name: `polytune_kernel_0;2 * c0 + 1`.
+/// isl's iterators need not be those values (it shifts and scales the loop
+/// of statements with strided offsets: `S1 -> [2t]`, `S2 -> [2t + 1]` gives
+/// one loop over `t` and two copies of the body), so code at a mark that
+/// needs the values takes them from here.
+pub(super) const ANNOTATED_MARK: &str = "polytune_kernel";
+
+/// What `annotate_mark` reads: for each kernel number, the map from the
+/// statement instances below its mark to the outer schedule dimensions.
+struct Prefixes(Vec<std::ffi::CString>);
+
+extern "C" fn annotate_mark(
+    node: libc::uintptr_t,
+    build: libc::uintptr_t,
+    user: *mut libc::c_void,
+) -> libc::uintptr_t {
+    // SAFETY: isl passes a mark node we own, a build we may read and our
+    // `Prefixes`, alive for the whole generation; every object made here
+    // is given to isl or freed before returning.
+    unsafe {
+        let prefixes = &*(user as *const Prefixes);
+        let id = isl_ast_node_mark_get_id(node);
+        let name = std::ffi::CStr::from_ptr(isl_id_get_name(id)).to_string_lossy().into_owned();
+        isl_id_free(id);
+        let k = name
+            .strip_prefix(ANNOTATED_MARK)
+            .and_then(|r| r.strip_prefix('_'))
+            .and_then(|k| k.parse::<usize>().ok());
+        let Some(prefix) = k.and_then(|k| prefixes.0.get(k)) else { return node };
+        let ctx = isl_ast_build_get_ctx(build);
+        // Iterators -> instances executed here -> outer schedule values.
+        let executed = isl_union_map_reverse(isl_ast_build_get_schedule(build));
+        let values = isl_union_map_apply_range(executed, isl_union_map_read_from_str(ctx, prefix.as_ptr()));
+        let pma = isl_pw_multi_aff_from_map(isl_map_from_union_map(values));
+        let mut text = name;
+        let n = if pma == 0 { 0 } else { isl_pw_multi_aff_dim(pma, ISL_DIM_OUT) };
+        for d in 0..n.max(0) {
+            let expr = isl_ast_build_expr_from_pw_aff(build, isl_pw_multi_aff_get_pw_aff(pma, d));
+            let c = if expr == 0 { std::ptr::null_mut() } else { isl_ast_expr_to_C_str(expr) };
+            text.push(';');
+            if !c.is_null() {
+                text.push_str(&std::ffi::CStr::from_ptr(c).to_string_lossy());
+                libc::free(c as *mut libc::c_void);
+            }
+            isl_ast_expr_free(expr);
+        }
+        isl_pw_multi_aff_free(pma);
+        let name = std::ffi::CString::new(text).unwrap_or_default();
+        let id = isl_id_alloc(ctx, name.as_ptr(), std::ptr::null_mut());
+        let under = isl_ast_node_mark_get_node(node);
+        isl_ast_node_free(node);
+        isl_ast_node_alloc_mark(id, under)
+    }
+}
+
+/// `pa`, a function of the parameters of `context`, as a C expression
+/// (isl's `floord`, `min` and `max` macros, as in generated loops).
+pub(super) fn c_expr(ctx: &Context, context: &str, pa: PwAff) -> Result<String, CodegenError> {
+    let what = || "printing a bound".to_string();
+    let mut set = Set::read_from_str(ctx, context).ctx(what)?;
+    let mut pa = pa;
+    set.do_not_free_on_drop();
+    pa.do_not_free_on_drop();
+    // The build takes the set; the expression takes the piecewise function.
+    let expr = unsafe {
+        let build = isl_ast_build_from_context(set.ptr);
+        if build == 0 {
+            drop(PwAff { ptr: pa.ptr, should_free_on_drop: true });
+            0
+        } else {
+            let e = isl_ast_build_expr_from_pw_aff(build, pa.ptr);
+            isl_ast_build_free(build);
+            e
+        }
+    };
+    if expr == 0 {
+        return Err(CodegenError::Unsupported(format!(
+            "isl: cannot print a bound: {}",
+            ctx.last_error_msg()
+        )));
+    }
+    let expr = ASTExpr { ptr: expr, should_free_on_drop: true };
+    Ok(expr.to_C_str().ctx(what)?.to_string())
 }
 
 /// isl-rs 0.3.1 maps `isl_ast_node_type` off by one (isl numbers `for` as 1),
@@ -159,7 +279,22 @@ pub(super) fn build_ast(
     schedule: Schedule,
     prefix: &str,
 ) -> Result<ASTNode, CodegenError> {
+    build_annotated_ast(ctx, context, schedule, prefix, &[])
+}
+
+/// `build_ast`, with the marks `{ANNOTATED_MARK}_{k}` annotated with the
+/// outer schedule values there; `prefixes[k]`: the map (isl text) from the
+/// statement instances below mark k to those values.
+pub(super) fn build_annotated_ast(
+    ctx: &Context,
+    context: &str,
+    schedule: Schedule,
+    prefix: &str,
+    prefixes: &[String],
+) -> Result<ASTNode, CodegenError> {
     let what = || "generating the AST".to_string();
+    let marks =
+        Prefixes(prefixes.iter().map(|p| std::ffi::CString::new(p.as_str()).unwrap_or_default()).collect());
     let mut names = IdList::alloc(ctx, MAX_LOOP_DEPTH as i32).ctx(what)?;
     for d in 0..MAX_LOOP_DEPTH {
         names = names.add(Id::read_from_str(ctx, &format!("{prefix}{d}")).ctx(what)?).ctx(what)?;
@@ -173,6 +308,14 @@ pub(super) fn build_ast(
     // is kept by the second and freed here.
     let node = unsafe {
         let build = isl_ast_build_set_iterators(isl_ast_build_from_context(set.ptr), names.ptr);
+        let build = match build {
+            b if b != 0 && !marks.0.is_empty() => isl_ast_build_set_after_each_mark(
+                b,
+                annotate_mark,
+                &marks as *const Prefixes as *mut libc::c_void,
+            ),
+            b => b,
+        };
         if build == 0 {
             drop(Schedule { ptr: schedule.ptr, should_free_on_drop: true });
             return Err(CodegenError::Unsupported(format!(

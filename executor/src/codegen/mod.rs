@@ -11,13 +11,16 @@
 //! `splice` (the region in the program, with the timer and the output dump).
 
 mod ast;
+mod gpu;
 mod isolate;
 mod outline;
 mod print;
 mod splice;
 mod transform;
 
-use ast::{build_ast, group_tiles, iterator_prefix};
+pub use gpu::cuda::Cuda;
+
+use ast::{build_annotated_ast, build_ast, group_tiles, iterator_prefix};
 use isolate::{strip_ast_options, with_budget, ISOLATED_AST_OPS};
 use print::{restrict_pointers, statement_macros, undef_macros, Printer, MACRO_PREFIX};
 use splice::splice;
@@ -56,6 +59,10 @@ pub struct CodegenOptions {
     /// `restrict`, `omp simd`, register tiling, the OpenMP schedule.
     #[serde(default)]
     pub code: CodeOptions,
+    /// Map to the GPU (`gpu`): kernels launched from host code, tiles of
+    /// `tile_sizes` per block; the CPU knobs above do not apply.
+    #[serde(default)]
+    pub gpu: bool,
     /// Band by band what to tile, reorder, skew, unroll, run in parallel and
     /// vectorise (a script's code steps), instead of the uniform options
     /// above; every action must find its band.
@@ -72,7 +79,8 @@ impl CodegenOptions {
             o.posttile_reorder = k.posttile_reorder;
             o.wavefront = k.wavefront;
             o.intra_tile_consecutivity = k.consecutivity == Consecutivity::IntraTile;
-            o.openmp = o.openmp && k.target != Target::Seq;
+            o.openmp = o.openmp && k.target == Target::Openmp;
+            o.gpu = k.target == Target::Gpu;
         }
         o
     }
@@ -90,6 +98,11 @@ pub struct Variant {
     /// What code generation did at each band of the given tree: a plan
     /// that does the same again.
     pub bands: Vec<Planned>,
+    /// A GPU variant's CUDA form (`program` is then its emulation on the
+    /// CPU); `None` for CPU variants, and where the region cannot be a
+    /// function of its arrays.
+    #[serde(default)]
+    pub cuda: Option<Cuda>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -158,6 +171,9 @@ fn generate_inner(
     check(schedule)?;
     let tree = Schedule::read_from_str(&ctx, schedule).ctx(|| "reading the schedule tree".into())?;
     check_domain(&ctx, scop, &tree)?;
+    if opts.gpu {
+        return generate_gpu(&ctx, source, scop, deps, tree, opts);
+    }
     // Tiling is checked band by band (permutability) as it is applied.
     let transform::Transformed { tree, isolated, lift, trace } =
         transform(&ctx, scop, tree, opts, deps.map(|d| (scop.context.as_str(), d)))?;
@@ -204,20 +220,13 @@ fn generate_inner(
         }
     };
     let mut printer = Printer {
-        out: String::new(),
-        indent: 1,
-        call_prefix: MACRO_PREFIX,
-        iterators: iterator_prefix(scop),
-        arity: scop.statements.iter().map(|s| (s.name.clone(), s.c_iterators.len())).collect(),
-        simd: Vec::new(),
-        unroll: Vec::new(),
         omp_schedule: opts.code.omp_schedule,
         parallel_min: opts.code.parallel_min,
         outliner: match opts.code.restrict {
             true => outline::Outliner::new(scop, &statement_macros(scop), &undef_macros(scop)),
             false => None,
         },
-        loops: Vec::new(),
+        ..Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop))
     };
     printer.node(&ast, None)?;
     // `restrict`: the parallel loops' bodies are functions with restricted
@@ -242,7 +251,76 @@ fn generate_inner(
     let functions = functions.concat();
     program.push_str(&functions);
     let region = format!("{region}{functions}");
-    Ok(Variant { program, region, schedule: final_text, bands: trace })
+    Ok(Variant { program, region, schedule: final_text, bands: trace, cuda: None })
+}
+
+/// Each statement's number of iterators: the arguments of its macro.
+fn arities(scop: &Scop) -> std::collections::HashMap<String, usize> {
+    scop.statements.iter().map(|s| (s.name.clone(), s.c_iterators.len())).collect()
+}
+
+/// A GPU variant (`gpu`): the program with each kernel's launch emulated
+/// on the CPU (loops over its blocks and threads around the kernel's code
+/// for one thread), and, where the region can be a function, its CUDA form
+/// with the same kernel code.
+fn generate_gpu(
+    ctx: &Context,
+    source: &Source,
+    scop: &Scop,
+    deps: Option<&Dependences>,
+    tree: Schedule,
+    opts: &CodegenOptions,
+) -> Result<Variant, CodegenError> {
+    let sizes = opts.tile_sizes.clone().unwrap_or_else(|| vec![32]);
+    let (host, kernels) = gpu::map(ctx, &scop.context, tree, &sizes, deps)?;
+    let prefix = iterator_prefix(scop);
+    let mut bodies = Vec::new();
+    for k in &kernels {
+        let ast = build_ast(ctx, &k.context, k.tree.copy().ctx(|| "a kernel's tree".into())?, &prefix)?;
+        let mut body = Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop));
+        body.node(&ast, None)?;
+        bodies.push((k.shape.clone(), body.out));
+    }
+    let schedule = host.to_str().ctx(|| "printing the schedule".into())?.to_string();
+    let prefixes: Vec<String> = kernels.iter().map(|k| k.prefix.clone()).collect();
+    let ast = build_annotated_ast(ctx, &scop.context, host, &prefix, &prefixes)?;
+    let print_host = |launches: Vec<print::Launch>| -> Result<String, CodegenError> {
+        let mut printer = Printer { launches, ..Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop)) };
+        printer.node(&ast, None)?;
+        Ok(printer.out)
+    };
+    let emulated = bodies
+        .iter()
+        .map(|(shape, body)| {
+            let (shape, body) = (shape.clone(), body.clone());
+            Box::new(move |values: &[String]| shape.emulated(&body, values)) as print::Launch
+        })
+        .collect();
+    let region = format!("{}{}{}", statement_macros(scop), print_host(emulated)?, undef_macros(scop));
+    let program = splice(source, scop, &region)?;
+    let cuda = match outline::Outliner::new(scop, &statement_macros(scop), &undef_macros(scop)) {
+        None => None,
+        Some(o) => {
+            let device = gpu::cuda::device_args(scop);
+            let launches = bodies
+                .iter()
+                .enumerate()
+                .map(|(n, (shape, _))| {
+                    let (shape, args) = (shape.clone(), gpu::cuda::launch_args(&o, shape, &device));
+                    Box::new(move |values: &[String]| shape.launch(n, values, &args)) as print::Launch
+                })
+                .collect();
+            let host = print_host(launches)?;
+            match gpu::cuda::unit(scop, &o, &bodies, &host) {
+                Ok(mut c) => {
+                    c.program = splice(source, scop, &c.program)?;
+                    Some(c)
+                }
+                Err(_) => None,
+            }
+        }
+    };
+    Ok(Variant { program, region, schedule, bands: Vec::new(), cuda })
 }
 
 /// The schedule must schedule exactly the SCoP's statement instances.

@@ -23,15 +23,15 @@ pub(super) struct Outliner {
     /// `polytune_outlined_kernel_gemm_12`: the function name's prefix.
     prefix: String,
     /// Size parameters, then arrays and scalars, as parameter declarations.
-    params: Vec<String>,
-    data: Vec<String>,
+    pub(super) params: Vec<String>,
+    pub(super) data: Vec<String>,
     /// The call's arguments for `params` and `data`.
-    param_args: Vec<String>,
-    data_args: Vec<String>,
+    pub(super) param_args: Vec<String>,
+    pub(super) data_args: Vec<String>,
     /// The statement macros and `#define nrm (*polytune_p_nrm)` for written
     /// scalars, put before each function's code, and their `#undef`s after.
-    defines: String,
-    undefs: String,
+    pub(super) defines: String,
+    pub(super) undefs: String,
     /// Every function made so far, defined after the program.
     pub(super) definitions: Vec<String>,
 }
@@ -44,7 +44,7 @@ fn is_identifier(s: &str) -> bool {
 
 /// An extent a parameter list can state: arithmetic on integer literals
 /// and size parameters (PolyBench's `2000 + 0`, `n`).
-fn stated_extent(extent: &str, params: &[String]) -> bool {
+pub(super) fn stated_extent(extent: &str, params: &[String]) -> bool {
     let words = extent.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty());
     let operators = extent.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || " \t+-*/%()".contains(c));
     operators

@@ -2,6 +2,7 @@
 
 use super::ast::node_type;
 use super::ast::MAX_LOOP_DEPTH;
+use super::gpu::KERNEL_MARK;
 use super::outline::Outliner;
 use super::transform::{PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
 use super::CodegenError;
@@ -9,6 +10,9 @@ use isl_rs::{ASTExprOpType, ASTNode, ASTNodeType};
 use space::isl::IslResultExt;
 use space::knobs::OmpSchedule;
 use space::scop::Scop;
+
+/// A kernel's launch from the outer schedule dimensions' values at its mark.
+pub(super) type Launch = Box<dyn Fn(&[String]) -> Result<String, CodegenError>>;
 
 /// Prints isl's AST as C: `for` loops with block-scoped iterators (so OpenMP
 /// makes them private), `#pragma omp parallel for` on the loops of the marked
@@ -39,9 +43,38 @@ pub(super) struct Printer {
     pub(super) outliner: Option<Outliner>,
     /// Iterators of the loops around the node being printed.
     pub(super) loops: Vec<String>,
+    /// In host code of a GPU variant, each kernel's launch, given the
+    /// values of the outer schedule dimensions at its `KERNEL_MARK` and
+    /// printed instead of the subtree; empty elsewhere (and in a kernel's
+    /// own code, where the mark is passed through).
+    pub(super) launches: Vec<Launch>,
 }
 
 impl Printer {
+    /// A printer of plain loops (no OpenMP, no outlining, no launches) at
+    /// `indent`, calling `call_prefix` macros with `arity` arguments.
+    pub(super) fn plain(
+        indent: usize,
+        call_prefix: &'static str,
+        iterators: &str,
+        arity: std::collections::HashMap<String, usize>,
+    ) -> Printer {
+        Printer {
+            out: String::new(),
+            indent,
+            call_prefix,
+            iterators: iterators.to_string(),
+            arity,
+            simd: Vec::new(),
+            unroll: Vec::new(),
+            omp_schedule: OmpSchedule::default(),
+            parallel_min: 0,
+            outliner: None,
+            loops: Vec::new(),
+            launches: Vec::new(),
+        }
+    }
+
     fn line(&mut self, text: &str) {
         for _ in 0..self.indent {
             self.out.push_str("  ");
@@ -129,6 +162,7 @@ impl Printer {
                         unroll: self.unroll.clone(),
                         outliner: None,
                         loops: self.loops.clone(),
+                        launches: Vec::new(),
                         ..*self
                     };
                     inner.node(&body, None)?;
@@ -186,6 +220,20 @@ impl Printer {
                     self.node(&under, parallel)?;
                     self.simd.pop();
                     return Ok(());
+                }
+                // `polytune_kernel_3;c0;2 * c1 + 1`: kernel 3, the outer
+                // schedule dimensions' values here (`ast::annotate_mark`).
+                if let Some(rest) = id.strip_prefix(KERNEL_MARK).and_then(|r| r.strip_prefix('_')) {
+                    let mut parts = rest.split(';');
+                    let k = parts.next().and_then(|k| k.parse::<usize>().ok());
+                    let values: Vec<String> = parts.map(str::to_string).collect();
+                    if let Some(launch) = k.and_then(|k| self.launches.get(k)) {
+                        let text = launch(&values)?;
+                        for l in text.lines() {
+                            self.line(l);
+                        }
+                        return Ok(());
+                    }
                 }
                 let marked = depth(PARALLEL_MARK);
                 match marked {

@@ -87,19 +87,7 @@ fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
         );
         let tree = Schedule::read_from_str(ctx, &tree).ctx(what)?;
         let ast = build_ast(ctx, &scop.context, tree, &prefix)?;
-        let mut loops = Printer {
-            out: String::new(),
-            indent: 2,
-            call_prefix: DUMP_PREFIX,
-            iterators: prefix.clone(),
-            arity: Default::default(),
-            simd: Vec::new(),
-            unroll: Vec::new(),
-            omp_schedule: Default::default(),
-            parallel_min: 0,
-            outliner: None,
-            loops: Vec::new(),
-        };
+        let mut loops = Printer::plain(2, DUMP_PREFIX, &prefix, Default::default());
         loops.node(&ast, None)?;
         let params = vars.join(", ");
         let element: String = vars.iter().map(|v| format!("[({v})]")).collect();

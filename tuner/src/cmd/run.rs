@@ -89,6 +89,14 @@ struct Report {
     source: PathBuf,
     original_source: PathBuf,
     codegen_s: f64,
+    /// A GPU variant (`target=gpu`): measured as its emulation on the CPU.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    emulated: bool,
+    /// Its CUDA unit, written next to the sources, and what nvcc said of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cuda: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nvcc: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -158,10 +166,12 @@ pub fn run(args: Args) -> Result<()> {
         })?,
     };
     let started = std::time::Instant::now();
-    let variant = {
+    let gpu = opts.gpu;
+    let (variant, cuda) = {
         let (p, what) = (program.clone(), format!("{}: code generation", args.file.display()));
         common::in_time(&what, args.timeout, move || {
-            Ok(pipeline::generate_with(&p.source, &p.scop, &p.deps, &opts, &schedule)?)
+            let v = pipeline::generate_variant(&p.source, &p.scop, &p.deps, &opts, &schedule)?;
+            Ok((v.program, v.cuda))
         })?
     };
     let codegen_s = started.elapsed().as_secs_f64();
@@ -176,6 +186,24 @@ pub fn run(args: Args) -> Result<()> {
     std::fs::write(&source, &variant).with_context(|| format!("{}: cannot write", source.display()))?;
     std::fs::write(&original_source, &original)
         .with_context(|| format!("{}: cannot write", original_source.display()))?;
+    let (cuda, nvcc) = match &cuda {
+        Some(c) => {
+            let unit = args.out.join(format!("{stem}.{}.{label}.cu", args.dataset.name()));
+            std::fs::write(&unit, &c.unit).with_context(|| format!("{}: cannot write", unit.display()))?;
+            let host = args.out.join(format!("{stem}.{}.{label}.host.c", args.dataset.name()));
+            std::fs::write(&host, &c.program).with_context(|| format!("{}: cannot write", host.display()))?;
+            let said = match executor::cuda::nvcc() {
+                None => "not found (set POLYTUNE_NVCC or put nvcc on PATH)".to_string(),
+                Some(nvcc) => match executor::cuda::compile_check(&nvcc, &unit, &["sm_80"]) {
+                    Ok(()) => format!("compiled for sm_80 by {}", nvcc.display()),
+                    Err(e) => format!("failed: {e}"),
+                },
+            };
+            (Some(unit), Some(said))
+        }
+        None if gpu => (None, Some("no CUDA form: the region cannot be a function of its arrays".into())),
+        None => (None, None),
+    };
 
     let config = MeasureConfig {
         runs: args.runs,
@@ -207,6 +235,9 @@ pub fn run(args: Args) -> Result<()> {
         source,
         original_source,
         codegen_s,
+        emulated: gpu,
+        cuda,
+        nvcc,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -232,4 +263,13 @@ fn print_text(r: &Report) {
         println!("  speedup:  {s:.2}x");
     }
     println!("  source:   {} (original: {})", r.source.display(), r.original_source.display());
+    if r.emulated {
+        println!("  GPU:      measured as its emulation on the CPU (blocks and threads as loops)");
+    }
+    if let Some(unit) = &r.cuda {
+        println!("  CUDA:     {}", unit.display());
+    }
+    if let Some(said) = &r.nvcc {
+        println!("  nvcc:     {said}");
+    }
 }

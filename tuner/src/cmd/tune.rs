@@ -69,6 +69,11 @@ pub struct Args {
     /// (`clang-polly,gcc-graphite`).
     #[arg(long, default_value = "none")]
     peers: String,
+    /// With `--set target=gpu`: measure GPU variants as their emulation on
+    /// the CPU (blocks and threads as loops). It checks each mapping's
+    /// outputs; its times say nothing of a GPU.
+    #[arg(long)]
+    emulate: bool,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -114,6 +119,15 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 pub fn run(args: Args) -> Result<()> {
     if args.evals == Some(0) {
         bail!("--evals 0 leaves nothing to do");
+    }
+    let gpu = grid::knob_grid(&args.settings, 1)?.iter().any(|o| o.target == space::knobs::Target::Gpu);
+    if gpu && !args.emulate {
+        bail!(
+            "--set target=gpu: machine profile `{}` has no GPU slot, so GPU variants cannot be measured here; \
+             add --emulate to measure their emulation on the CPU (it checks each mapping's outputs; its times say \
+             nothing of a GPU)",
+            args.machine
+        );
     }
     let setup = Setup::new(&args.machine, args.threads)?;
     let threads = setup.threads;

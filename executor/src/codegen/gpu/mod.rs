@@ -1,0 +1,393 @@
+//! The GPU mapping of a schedule tree (RR-9110 §4.8, as ppcg maps): the
+//! outermost band whose leading members are coincident becomes a kernel;
+//! up to two of those members are spread over thread blocks (one block per
+//! tile of `T` iterations) and up to three over a block's threads
+//! (iterations congruent modulo the block size), through a filter on the
+//! statement instances. The loops above a kernel stay in host code, which
+//! launches it once per iteration (a stencil's time loop); a subtree with
+//! no coincident member at all runs as a kernel of one thread.
+//!
+//! Each kernel is generated on its own, for one launch: the tree restricted
+//! to the instances under the host loops' current values, which are
+//! parameters (`polytune_h0`, ...), as are the block and thread indices
+//! (`polytune_b0`, `polytune_t0`) and the first tile of each block
+//! dimension (`polytune_o0`). The host computes that offset and the grid's
+//! extent from isl's bounds on the tile index.
+//!
+//! A mapping is checked apart from the coincidence flags that chose it:
+//! every dependence between instances of one launch must join instances of
+//! the same block and thread (`legality::mapping_violations`). A kernel
+//! whose check fails drops its threads, then its blocks.
+
+pub mod cuda;
+
+use super::ast::c_expr;
+use super::CodegenError;
+use isl_rs::{
+    Context, Id, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionPwAff, UnionSet, Val,
+};
+use space::deps::Dependences;
+use space::isl::IslResultExt;
+use space::legality;
+
+/// The mark above each kernel's subtree, with the kernel's number
+/// (`polytune_kernel_2`).
+pub(super) const KERNEL_MARK: &str = "polytune_kernel";
+
+/// CUDA's limits on a block: threads in all, and along z.
+const MAX_THREADS: i64 = 1024;
+const MAX_Z: i64 = 64;
+
+/// One kernel: what its launches need and its code for one launch.
+pub(super) struct Kernel {
+    pub shape: Shape,
+    /// The map from the statement instances below the kernel's mark to
+    /// the outer (host) schedule dimensions, as isl text.
+    pub prefix: String,
+    /// The tree of one launch, and the parameter context to generate it in.
+    pub tree: Schedule,
+    pub context: String,
+}
+
+/// A kernel's grid and blocks.
+#[derive(Debug, Clone)]
+pub(super) struct Shape {
+    /// Schedule depth of the kernel: its host dimensions are the outer `depth`.
+    pub depth: usize,
+    /// Tile size of each block dimension, outermost member first.
+    pub tiles: Vec<i64>,
+    /// Block size of each thread dimension, outermost member first; the
+    /// innermost is `polytune_t0` (CUDA's x, the stride-one loop of
+    /// row-major code).
+    pub threads: Vec<i64>,
+    /// For each block dimension, its first and last tile index: C
+    /// expressions in the parameters and the `polytune_h` host values.
+    pub range: Vec<(String, String)>,
+}
+
+/// The tree with a `KERNEL_MARK` above every kernel (host code prints a
+/// launch there), and the kernels in mark order. `sizes` are the tile sizes
+/// of block dimensions, outermost first, the last repeating. With `checks`,
+/// each mapping is checked against the dependences.
+pub(super) fn map(
+    ctx: &Context,
+    context: &str,
+    tree: Schedule,
+    sizes: &[u32],
+    checks: Option<&Dependences>,
+) -> Result<(Schedule, Vec<Kernel>), CodegenError> {
+    let what = || "mapping to the GPU".to_string();
+    let mut coincident = Vec::new();
+    let root = mark(tree.get_root().ctx(what)?, &mut coincident)?;
+    let host = root.get_schedule().ctx(what)?;
+    let mut kernels = Vec::new();
+    for (k, &j) in coincident.iter().enumerate() {
+        let at = find_mark(host.get_root().ctx(what)?, &format!("{KERNEL_MARK}_{k}"))?
+            .ok_or_else(|| CodegenError::Unsupported(format!("kernel {k}: its mark went missing")))?;
+        kernels.push(kernel(ctx, context, &at, j, sizes, checks)?);
+    }
+    Ok((host, kernels))
+}
+
+/// Marks the kernels below `node`, recording each one's number of leading
+/// coincident members; returns a node at the same position.
+fn mark(mut node: ScheduleNode, coincident: &mut Vec<usize>) -> Result<ScheduleNode, CodegenError> {
+    let what = || "choosing kernels".to_string();
+    let kind = node.get_type().ctx(what)?;
+    if kind == ScheduleNodeType::Band {
+        let n = node.band_n_member().ctx(what)? as usize;
+        let flags = (0..n).map(|k| node.band_member_get_coincident(k as i32)).collect::<Result<Vec<_>, _>>();
+        let flags = flags.ctx(what)?;
+        match flags.iter().position(|&c| c) {
+            // Leading coincident members: the kernel's; the rest run inside it.
+            Some(0) => {
+                let j = flags.iter().take_while(|&&c| c).count();
+                if j < n {
+                    node = node.band_split(j as i32).ctx(what)?;
+                }
+                return insert_mark(node, coincident, j);
+            }
+            // Sequential members first: they stay on the host.
+            Some(first) => {
+                node = node.band_split(first as i32).ctx(what)?;
+                let inner = mark(node.child(0).ctx(what)?, coincident)?;
+                return Ok(inner.parent().ctx(what)?);
+            }
+            None => {}
+        }
+    }
+    let structural = matches!(
+        kind,
+        ScheduleNodeType::Domain
+            | ScheduleNodeType::Filter
+            | ScheduleNodeType::Sequence
+            | ScheduleNodeType::Set
+    );
+    if !structural && !has_coincident(&node)? {
+        return insert_mark(node, coincident, 0);
+    }
+    for i in 0..node.n_children().ctx(what)? {
+        node = mark(node.child(i).ctx(what)?, coincident)?.parent().ctx(what)?;
+    }
+    Ok(node)
+}
+
+fn insert_mark(
+    node: ScheduleNode,
+    coincident: &mut Vec<usize>,
+    j: usize,
+) -> Result<ScheduleNode, CodegenError> {
+    let what = || "marking a kernel".to_string();
+    let id = Id::read_from_str(&node.get_ctx(), &format!("{KERNEL_MARK}_{}", coincident.len())).ctx(what)?;
+    coincident.push(j);
+    Ok(node.insert_mark(id).ctx(what)?)
+}
+
+/// Whether some band in the subtree at `node` has a coincident member.
+fn has_coincident(node: &ScheduleNode) -> Result<bool, CodegenError> {
+    let what = || "looking for parallelism".to_string();
+    if node.get_type().ctx(what)? == ScheduleNodeType::Band {
+        for k in 0..node.band_n_member().ctx(what)? {
+            if node.band_member_get_coincident(k).ctx(what)? {
+                return Ok(true);
+            }
+        }
+    }
+    for i in 0..node.n_children().ctx(what)? {
+        if has_coincident(&node.get_child(i).ctx(what)?)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The mark named `name` in the subtree at `node`.
+fn find_mark(node: ScheduleNode, name: &str) -> Result<Option<ScheduleNode>, CodegenError> {
+    let what = || "finding a kernel".to_string();
+    if node.get_type().ctx(what)? == ScheduleNodeType::Mark
+        && node.mark_get_id().ctx(what)?.to_str().ctx(what)? == name
+    {
+        return Ok(Some(node));
+    }
+    for i in 0..node.n_children().ctx(what)? {
+        if let Some(found) = find_mark(node.get_child(i).ctx(what)?, name)? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
+}
+
+fn param(ctx: &Context, domain: &UnionSet, name: &str) -> Result<UnionPwAff, CodegenError> {
+    let what = || format!("the parameter {name}");
+    let id = Id::read_from_str(ctx, name).ctx(what)?;
+    Ok(UnionPwAff::param_on_domain_id(domain.copy().ctx(what)?, id).ctx(what)?)
+}
+
+fn val(ctx: &Context, v: i64) -> Result<Val, CodegenError> {
+    Ok(Val::int_from_si(ctx, v).ctx(|| "a constant".to_string())?)
+}
+
+/// Block sizes for the thread dimensions of tiles `tiles` (outermost
+/// first): each a divisor of its tile size (so that a tile's iterations
+/// split evenly), the innermost as large as possible, all within CUDA's
+/// limits.
+fn block_sizes(tiles: &[i64]) -> Vec<i64> {
+    let mut left = MAX_THREADS;
+    let mut out = vec![1; tiles.len()];
+    for (pos, k) in (0..tiles.len()).rev().enumerate() {
+        let cap = if pos == 2 { left.min(MAX_Z) } else { left };
+        let b = (1..=tiles[k].min(cap)).rev().find(|b| tiles[k] % b == 0).unwrap_or(1);
+        out[k] = b;
+        left /= b;
+    }
+    out
+}
+
+/// The kernel under the mark `at`, whose band has `j` leading coincident
+/// members.
+fn kernel(
+    ctx: &Context,
+    context: &str,
+    at: &ScheduleNode,
+    j: usize,
+    sizes: &[u32],
+    checks: Option<&Dependences>,
+) -> Result<Kernel, CodegenError> {
+    let what = || "building a kernel".to_string();
+    let depth = at.get_schedule_depth().ctx(what)? as usize;
+    let domain = at.get_domain().ctx(what)?;
+    // One launch: the host loops' values as parameters.
+    let mut launch = domain.copy().ctx(what)?;
+    let prefix = at.get_prefix_schedule_multi_union_pw_aff().ctx(what)?;
+    for d in 0..depth {
+        let h = param(ctx, &domain, &format!("polytune_h{d}"))?;
+        let eq = prefix.get_at(d as i32).ctx(what)?.sub(h).ctx(what)?.zero_union_set().ctx(what)?;
+        launch = launch.intersect(eq).ctx(what)?;
+    }
+    let band = at.get_child(0).ctx(what)?;
+    let phi = match j {
+        0 => None,
+        _ => Some(band.band_get_partial_schedule().ctx(what)?),
+    };
+    let member = |k: usize| -> Result<UnionPwAff, CodegenError> {
+        let phi = phi.as_ref().expect("a mapped kernel has a band");
+        Ok(phi.get_at(k as i32).ctx(what)?.intersect_domain(domain.copy().ctx(what)?).ctx(what)?)
+    };
+    let all_tiles: Vec<i64> =
+        (0..j.min(3)).map(|k| sizes.get(k).or(sizes.last()).copied().unwrap_or(32).max(1) as i64).collect();
+    let mut nb = j.min(2);
+    let mut nt = j.min(3);
+    // Block index (tile) and thread residue of an instance along member k.
+    let tile_of = |k: usize, t: i64| -> Result<UnionPwAff, CodegenError> {
+        Ok(member(k)?.scale_down_val(val(ctx, t)?).ctx(what)?.floor().ctx(what)?)
+    };
+    let residue_of = |k: usize, b: i64| -> Result<UnionPwAff, CodegenError> {
+        Ok(member(k)?.mod_val(val(ctx, b)?).ctx(what)?)
+    };
+    if let Some(deps) = checks {
+        let host = at.get_prefix_schedule_union_map().ctx(what)?;
+        while nb + nt > 0 {
+            let threads = block_sizes(&all_tiles[..nt]);
+            let mut mapped: Option<UnionMap> = None;
+            let parts = (0..nb)
+                .map(|k| tile_of(k, all_tiles[k]))
+                .chain((0..nt).map(|k| residue_of(k, threads[k])))
+                .collect::<Result<Vec<_>, _>>()?;
+            for p in parts {
+                let m = UnionMap::from_union_pw_aff(p).ctx(what)?;
+                mapped = Some(match mapped {
+                    None => m,
+                    Some(acc) => acc.flat_range_product(m).ctx(what)?,
+                });
+            }
+            let mapped = mapped.expect("at least one mapped member");
+            if legality::mapping_violations(ctx, context, &host, &mapped, deps)?.is_empty() {
+                break;
+            }
+            // Threads first: blocks alone may still be independent.
+            if nt > 0 {
+                nt = 0;
+            } else {
+                nb = 0;
+            }
+        }
+    }
+    let tiles = all_tiles[..nb].to_vec();
+    let threads = block_sizes(&all_tiles[..nt]);
+    // The filter: this block's tile and this thread's residue.
+    let mut filter = launch.copy().ctx(what)?;
+    let mut names = Vec::new();
+    for (k, &t) in tiles.iter().enumerate() {
+        let (o, b) = (format!("polytune_o{k}"), format!("polytune_b{k}"));
+        let start = param(ctx, &domain, &o)?.add(param(ctx, &domain, &b)?).ctx(what)?;
+        let eq = tile_of(k, t)?.sub(start).ctx(what)?.zero_union_set().ctx(what)?;
+        filter = filter.intersect(eq).ctx(what)?;
+        names.push(format!("0 <= {b}"));
+    }
+    for (k, &b) in threads.iter().enumerate() {
+        let t = format!("polytune_t{}", threads.len() - 1 - k);
+        let eq = residue_of(k, b)?.sub(param(ctx, &domain, &t)?).ctx(what)?.zero_union_set().ctx(what)?;
+        filter = filter.intersect(eq).ctx(what)?;
+        names.push(format!("0 <= {t} < {b}"));
+    }
+    // The first and last tile of each block dimension, for one launch.
+    // The SCoP's context, with the host values as parameters too.
+    let with_host = || -> Result<Set, CodegenError> {
+        let hs: Vec<String> = (0..depth).map(|d| format!("polytune_h{d}")).collect();
+        let params = Set::read_from_str(ctx, &format!("[{}] -> {{ : true }}", hs.join(", "))).ctx(what)?;
+        Ok(Set::read_from_str(ctx, context).ctx(what)?.intersect_params(params).ctx(what)?)
+    };
+    let host_context = with_host()?.to_str().ctx(what)?.to_string();
+    let mut range = Vec::new();
+    for (k, &t) in tiles.iter().enumerate() {
+        let q = tile_of(k, t)?.intersect_domain(launch.copy().ctx(what)?).ctx(what)?;
+        let values = UnionMap::from_union_pw_aff(q).ctx(what)?.range().ctx(what)?;
+        let values = Set::from_union_set(values).ctx(what)?;
+        let lo = c_expr(ctx, &host_context, values.copy().ctx(what)?.dim_min(0).ctx(what)?)?;
+        let hi = c_expr(ctx, &host_context, values.dim_max(0).ctx(what)?)?;
+        range.push((lo, hi));
+    }
+    let tree = at.get_child(0).ctx(what)?.insert_filter(filter).ctx(what)?.get_schedule().ctx(what)?;
+    let tree = tree.intersect_domain(launch).ctx(what)?;
+    let ids: Vec<String> = (0..tiles.len())
+        .flat_map(|k| [format!("polytune_o{k}"), format!("polytune_b{k}")])
+        .chain((0..threads.len()).map(|k| format!("polytune_t{k}")))
+        .collect();
+    let mapped = Set::read_from_str(
+        ctx,
+        &format!(
+            "[{}] -> {{ : {} }}",
+            ids.join(", "),
+            if names.is_empty() { "true".into() } else { names.join(" and ") }
+        ),
+    )
+    .ctx(what)?;
+    let context = with_host()?.intersect_params(mapped).ctx(what)?.to_str().ctx(what)?.to_string();
+    let prefix = at.get_prefix_schedule_union_map().ctx(what)?.to_str().ctx(what)?.to_string();
+    Ok(Kernel { shape: Shape { depth, tiles, threads, range }, prefix, tree, context })
+}
+
+impl Shape {
+    /// `const int polytune_h0 = ...;` for each host dimension, from the
+    /// values isl gives at the kernel's mark.
+    pub(super) fn host_values(&self, values: &[String]) -> Result<String, CodegenError> {
+        if values.len() < self.depth {
+            return Err(CodegenError::Unsupported(format!(
+                "a kernel at schedule depth {} where isl knows {} outer dimensions",
+                self.depth,
+                values.len()
+            )));
+        }
+        Ok((0..self.depth).map(|d| format!("  const int polytune_h{d} = {};\n", values[d])).collect())
+    }
+
+    /// The launch as plain C, run on the CPU: the grid's blocks and each
+    /// block's threads as loops around the kernel's `body`, in reverse
+    /// order (so that code relying on an order the GPU does not keep is
+    /// more likely to show it). `values`: the outer schedule dimensions'.
+    pub(super) fn emulated(&self, body: &str, values: &[String]) -> Result<String, CodegenError> {
+        let mut out = String::from("{\n");
+        out.push_str(&self.host_values(values)?);
+        for (k, (lo, hi)) in self.range.iter().enumerate() {
+            out.push_str(&format!("  const long polytune_o{k} = {lo};\n"));
+            out.push_str(&format!("  const long polytune_g{k} = ({hi}) - polytune_o{k} + 1;\n"));
+        }
+        for k in 0..self.tiles.len() {
+            out.push_str(&format!(
+                "  for (long polytune_b{k} = polytune_g{k} - 1; polytune_b{k} >= 0; polytune_b{k}--)\n"
+            ));
+        }
+        // Member k of n has thread index n - 1 - k.
+        let n = self.threads.len();
+        for i in (0..n).rev() {
+            let last = self.threads[n - 1 - i] - 1;
+            out.push_str(&format!(
+                "  for (int polytune_t{i} = {last}; polytune_t{i} >= 0; polytune_t{i}--)\n"
+            ));
+        }
+        out.push_str("  {\n");
+        out.push_str(body);
+        out.push_str("  }\n}\n");
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_sizes_divide_their_tiles_and_stay_within_cuda_limits() {
+        assert_eq!(block_sizes(&[32]), vec![32]);
+        assert_eq!(block_sizes(&[32, 32]), vec![32, 32]);
+        assert_eq!(block_sizes(&[32, 32, 32]), vec![1, 32, 32]);
+        assert_eq!(block_sizes(&[16, 16, 16]), vec![4, 16, 16]);
+        assert_eq!(block_sizes(&[2048]), vec![1024]);
+        assert_eq!(block_sizes(&[48, 48]), vec![16, 48]);
+        for tiles in [vec![8, 64, 128], vec![100, 3], vec![7, 7, 7]] {
+            let b = block_sizes(&tiles);
+            assert!(b.iter().product::<i64>() <= MAX_THREADS, "{tiles:?} {b:?}");
+            assert!(b.iter().zip(&tiles).all(|(b, t)| t % b == 0), "{tiles:?} {b:?}");
+        }
+    }
+}

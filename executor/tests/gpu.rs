@@ -1,0 +1,167 @@
+//! GPU variants (issue 18) without a GPU: every kernel scheduled for the
+//! GPU target, mapped (host loops, blocks, threads), and its launches
+//! emulated on the CPU, block by block and thread by thread in reverse
+//! order; the outputs must be the original program's at SMALL.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use executor::codegen::{self, CodegenOptions};
+use executor::measure::Status;
+use executor::runtime::Tolerance;
+use space::knobs::SchedulerOptions;
+use testkit::{kernels, load};
+
+const ITEM_LIMIT: Duration = Duration::from_secs(400);
+
+fn gpu_knobs() -> SchedulerOptions {
+    SchedulerOptions::default().with_settings(&["target=gpu"]).unwrap()
+}
+
+/// The launches in an emulated region: one `polytune_h`/`polytune_b`/
+/// `polytune_t` line set per kernel.
+fn launches(region: &str) -> usize {
+    region.lines().filter(|l| l.trim_start().starts_with("for (long polytune_b0 ")).count()
+}
+
+/// Builds the original and `program`, runs both at the dataset `k` was
+/// loaded with and compares their outputs.
+fn same_outputs(k: &testkit::Kernel, program: String) {
+    let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
+    let original = codegen::original_program(&k.source, &k.scop).unwrap();
+    let reference = ev.reference(&original).unwrap();
+    let m = ev.evaluate(&reference, &[program]).unwrap().remove(0);
+    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+}
+
+#[test]
+fn gemm_maps_two_block_and_two_thread_dimensions() {
+    let k = load("linear-algebra/gemm.c", "SMALL");
+    let knobs = gpu_knobs();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
+    assert!(opts.gpu && !opts.openmp);
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let r = &v.region;
+    for id in ["polytune_b0", "polytune_b1", "polytune_t0", "polytune_t1"] {
+        assert!(
+            r.contains(&format!("for (long {id} ")) || r.contains(&format!("for (int {id} ")),
+            "{id}:\n{r}"
+        );
+    }
+    assert!(!r.contains("#pragma omp"), "{r}");
+    assert!(launches(r) >= 1, "{r}");
+    same_outputs(&k, v.program);
+}
+
+#[test]
+fn jacobi_2d_launches_kernels_from_its_host_time_loop() {
+    let k = load("stencils/jacobi-2d.c", "SMALL");
+    let knobs = gpu_knobs();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let r = &v.region;
+    // The time loop runs on the host; each launch sees its value.
+    assert!(r.contains("const int polytune_h0 = "), "{r}");
+    assert!(r.contains("polytune_t0"), "{r}");
+    same_outputs(&k, v.program);
+}
+
+/// A mapping that breaks a dependence is caught by the check, not by luck:
+/// forcing every band member coincident on seidel-2d (whose loops all carry
+/// dependences) must leave no block or thread loop.
+#[test]
+fn a_mapping_that_would_race_falls_back_to_one_thread() {
+    let k = load("stencils/seidel-2d.c", "SMALL");
+    let knobs = gpu_knobs();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let forced = s
+        .tree
+        .replace("coincident: [ 0", "coincident: [ 1")
+        .replace(", 0 ]", ", 1 ]")
+        .replace(", 0,", ", 1,");
+    assert_ne!(forced, s.tree, "the tree has sequential members to force:\n{}", s.tree);
+    let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &forced, &opts).unwrap();
+    assert!(!v.region.contains("polytune_t0"), "{}", v.region);
+    same_outputs(&k, v.program);
+}
+
+/// Every kernel: scheduled for the GPU, mapped, emulated, outputs compared
+/// with the original's; its CUDA unit compiled by nvcc for sm_80 and sm_90
+/// where nvcc is found (CI sets `POLYTUNE_EXPECT_NVCC`: there it must be).
+/// Failures are collected, then reported together.
+#[test]
+fn every_kernel_mapped_to_the_gpu_matches_the_original_when_emulated() {
+    let paths = kernels();
+    let failures = Mutex::new(Vec::<String>::new());
+    let next = Mutex::new(0usize);
+    let started = std::time::Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let i = {
+                    let mut n = next.lock().unwrap();
+                    *n += 1;
+                    *n - 1
+                };
+                let Some(path) = paths.get(i) else { break };
+                let k = load(path, "SMALL");
+                let knobs = gpu_knobs();
+                let fail = |what: String| failures.lock().unwrap().push(format!("{}: {what}", k.name));
+                let tree = {
+                    let _item = testkit::item(format!("{}: schedule", k.name), ITEM_LIMIT);
+                    space::schedule::unified(&k.scop, &k.deps, None, &knobs)
+                };
+                let tree = match tree {
+                    Ok(s) => s.tree,
+                    Err(e) => {
+                        fail(format!("schedule: {e}"));
+                        continue;
+                    }
+                };
+                let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
+                let v = {
+                    let _item = testkit::item(format!("{}: codegen", k.name), ITEM_LIMIT);
+                    codegen::generate(&k.source, &k.scop, &k.deps, &tree, &opts)
+                };
+                let v = match v {
+                    Ok(v) => v,
+                    Err(e) => {
+                        fail(format!("codegen: {e}"));
+                        continue;
+                    }
+                };
+                match (&v.cuda, executor::cuda::nvcc()) {
+                    (None, _) => fail("no CUDA unit".into()),
+                    (Some(c), Some(nvcc)) => {
+                        let dir = testkit::root().join("target/tmp/polytune-gpu-test-units");
+                        std::fs::create_dir_all(&dir).unwrap();
+                        let unit = dir.join(format!("{}.cu", k.name));
+                        std::fs::write(&unit, &c.unit).unwrap();
+                        let _item = testkit::item(format!("{}: nvcc", k.name), ITEM_LIMIT);
+                        if let Err(e) = executor::cuda::compile_check(&nvcc, &unit, &["sm_80", "sm_90"]) {
+                            fail(format!("nvcc: {e}"));
+                        }
+                    }
+                    (Some(_), None) => assert!(
+                        std::env::var_os("POLYTUNE_EXPECT_NVCC").is_none(),
+                        "POLYTUNE_EXPECT_NVCC is set but no nvcc was found (POLYTUNE_NVCC, PATH, CUDA_HOME)"
+                    ),
+                }
+                let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
+                let original = codegen::original_program(&k.source, &k.scop).unwrap();
+                let reference = ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+                let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
+                if m.status != Status::Ok {
+                    fail(format!("{} {}", m.status, m.reason));
+                }
+                eprintln!("{}: {} launch sites, {}", k.name, launches(&v.region), m.status);
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    eprintln!("gpu sweep: {} kernels, {:.0} s", paths.len(), started.elapsed().as_secs_f64());
+    assert!(failures.is_empty(), "{} failures: {failures:#?}", failures.len());
+}
