@@ -1,7 +1,7 @@
 //! nvcc for GPU variants' CUDA units: where it is, and a compile check
-//! (no GPU needed). PyPI's `nvidia-cuda-nvcc-cu12` and the runtime, crt and
-//! cccl header packages make a working nvcc on any Linux machine; `.ci/run`
-//! installs them and points `POLYTUNE_NVCC` at it.
+//! (no GPU needed). PyPI's `nvidia-cuda-nvcc`, `-runtime`, `-crt` and
+//! `-cccl` make a working nvcc on any Linux machine (under
+//! `nvidia/cu13/`); `.ci/run` installs them and points `POLYTUNE_NVCC` at it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,15 +36,6 @@ pub fn compile_check(nvcc: &Path, unit: &Path, archs: &[&str]) -> Result<(), Str
         cmd.arg("-gencode").arg(format!("arch=compute_{n},code=sm_{n}"));
     }
     cmd.arg(unit).arg("-o").arg(&object);
-    // Headers of PyPI's packages sit beside nvcc's own package.
-    if let Some(nvidia) = nvcc.parent().and_then(Path::parent).and_then(Path::parent) {
-        for pkg in ["cuda_runtime", "cuda_crt", "cuda_cccl", "cuda_nvcc"] {
-            let include = nvidia.join(pkg).join("include");
-            if include.is_dir() {
-                cmd.arg(format!("-I{}", include.display()));
-            }
-        }
-    }
     let run = run_limited(cmd, &Limits::default(), Duration::from_secs(300), 4000)
         .map_err(|e| format!("{}: cannot run: {e}", nvcc.display()))?;
     match run.end {

@@ -166,23 +166,44 @@ unsafe extern "C" {
     fn isl_pw_multi_aff_get_pw_aff(pma: libc::uintptr_t, pos: libc::c_int) -> libc::uintptr_t;
     fn isl_pw_multi_aff_dim(pma: libc::uintptr_t, kind: libc::c_int) -> libc::c_int;
     fn isl_pw_multi_aff_free(pma: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_union_map_domain(umap: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_union_set_to_str(uset: libc::uintptr_t) -> *mut libc::c_char;
+    fn isl_union_set_free(uset: libc::uintptr_t) -> libc::uintptr_t;
 }
 
 /// isl's `isl_dim_out` (the values of a function).
 const ISL_DIM_OUT: libc::c_int = 3;
 
-/// The marks `{ANNOTATED_MARK}_{k}` get, after isl generated them, the
-/// values of the outer schedule dimensions there as C expressions in the
-/// AST's iterators, appended to the name: `polytune_kernel_0;2 * c0 + 1`.
-/// isl's iterators need not be those values (it shifts and scales the loop
-/// of statements with strided offsets: `S1 -> [2t]`, `S2 -> [2t + 1]` gives
-/// one loop over `t` and two copies of the body), so code at a mark that
-/// needs the values takes them from here.
+/// The marks `{ANNOTATED_MARK}_{k}` are numbered again, after isl
+/// generated them, by occurrence: isl may generate a mark's subtree more
+/// than once (split loops, strided offsets), each copy for part of its
+/// instances. Each occurrence's name gets the values of the outer schedule
+/// dimensions there as C expressions in the AST's iterators:
+/// `polytune_kernel_3;2 * c0 + 1` is occurrence 3. isl's iterators need not
+/// be those values (it shifts and scales the loop of statements with
+/// strided offsets: `S1 -> [2t]`, `S2 -> [2t + 1]` gives one loop over `t`
+/// and two copies of the body), so code at a mark that needs the values
+/// takes them from here.
 pub(super) const ANNOTATED_MARK: &str = "polytune_kernel";
 
-/// What `annotate_mark` reads: for each kernel number, the map from the
-/// statement instances below its mark to the outer schedule dimensions.
-struct Prefixes(Vec<std::ffi::CString>);
+/// What `annotate_mark` reads and writes: for each mark number, the map
+/// from the statement instances below it to the outer schedule
+/// dimensions; for each occurrence, its mark number and the instances isl
+/// put under it (isl text).
+struct Annotations {
+    prefixes: Vec<std::ffi::CString>,
+    occurrences: Vec<(usize, String)>,
+}
+
+/// isl text made by isl (`malloc`ed), freed.
+unsafe fn take_c_string(c: *mut libc::c_char) -> String {
+    if c.is_null() {
+        return String::new();
+    }
+    let s = std::ffi::CStr::from_ptr(c).to_string_lossy().into_owned();
+    libc::free(c as *mut libc::c_void);
+    s
+}
 
 extern "C" fn annotate_mark(
     node: libc::uintptr_t,
@@ -190,10 +211,10 @@ extern "C" fn annotate_mark(
     user: *mut libc::c_void,
 ) -> libc::uintptr_t {
     // SAFETY: isl passes a mark node we own, a build we may read and our
-    // `Prefixes`, alive for the whole generation; every object made here
-    // is given to isl or freed before returning.
+    // `Annotations`, alive and not otherwise borrowed for the whole
+    // generation; every object made here is given to isl or freed.
     unsafe {
-        let prefixes = &*(user as *const Prefixes);
+        let notes = &mut *(user as *mut Annotations);
         let id = isl_ast_node_mark_get_id(node);
         let name = std::ffi::CStr::from_ptr(isl_id_get_name(id)).to_string_lossy().into_owned();
         isl_id_free(id);
@@ -201,21 +222,23 @@ extern "C" fn annotate_mark(
             .strip_prefix(ANNOTATED_MARK)
             .and_then(|r| r.strip_prefix('_'))
             .and_then(|k| k.parse::<usize>().ok());
-        let Some(prefix) = k.and_then(|k| prefixes.0.get(k)) else { return node };
+        let Some((k, prefix)) = k.and_then(|k| notes.prefixes.get(k).map(|p| (k, p))) else { return node };
         let ctx = isl_ast_build_get_ctx(build);
+        let reached = isl_union_map_domain(isl_ast_build_get_schedule(build));
+        let instances = take_c_string(isl_union_set_to_str(reached));
+        isl_union_set_free(reached);
         // Iterators -> instances executed here -> outer schedule values.
         let executed = isl_union_map_reverse(isl_ast_build_get_schedule(build));
         let values = isl_union_map_apply_range(executed, isl_union_map_read_from_str(ctx, prefix.as_ptr()));
         let pma = isl_pw_multi_aff_from_map(isl_map_from_union_map(values));
-        let mut text = name;
+        let mut text = format!("{ANNOTATED_MARK}_{}", notes.occurrences.len());
+        notes.occurrences.push((k, instances));
         let n = if pma == 0 { 0 } else { isl_pw_multi_aff_dim(pma, ISL_DIM_OUT) };
         for d in 0..n.max(0) {
             let expr = isl_ast_build_expr_from_pw_aff(build, isl_pw_multi_aff_get_pw_aff(pma, d));
-            let c = if expr == 0 { std::ptr::null_mut() } else { isl_ast_expr_to_C_str(expr) };
             text.push(';');
-            if !c.is_null() {
-                text.push_str(&std::ffi::CStr::from_ptr(c).to_string_lossy());
-                libc::free(c as *mut libc::c_void);
+            if expr != 0 {
+                text.push_str(&take_c_string(isl_ast_expr_to_C_str(expr)));
             }
             isl_ast_expr_free(expr);
         }
@@ -279,22 +302,26 @@ pub(super) fn build_ast(
     schedule: Schedule,
     prefix: &str,
 ) -> Result<ASTNode, CodegenError> {
-    build_annotated_ast(ctx, context, schedule, prefix, &[])
+    Ok(build_annotated_ast(ctx, context, schedule, prefix, &[])?.0)
 }
 
-/// `build_ast`, with the marks `{ANNOTATED_MARK}_{k}` annotated with the
-/// outer schedule values there; `prefixes[k]`: the map (isl text) from the
-/// statement instances below mark k to those values.
+/// `build_ast`, with the marks `{ANNOTATED_MARK}_{k}` numbered by
+/// occurrence and annotated with the outer schedule values there
+/// (`annotate_mark`); `prefixes[k]`: the map (isl text) from the statement
+/// instances below mark k to those values. Also each occurrence's mark
+/// number and instances.
 pub(super) fn build_annotated_ast(
     ctx: &Context,
     context: &str,
     schedule: Schedule,
     prefix: &str,
     prefixes: &[String],
-) -> Result<ASTNode, CodegenError> {
+) -> Result<(ASTNode, Vec<(usize, String)>), CodegenError> {
     let what = || "generating the AST".to_string();
-    let marks =
-        Prefixes(prefixes.iter().map(|p| std::ffi::CString::new(p.as_str()).unwrap_or_default()).collect());
+    let mut marks = Annotations {
+        prefixes: prefixes.iter().map(|p| std::ffi::CString::new(p.as_str()).unwrap_or_default()).collect(),
+        occurrences: Vec::new(),
+    };
     let mut names = IdList::alloc(ctx, MAX_LOOP_DEPTH as i32).ctx(what)?;
     for d in 0..MAX_LOOP_DEPTH {
         names = names.add(Id::read_from_str(ctx, &format!("{prefix}{d}")).ctx(what)?).ctx(what)?;
@@ -309,10 +336,10 @@ pub(super) fn build_annotated_ast(
     let node = unsafe {
         let build = isl_ast_build_set_iterators(isl_ast_build_from_context(set.ptr), names.ptr);
         let build = match build {
-            b if b != 0 && !marks.0.is_empty() => isl_ast_build_set_after_each_mark(
+            b if b != 0 && !marks.prefixes.is_empty() => isl_ast_build_set_after_each_mark(
                 b,
                 annotate_mark,
-                &marks as *const Prefixes as *mut libc::c_void,
+                &mut marks as *mut Annotations as *mut libc::c_void,
             ),
             b => b,
         };
@@ -333,7 +360,7 @@ pub(super) fn build_annotated_ast(
             ctx.last_error_msg()
         )));
     }
-    Ok(ASTNode { ptr: node, should_free_on_drop: true })
+    Ok((ASTNode { ptr: node, should_free_on_drop: true }, marks.occurrences))
 }
 
 /// Loops deeper than this get isl's own iterator names (it never happens in

@@ -274,16 +274,20 @@ fn generate_gpu(
     let sizes = opts.tile_sizes.clone().unwrap_or_else(|| vec![32]);
     let (host, kernels) = gpu::map(ctx, &scop.context, tree, &sizes, deps)?;
     let prefix = iterator_prefix(scop);
-    let mut bodies = Vec::new();
-    for k in &kernels {
-        let ast = build_ast(ctx, &k.context, k.tree.copy().ctx(|| "a kernel's tree".into())?, &prefix)?;
-        let mut body = Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop));
-        body.node(&ast, None)?;
-        bodies.push((k.shape.clone(), body.out));
-    }
     let schedule = host.to_str().ctx(|| "printing the schedule".into())?.to_string();
     let prefixes: Vec<String> = kernels.iter().map(|k| k.prefix.clone()).collect();
-    let ast = build_annotated_ast(ctx, &scop.context, host, &prefix, &prefixes)?;
+    let (ast, occurrences) = build_annotated_ast(ctx, &scop.context, host, &prefix, &prefixes)?;
+    // One kernel per occurrence of a mark in host code, for its instances.
+    let mut bodies = Vec::new();
+    for (k, instances) in occurrences {
+        let what = || "a kernel's tree".to_string();
+        let instances = isl_rs::UnionSet::read_from_str(ctx, &instances).ctx(what)?;
+        let tree = kernels[k].tree.copy().ctx(what)?.intersect_domain(instances).ctx(what)?;
+        let ast = build_ast(ctx, &kernels[k].context, tree, &prefix)?;
+        let mut body = Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop));
+        body.node(&ast, None)?;
+        bodies.push((kernels[k].shape.clone(), body.out));
+    }
     let print_host = |launches: Vec<print::Launch>| -> Result<String, CodegenError> {
         let mut printer = Printer { launches, ..Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop)) };
         printer.node(&ast, None)?;
@@ -298,27 +302,24 @@ fn generate_gpu(
         .collect();
     let region = format!("{}{}{}", statement_macros(scop), print_host(emulated)?, undef_macros(scop));
     let program = splice(source, scop, &region)?;
-    let cuda = match outline::Outliner::new(scop, &statement_macros(scop), &undef_macros(scop)) {
-        None => None,
-        Some(o) => {
-            let device = gpu::cuda::device_args(scop);
+    // The CUDA form, where the region can be a function of its data.
+    let outliner = outline::Outliner::new(scop, &statement_macros(scop), &undef_macros(scop));
+    let cuda = match (outliner, gpu::cuda::data(scop)) {
+        (Some(o), Ok(data)) => {
             let launches = bodies
                 .iter()
                 .enumerate()
                 .map(|(n, (shape, _))| {
-                    let (shape, args) = (shape.clone(), gpu::cuda::launch_args(&o, shape, &device));
+                    let (shape, args) = (shape.clone(), gpu::cuda::launch_args(&o, shape, &data.0));
                     Box::new(move |values: &[String]| shape.launch(n, values, &args)) as print::Launch
                 })
                 .collect();
             let host = print_host(launches)?;
-            match gpu::cuda::unit(scop, &o, &bodies, &host) {
-                Ok(mut c) => {
-                    c.program = splice(source, scop, &c.program)?;
-                    Some(c)
-                }
-                Err(_) => None,
-            }
+            let mut c = gpu::cuda::unit(scop, &o, &bodies, &host, &data);
+            c.program = splice(source, scop, &c.program)?;
+            Some(c)
         }
+        _ => None,
     };
     Ok(Variant { program, region, schedule, bands: Vec::new(), cuda })
 }

@@ -83,86 +83,119 @@ impl Shape {
     }
 }
 
-/// The `.cu` unit and the C region that calls it, for the kernels of
-/// `host` (the host AST printed with `launch`es, see
-/// [`Kernel::launch`]); `None` where the region cannot be a function (see
-/// [`Outliner::new`]) or an array's first extent is not stated.
+/// How the unit passes one of the SCoP's arrays or scalars. C++ has no
+/// variable-length array types, so an array of rank 2 or 3 travels as a
+/// small view whose `operator[]` walks rows of the stated extents: the
+/// statements' text (`C[i][j]`) is the same in kernels as in C.
+pub(crate) struct Datum {
+    /// In the host function's signature.
+    host_param: String,
+    /// In each kernel's signature.
+    kernel_param: String,
+    /// In each launch.
+    pub(crate) launch_arg: String,
+}
+
+/// The unit's view types (see [`Datum`]).
+const VIEWS: &str = "template <typename T> struct polytune_view2 {\n  T *p;\n  long n1;\n  \
+     __device__ T *operator[](long i) const { return p + i * n1; }\n};\n\
+     template <typename T> struct polytune_view3 {\n  T *p;\n  long n1, n2;\n  \
+     __device__ polytune_view2<T> operator[](long i) const { return polytune_view2<T>{p + i * n1 * n2, n2}; }\n};\n";
+
+/// Each array and scalar of the SCoP as the unit passes it, with the code
+/// that copies it to the device and back; `Err` for an array whose
+/// extents are not all stated (literals and size parameters) or of rank
+/// above 3.
+pub(crate) fn data(scop: &Scop) -> Result<(Vec<Datum>, String, String), CodegenError> {
+    let unsupported = |why: String| CodegenError::Unsupported(format!("CUDA: {why}"));
+    let (mut data, mut setup, mut finish) = (Vec::new(), String::new(), String::new());
+    for a in &scop.arrays {
+        let (n, ty) = (&a.name, &a.element_type);
+        let check = |call: String, what: &str| format!("  polytune_check({call}, \"{what} {n}\");\n");
+        let copies = |bytes: &str, host: &str, out: bool, setup: &mut String, finish: &mut String| {
+            setup.push_str(&format!("  void *polytune_d_{n};\n"));
+            setup.push_str(&check(format!("cudaMalloc(&polytune_d_{n}, {bytes})"), "allocating"));
+            setup.push_str(&check(
+                format!("cudaMemcpy(polytune_d_{n}, {host}, {bytes}, cudaMemcpyHostToDevice)"),
+                "copying in",
+            ));
+            if out {
+                finish.push_str(&check(
+                    format!("cudaMemcpy({host}, polytune_d_{n}, {bytes}, cudaMemcpyDeviceToHost)"),
+                    "copying out",
+                ));
+            }
+            finish.push_str(&check(format!("cudaFree(polytune_d_{n})"), "freeing"));
+        };
+        if a.extents.is_empty() {
+            data.push(if a.written {
+                let bytes = format!("sizeof({ty})");
+                copies(&bytes, &format!("polytune_p_{n}"), true, &mut setup, &mut finish);
+                Datum {
+                    host_param: format!("{ty} *polytune_p_{n}"),
+                    kernel_param: format!("{ty} *polytune_p_{n}"),
+                    launch_arg: format!("({ty} *) polytune_d_{n}"),
+                }
+            } else {
+                Datum {
+                    host_param: format!("{ty} {n}"),
+                    kernel_param: format!("{ty} {n}"),
+                    launch_arg: n.clone(),
+                }
+            });
+            continue;
+        }
+        let mut extents = Vec::new();
+        for e in &a.extents {
+            match e {
+                Some(e) if stated_extent(e, &scop.params) => extents.push(format!("({})", e.trim())),
+                _ => return Err(unsupported(format!("an extent of {n} is not stated"))),
+            }
+        }
+        let bytes = format!("(size_t) {} * sizeof({ty})", extents.join(" * "));
+        copies(&bytes, &format!("polytune_h_{n}"), a.written && !a.local, &mut setup, &mut finish);
+        let rows: Vec<String> = extents[1..].iter().map(|e| format!(", (long) {e}")).collect();
+        let (kernel_param, launch_arg) = match a.rank() {
+            1 => (format!("{ty} *__restrict__ {n}"), format!("({ty} *) polytune_d_{n}")),
+            r @ (2 | 3) => (
+                format!("polytune_view{r}<{ty}> {n}"),
+                format!("polytune_view{r}<{ty}>{{({ty} *) polytune_d_{n}{}}}", rows.concat()),
+            ),
+            r => return Err(unsupported(format!("{n} has rank {r}; arrays of rank up to 3 are passed"))),
+        };
+        data.push(Datum { host_param: format!("void *polytune_h_{n}"), kernel_param, launch_arg });
+    }
+    Ok((data, setup, finish))
+}
+
+/// The `.cu` unit and the C region that calls it: `kernels` with their
+/// code for one thread, `host` the host code (launches printed by
+/// [`Shape::launch`]), `data` with its copies from [`data`].
 pub(crate) fn unit(
     scop: &Scop,
     outliner: &Outliner,
     kernels: &[(Shape, String)],
     host: &str,
-) -> Result<Cuda, CodegenError> {
-    let unsupported = |why: String| CodegenError::Unsupported(format!("CUDA: {why}"));
+    (data, setup, finish): &(Vec<Datum>, String, String),
+) -> Cuda {
     let function =
         scop.function.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
     let name = format!("polytune_gpu_{function}_{}", scop.start.line);
-    let signature: Vec<String> = outliner.params.iter().chain(&outliner.data).cloned().collect();
+    let signature: Vec<String> =
+        outliner.params.iter().cloned().chain(data.iter().map(|d| d.host_param.clone())).collect();
     let signature = format!("void {name}({})", signature.join(", "));
     let args: Vec<String> = outliner.param_args.iter().chain(&outliner.data_args).cloned().collect();
     let program = format!("  {signature};\n  {name}({});\n", args.join(", "));
-    // Device copies: `polytune_d_A` for each array and written scalar.
-    let (mut setup, mut finish) = (String::new(), String::new());
-    for a in &scop.arrays {
-        let (n, ty) = (&a.name, &a.element_type);
-        let check = |call: String, what: &str| format!("  polytune_check({call}, \"{what} {n}\");\n");
-        match a.extents.first() {
-            None if a.written => {
-                setup.push_str(&format!("  {ty} *polytune_d_{n};\n"));
-                setup.push_str(&check(
-                    format!("cudaMalloc((void **)&polytune_d_{n}, sizeof({ty}))"),
-                    "allocating",
-                ));
-                setup.push_str(&check(
-                    format!(
-                        "cudaMemcpy(polytune_d_{n}, polytune_p_{n}, sizeof({ty}), cudaMemcpyHostToDevice)"
-                    ),
-                    "copying in",
-                ));
-                finish.push_str(&check(
-                    format!(
-                        "cudaMemcpy(polytune_p_{n}, polytune_d_{n}, sizeof({ty}), cudaMemcpyDeviceToHost)"
-                    ),
-                    "copying out",
-                ));
-                finish.push_str(&check(format!("cudaFree(polytune_d_{n})"), "freeing"));
-            }
-            None => {}
-            Some(first) => {
-                let rows = match first {
-                    Some(e) if stated_extent(e, &scop.params) => e.trim().to_string(),
-                    _ => {
-                        return Err(unsupported(format!("the extent of {n}'s first dimension is not stated")))
-                    }
-                };
-                let bytes = format!("(size_t) ({rows}) * sizeof(*{n})");
-                setup.push_str(&format!("  __typeof__(&{n}[0]) polytune_d_{n};\n"));
-                setup
-                    .push_str(&check(format!("cudaMalloc((void **)&polytune_d_{n}, {bytes})"), "allocating"));
-                setup.push_str(&check(
-                    format!("cudaMemcpy(polytune_d_{n}, {n}, {bytes}, cudaMemcpyHostToDevice)"),
-                    "copying in",
-                ));
-                if a.written && !a.local {
-                    finish.push_str(&check(
-                        format!("cudaMemcpy({n}, polytune_d_{n}, {bytes}, cudaMemcpyDeviceToHost)"),
-                        "copying out",
-                    ));
-                }
-                finish.push_str(&check(format!("cudaFree(polytune_d_{n})"), "freeing"));
-            }
-        }
-    }
-    let mut unit = String::from(
+    let mut unit = format!(
         "#include <cuda_runtime.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n\
-         static void polytune_check(cudaError_t e, const char *what)\n{\n  if (e != cudaSuccess) {\n    \
-         fprintf(stderr, \"polytune: CUDA: %s: %s\\n\", what, cudaGetErrorString(e));\n    exit(70);\n  }\n}\n\n",
+         static void polytune_check(cudaError_t e, const char *what)\n{{\n  if (e != cudaSuccess) {{\n    \
+         fprintf(stderr, \"polytune: CUDA: %s: %s\\n\", what, cudaGetErrorString(e));\n    exit(70);\n  }}\n}}\n\n{VIEWS}\n"
     );
     for (number, (k, body)) in kernels.iter().enumerate() {
         let mut params: Vec<String> = outliner.params.clone();
         params.extend((0..k.depth).map(|d| format!("int polytune_h{d}")));
         params.extend((0..k.tiles.len()).map(|i| format!("long polytune_o{i}")));
-        params.extend(outliner.data.iter().cloned());
+        params.extend(data.iter().map(|d| d.kernel_param.clone()));
         unit.push_str(&k.global(number, &params.join(", "), body, &outliner.defines, &outliner.undefs));
         unit.push('\n');
     }
@@ -171,27 +204,15 @@ pub(crate) fn unit(
         ast = super::super::print::AST_MACROS,
         undef = super::super::print::UNDEF_AST_MACROS,
     ));
-    Ok(Cuda { program, unit, kernels: kernels.len() })
+    Cuda { program, unit, kernels: kernels.len() }
 }
 
-/// The arguments of every launch: the size parameters, the host values and
-/// tile offsets of kernel `k`, and the device copies of the data.
-pub(crate) fn launch_args(outliner: &Outliner, k: &Shape, device: &[String]) -> String {
+/// The arguments of every launch of kernel `k`: the size parameters, its
+/// host values and tile offsets, and the data.
+pub(crate) fn launch_args(outliner: &Outliner, k: &Shape, data: &[Datum]) -> String {
     let mut args: Vec<String> = outliner.param_args.clone();
     args.extend((0..k.depth).map(|d| format!("polytune_h{d}")));
     args.extend((0..k.tiles.len()).map(|i| format!("polytune_o{i}")));
-    args.extend(device.iter().cloned());
+    args.extend(data.iter().map(|d| d.launch_arg.clone()));
     args.join(", ")
-}
-
-/// The device arguments for the data, in `Outliner::data` order: each
-/// array's and written scalar's device copy, read scalars by value.
-pub(crate) fn device_args(scop: &Scop) -> Vec<String> {
-    scop.arrays
-        .iter()
-        .map(|a| match (a.extents.is_empty(), a.written) {
-            (true, false) => a.name.clone(),
-            _ => format!("polytune_d_{}", a.name),
-        })
-        .collect()
 }
