@@ -245,3 +245,36 @@ fn official_layout_runs_with_its_second_translation_unit() {
     assert!(!out.status.success() && err.contains(bad.to_str().unwrap()) && err.contains("sauces"), "{err}");
     let _ = std::fs::remove_file(&bad);
 }
+
+/// Issue 18 without a GPU: `run --set target=gpu` measures the emulation,
+/// writes the CUDA unit beside the sources and says what nvcc made of it
+/// (compiled where nvcc is found, as CI installs it); `tune` refuses GPU
+/// variants unless told to emulate them.
+#[test]
+fn a_gpu_variant_is_emulated_and_its_cuda_unit_written_and_tune_refuses_without_emulate() {
+    let v = run_json(
+        "gpu",
+        &[
+            "polybench/stencils/jacobi-2d.c",
+            "--schedule",
+            "unified",
+            "--set",
+            "target=gpu",
+            "--dataset",
+            "MINI",
+        ],
+    );
+    assert_eq!(v["status"], "ok", "{v}");
+    assert_eq!(v["emulated"], true, "{v}");
+    let unit = std::fs::read_to_string(v["cuda"].as_str().unwrap()).unwrap();
+    assert!(unit.contains("__global__ void polytune_kernel_0(") && unit.contains("<<<"), "{unit}");
+    let nvcc = v["nvcc"].as_str().unwrap();
+    match executor::cuda::nvcc() {
+        Some(_) => assert!(nvcc.starts_with("compiled for sm_80"), "{nvcc}"),
+        None => assert!(nvcc.starts_with("not found"), "{nvcc}"),
+    }
+    let out = polytune(&["tune", "polybench/stencils/jacobi-2d.c", "--set", "target=gpu", "--evals", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--emulate") && err.contains("no GPU slot"), "{err}");
+}
