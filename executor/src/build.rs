@@ -85,6 +85,16 @@ pub struct Extras {
     pub ldflags: Vec<String>,
 }
 
+/// Objects and libraries linked into one program besides the usual ones.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Linked {
+    pub objects: Vec<PathBuf>,
+    /// Link arguments after the objects (`-L...`, `-lfoo`).
+    pub libs: Vec<String>,
+    /// What names the objects' contents in the program's cache key.
+    pub key: String,
+}
+
 /// Errors that stop a builder as a whole (never a single source's compile error).
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -246,17 +256,37 @@ impl Builder {
 
     /// The cache key of `source` under this compiler (hex).
     pub fn key(&self, source: &str) -> String {
-        let parts: [&[u8]; 4] =
-            [b"variant", source.as_bytes(), RUNTIME_C.as_bytes(), self.extras_key.as_bytes()];
+        self.key_linked(source, "")
+    }
+
+    /// The cache key of `source` linked with objects keyed `linked`.
+    fn key_linked(&self, source: &str, linked: &str) -> String {
+        let parts: [&[u8]; 5] = [
+            b"variant",
+            source.as_bytes(),
+            RUNTIME_C.as_bytes(),
+            self.extras_key.as_bytes(),
+            linked.as_bytes(),
+        ];
         // Without extras the key is what it always was: existing caches stay valid.
-        let parts = if self.extras_key.is_empty() { &parts[..3] } else { &parts[..] };
+        let parts = match (self.extras_key.is_empty(), linked.is_empty()) {
+            (true, true) => &parts[..3],
+            (false, true) => &parts[..4],
+            _ => &parts[..],
+        };
         hash_key(parts, &self.compiler, &self.version)
     }
 
     /// Builds one source, linking the runtime, the extra objects, the link
     /// flags and `-lm`; a cache hit compiles nothing.
     pub fn build(&self, source: &str) -> BuildOutcome {
-        let key = self.key(source);
+        self.build_linked(source, &Linked::default())
+    }
+
+    /// Builds one source as [`Builder::build`] does, linked with `linked`'s
+    /// objects and libraries too (a CUDA variant's unit and runtime).
+    pub fn build_linked(&self, source: &str, linked: &Linked) -> BuildOutcome {
+        let key = self.key_linked(source, &linked.key);
         let dir = self.cache_dir.join("variants");
         let binary = dir.join(&key);
         if binary.is_file() {
@@ -272,7 +302,9 @@ impl Builder {
             .arg(&src)
             .arg(&self.runtime_object)
             .args(&self.extra_objects)
+            .args(&linked.objects)
             .args(&self.extras.ldflags)
+            .args(&linked.libs)
             .arg("-lm");
         match self.compile_to(cmd, &binary) {
             Ok(()) => BuildOutcome::Built { binary, key, cached: false },

@@ -1,13 +1,19 @@
-//! nvcc for GPU variants' CUDA units: where it is, and a compile check
-//! (no GPU needed). PyPI's `nvidia-cuda-nvcc`, `-runtime`, `-crt` and
-//! `-cccl` make a working nvcc on any Linux machine (under
-//! `nvidia/cu13/`); `.ci/run` installs them and points `POLYTUNE_NVCC` at it.
+//! nvcc for GPU variants' CUDA units: where it is, a compile check (no GPU
+//! needed) and the build of a CUDA variant: its unit compiled by nvcc, the
+//! host program by the profile's compiler, linked with CUDA's static
+//! runtime. PyPI's `nvidia-cuda-nvcc`, `-runtime`, `-crt` and `-cccl` make
+//! a working nvcc on any Linux machine (under `nvidia/cu13/`); `.ci/run`
+//! installs them and points `POLYTUNE_NVCC` at it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::process::{run_limited, End, Limits};
+use sha2::{Digest, Sha256};
+
+use crate::build::{BuildOutcome, Builder, Linked};
+use crate::machine::MachineProfile;
+use crate::process::{run_limited, unique_suffix, End, Limits};
 
 /// `POLYTUNE_NVCC`, else `nvcc` on `PATH`, else `$CUDA_HOME/bin/nvcc`.
 pub fn nvcc() -> Option<PathBuf> {
@@ -28,14 +34,19 @@ pub fn nvcc() -> Option<PathBuf> {
 /// Compiles `unit` to an object file for each of `archs` (`sm_80`) beside
 /// it; nvcc's messages on failure.
 pub fn compile_check(nvcc: &Path, unit: &Path, archs: &[&str]) -> Result<(), String> {
-    let object = unit.with_extension("o");
-    let mut cmd = Command::new(nvcc);
-    cmd.args(["-O3", "-c"]);
+    let mut flags = vec!["-O3".to_string()];
     for arch in archs {
         let n = arch.trim_start_matches("sm_");
-        cmd.arg("-gencode").arg(format!("arch=compute_{n},code=sm_{n}"));
+        flags.push("-gencode".into());
+        flags.push(format!("arch=compute_{n},code=sm_{n}"));
     }
-    cmd.arg(unit).arg("-o").arg(&object);
+    compile(nvcc, &flags, unit, &unit.with_extension("o"))
+}
+
+/// `nvcc FLAGS -c unit -o object`, within five minutes.
+fn compile(nvcc: &Path, flags: &[String], unit: &Path, object: &Path) -> Result<(), String> {
+    let mut cmd = Command::new(nvcc);
+    cmd.args(flags).arg("-c").arg(unit).arg("-o").arg(object);
     let run = run_limited(cmd, &Limits::default(), Duration::from_secs(300), 4000)
         .map_err(|e| format!("{}: cannot run: {e}", nvcc.display()))?;
     match run.end {
@@ -43,4 +54,82 @@ pub fn compile_check(nvcc: &Path, unit: &Path, archs: &[&str]) -> Result<(), Str
         End::Exited(s) => Err(format!("{s}: {}", run.output.text())),
         End::TimedOut => Err("timed out after 300 s".into()),
     }
+}
+
+/// nvcc as a machine profile names it, with its flags and version.
+#[derive(Debug, Clone)]
+pub struct Nvcc {
+    pub path: PathBuf,
+    pub flags: Vec<String>,
+    /// The last line of `nvcc --version` (its release).
+    pub version: String,
+}
+
+impl Nvcc {
+    /// The profile's nvcc (else [`nvcc`]'s), checked by asking its version.
+    pub fn of(profile: &MachineProfile) -> Result<Nvcc, String> {
+        let path = match &profile.nvcc {
+            Some(p) => PathBuf::from(p),
+            None => nvcc().ok_or(
+                "no nvcc: set `nvcc` in the machine profile, POLYTUNE_NVCC, PATH or CUDA_HOME".to_string(),
+            )?,
+        };
+        let out = Command::new(&path)
+            .arg("--version")
+            .output()
+            .map_err(|e| format!("cannot run `{} --version`: {e}", path.display()))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let version = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+        if !out.status.success() || version.is_empty() {
+            return Err(format!("`{} --version` failed", path.display()));
+        }
+        Ok(Nvcc { path, flags: profile.nvcc_flags.clone(), version })
+    }
+
+    /// The directory of CUDA's static runtime beside this nvcc (a
+    /// toolkit's `lib64`, PyPI's `lib`), if it is not on the default path.
+    fn runtime_dir(&self) -> Option<PathBuf> {
+        let top = self.path.parent()?.parent()?;
+        ["lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"]
+            .iter()
+            .map(|d| top.join(d))
+            .find(|d| d.join("libcudart_static.a").is_file())
+    }
+}
+
+/// Builds a CUDA variant: `unit` by nvcc into an object (cached by its
+/// text, nvcc and flags), then `host` (the program calling the unit's
+/// host function) by `builder` linked with it and CUDA's runtime. A
+/// failure of either is a compile error of the variant.
+pub fn build(builder: &Builder, nvcc: &Nvcc, host: &str, unit: &str) -> BuildOutcome {
+    let mut h = Sha256::new();
+    for part in [unit, &nvcc.path.to_string_lossy(), &nvcc.flags.join("\0"), &nvcc.version] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    let key: String = h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let dir = builder.cache_dir().join("cuda");
+    let object = dir.join(format!("{key}.o"));
+    if !object.is_file() {
+        let failed = |message: String| BuildOutcome::Failed { message };
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            return failed(format!("{}: {e}", dir.display()));
+        }
+        let src = dir.join(format!("{key}.cu"));
+        let tmp = dir.join(format!(".{key}.o.tmp-{}", unique_suffix()));
+        if let Err(e) = std::fs::write(&src, unit) {
+            return failed(format!("cannot write {}: {e}", src.display()));
+        }
+        if let Err(e) = compile(&nvcc.path, &nvcc.flags, &src, &tmp) {
+            let _ = std::fs::remove_file(&tmp);
+            return failed(format!("nvcc: {e}"));
+        }
+        if let Err(e) = std::fs::rename(&tmp, &object) {
+            return failed(format!("cannot move the object to {}: {e}", object.display()));
+        }
+    }
+    let mut libs: Vec<String> =
+        nvcc.runtime_dir().map(|d| format!("-L{}", d.display())).into_iter().collect();
+    libs.extend(["-lcudart_static", "-ldl", "-lpthread", "-lrt", "-lstdc++"].map(String::from));
+    builder.build_linked(host, &Linked { objects: vec![object], libs, key })
 }

@@ -15,6 +15,14 @@
 //! [[slots]]
 //! name = "all"
 //! cores = "all"      # or a list [0, 1], or a range text "0-3,6"
+//!
+//! [[slots]]           # a GPU slot: CUDA variants run on GPU 0
+//! name = "h100"
+//! gpu = 0
+//! cores = [7]        # optional: where its host code runs (unpinned without)
+//!
+//! nvcc = "nvcc"                          # optional; else POLYTUNE_NVCC, PATH, CUDA_HOME
+//! nvcc_flags = ["-O3", "-arch=native"]   # the default
 //! ```
 //!
 //! `"all"` means every core this process may run on (its affinity mask), so the
@@ -41,13 +49,39 @@ impl Slot {
     }
 }
 
+/// A GPU that one measurement owns at a time, and the cores its host code
+/// runs on (none: not pinned).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GpuSlot {
+    pub name: String,
+    /// The CUDA device number (`CUDA_VISIBLE_DEVICES` of its runs).
+    pub gpu: u32,
+    pub cores: Vec<usize>,
+}
+
+impl GpuSlot {
+    /// The cores of its host code as a slot, for the measurement protocol.
+    pub fn host(&self) -> Slot {
+        Slot { name: self.name.clone(), cores: self.cores.clone() }
+    }
+}
+
 /// A loaded, validated machine profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MachineProfile {
     pub name: String,
     pub compiler: String,
     pub flags: Vec<String>,
+    /// The CPU slots: never empty.
     pub slots: Vec<Slot>,
+    /// The GPU slots, where CUDA variants run.
+    #[serde(default)]
+    pub gpus: Vec<GpuSlot>,
+    /// nvcc for CUDA variants (`None`: found as [`crate::cuda::nvcc`] says).
+    #[serde(default)]
+    pub nvcc: Option<String>,
+    #[serde(default)]
+    pub nvcc_flags: Vec<String>,
     /// The file it came from (for messages).
     pub source: PathBuf,
 }
@@ -64,6 +98,8 @@ pub enum MachineError {
     NotFound { name: String, dir: PathBuf, available: Vec<String> },
     #[error(transparent)]
     Compiler(#[from] BuildError),
+    #[error("GPU slot `{slot}` (GPU {gpu}): {message}")]
+    Gpu { slot: String, gpu: u32, message: String },
 }
 
 #[derive(Deserialize)]
@@ -74,14 +110,21 @@ struct ProfileFile {
     flags: Option<Vec<String>>,
     #[serde(default)]
     slots: Vec<SlotFile>,
+    nvcc: Option<String>,
+    nvcc_flags: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SlotFile {
     name: Option<String>,
-    cores: CoreSpec,
+    cores: Option<CoreSpec>,
+    gpu: Option<u32>,
 }
+
+/// nvcc's flags when the profile names none: the GPU nvcc finds on the
+/// machine that builds (the one that measures).
+pub const DEFAULT_NVCC_FLAGS: [&str; 2] = ["-O3", "-arch=native"];
 
 #[derive(Deserialize)]
 #[serde(untagged)]
@@ -114,30 +157,25 @@ impl MachineProfile {
         let available_set: BTreeSet<usize> = available.iter().copied().collect();
         let mut slots = Vec::new();
         let mut used: BTreeSet<usize> = BTreeSet::new();
-        let specs = if file.slots.is_empty() {
-            vec![SlotFile { name: Some("all".to_string()), cores: CoreSpec::Text("all".to_string()) }]
-        } else {
-            file.slots
-        };
-        for (i, s) in specs.into_iter().enumerate() {
+        let mut gpus: Vec<GpuSlot> = Vec::new();
+        for (i, s) in file.slots.into_iter().enumerate() {
             let slot_name = s.name.unwrap_or_else(|| format!("slot{i}"));
-            let cores: BTreeSet<usize> = match s.cores {
-                CoreSpec::List(v) => v.into_iter().collect(),
-                CoreSpec::Text(t) if t.trim() == "all" => available_set.clone(),
-                CoreSpec::Text(t) => parse_core_list(&t)
-                    .map_err(|m| invalid(format!("slot `{slot_name}`: cores {t:?}: {m}")))?,
+            if slots.iter().any(|x: &Slot| x.name == slot_name) || gpus.iter().any(|g| g.name == slot_name) {
+                return Err(invalid(format!("two slots are named `{slot_name}`")));
+            }
+            let cores = match (s.cores, s.gpu) {
+                (None, Some(_)) => BTreeSet::new(),
+                (None, None) => {
+                    return Err(invalid(format!("slot `{slot_name}` names neither `cores` nor `gpu`")))
+                }
+                (Some(spec), gpu) => {
+                    let cores = slot_cores(&slot_name, spec, &available_set).map_err(invalid)?;
+                    if cores.is_empty() && gpu.is_none() {
+                        return Err(invalid(format!("slot `{slot_name}` has no cores")));
+                    }
+                    cores
+                }
             };
-            if cores.is_empty() {
-                return Err(invalid(format!("slot `{slot_name}` has no cores")));
-            }
-            let missing: Vec<String> = cores.difference(&available_set).map(|c| c.to_string()).collect();
-            if !missing.is_empty() {
-                return Err(invalid(format!(
-                    "slot `{slot_name}` lists core(s) {} that do not exist here (available: {}); edit the profile",
-                    missing.join(", "),
-                    format_core_list(available)
-                )));
-            }
             let shared: Vec<String> = cores.intersection(&used).map(|c| c.to_string()).collect();
             if !shared.is_empty() {
                 return Err(invalid(format!(
@@ -145,19 +183,62 @@ impl MachineProfile {
                     shared.join(", ")
                 )));
             }
-            if slots.iter().any(|x: &Slot| x.name == slot_name) {
-                return Err(invalid(format!("two slots are named `{slot_name}`")));
-            }
             used.extend(&cores);
-            slots.push(Slot { name: slot_name, cores: cores.into_iter().collect() });
+            match s.gpu {
+                Some(gpu) if gpus.iter().any(|g| g.gpu == gpu) => {
+                    return Err(invalid(format!("slot `{slot_name}`: GPU {gpu} is already another slot's")))
+                }
+                Some(gpu) => gpus.push(GpuSlot { name: slot_name, gpu, cores: cores.into_iter().collect() }),
+                None => slots.push(Slot { name: slot_name, cores: cores.into_iter().collect() }),
+            }
         }
-        Ok(MachineProfile { name, compiler, flags, slots, source: path.to_path_buf() })
+        // No CPU slot listed: every core no GPU slot holds, as one.
+        if slots.is_empty() {
+            let rest: Vec<usize> = available_set.difference(&used).copied().collect();
+            if rest.is_empty() {
+                return Err(invalid(
+                    "the GPU slots hold every core: no core is left to run the original program".into(),
+                ));
+            }
+            slots.push(Slot { name: "all".to_string(), cores: rest });
+        }
+        let nvcc_flags =
+            file.nvcc_flags.unwrap_or_else(|| DEFAULT_NVCC_FLAGS.iter().map(|f| f.to_string()).collect());
+        Ok(MachineProfile {
+            name,
+            compiler,
+            flags,
+            slots,
+            gpus,
+            nvcc: file.nvcc,
+            nvcc_flags,
+            source: path.to_path_buf(),
+        })
     }
 
     /// The compiler this profile builds with.
     pub fn compiler(&self) -> Compiler {
         Compiler { cc: self.compiler.clone(), flags: self.flags.clone() }
     }
+}
+
+/// The cores `spec` names for slot `name`, each of which must exist.
+fn slot_cores(name: &str, spec: CoreSpec, available: &BTreeSet<usize>) -> Result<BTreeSet<usize>, String> {
+    let cores: BTreeSet<usize> = match spec {
+        CoreSpec::List(v) => v.into_iter().collect(),
+        CoreSpec::Text(t) if t.trim() == "all" => available.clone(),
+        CoreSpec::Text(t) => parse_core_list(&t).map_err(|m| format!("slot `{name}`: cores {t:?}: {m}"))?,
+    };
+    let missing: Vec<String> = cores.difference(available).map(|c| c.to_string()).collect();
+    if !missing.is_empty() {
+        let available: Vec<usize> = available.iter().copied().collect();
+        return Err(format!(
+            "slot `{name}` lists core(s) {} that do not exist here (available: {}); edit the profile",
+            missing.join(", "),
+            format_core_list(&available)
+        ));
+    }
+    Ok(cores)
 }
 
 /// Loads `<dir>/<name>.toml` (e.g. `configs/machines`, `default`).
@@ -263,7 +344,8 @@ pub struct Fingerprint {
     pub cpu_model: String,
     pub logical_cores: usize,
     pub caches: Vec<CacheInfo>,
-    /// Reserved for GPU targets; empty on CPU-only machines.
+    /// Each GPU slot's device as `nvidia-smi` names it, with its driver;
+    /// empty on profiles without GPU slots (so CPU fingerprints keep their ids).
     pub gpus: Vec<String>,
     pub compiler: String,
     /// First line of `<compiler> --version`.
@@ -285,6 +367,29 @@ impl Fingerprint {
             compiler_version: compiler.version()?,
             flags: compiler.flags.clone(),
         })
+    }
+
+    /// This fingerprint with the GPU of each of `slots` (its name and
+    /// driver, from `nvidia-smi`): a profile with GPU slots measures there,
+    /// and a slot whose GPU cannot be found is an error.
+    pub fn with_gpus(mut self, slots: &[GpuSlot]) -> Result<Fingerprint, MachineError> {
+        for s in slots {
+            let fail = |message: String| MachineError::Gpu { slot: s.name.clone(), gpu: s.gpu, message };
+            let out = std::process::Command::new("nvidia-smi")
+                .args(["--query-gpu=name,driver_version", "--format=csv,noheader", "-i", &s.gpu.to_string()])
+                .output()
+                .map_err(|e| {
+                    fail(format!("cannot run nvidia-smi ({e}): is there an NVIDIA GPU and its driver?"))
+                })?;
+            let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            if !out.status.success() || text.is_empty() {
+                let err = String::from_utf8_lossy(&out.stderr);
+                return Err(fail(format!("nvidia-smi knows no such GPU: {} {}", text, err.trim())));
+            }
+            let (name, driver) = text.split_once(',').unwrap_or((&text, ""));
+            self.gpus.push(format!("{} (driver {})", name.trim(), driver.trim()));
+        }
+        Ok(self)
     }
 
     /// A stable short id: the first 16 hex digits of SHA-256 over the
@@ -371,6 +476,29 @@ mod tests {
         let text = "[[slots]]\nname = \"a\"\ncores = \"0-1\"\n[[slots]]\nname = \"b\"\ncores = [1]\n";
         let err = MachineProfile::parse(text, Path::new("m.toml"), &[0, 1, 2]).unwrap_err();
         assert!(err.to_string().contains("disjoint"), "{err}");
+    }
+
+    #[test]
+    fn gpu_slots_parse_beside_cpu_slots() {
+        let text = "nvcc_flags = [\"-O3\", \"-arch=sm_90\"]\n[[slots]]\nname = \"h100\"\ngpu = 0\n";
+        let p = MachineProfile::parse(text, Path::new("g.toml"), &[0, 1]).unwrap();
+        assert_eq!(p.gpus, vec![GpuSlot { name: "h100".into(), gpu: 0, cores: vec![] }]);
+        assert_eq!(p.slots, vec![Slot { name: "all".into(), cores: vec![0, 1] }]);
+        assert_eq!(p.nvcc_flags, vec!["-O3", "-arch=sm_90"]);
+        // Host cores of a GPU slot are its own: the CPU slot gets the rest.
+        let text = "[[slots]]\nname = \"g\"\ngpu = 1\ncores = [1]\n";
+        let p = MachineProfile::parse(text, Path::new("g.toml"), &[0, 1, 2]).unwrap();
+        assert_eq!((p.gpus[0].cores.clone(), p.slots[0].cores.clone()), (vec![1], vec![0, 2]));
+        assert_eq!(p.nvcc_flags, DEFAULT_NVCC_FLAGS);
+        for (text, says) in [
+            ("[[slots]]\ngpu = 0\n[[slots]]\ngpu = 0\n", "already another slot's"),
+            ("[[slots]]\nname = \"x\"\n", "neither `cores` nor `gpu`"),
+            ("[[slots]]\ngpu = 0\ncores = [0]\n", "no core is left"),
+        ] {
+            let err = MachineProfile::parse(text, Path::new("g.toml"), &[0]).unwrap_err().to_string();
+            assert!(err.contains(says) && err.contains("g.toml"), "{err}");
+        }
+        assert!(MachineProfile::parse(DEFAULT, Path::new("d.toml"), &[0]).unwrap().gpus.is_empty());
     }
 
     #[test]

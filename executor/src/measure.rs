@@ -26,7 +26,7 @@
 //! measurement with that status and a reason.
 
 use crate::build::BuildOutcome;
-use crate::machine::Slot;
+use crate::machine::{GpuSlot, Slot};
 use crate::process::{run_limited, unique_suffix, End, Limits};
 use crate::runtime::{self, DumpedArray, Tolerance, Verdict};
 use serde::{Deserialize, Serialize};
@@ -96,6 +96,17 @@ pub struct MeasureConfig {
     pub env: Vec<(String, String)>,
 }
 
+impl MeasureConfig {
+    /// This protocol for CUDA programs on `gpu`: that device alone visible,
+    /// and no address-space limit (CUDA maps the device's memory and more
+    /// into the process).
+    pub fn on_gpu(&self, gpu: &GpuSlot) -> MeasureConfig {
+        let mut env = self.env.clone();
+        env.push(("CUDA_VISIBLE_DEVICES".into(), gpu.gpu.to_string()));
+        MeasureConfig { address_space_bytes: None, env, ..self.clone() }
+    }
+}
+
 impl Default for MeasureConfig {
     fn default() -> Self {
         MeasureConfig {
@@ -133,6 +144,11 @@ pub struct Measurement {
     pub timeout_s: f64,
     pub threads: usize,
     pub cores: Vec<usize>,
+    /// A CUDA variant's kernel times (CUDA events, first launch to end of
+    /// the last) of the timed runs; `samples` are its region times with
+    /// allocation and copies. Empty for CPU programs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_samples: Vec<f64>,
 }
 
 impl Measurement {
@@ -161,6 +177,7 @@ impl Measurement {
             timeout_s,
             threads,
             cores,
+            kernel_samples: Vec::new(),
         }
     }
 
@@ -260,6 +277,8 @@ struct Session<'a> {
 /// What one successful run produced.
 struct Sample {
     region_s: f64,
+    /// What a CUDA variant wrote to `POLYTUNE_KERNEL_TIME_FILE`.
+    kernel_s: Option<f64>,
     wall_s: f64,
     dump: Option<Vec<DumpedArray>>,
 }
@@ -311,6 +330,9 @@ impl<'a> Session<'a> {
                 100.0 * self.m.spread.unwrap_or(f64::NAN),
                 if self.m.remeasured { " (re-measured)" } else { "" }
             );
+            if let Some(k) = median(&self.m.kernel_samples) {
+                self.m.reason.push_str(&format!(", kernels {k:.6e} s"));
+            }
         }
         Measured { measurement: self.m, dump: self.dump }
     }
@@ -347,6 +369,7 @@ impl<'a> Session<'a> {
                 self.one_run(scratch, dumps).map_err(|f| f.context(&format!("timed run {}", index + 1)))?;
             self.m.samples.push(run.region_s);
             self.m.wall_s.push(run.wall_s);
+            self.m.kernel_samples.extend(run.kernel_s);
             if let Some(dump) = run.dump {
                 if let Some(reference) = self.reference {
                     let verdict = runtime::compare(reference, &dump, self.config.tolerance);
@@ -370,8 +393,10 @@ impl<'a> Session<'a> {
         let crash = |reason: String| Failure { status: Status::Crash, reason };
         let time_file = scratch.fresh("time");
         let dump_file = scratch.fresh("dump");
+        let kernel_file = scratch.fresh("kernels");
         let mut cmd = Command::new(self.binary);
         cmd.env("POLYTUNE_TIME_FILE", &time_file)
+            .env("POLYTUNE_KERNEL_TIME_FILE", &kernel_file)
             .env("OMP_NUM_THREADS", self.threads.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null());
@@ -384,7 +409,8 @@ impl<'a> Session<'a> {
             cmd.env(k, v);
         }
         let limits = Limits {
-            cores: Some(self.cores.clone()),
+            // A GPU slot may leave its host code unpinned.
+            cores: (!self.cores.is_empty()).then(|| self.cores.clone()),
             address_space: self.config.address_space_bytes,
             cpu_seconds: Some((self.timeout.as_secs_f64() * self.threads as f64).ceil() as u64 + 1),
         };
@@ -429,21 +455,16 @@ impl<'a> Session<'a> {
                 }
             }
         }
-        let times = std::fs::read_to_string(&time_file).unwrap_or_default();
-        let mut total = 0.0;
-        let mut count = 0;
-        for line in times.lines().filter(|l| !l.trim().is_empty()) {
-            match line.trim().parse::<f64>() {
-                Ok(t) if t.is_finite() && t >= 0.0 => {
-                    total += t;
-                    count += 1;
-                }
-                _ => return Err(crash(format!("unreadable region time {line:?} in the time file"))),
-            }
-        }
+        let (total, count) = read_times(&time_file)
+            .map_err(|line| crash(format!("unreadable region time {line:?} in the time file")))?;
         if count == 0 {
             return Err(crash(with_stderr(NO_REGION_TIME.to_string())));
         }
+        let kernel_s = match read_times(&kernel_file) {
+            Ok((_, 0)) => None,
+            Ok((t, _)) => Some(t),
+            Err(line) => return Err(crash(format!("unreadable kernel time {line:?}"))),
+        };
         let parsed = if dump {
             let bytes = std::fs::read(&dump_file).unwrap_or_default();
             Some(runtime::parse_dump(&bytes).map_err(|e| crash(format!("malformed dump file: {e}")))?)
@@ -452,8 +473,26 @@ impl<'a> Session<'a> {
         };
         let _ = std::fs::remove_file(&time_file);
         let _ = std::fs::remove_file(&dump_file);
-        Ok(Sample { region_s: total, wall_s: out.wall.as_secs_f64(), dump: parsed })
+        let _ = std::fs::remove_file(&kernel_file);
+        Ok(Sample { region_s: total, kernel_s, wall_s: out.wall.as_secs_f64(), dump: parsed })
     }
+}
+
+/// The sum and count of the times a program appended to `path` (none when
+/// it wrote nothing); `Err` is a line that is not a time.
+fn read_times(path: &Path) -> Result<(f64, usize), String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let (mut total, mut count) = (0.0, 0);
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match line.trim().parse::<f64>() {
+            Ok(t) if t.is_finite() && t >= 0.0 => {
+                total += t;
+                count += 1;
+            }
+            _ => return Err(line.to_string()),
+        }
+    }
+    Ok((total, count))
 }
 
 impl Failure {

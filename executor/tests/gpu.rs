@@ -7,6 +7,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use executor::codegen::{self, CodegenOptions};
+use executor::cuda::Nvcc;
+use executor::evaluate::Evaluator;
+use executor::machine::MachineProfile;
 use executor::measure::Status;
 use executor::runtime::Tolerance;
 use space::knobs::SchedulerOptions;
@@ -164,4 +167,48 @@ fn every_kernel_mapped_to_the_gpu_matches_the_original_when_emulated() {
     let failures = failures.into_inner().unwrap();
     eprintln!("gpu sweep: {} kernels, {:.0} s", paths.len(), started.elapsed().as_secs_f64());
     assert!(failures.is_empty(), "{} failures: {failures:#?}", failures.len());
+}
+
+/// The CUDA form end to end as far as this machine goes: gemm's unit built
+/// by nvcc and linked into its host program, then run on GPU 0 of a GPU
+/// slot. With a GPU (nvidia-smi answers) the outputs must be the
+/// original's and the kernel time recorded; without one the run must fail
+/// with CUDA's own message, not hang or pass.
+#[test]
+fn a_cuda_variant_builds_and_runs_on_a_gpu_slot_or_says_there_is_no_device() {
+    let Some(path) = executor::cuda::nvcc() else {
+        assert!(
+            std::env::var_os("POLYTUNE_EXPECT_NVCC").is_none(),
+            "POLYTUNE_EXPECT_NVCC is set but no nvcc"
+        );
+        return;
+    };
+    let k = load("linear-algebra/gemm.c", "SMALL");
+    let knobs = gpu_knobs();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
+    let cuda = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap().cuda.unwrap();
+    let text = "[[slots]]\nname = \"gpu\"\ngpu = 0\n";
+    let mut profile = MachineProfile::parse(text, std::path::Path::new("gpu.toml"), &[0]).unwrap();
+    profile.nvcc = Some(path.display().to_string());
+    // No GPU to ask `-arch=native` about: the H100's architecture.
+    profile.nvcc_flags = vec!["-O3".into(), "-arch=sm_90".into()];
+    let nvcc = Nvcc::of(&profile).unwrap();
+    let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
+    let original = codegen::original_program(&k.source, &k.scop).unwrap();
+    let reference = ev.reference(&original).unwrap();
+    let built = executor::cuda::build(&ev.builder, &nvcc, &cuda.program, &cuda.unit);
+    assert!(built.binary().is_some(), "{built:?}");
+    let on_gpu = Evaluator { slot: profile.gpus[0].host(), config: ev.config.on_gpu(&profile.gpus[0]), ..ev };
+    let m = on_gpu.measure(&reference, &built, None);
+    let has_gpu =
+        std::process::Command::new("nvidia-smi").arg("-L").output().is_ok_and(|o| o.status.success());
+    if has_gpu {
+        assert_eq!(m.status, Status::Ok, "{}", m.reason);
+        assert_eq!(m.kernel_samples.len(), m.samples.len(), "{m:?}");
+        assert!(m.kernel_samples[0] <= m.samples[0], "{m:?}");
+    } else {
+        assert_eq!(m.status, Status::Crash, "{}", m.reason);
+        assert!(m.reason.contains("polytune: CUDA: starting CUDA:"), "{}", m.reason);
+    }
 }

@@ -277,4 +277,48 @@ fn a_gpu_variant_is_emulated_and_its_cuda_unit_written_and_tune_refuses_without_
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--emulate") && err.contains("no GPU slot"), "{err}");
+    // isl's schedule mapped the same way (as ppcg maps it), for comparison.
+    let v = run_json(
+        "gpu-isl",
+        &["polybench/stencils/jacobi-2d.c", "--schedule", "isl", "--set", "target=gpu", "--dataset", "MINI"],
+    );
+    assert_eq!((&v["status"], &v["emulated"]), (&"ok".into(), &true.into()), "{v}");
+}
+
+/// A profile with a GPU slot runs the CUDA form there: on a machine with
+/// an NVIDIA GPU it must run and match; on one without, `run` stops
+/// before measuring anything, naming the slot and why.
+#[test]
+fn a_gpu_slot_runs_the_cuda_form_or_refuses_naming_the_slot() {
+    let Some(nvcc) = executor::cuda::nvcc() else { return };
+    let dir = std::env::temp_dir().join(format!("polytune-cli-gpu-slot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = dir.join("gpu.toml");
+    let text = format!(
+        "nvcc = {:?}\nnvcc_flags = [\"-O3\", \"-arch=sm_90\"]\n[[slots]]\nname = \"h100\"\ngpu = 0\n",
+        nvcc.display().to_string()
+    );
+    std::fs::write(&profile, text).unwrap();
+    let args = [
+        "polybench/linear-algebra/gemm.c",
+        "--schedule",
+        "unified",
+        "--set",
+        "target=gpu",
+        "--dataset",
+        "MINI",
+        "--machine",
+        profile.to_str().unwrap(),
+    ];
+    let has_gpu = Command::new("nvidia-smi").arg("-L").output().is_ok_and(|o| o.status.success());
+    if has_gpu {
+        let v = run_json("gpu-slot", &args);
+        assert_eq!((&v["status"], &v["emulated"]), (&"ok".into(), &serde_json::Value::Null), "{v}");
+        assert!(v["device"].as_str().is_some() && v["kernel_s"].as_f64().is_some(), "{v}");
+    } else {
+        let out = polytune(&[&["run"], &args[..], &["--out", dir.join("out").to_str().unwrap()]].concat());
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("GPU slot `h100` (GPU 0)") && err.contains("nvidia-smi"), "{err}");
+    }
 }

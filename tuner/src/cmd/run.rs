@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use executor::codegen;
 use executor::evaluate::Evaluator;
+use executor::machine::Fingerprint;
 use executor::measure::{MeasureConfig, Measurement};
 use executor::pipeline;
 use executor::runtime::Tolerance;
@@ -92,6 +93,13 @@ struct Report {
     /// A GPU variant (`target=gpu`): measured as its emulation on the CPU.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     emulated: bool,
+    /// The GPU that ran its CUDA form (a profile's GPU slot), and the median
+    /// of its kernel times (CUDA events; `median_s` is the region's time
+    /// with allocation and copies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kernel_s: Option<f64>,
     /// Its CUDA unit, written next to the sources, and what nvcc said of it.
     #[serde(skip_serializing_if = "Option::is_none")]
     cuda: Option<PathBuf>,
@@ -102,10 +110,15 @@ struct Report {
 pub fn run(args: Args) -> Result<()> {
     let knobs = space::knobs::SchedulerOptions::default().with_settings(&args.set)?;
     let code = space::knobs::CodeOptions::default().with_settings(&args.set)?;
-    let scheduler_knobs =
-        args.set.iter().any(|s| !space::knobs::is_code_knob(s.split('=').next().unwrap_or("")));
+    // `target=gpu` maps any schedule to the GPU (code generation does it);
+    // the scheduler's other knobs shape our schedule only.
+    let gpu_target = args.set.iter().any(|s| s.replace(' ', "") == "target=gpu");
+    let scheduler_knobs = args.set.iter().any(|s| {
+        let knob = s.split('=').next().unwrap_or("").trim();
+        !space::knobs::is_code_knob(knob) && !(knob == "target" && gpu_target)
+    });
     if scheduler_knobs && args.schedule != "unified" {
-        bail!("--set: the scheduler's knobs apply to --schedule unified only (code knobs to any)");
+        bail!("--set: the scheduler's knobs apply to --schedule unified only (code knobs, and target=gpu, to any)");
     }
     let build = args.build.resolve(&args.file)?;
     let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &build.cc_args, args.scop)?);
@@ -131,6 +144,9 @@ pub fn run(args: Args) -> Result<()> {
     };
     let point = Point { scheduler, tiles, threads, code };
     let mut opts = pipeline::codegen_options(&point);
+    if gpu_target {
+        (opts.gpu, opts.openmp) = (true, false);
+    }
     let schedule = match (&args.script, args.schedule.as_str()) {
         (Some(path), _) => {
             let text =
@@ -186,7 +202,19 @@ pub fn run(args: Args) -> Result<()> {
     std::fs::write(&source, &variant).with_context(|| format!("{}: cannot write", source.display()))?;
     std::fs::write(&original_source, &original)
         .with_context(|| format!("{}: cannot write", original_source.display()))?;
-    let (cuda, nvcc) = match &cuda {
+    // A GPU slot runs the CUDA form; without one it is emulated on the CPU.
+    let gpu_slot = profile.gpus.first().filter(|_| gpu).cloned();
+    let (cuda, nvcc, on_gpu) = match &cuda {
+        Some(c) if gpu_slot.is_some() => {
+            let unit = args.out.join(format!("{stem}.{}.{label}.cu", args.dataset.name()));
+            std::fs::write(&unit, &c.unit).with_context(|| format!("{}: cannot write", unit.display()))?;
+            let nvcc = executor::cuda::Nvcc::of(&profile)
+                .map_err(|e| anyhow::anyhow!("machine profile `{}`: {e}", profile.name))?;
+            let said = format!("{} ({}) {}", nvcc.path.display(), nvcc.version, nvcc.flags.join(" "));
+            let slot = gpu_slot.clone().expect("matched");
+            let gpus = Fingerprint::detect(&profile.compiler())?.with_gpus(std::slice::from_ref(&slot))?.gpus;
+            (Some(unit), Some(said), Some((nvcc, c.clone(), slot, gpus.into_iter().next())))
+        }
         Some(c) => {
             let unit = args.out.join(format!("{stem}.{}.{label}.cu", args.dataset.name()));
             std::fs::write(&unit, &c.unit).with_context(|| format!("{}: cannot write", unit.display()))?;
@@ -199,10 +227,12 @@ pub fn run(args: Args) -> Result<()> {
                     Err(e) => format!("failed: {e}"),
                 },
             };
-            (Some(unit), Some(said))
+            (Some(unit), Some(said), None)
         }
-        None if gpu => (None, Some("no CUDA form: the region cannot be a function of its arrays".into())),
-        None => (None, None),
+        None if gpu => {
+            (None, Some("no CUDA form: the region cannot be a function of its arrays".into()), None)
+        }
+        None => (None, None, None),
     };
 
     let config = MeasureConfig {
@@ -215,7 +245,19 @@ pub fn run(args: Args) -> Result<()> {
         .with_extras(&build.extras(args.dataset))?;
     let evaluator = Evaluator { builder, slot, config, jobs: 2 };
     let reference = evaluator.reference(&original)?;
-    let m = evaluator.evaluate(&reference, &[variant])?.remove(0);
+    let (m, device) = match &on_gpu {
+        Some((nvcc, c, g, device)) => {
+            let built = executor::cuda::build(&evaluator.builder, nvcc, &c.program, &c.unit);
+            let on = Evaluator {
+                builder: evaluator.builder.clone(),
+                slot: g.host(),
+                config: evaluator.config.on_gpu(g),
+                jobs: evaluator.jobs,
+            };
+            (on.measure(&reference, &built, None), device.clone())
+        }
+        None => (evaluator.evaluate(&reference, &[variant])?.remove(0), None),
+    };
     let speedup = match (reference.measurement.median_s, m.median_s) {
         (Some(a), Some(b)) if b > 0.0 && m.is_ok() => Some(a / b),
         _ => None,
@@ -235,7 +277,9 @@ pub fn run(args: Args) -> Result<()> {
         source,
         original_source,
         codegen_s,
-        emulated: gpu,
+        emulated: gpu && device.is_none(),
+        kernel_s: executor::measure::median(&m.kernel_samples),
+        device,
         cuda,
         nvcc,
     };
@@ -265,6 +309,10 @@ fn print_text(r: &Report) {
     println!("  source:   {} (original: {})", r.source.display(), r.original_source.display());
     if r.emulated {
         println!("  GPU:      measured as its emulation on the CPU (blocks and threads as loops)");
+    }
+    if let Some(device) = &r.device {
+        let kernels = r.kernel_s.map(|k| format!("; kernels {k:.6} s of it")).unwrap_or_default();
+        println!("  GPU:      ran on {device} (time with allocation and copies{kernels})");
     }
     if let Some(unit) = &r.cuda {
         println!("  CUDA:     {}", unit.display());

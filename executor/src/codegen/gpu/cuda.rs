@@ -96,6 +96,31 @@ pub(crate) struct Datum {
     pub(crate) launch_arg: String,
 }
 
+/// The unit's timing: CUDA's context is made before `main` (its cost is
+/// the process's, not the region's, whose time includes allocation and
+/// copies); the kernels are timed by events from the first launch to the
+/// end of the last, appended to `POLYTUNE_KERNEL_TIME_FILE` when set.
+const TIMING: &str = "__attribute__((constructor)) static void polytune_init(void)\n{\n  \
+     polytune_check(cudaFree(0), \"starting CUDA\");\n}\n\n\
+     static void polytune_kernel_time(cudaEvent_t start, cudaEvent_t stop)\n{\n  \
+     float ms = 0;\n  const char *path = getenv(\"POLYTUNE_KERNEL_TIME_FILE\");\n  FILE *f;\n  \
+     polytune_check(cudaEventSynchronize(stop), \"running the kernels\");\n  \
+     polytune_check(cudaEventElapsedTime(&ms, start, stop), \"timing the kernels\");\n  \
+     if (!path || !*path)\n    return;\n  f = fopen(path, \"a\");\n  \
+     if (!f || fprintf(f, \"%.9e\\n\", 1e-3 * (double) ms) < 0 || fclose(f) != 0) {\n    \
+     fprintf(stderr, \"polytune: cannot write the kernel time to %s\\n\", path);\n    exit(3);\n  }\n}\n\n";
+
+/// Events around the launches (see [`TIMING`]).
+const START: &str = "  cudaEvent_t polytune_start, polytune_stop;\n  \
+     polytune_check(cudaEventCreate(&polytune_start), \"creating an event\");\n  \
+     polytune_check(cudaEventCreate(&polytune_stop), \"creating an event\");\n  \
+     polytune_check(cudaEventRecord(polytune_start), \"recording an event\");\n";
+const STOP: &str = "  polytune_check(cudaEventRecord(polytune_stop), \"recording an event\");\n  \
+     polytune_check(cudaDeviceSynchronize(), \"running the kernels\");\n  \
+     polytune_kernel_time(polytune_start, polytune_stop);\n  \
+     polytune_check(cudaEventDestroy(polytune_start), \"destroying an event\");\n  \
+     polytune_check(cudaEventDestroy(polytune_stop), \"destroying an event\");\n";
+
 /// The unit's view types (see [`Datum`]).
 const VIEWS: &str = "template <typename T> struct polytune_view2 {\n  T *p;\n  long n1;\n  \
      __device__ T *operator[](long i) const { return p + i * n1; }\n};\n\
@@ -191,6 +216,7 @@ pub(crate) fn unit(
          static void polytune_check(cudaError_t e, const char *what)\n{{\n  if (e != cudaSuccess) {{\n    \
          fprintf(stderr, \"polytune: CUDA: %s: %s\\n\", what, cudaGetErrorString(e));\n    exit(70);\n  }}\n}}\n\n{VIEWS}\n"
     );
+    unit.push_str(TIMING);
     for (number, (k, body)) in kernels.iter().enumerate() {
         let mut params: Vec<String> = outliner.params.clone();
         params.extend((0..k.depth).map(|d| format!("int polytune_h{d}")));
@@ -200,7 +226,7 @@ pub(crate) fn unit(
         unit.push('\n');
     }
     unit.push_str(&format!(
-        "extern \"C\" {signature}\n{{\n{setup}{ast}{host}{undef}  polytune_check(cudaDeviceSynchronize(), \"running the kernels\");\n{finish}}}\n",
+        "extern \"C\" {signature}\n{{\n{setup}{START}{ast}{host}{undef}{STOP}{finish}}}\n",
         ast = super::super::print::AST_MACROS,
         undef = super::super::print::UNDEF_AST_MACROS,
     ));
