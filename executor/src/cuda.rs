@@ -102,12 +102,7 @@ impl Nvcc {
 /// host function) by `builder` linked with it and CUDA's runtime. A
 /// failure of either is a compile error of the variant.
 pub fn build(builder: &Builder, nvcc: &Nvcc, host: &str, unit: &str) -> BuildOutcome {
-    let mut h = Sha256::new();
-    for part in [unit, &nvcc.path.to_string_lossy(), &nvcc.flags.join("\0"), &nvcc.version] {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
-    }
-    let key: String = h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let key = unit_key(nvcc, unit);
     let dir = builder.cache_dir().join("cuda");
     let object = dir.join(format!("{key}.o"));
     if !object.is_file() {
@@ -132,4 +127,45 @@ pub fn build(builder: &Builder, nvcc: &Nvcc, host: &str, unit: &str) -> BuildOut
         nvcc.runtime_dir().map(|d| format!("-L{}", d.display())).into_iter().collect();
     libs.extend(["-lcudart_static", "-ldl", "-lpthread", "-lrt", "-lstdc++"].map(String::from));
     builder.build_linked(host, &Linked { objects: vec![object], libs, key })
+}
+
+/// The launches one run of a GPU variant makes: its counting program
+/// ([`crate::codegen::Cuda::counting`]) built by `builder` and run once.
+pub fn count_launches(builder: &Builder, counting: &str, timeout: Duration) -> Result<u64, String> {
+    let binary = match builder.build(counting) {
+        BuildOutcome::Built { binary, .. } => binary,
+        BuildOutcome::Failed { message } => {
+            return Err(format!("the counting program does not build: {message}"))
+        }
+    };
+    let dump = std::env::temp_dir().join(format!("polytune-launches-{}", unique_suffix()));
+    let mut cmd = Command::new(&binary);
+    cmd.env("POLYTUNE_DUMP_FILE", &dump).env_remove("POLYTUNE_TIME_FILE").stdout(std::process::Stdio::null());
+    let run = run_limited(cmd, &Limits::default(), timeout, 4000);
+    let bytes = std::fs::read(&dump).unwrap_or_default();
+    let _ = std::fs::remove_file(&dump);
+    match run.map_err(|e| format!("cannot run the counting program: {e}"))?.end {
+        End::Exited(s) if s.success() => {}
+        End::Exited(s) => return Err(format!("the counting program failed: {s}")),
+        End::TimedOut => return Err(format!("the counting program ran past {} s", timeout.as_secs())),
+    }
+    let arrays = crate::runtime::parse_dump(&bytes).map_err(|e| e.to_string())?;
+    let count = arrays.iter().find(|a| a.name == "polytune_launches").ok_or("no count in the dump")?;
+    let bytes: [u8; 8] = count.data.as_slice().try_into().map_err(|_| "a count of the wrong size")?;
+    Ok(i64::from_ne_bytes(bytes) as u64)
+}
+
+/// Where [`build`] keeps `unit` (compiled by `nvcc`) in `builder`'s cache.
+pub fn unit_path(builder: &Builder, nvcc: &Nvcc, unit: &str) -> PathBuf {
+    builder.cache_dir().join("cuda").join(format!("{}.cu", unit_key(nvcc, unit)))
+}
+
+/// The cache key of `unit` compiled by `nvcc` with its flags.
+fn unit_key(nvcc: &Nvcc, unit: &str) -> String {
+    let mut h = Sha256::new();
+    for part in [unit, &nvcc.path.to_string_lossy(), &nvcc.flags.join("\0"), &nvcc.version] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
 }

@@ -28,8 +28,9 @@ impl std::fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
-/// A point's schedule tree and generated program, or why there is none.
-pub type Answer = Result<(String, String), Failure>;
+/// A point's schedule tree and generated program (for a GPU point, its
+/// emulation) with a GPU point's CUDA form, or why there is none.
+pub type Answer = Result<(String, String, Option<codegen::Cuda>), Failure>;
 
 /// The schedule tree of `point` (isl's YAML text).
 pub fn schedule_of(scop: &Scop, deps: &Dependences, point: &Point) -> Result<String, Failure> {
@@ -101,6 +102,6 @@ pub fn generate_variant(
 /// The schedule tree and the generated program of `point`.
 pub fn variant(source: &Source, scop: &Scop, deps: &Dependences, point: &Point) -> Answer {
     let tree = schedule_of(scop, deps, point)?;
-    let program = generate(source, scop, deps, point, &tree)?;
-    Ok((tree, program))
+    let v = generate_variant(source, scop, deps, &codegen_options(point), &tree)?;
+    Ok((tree, v.program, v.cuda))
 }

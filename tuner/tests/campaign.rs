@@ -504,3 +504,68 @@ fn two_slots_measure_at_once_and_every_point_once() {
     assert_eq!(distinct.len(), variants.len(), "no point measured twice");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A campaign on a profile with a GPU slot sends its GPU points there as
+/// CUDA programs (nvcc, then the GPU slot's protocol) while the reference
+/// points run on the CPU slot. With no GPU here, a stand-in `nvidia-smi`
+/// names one for the fingerprint and every GPU point must then fail in
+/// CUDA's own start-up, recorded as a crash: proof that it went to the
+/// GPU slot rather than to the emulation. (With a GPU, they must run.)
+#[test]
+fn a_gpu_campaign_measures_its_gpu_points_on_the_gpu_slot() {
+    let Some(nvcc) = executor::cuda::nvcc() else {
+        assert!(
+            std::env::var_os("POLYTUNE_EXPECT_NVCC").is_none(),
+            "POLYTUNE_EXPECT_NVCC is set but no nvcc"
+        );
+        return;
+    };
+    let dir = temp_dir("gpu-slot");
+    let has_gpu = Command::new("nvidia-smi").arg("-L").output().is_ok_and(|o| o.status.success());
+    let mut path = std::env::var_os("PATH").unwrap_or_default();
+    if !has_gpu {
+        let smi = dir.join("bin/nvidia-smi");
+        std::fs::create_dir_all(smi.parent().unwrap()).unwrap();
+        std::fs::write(&smi, "#!/bin/sh\necho 'Stand-in GPU, 0.0'\n").unwrap();
+        let mut p = std::fs::metadata(&smi).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
+        std::fs::set_permissions(&smi, p).unwrap();
+        path = std::env::join_paths(
+            std::iter::once(smi.parent().unwrap().to_path_buf()).chain(std::env::split_paths(&path)),
+        )
+        .unwrap();
+    }
+    let profile = dir.join("gpu.toml");
+    let text = format!(
+        "nvcc = {:?}\nnvcc_flags = [\"-O3\", \"-arch=sm_90\"]\n[[slots]]\nname = \"h100\"\ngpu = 0\n",
+        nvcc.display().to_string()
+    );
+    std::fs::write(&profile, text).unwrap();
+    let db = dir.join("store.db");
+    let mut args: Vec<String> = small_campaign(&db);
+    args.extend(
+        ["--set", "target=gpu", "--evals", "6", "--machine", profile.to_str().unwrap()].map(String::from),
+    );
+    let out = output(polytune().args(&args).env("PATH", &path).env("XDG_CACHE_HOME", dir.join("cache")));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let history =
+        output(polytune().args(["history", "--json", "--limit", "50", "--db", db.to_str().unwrap()]));
+    let rows: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    // The reference points (original order, isl, Pluto-like) run on the CPU
+    // slot; the GPU points after them, on the GPU slot.
+    let variants: Vec<&serde_json::Value> = rows.iter().filter(|r| r["role"] == "variant").collect();
+    let on_gpu = variants.iter().filter(|r| r["reason"].as_str().unwrap().contains("polytune: CUDA")).count();
+    for r in &variants {
+        let cuda_start = r["reason"].as_str().unwrap().contains("polytune: CUDA: starting CUDA");
+        match has_gpu {
+            true => assert_eq!(r["status"], "ok", "{r}"),
+            false => assert!(r["status"] == "ok" || (r["status"] == "crash" && cuda_start), "{r}"),
+        }
+    }
+    assert!(has_gpu || on_gpu >= 1, "no GPU point reached the GPU slot: {rows:#?}");
+    // The fingerprint names the GPU.
+    let machines = output(polytune().args(["machines", "--json", "--db", db.to_str().unwrap()]));
+    let text = String::from_utf8_lossy(&machines.stdout);
+    assert!(has_gpu || text.contains("Stand-in GPU (driver 0.0)"), "{text}");
+}

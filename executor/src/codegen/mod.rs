@@ -317,6 +317,20 @@ fn generate_gpu(
             let host = print_host(launches)?;
             let mut c = gpu::cuda::unit(scop, &o, &bodies, &host, &data);
             c.program = splice(source, scop, &c.program)?;
+            let counters = bodies
+                .iter()
+                .map(|(shape, _)| {
+                    let shape = shape.clone();
+                    Box::new(move |values: &[String]| shape.counted(values)) as print::Launch
+                })
+                .collect();
+            let count = format!(
+                "  long polytune_launches = 0;\n{}{}{}  polytune_rt_dump(\"polytune_launches\", \"long\", &polytune_launches, sizeof polytune_launches);\n",
+                statement_macros(scop),
+                print_host(counters)?,
+                undef_macros(scop)
+            );
+            c.counting = splice(source, scop, &count)?;
             Some(c)
         }
         _ => None,

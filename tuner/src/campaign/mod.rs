@@ -8,6 +8,7 @@
 //! whatever the strategy proposes. Points whose generated code is identical
 //! to one already measured in this run share that measurement.
 
+mod batch;
 pub mod grid;
 
 use std::collections::HashMap;
@@ -19,11 +20,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use executor::build::{BuildOutcome, Builder};
 use executor::codegen;
+use executor::codegen::Cuda;
+use executor::cuda::Nvcc;
 use executor::evaluate::{Evaluator, Reference};
-use executor::machine::{Fingerprint, MachineProfile, Slot};
+use executor::machine::{Fingerprint, GpuSlot, MachineProfile, Slot};
 use executor::measure::{MeasureConfig, Measurement, Status};
 use executor::pipeline::{Answer, Failure};
-use executor::process;
 use executor::runtime::Tolerance;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -60,6 +62,10 @@ pub struct Config {
     /// campaigns keep their keys).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub peers: Vec<String>,
+    /// GPU points measured as their CPU emulation (`--emulate`), not on a
+    /// GPU slot: another campaign (absent when false, keeping keys).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub emulate: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -146,7 +152,7 @@ impl Setup {
     /// directory) and the fingerprint its results are keyed by.
     pub fn evaluator(&self, runs: usize, tolerance: f64) -> Result<(Evaluator, Fingerprint)> {
         let builder = Builder::new(self.profile.compiler(), program::cache_dir()?.join("builds"))?;
-        let fingerprint = Fingerprint::detect(builder.compiler())?;
+        let fingerprint = Fingerprint::detect(builder.compiler())?.with_gpus(&self.profile.gpus)?;
         let config = MeasureConfig {
             runs,
             threads: Some(self.threads),
@@ -249,6 +255,9 @@ pub struct Campaign<'a> {
     /// Where variants are measured, one at a time on each (the evaluator's
     /// slot alone unless [`Campaign::with_slots`]).
     slots: Vec<Slot>,
+    /// The GPU slots and nvcc, where GPU points run their CUDA form
+    /// ([`Campaign::with_gpus`]; without, they run their emulation).
+    gpus: Option<Gpus>,
     /// The most measurements that ran at once in this invocation.
     pub peak_busy_slots: usize,
     started: Instant,
@@ -266,6 +275,12 @@ pub struct Campaign<'a> {
     outcomes: Outcomes,
     /// Best speedup over the original so far, and of which kernel.
     best: Option<(f64, String)>,
+}
+
+/// A profile's GPU slots and the nvcc that builds for them.
+pub struct Gpus {
+    pub slots: Vec<GpuSlot>,
+    pub nvcc: Nvcc,
 }
 
 /// Where a batch runs: one kernel on one dataset, against its reference.
@@ -317,6 +332,7 @@ impl<'a> Campaign<'a> {
             batch: 4,
             variant_timeout: Duration::from_secs(300),
             slots,
+            gpus: None,
             peak_busy_slots: 0,
             started: Instant::now(),
             evaluations: 0,
@@ -429,6 +445,14 @@ impl<'a> Campaign<'a> {
         self
     }
 
+    /// GPU points run their CUDA form on `gpus` (each slot one at a time,
+    /// beside the CPU slots).
+    pub fn with_gpus(mut self, gpus: Gpus) -> Self {
+        self.batch = self.batch.max(2 * (self.slots.len() + gpus.slots.len()));
+        self.gpus = Some(gpus);
+        self
+    }
+
     /// Originals already measured by [`measure_original`], used instead of measuring again.
     pub fn with_originals(mut self, measured: Vec<(&Kernel, Dataset, Reference)>) -> Self {
         for (kernel, dataset, r) in measured {
@@ -472,8 +496,9 @@ impl<'a> Campaign<'a> {
                 threads: self.config.threads,
                 code: Default::default(),
             };
-            let source = source_of(&self.evaluator.builder, &original);
-            self.record(program, Role::Reference, &point, None, source, &reference.measurement)?;
+            let source =
+                batch::Program { builder: &self.evaluator.builder, code: &original, cuda: None }.source();
+            self.record(program, Role::Reference, &point, None, Some(source), &reference.measurement)?;
         }
         Ok(reference)
     }
@@ -481,14 +506,16 @@ impl<'a> Campaign<'a> {
     /// Schedules, generates, builds (in parallel), measures and records `points`.
     fn evaluate(&mut self, on: &On, points: &[Point]) -> Result<()> {
         let answers = self.answers(on, points);
-        // Each program with its builder (ours, or a peer's compiler) and its
-        // build key, which names the program and the compiler that built it.
-        let mut ready: Vec<(Point, String, String, Builder, String)> = Vec::new();
+        // Each program with its builder (ours, or a peer's compiler); a GPU
+        // point's CUDA form where the profile has GPU slots.
+        let mut ready: Vec<(Point, String, String, Builder, Option<Cuda>)> = Vec::new();
         for (point, answer) in points.iter().zip(answers) {
-            match answer.and_then(|(schedule, code)| Ok((schedule, code, self.builder_of(point)?))) {
-                Ok((schedule, code, builder)) => {
-                    let key = builder.key(&code);
-                    ready.push((point.clone(), schedule, code, builder, key));
+            match answer
+                .and_then(|(schedule, code, cuda)| Ok((schedule, code, cuda, self.builder_of(point)?)))
+            {
+                Ok((schedule, code, cuda, builder)) => {
+                    let cuda = cuda.filter(|_| self.gpus.is_some());
+                    ready.push((point.clone(), schedule, code, builder, cuda));
                 }
                 Err(failure) => {
                     if interrupted() {
@@ -499,21 +526,41 @@ impl<'a> Campaign<'a> {
                 }
             }
         }
+        let nvcc = self.gpus.as_ref().map(|g| g.nvcc.clone());
+        let programs: Vec<batch::Program> = ready
+            .iter()
+            .map(|(_, _, code, builder, cuda)| batch::Program {
+                builder,
+                code,
+                cuda: cuda.as_ref().and_then(|c| Some((nvcc.as_ref()?, c))),
+            })
+            .collect();
+        let keys: Vec<String> = programs.iter().map(batch::Program::key).collect();
         // Each program not yet measured, once, with the threads of the first point that made it.
         let fresh: Vec<usize> = {
             let mut seen = std::collections::HashSet::new();
             (0..ready.len())
-                .filter(|&i| !self.measured_code.contains_key(&ready[i].4) && seen.insert(&ready[i].4))
+                .filter(|&i| !self.measured_code.contains_key(&keys[i]) && seen.insert(&keys[i]))
                 .collect()
         };
-        let sources: Vec<(&Builder, &String)> = fresh.iter().map(|&i| (&ready[i].3, &ready[i].2)).collect();
-        let builds = build_each(&sources, self.evaluator.jobs)?;
-        let todo =
-            fresh.iter().zip(builds).map(|(&i, b)| (&ready[i].4, Some(ready[i].0.threads), b)).collect();
+        let to_build: Vec<batch::Program> = fresh
+            .iter()
+            .map(|&i| batch::Program {
+                builder: programs[i].builder,
+                code: programs[i].code,
+                cuda: programs[i].cuda,
+            })
+            .collect();
+        let builds = batch::build_each(&to_build, self.evaluator.jobs)?;
+        let todo = fresh
+            .iter()
+            .zip(builds)
+            .map(|(&i, b)| (&keys[i], Some(ready[i].0.threads), programs[i].cuda.is_some(), b))
+            .collect();
         let measured = self.measure_on_slots(on, todo);
         let mut measured: HashMap<String, Measurement> =
             measured.into_iter().map(|(k, m)| (k.clone(), m)).collect();
-        for (point, schedule, code, builder, key) in &ready {
+        for ((point, schedule, ..), (program, key)) in ready.iter().zip(programs.iter().zip(&keys)) {
             let m = match (self.measured_code.get(key), measured.remove(key)) {
                 (Some((first, m)), _) => Measurement {
                     reason: format!("same code as point {}: {}", first.id(), m.reason),
@@ -526,9 +573,8 @@ impl<'a> Campaign<'a> {
                 // Not measured: Ctrl-C came first.
                 (None, None) => return Ok(()),
             };
-            let source = source_of(builder, code);
             let schedule = (!schedule.is_empty()).then_some(schedule.as_str());
-            self.finish(on, point, schedule, source, &m)?;
+            self.finish(on, point, schedule, Some(program.source()), &m)?;
         }
         Ok(())
     }
@@ -542,35 +588,42 @@ impl<'a> Campaign<'a> {
         self.evaluator.builder.with_compiler(peer.compiler).map_err(|e| failed(format!("{name}: {e}")))
     }
 
-    /// Measures each built program on the next free slot, as many at once as
-    /// there are slots; the programs in their order, less those a Ctrl-C cut
-    /// short (a child killed by the user's signal is not a crash of the variant).
+    /// Measures each built program on the next free slot of its kind (a
+    /// CUDA form on a GPU slot), as many at once as there are slots; the
+    /// programs in their order, less those a Ctrl-C cut short (a child
+    /// killed by the user's signal is not a crash of the variant).
     fn measure_on_slots<'c>(
         &mut self,
         on: &On,
-        built: Vec<(&'c String, Option<usize>, BuildOutcome)>,
+        built: Vec<(&'c String, Option<usize>, bool, BuildOutcome)>,
     ) -> Vec<(&'c String, Measurement)> {
-        let next = std::sync::atomic::AtomicUsize::new(0);
         let (busy, peak) = (std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0));
         let results: Vec<std::sync::Mutex<Option<Measurement>>> =
             built.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        // One queue per kind of slot.
+        let queues: [(Vec<usize>, std::sync::atomic::AtomicUsize); 2] = [false, true]
+            .map(|gpu| ((0..built.len()).filter(|&i| built[i].2 == gpu).collect(), Default::default()));
+        let cpu = self.slots.iter().map(|slot| (slot.clone(), self.evaluator.config.clone(), &queues[0]));
+        let gpus = self.gpus.iter().flat_map(|g| &g.slots);
+        let gpu = gpus.map(|g| (g.host(), self.evaluator.config.on_gpu(g), &queues[1]));
+        let workers: Vec<_> = cpu.chain(gpu).collect();
         std::thread::scope(|scope| {
-            for slot in &self.slots {
+            for (slot, config, (queue, next)) in workers {
                 let evaluator = Evaluator {
                     builder: self.evaluator.builder.clone(),
-                    slot: slot.clone(),
-                    config: self.evaluator.config.clone(),
+                    slot,
+                    config,
                     jobs: self.evaluator.jobs,
                 };
-                let (next, busy, peak, results, built) = (&next, &busy, &peak, &results, &built);
+                let (busy, peak, results, built) = (&busy, &peak, &results, &built);
                 scope.spawn(move || loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= built.len() || interrupted() {
+                    let Some(&i) = queue.get(next.fetch_add(1, Ordering::SeqCst)) else { break };
+                    if interrupted() {
                         break;
                     }
                     let now = busy.fetch_add(1, Ordering::SeqCst) + 1;
                     peak.fetch_max(now, Ordering::SeqCst);
-                    let (_, threads, outcome) = &built[i];
+                    let (_, threads, _, outcome) = &built[i];
                     let m = evaluator.measure(on.reference, outcome, *threads);
                     busy.fetch_sub(1, Ordering::SeqCst);
                     if interrupted() {
@@ -584,7 +637,7 @@ impl<'a> Campaign<'a> {
         built
             .into_iter()
             .zip(results)
-            .filter_map(|((code, _, _), m)| {
+            .filter_map(|((code, ..), m)| {
                 m.into_inner().expect("no panics while holding it").map(|m| (code, m))
             })
             .collect()
@@ -603,7 +656,7 @@ impl<'a> Campaign<'a> {
                     if i >= points.len() || interrupted() {
                         break;
                     }
-                    let a = answer_in_child(on.kernel, on.dataset, &points[i], self.variant_timeout);
+                    let a = batch::answer_in_child(on.kernel, on.dataset, &points[i], self.variant_timeout);
                     *answers[i].lock().expect("no panics while holding it") = Some(a);
                 });
             }
@@ -689,31 +742,6 @@ impl<'a> Campaign<'a> {
     }
 }
 
-/// Builds each source with its builder, those of one compiler in parallel;
-/// the outcomes in the sources' order.
-fn build_each(sources: &[(&Builder, &String)], jobs: usize) -> Result<Vec<BuildOutcome>> {
-    let mut out: Vec<Option<BuildOutcome>> = vec![None; sources.len()];
-    let mut todo: Vec<usize> = (0..sources.len()).collect();
-    while let Some(&first) = todo.first() {
-        let builder = sources[first].0;
-        let (group, rest): (Vec<usize>, Vec<usize>) =
-            todo.into_iter().partition(|&k| sources[k].0.compiler() == builder.compiler());
-        let codes: Vec<&String> = group.iter().map(|&k| sources[k].1).collect();
-        for (k, b) in group.into_iter().zip(builder.build_all(&codes, jobs)?) {
-            out[k] = Some(b);
-        }
-        todo = rest;
-    }
-    Ok(out.into_iter().map(|b| b.expect("every source built")).collect())
-}
-
-/// The program as `builder`'s cache keeps it (hash and path).
-fn source_of(builder: &Builder, code: &str) -> Option<BuildRef> {
-    let key = builder.key(code);
-    let path = builder.cache_dir().join("variants").join(format!("{key}.c"));
-    Some(BuildRef { source_hash: key, source_path: path.display().to_string() })
-}
-
 /// Measures `kernel`'s original program on `dataset` with `evaluator` (its builder given
 /// the program's extra sources for that dataset), touching no store: `tune` does this
 /// before it writes any row, so that a program whose original is refused (no `main`, a
@@ -735,52 +763,6 @@ pub fn measure_original(evaluator: &Evaluator, kernel: &Kernel, dataset: Dataset
     evaluator
         .reference(&original)
         .with_context(|| format!("{} [{}]: the original program", kernel.spec.name, dataset.name()))
-}
-
-/// Runs `polytune variant` for one point in a child (the one runner with limits,
-/// `executor::process`), its answer written to a file; a timeout, a crash or an error of
-/// the child is a failure of the point.
-fn answer_in_child(kernel: &Kernel, dataset: Dataset, point: &Point, timeout: Duration) -> Answer {
-    use std::process::{Command, Stdio};
-    let fail = |status: Status, reason: String| Err(Failure { status, reason });
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => return fail(Status::ScheduleError, format!("cannot find the polytune executable: {e}")),
-    };
-    let answer_file = std::env::temp_dir().join(format!("polytune-answer-{}.json", process::unique_suffix()));
-    let file = match std::fs::File::create(&answer_file) {
-        Ok(f) => f,
-        Err(e) => {
-            return fail(Status::ScheduleError, format!("{}: cannot create: {e}", answer_file.display()))
-        }
-    };
-    let mut cmd = Command::new(exe);
-    cmd.arg("variant")
-        .arg(&kernel.spec.path)
-        .args(["--dataset", dataset.name(), "--point", &point.canonical_json()])
-        .args(kernel.spec.build.cc_args.iter().map(|a| format!("--cc-arg={a}")))
-        .stdin(Stdio::null())
-        .stdout(file);
-    let run = process::run_limited(cmd, &process::Limits::default(), timeout, 4096);
-    let text = std::fs::read_to_string(&answer_file).unwrap_or_default();
-    let _ = std::fs::remove_file(&answer_file);
-    match run {
-        Err(e) => fail(Status::ScheduleError, format!("cannot start `polytune variant`: {e}")),
-        Ok(r) => match r.end {
-            process::End::TimedOut => {
-                fail(Status::ScheduleTimeout, format!("no schedule and code within {} s", timeout.as_secs()))
-            }
-            process::End::Exited(s) if s.success() => {
-                serde_json::from_str::<Answer>(&text).unwrap_or_else(|e| {
-                    fail(Status::ScheduleError, format!("unreadable answer from `polytune variant`: {e}"))
-                })
-            }
-            process::End::Exited(s) => fail(
-                Status::ScheduleError,
-                format!("`polytune variant` failed ({s}): {}", r.output.text().trim()),
-            ),
-        },
-    }
 }
 
 /// At most this many fusion preorders per kernel enter the grid.

@@ -102,6 +102,7 @@ fn campaign(
         tolerance: evaluator.config.tolerance.relative,
         machine: fingerprint.id(),
         peers: Vec::new(),
+        emulate: false,
     };
     let mut c = Campaign::open(&db, evaluator, config, Budget::default(), machine)?;
     c.run(std::slice::from_ref(kernel))?;

@@ -98,6 +98,14 @@ struct Report {
     /// with allocation and copies).
     #[serde(skip_serializing_if = "Option::is_none")]
     device: Option<String>,
+    /// A GPU variant's kernels (how many run on one thread), and its
+    /// launches in one run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kernels: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    serial_kernels: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    launches: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     kernel_s: Option<f64>,
     /// Its CUDA unit, written next to the sources, and what nvcc said of it.
@@ -167,6 +175,15 @@ pub fn run(args: Args) -> Result<()> {
             }
             space::clay::to_banded_tree(&ctx, &applied.form, &program.scop, &program.deps)?
         }
+        (None, "isl") if gpu_target => {
+            let p = program.clone();
+            let what = format!("{}: isl scheduling for the GPU", args.file.display());
+            common::in_time(&what, args.timeout, move || {
+                space::reference::isl_gpu_schedule(&p.scop, &p.deps).map_err(|e| {
+                    anyhow::anyhow!(e).context("isl's scheduler found no schedule for this SCoP")
+                })
+            })?
+        }
         (None, "original" | "isl" | "unified") => {
             let (p, name, point) = (program.clone(), args.schedule.clone(), point.clone());
             let what = format!("{}: {name} scheduling", args.file.display());
@@ -204,6 +221,7 @@ pub fn run(args: Args) -> Result<()> {
         .with_context(|| format!("{}: cannot write", original_source.display()))?;
     // A GPU slot runs the CUDA form; without one it is emulated on the CPU.
     let gpu_slot = profile.gpus.first().filter(|_| gpu).cloned();
+    let cuda_form = cuda.clone();
     let (cuda, nvcc, on_gpu) = match &cuda {
         Some(c) if gpu_slot.is_some() => {
             let unit = args.out.join(format!("{stem}.{}.{label}.cu", args.dataset.name()));
@@ -245,6 +263,17 @@ pub fn run(args: Args) -> Result<()> {
         .with_extras(&build.extras(args.dataset))?;
     let evaluator = Evaluator { builder, slot, config, jobs: 2 };
     let reference = evaluator.reference(&original)?;
+    // Kernels in the unit and launches in one run: what the mapping costs
+    // in host-device round trips.
+    let (kernels, launches) = match &cuda_form {
+        Some(c) => {
+            let limit = std::time::Duration::from_secs(600);
+            let n = executor::cuda::count_launches(&evaluator.builder, &c.counting, limit)
+                .map_err(|e| anyhow::anyhow!("counting the launches: {e}"))?;
+            (Some((c.kernels, c.serial_kernels)), Some(n))
+        }
+        None => (None, None),
+    };
     let (m, device) = match &on_gpu {
         Some((nvcc, c, g, device)) => {
             let built = executor::cuda::build(&evaluator.builder, nvcc, &c.program, &c.unit);
@@ -278,6 +307,9 @@ pub fn run(args: Args) -> Result<()> {
         original_source,
         codegen_s,
         emulated: gpu && device.is_none(),
+        kernels: kernels.map(|k| k.0),
+        serial_kernels: kernels.map(|k| k.1),
+        launches,
         kernel_s: executor::measure::median(&m.kernel_samples),
         device,
         cuda,
@@ -316,6 +348,9 @@ fn print_text(r: &Report) {
     }
     if let Some(unit) = &r.cuda {
         println!("  CUDA:     {}", unit.display());
+    }
+    if let (Some(k), Some(serial), Some(l)) = (r.kernels, r.serial_kernels, r.launches) {
+        println!("  kernels:  {k} ({serial} on one thread), launched {l} times in one run");
     }
     if let Some(said) = &r.nvcc {
         println!("  nvcc:     {said}");

@@ -121,15 +121,24 @@ pub fn run(args: Args) -> Result<()> {
         bail!("--evals 0 leaves nothing to do");
     }
     let gpu = grid::knob_grid(&args.settings, 1)?.iter().any(|o| o.target == space::knobs::Target::Gpu);
-    if gpu && !args.emulate {
+    let setup = Setup::new(&args.machine, args.threads)?;
+    if gpu && !args.emulate && setup.profile.gpus.is_empty() {
         bail!(
             "--set target=gpu: machine profile `{}` has no GPU slot, so GPU variants cannot be measured here; \
              add --emulate to measure their emulation on the CPU (it checks each mapping's outputs; its times say \
-             nothing of a GPU)",
+             nothing of a GPU), or a slot `gpu = N` to the profile",
             args.machine
         );
     }
-    let setup = Setup::new(&args.machine, args.threads)?;
+    // GPU points run their CUDA form on the profile's GPU slots.
+    let gpus = match gpu && !args.emulate {
+        true => Some(campaign::Gpus {
+            slots: setup.profile.gpus.clone(),
+            nvcc: executor::cuda::Nvcc::of(&setup.profile)
+                .map_err(|e| anyhow::anyhow!("machine profile `{}`: {e}", setup.profile.name))?,
+        }),
+        false => None,
+    };
     let threads = setup.threads;
     let spec = grid::Spec {
         knobs: grid::knob_grid(&args.settings, threads)?,
@@ -174,11 +183,15 @@ pub fn run(args: Args) -> Result<()> {
         tolerance: args.tolerance,
         machine: fingerprint.id(),
         peers: spec.peers.clone(),
+        emulate: gpu && args.emulate,
     };
     let budget = Budget { evals: args.evals, time: args.budget };
     let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?
         .with_originals(originals)
         .with_slots(setup.slots.clone());
+    if let Some(gpus) = gpus {
+        campaign = campaign.with_gpus(gpus);
+    }
     campaign.variant_timeout = args.variant_timeout;
     let end = campaign.run(&kernels)?;
     let campaign_id = campaign.campaign_id;

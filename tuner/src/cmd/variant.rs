@@ -33,7 +33,7 @@ pub fn run(args: Args) -> Result<()> {
         let cpp = crate::program::cpp_args(args.dataset, &args.cc_args);
         let answer: Answer = executor::peers::find(name, point.threads)
             .and_then(|peer| executor::peers::program(&peer, &args.file, &cpp, 0))
-            .map(|program| (String::new(), program))
+            .map(|program| (String::new(), program, None))
             .map_err(|reason| Failure { status: Status::ScheduleError, reason });
         println!("{}", serde_json::to_string(&answer)?);
         return Ok(());

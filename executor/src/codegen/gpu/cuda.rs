@@ -21,6 +21,12 @@ pub struct Cuda {
     pub unit: String,
     /// How many kernels the unit defines.
     pub kernels: usize,
+    /// How many of them run on one thread (a statement group with no
+    /// parallel loop, or whose mapping failed the check).
+    pub serial_kernels: usize,
+    /// The C program that only counts the launches of one run (host
+    /// loops, no kernels) and dumps the count as `polytune_launches`.
+    pub counting: String,
 }
 
 /// CUDA's x, y, z for block dimension `k` of `n` (the innermost is x).
@@ -37,25 +43,41 @@ impl Shape {
         values: &[String],
         args: &str,
     ) -> Result<String, CodegenError> {
-        let mut out = String::from("{\n");
-        out.push_str(&self.host_values(values)?);
         let mut grid = vec!["1".to_string(); 2];
-        for (k, (lo, hi)) in self.range.iter().enumerate() {
-            out.push_str(&format!("  const long polytune_o{k} = {lo};\n"));
-            out.push_str(&format!("  const long polytune_g{k} = ({hi}) - polytune_o{k} + 1;\n"));
+        for k in 0..self.tiles.len() {
             grid[self.tiles.len() - 1 - k] = format!("(unsigned) polytune_g{k}");
         }
         let mut block = vec![1i64; 3];
         for (k, &b) in self.threads.iter().enumerate() {
             block[self.threads.len() - 1 - k] = b;
         }
+        self.nonempty(
+            values,
+            &format!(
+                "polytune_kernel_{number}<<<dim3({}, {}), dim3({}, {}, {})>>>({args});\n    \
+                 polytune_check(cudaGetLastError(), \"launch of kernel {number}\");",
+                grid[0], grid[1], block[0], block[1], block[2]
+            ),
+        )
+    }
+
+    /// A count of the launches instead (see [`Cuda::counting`]).
+    pub(crate) fn counted(&self, values: &[String]) -> Result<String, CodegenError> {
+        self.nonempty(values, "polytune_launches++;")
+    }
+
+    /// `code` under the host values and tile range of one launch, when
+    /// its grid is not empty.
+    fn nonempty(&self, values: &[String], code: &str) -> Result<String, CodegenError> {
+        let mut out = String::from("{\n");
+        out.push_str(&self.host_values(values)?);
+        for (k, (lo, hi)) in self.range.iter().enumerate() {
+            out.push_str(&format!("  const long polytune_o{k} = {lo};\n"));
+            out.push_str(&format!("  const long polytune_g{k} = ({hi}) - polytune_o{k} + 1;\n"));
+        }
         let nonempty: Vec<String> = (0..self.tiles.len()).map(|k| format!("polytune_g{k} > 0")).collect();
         let guard = if nonempty.is_empty() { "1".to_string() } else { nonempty.join(" && ") };
-        out.push_str(&format!(
-            "  if ({guard}) {{\n    polytune_kernel_{number}<<<dim3({}, {}), dim3({}, {}, {})>>>({args});\n    \
-             polytune_check(cudaGetLastError(), \"launch of kernel {number}\");\n  }}\n}}\n",
-            grid[0], grid[1], block[0], block[1], block[2]
-        ));
+        out.push_str(&format!("  if ({guard}) {{\n    {code}\n  }}\n}}\n"));
         Ok(out)
     }
 
@@ -230,7 +252,8 @@ pub(crate) fn unit(
         ast = super::super::print::AST_MACROS,
         undef = super::super::print::UNDEF_AST_MACROS,
     ));
-    Cuda { program, unit, kernels: kernels.len() }
+    let serial_kernels = kernels.iter().filter(|(k, _)| k.tiles.is_empty() && k.threads.is_empty()).count();
+    Cuda { program, unit, kernels: kernels.len(), serial_kernels, counting: String::new() }
 }
 
 /// The arguments of every launch of kernel `k`: the size parameters, its

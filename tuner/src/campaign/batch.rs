@@ -1,0 +1,134 @@
+//! One batch's programs: each point's schedule and code made by a
+//! `polytune variant` child, then built by its builder (ours, a peer's
+//! compiler, or nvcc and ours for a GPU point's CUDA form).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use executor::build::{BuildOutcome, Builder};
+use executor::codegen::Cuda;
+use executor::cuda::Nvcc;
+use executor::measure::Status;
+use executor::pipeline::{Answer, Failure};
+use executor::process;
+use space::knobs::Point;
+use store::BuildRef;
+
+use super::Kernel;
+use crate::program::Dataset;
+
+/// A program of the batch and how it is built.
+pub(super) struct Program<'a> {
+    pub builder: &'a Builder,
+    pub code: &'a str,
+    /// A GPU point's CUDA form, built for the profile's GPU slots.
+    pub cuda: Option<(&'a Nvcc, &'a Cuda)>,
+}
+
+impl Program<'_> {
+    /// Names the program and what builds it: programs with one key are
+    /// measured once.
+    pub fn key(&self) -> String {
+        match self.cuda {
+            None => self.builder.key(self.code),
+            Some((nvcc, c)) => {
+                let both = format!("{}\n/* CUDA ({}) */\n{}", c.program, nvcc.flags.join(" "), c.unit);
+                self.builder.key(&both)
+            }
+        }
+    }
+
+    /// The program as the build cache keeps it (hash and path: the C file,
+    /// or a CUDA form's unit).
+    pub fn source(&self) -> BuildRef {
+        let key = self.key();
+        let path: PathBuf = match self.cuda {
+            None => self.builder.cache_dir().join("variants").join(format!("{key}.c")),
+            Some((nvcc, c)) => executor::cuda::unit_path(self.builder, nvcc, &c.unit),
+        };
+        BuildRef { source_hash: key, source_path: path.display().to_string() }
+    }
+}
+
+/// Builds each program, those of one compiler in parallel, the CUDA forms
+/// `jobs` at a time; the outcomes in the programs' order.
+pub(super) fn build_each(programs: &[Program], jobs: usize) -> Result<Vec<BuildOutcome>> {
+    let mut out: Vec<Option<BuildOutcome>> = vec![None; programs.len()];
+    let (cuda, mut todo): (Vec<usize>, Vec<usize>) =
+        (0..programs.len()).partition(|&k| programs[k].cuda.is_some());
+    while let Some(&first) = todo.first() {
+        let builder = programs[first].builder;
+        let (group, rest): (Vec<usize>, Vec<usize>) =
+            todo.into_iter().partition(|&k| programs[k].builder.compiler() == builder.compiler());
+        let codes: Vec<&str> = group.iter().map(|&k| programs[k].code).collect();
+        for (k, b) in group.into_iter().zip(builder.build_all(&codes, jobs)?) {
+            out[k] = Some(b);
+        }
+        todo = rest;
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let built: Vec<std::sync::Mutex<Option<BuildOutcome>>> =
+        cuda.iter().map(|_| Default::default()).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, cuda.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Some(&k) = cuda.get(i) else { break };
+                let (nvcc, c) = programs[k].cuda.expect("partitioned");
+                let b = executor::cuda::build(programs[k].builder, nvcc, &c.program, &c.unit);
+                *built[i].lock().expect("no panics while holding it") = Some(b);
+            });
+        }
+    });
+    for (k, b) in cuda.into_iter().zip(built) {
+        out[k] = b.into_inner().expect("no panics while holding it");
+    }
+    Ok(out.into_iter().map(|b| b.expect("every program built")).collect())
+}
+
+/// Runs `polytune variant` for one point in a child (the one runner with limits,
+/// `executor::process`), its answer written to a file; a timeout, a crash or an error of
+/// the child is a failure of the point.
+pub(super) fn answer_in_child(kernel: &Kernel, dataset: Dataset, point: &Point, timeout: Duration) -> Answer {
+    use std::process::{Command, Stdio};
+    let fail = |status: Status, reason: String| Err(Failure { status, reason });
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return fail(Status::ScheduleError, format!("cannot find the polytune executable: {e}")),
+    };
+    let answer_file = std::env::temp_dir().join(format!("polytune-answer-{}.json", process::unique_suffix()));
+    let file = match std::fs::File::create(&answer_file) {
+        Ok(f) => f,
+        Err(e) => {
+            return fail(Status::ScheduleError, format!("{}: cannot create: {e}", answer_file.display()))
+        }
+    };
+    let mut cmd = Command::new(exe);
+    cmd.arg("variant")
+        .arg(&kernel.spec.path)
+        .args(["--dataset", dataset.name(), "--point", &point.canonical_json()])
+        .args(kernel.spec.build.cc_args.iter().map(|a| format!("--cc-arg={a}")))
+        .stdin(Stdio::null())
+        .stdout(file);
+    let run = process::run_limited(cmd, &process::Limits::default(), timeout, 4096);
+    let text = std::fs::read_to_string(&answer_file).unwrap_or_default();
+    let _ = std::fs::remove_file(&answer_file);
+    match run {
+        Err(e) => fail(Status::ScheduleError, format!("cannot start `polytune variant`: {e}")),
+        Ok(r) => match r.end {
+            process::End::TimedOut => {
+                fail(Status::ScheduleTimeout, format!("no schedule and code within {} s", timeout.as_secs()))
+            }
+            process::End::Exited(s) if s.success() => {
+                serde_json::from_str::<Answer>(&text).unwrap_or_else(|e| {
+                    fail(Status::ScheduleError, format!("unreadable answer from `polytune variant`: {e}"))
+                })
+            }
+            process::End::Exited(s) => fail(
+                Status::ScheduleError,
+                format!("`polytune variant` failed ({s}): {}", r.output.text().trim()),
+            ),
+        },
+    }
+}
