@@ -78,6 +78,30 @@ fn gpu_target_maps_the_spatial_coincident_row_to_x() {
     assert!(!band[x.0].spatial.is_empty(), "{out:#?}");
 }
 
+/// Code generation maps the innermost of the first three leading coincident
+/// members to thread x: the scheduler puts the spatial row there. On gemm
+/// the GPU strategy finds j first; it becomes the band's second member, so
+/// that consecutive threads touch consecutive C[i][j] and B[k][j]. heat-3d's
+/// three coincident space rows end with the one that carries the most.
+#[test]
+fn the_spatial_row_is_placed_where_code_generation_maps_thread_x() {
+    let (s, out) = unified("linear-algebra/gemm.c", &["target=gpu"]);
+    assert_eq!(rows_of(&s, &out, 1)[..2], ["i", "j"], "{out:#?}");
+    for rel in ["linear-algebra/gemm.c", "stencils/heat-3d.c", "linear-algebra/2mm.c", "stencils/jacobi-2d.c"]
+    {
+        let (_, out) = unified(rel, &["target=gpu"]);
+        for m in &out.mapping {
+            let band: Vec<_> = out.rows.iter().filter(|r| r.group == m.group && r.band == m.band).collect();
+            let first = band.iter().position(|r| r.coincident).unwrap();
+            let run = band[first..].iter().take_while(|r| r.coincident).count();
+            let x = m.threads.iter().find(|t| t.1 == 'x').expect("an x thread");
+            assert_eq!(x.0, first + run.min(3) - 1, "{rel}: {m:?}");
+            let most = band[first..first + run].iter().map(|r| r.spatial.len()).max().unwrap();
+            assert_eq!(band[x.0].spatial.len(), most, "{rel}: {m:?}");
+        }
+    }
+}
+
 #[test]
 fn hlim_below_the_pressure_turns_a_non_parallel_first_row_into_a_feautrier_row() {
     // seidel-2d has no outer parallel loop: with hlim=1 the first row is Feautrier's.

@@ -22,7 +22,7 @@ use super::group::{DepGroup, Group, Next, Result, RowStrategy};
 use super::ilp;
 use super::nontrivial::SEARCH_BUDGET;
 use super::solver::Solver;
-use super::unified::{thread_mapping, Unified};
+use super::unified::{place_thread_x, thread_mapping, Unified};
 use super::{tree, CoreOptions, CoreSchedule, Fusion, Row, ScheduleError};
 use crate::deps::{DepKind, Dependences};
 use crate::isl::{new_context, IslResultExt};
@@ -64,7 +64,7 @@ pub(super) fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> R
         let inside: Vec<DepGroup> =
             all.iter().filter(|d| members.contains(&d.src) && members.contains(&d.dst)).cloned().collect();
         let mut group = Group::new(&ctx, scop, g, members.clone(), inside);
-        let group_rows = match &opts.knobs {
+        let mut group_rows = match &opts.knobs {
             Some(knobs) => {
                 let mut unified = Unified::new(scop, knobs, &references, locality.as_ref(), &inter, members);
                 group.run(&mut unified, &mut solver)?
@@ -72,6 +72,7 @@ pub(super) fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> R
             None => group.run(&mut Core, &mut solver)?,
         };
         if opts.knobs.as_ref().is_some_and(|k| k.target == Target::Gpu) {
+            place_thread_x(&mut group_rows);
             mapping.extend(thread_mapping(g, &group_rows));
         }
         rows.extend(group_rows);

@@ -624,14 +624,43 @@ fn innermost_direction(n: usize, references: &[Reference], stmt: usize) -> Optio
     Some((v, hv))
 }
 
-/// RR-9110 §4.8: in the outermost band with coincident rows, the first
-/// coincident row that carries spatial proximity is mapped to thread `x`; the
-/// other coincident rows (at most three in all) to `z, y, x` in order.
+/// RR-9110 §4.8 for code generation, which maps the innermost of the first
+/// three members of a band's first run of coincident members to thread `x`
+/// (`executor::codegen::gpu`): the row of that run that carries spatial
+/// proximity is moved there, in the outermost band with coincident rows.
+/// Rows of such a run permute freely: each has distance zero on every
+/// dependence the rows before the run leave, so none carries one the
+/// others see.
+pub(super) fn place_thread_x(rows: &mut [Row]) {
+    let Some(band) = rows.iter().find(|r| r.coincident).map(|r| r.band) else { return };
+    let Some(first) = rows.iter().position(|r| r.band == band && r.coincident) else { return };
+    let run = rows[first..].iter().take_while(|r| r.band == band && r.coincident).count();
+    let Some(x) = thread_x(rows[first..first + run].iter()) else { return };
+    let target = run.min(3) - 1;
+    match x.cmp(&target) {
+        std::cmp::Ordering::Less => rows[first + x..=first + target].rotate_left(1),
+        std::cmp::Ordering::Greater => rows[first + target..=first + x].rotate_right(1),
+        std::cmp::Ordering::Equal => {}
+    }
+}
+
+/// Which of `rows` (coincident) goes to thread `x`: the one that carries
+/// the most spatial-proximity groups (the most references coalesced), the
+/// later on ties; `None` when none carries any.
+fn thread_x<'r>(rows: impl Iterator<Item = &'r Row>) -> Option<usize> {
+    let best =
+        rows.enumerate().filter(|(_, r)| !r.spatial.is_empty()).max_by_key(|(i, r)| (r.spatial.len(), *i));
+    best.map(|(i, _)| i)
+}
+
+/// RR-9110 §4.8: in the outermost band with coincident rows, the coincident
+/// row that carries spatial proximity ([`thread_x`]) is mapped to thread
+/// `x`; the other coincident rows (at most three in all) to `z, y, x` in order.
 pub(super) fn thread_mapping(group: usize, rows: &[Row]) -> Option<ThreadMapping> {
     let band = rows.iter().find(|r| r.coincident)?.band;
     let coincident: Vec<(usize, &Row)> =
         rows.iter().filter(|r| r.band == band).enumerate().filter(|(_, r)| r.coincident).collect();
-    let spatial = coincident.iter().find(|(_, r)| !r.spatial.is_empty()).map(|(i, _)| *i);
+    let spatial = thread_x(coincident.iter().map(|(_, r)| *r)).map(|k| coincident[k].0);
     let others: Vec<usize> = coincident.iter().map(|(i, _)| *i).filter(|i| Some(*i) != spatial).collect();
     let labels: &[char] = if spatial.is_some() { &['z', 'y'] } else { &['z', 'y', 'x'] };
     let take = others.len().min(labels.len());
