@@ -25,4 +25,5 @@ pub mod measure;
 pub mod peers;
 pub mod pipeline;
 pub mod process;
+pub mod quiet;
 pub mod runtime;

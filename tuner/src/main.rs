@@ -4,6 +4,7 @@
 mod campaign;
 mod cmd;
 mod exit;
+mod noise;
 mod program;
 mod strategy;
 mod units;

@@ -322,3 +322,47 @@ fn a_gpu_slot_runs_the_cuda_form_or_refuses_naming_the_slot() {
         assert!(err.contains("GPU slot `h100` (GPU 0)") && err.contains("nvidia-smi"), "{err}");
     }
 }
+
+/// Busy loops that end with the guard, panics included.
+struct Busy(Vec<std::process::Child>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Issue 20, a quiet machine: with every core of the slot kept busy by
+/// another process, `run` warns and records the load with its measurement
+/// (`--on-noise warn`, the default), and `--on-noise fail` stops before
+/// measuring anything.
+#[test]
+fn a_busy_slot_is_warned_about_and_recorded_or_refused() {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(64);
+    let _busy = Busy(
+        (0..cores).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap()).collect(),
+    );
+    let dir = std::env::temp_dir().join(format!("polytune-cli-noise-{}", std::process::id()));
+    let args =
+        ["run", "polybench/linear-algebra/atax.c", "--dataset", "MINI", "--runs", "1", "--threads", "1"];
+    let out_dir = dir.join("out");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_polytune"));
+    cmd.args(args)
+        .args(["--json", "--out"])
+        .arg(&out_dir)
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .current_dir(root());
+    let out = testkit::output_within(&mut cmd, LIMIT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("warning: slot `all`: core") && err.contains("busy"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["noise"].as_str().is_some_and(|n| n.contains("% busy")), "{v}");
+    let out = polytune(&[&args[..], &["--on-noise", "fail", "--out", out_dir.to_str().unwrap()]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("--on-noise fail: slot `all`"), "{err}");
+}

@@ -225,7 +225,7 @@ extern "C" fn on_sigint(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
-fn interrupted() -> bool {
+pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
@@ -258,6 +258,8 @@ pub struct Campaign<'a> {
     /// The GPU slots and nvcc, where GPU points run their CUDA form
     /// ([`Campaign::with_gpus`]; without, they run their emulation).
     gpus: Option<Gpus>,
+    /// What to do when the slots are busy before a batch is measured.
+    pub noise: crate::noise::Noise,
     /// The most measurements that ran at once in this invocation.
     pub peak_busy_slots: usize,
     started: Instant,
@@ -333,6 +335,7 @@ impl<'a> Campaign<'a> {
             variant_timeout: Duration::from_secs(300),
             slots,
             gpus: None,
+            noise: Default::default(),
             peak_busy_slots: 0,
             started: Instant::now(),
             evaluations: 0,
@@ -552,14 +555,31 @@ impl<'a> Campaign<'a> {
             })
             .collect();
         let builds = batch::build_each(&to_build, self.evaluator.jobs)?;
-        let todo = fresh
+        let todo: Vec<_> = fresh
             .iter()
             .zip(builds)
             .map(|(&i, b)| (&keys[i], Some(ready[i].0.threads), programs[i].cuda.is_some(), b))
             .collect();
+        // Nothing of ours runs on the slots now: are they quiet?
+        let note = match todo.is_empty() {
+            true => None,
+            false => {
+                let gpus = self.gpus.iter().flat_map(|g| &g.slots).map(|g| (g.name.as_str(), &g.cores[..]));
+                let slots: Vec<(&str, &[usize])> =
+                    self.slots.iter().map(|s| (s.name.as_str(), &s.cores[..])).chain(gpus).collect();
+                self.noise.check(&slots, &interrupted)?
+            }
+        };
         let measured = self.measure_on_slots(on, todo);
-        let mut measured: HashMap<String, Measurement> =
-            measured.into_iter().map(|(k, m)| (k.clone(), m)).collect();
+        let mut measured: HashMap<String, Measurement> = measured
+            .into_iter()
+            .map(|(k, mut m)| {
+                if let Some(note) = &note {
+                    m.reason.push_str(&format!("; measured while {note}, by other processes"));
+                }
+                (k.clone(), m)
+            })
+            .collect();
         for ((point, schedule, ..), (program, key)) in ready.iter().zip(programs.iter().zip(&keys)) {
             let m = match (self.measured_code.get(key), measured.remove(key)) {
                 (Some((first, m)), _) => Measurement {

@@ -68,6 +68,11 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// What to do when the measurement slot's cores are busy with other
+    /// processes just before measuring: warn (and record the load with the
+    /// measurement), wait for quiet, or fail.
+    #[arg(long, value_enum, default_value = "warn")]
+    on_noise: crate::noise::OnNoise,
     #[command(flatten)]
     timeout: common::TimeoutArg,
 }
@@ -93,6 +98,10 @@ struct Report {
     /// A GPU variant (`target=gpu`): measured as its emulation on the CPU.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     emulated: bool,
+    /// The slot's cores that were busy with other processes when measuring
+    /// began (`--on-noise warn`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    noise: Option<String>,
     /// The GPU that ran its CUDA form (a profile's GPU slot), and the median
     /// of its kernel times (CUDA events; `median_s` is the region's time
     /// with allocation and copies).
@@ -262,6 +271,11 @@ pub fn run(args: Args) -> Result<()> {
     let builder = executor::build::Builder::new(profile.compiler(), common::cache_dir()?.join("builds"))?
         .with_extras(&build.extras(args.dataset))?;
     let evaluator = Evaluator { builder, slot, config, jobs: 2 };
+    let mut slots: Vec<(&str, &[usize])> = vec![(&evaluator.slot.name, &evaluator.slot.cores)];
+    if let Some((_, _, g, _)) = &on_gpu {
+        slots.push((&g.name, &g.cores));
+    }
+    let noise = crate::noise::Noise::new(args.on_noise).check(&slots, &|| false)?;
     let reference = evaluator.reference(&original)?;
     // Kernels in the unit and launches in one run: what the mapping costs
     // in host-device round trips.
@@ -307,6 +321,7 @@ pub fn run(args: Args) -> Result<()> {
         original_source,
         codegen_s,
         emulated: gpu && device.is_none(),
+        noise,
         kernels: kernels.map(|k| k.0),
         serial_kernels: kernels.map(|k| k.1),
         launches,
@@ -339,6 +354,9 @@ fn print_text(r: &Report) {
         println!("  speedup:  {s:.2}x");
     }
     println!("  source:   {} (original: {})", r.source.display(), r.original_source.display());
+    if let Some(noise) = &r.noise {
+        println!("  noise:    measured while {noise}, by other processes");
+    }
     if r.emulated {
         println!("  GPU:      measured as its emulation on the CPU (blocks and threads as loops)");
     }

@@ -77,6 +77,11 @@ pub struct Args {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+    /// What to do when the measurement slot's cores are busy with other
+    /// processes just before measuring: warn (and record the load with the
+    /// measurement), wait for quiet, or fail.
+    #[arg(long, value_enum, default_value = "warn")]
+    on_noise: crate::noise::OnNoise,
 }
 
 /// The peers `--peers` names: with `auto` every installed one (a line on
@@ -157,6 +162,9 @@ pub fn run(args: Args) -> Result<()> {
 
     let (evaluator, fingerprint) = setup.evaluator(args.runs, args.tolerance)?;
     // Each original measured before the store is written: a refused one leaves no row.
+    let mut noise = crate::noise::Noise::new(args.on_noise);
+    let first = &setup.slots[0];
+    noise.check(&[(&first.name, &first.cores)], &campaign::interrupted)?;
     let mut originals = Vec::new();
     for k in &kernels {
         eprintln!("{} [{}] measuring the original program", k.spec.name, args.dataset.name());
@@ -193,6 +201,7 @@ pub fn run(args: Args) -> Result<()> {
         campaign = campaign.with_gpus(gpus);
     }
     campaign.variant_timeout = args.variant_timeout;
+    campaign.noise = noise;
     let end = campaign.run(&kernels)?;
     let campaign_id = campaign.campaign_id;
 
