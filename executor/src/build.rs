@@ -113,7 +113,7 @@ pub enum BuildError {
 }
 
 /// The result of building one source. A compile error is data, not an `Err`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum BuildOutcome {
     Built {
@@ -122,6 +122,9 @@ pub enum BuildOutcome {
         key: String,
         /// True when the binary was already in the cache (nothing compiled).
         cached: bool,
+        /// Wall seconds spent compiling (zero when cached).
+        #[serde(default)]
+        compile_s: f64,
     },
     Failed {
         /// The compiler's stderr (head and tail if long), or why it could not run.
@@ -130,6 +133,14 @@ pub enum BuildOutcome {
 }
 
 impl BuildOutcome {
+    /// Wall seconds spent compiling (zero when cached or failed).
+    pub fn compile_s(&self) -> f64 {
+        match self {
+            BuildOutcome::Built { compile_s, .. } => *compile_s,
+            BuildOutcome::Failed { .. } => 0.0,
+        }
+    }
+
     pub fn binary(&self) -> Option<&Path> {
         match self {
             BuildOutcome::Built { binary, .. } => Some(binary),
@@ -290,7 +301,7 @@ impl Builder {
         let dir = self.cache_dir.join("variants");
         let binary = dir.join(&key);
         if binary.is_file() {
-            return BuildOutcome::Built { binary, key, cached: true };
+            return BuildOutcome::Built { binary, key, cached: true, compile_s: 0.0 };
         }
         let src = dir.join(format!("{key}.c"));
         if let Err(e) = write_atomic(&src, source.as_bytes()) {
@@ -306,8 +317,11 @@ impl Builder {
             .args(&self.extras.ldflags)
             .args(&linked.libs)
             .arg("-lm");
+        let started = std::time::Instant::now();
         match self.compile_to(cmd, &binary) {
-            Ok(()) => BuildOutcome::Built { binary, key, cached: false },
+            Ok(()) => {
+                BuildOutcome::Built { binary, key, cached: false, compile_s: started.elapsed().as_secs_f64() }
+            }
             Err(message) => BuildOutcome::Failed { message },
         }
     }

@@ -105,6 +105,7 @@ pub fn build(builder: &Builder, nvcc: &Nvcc, host: &str, unit: &str) -> BuildOut
     let key = unit_key(nvcc, unit);
     let dir = builder.cache_dir().join("cuda");
     let object = dir.join(format!("{key}.o"));
+    let started = std::time::Instant::now();
     if !object.is_file() {
         let failed = |message: String| BuildOutcome::Failed { message };
         if let Err(e) = std::fs::create_dir_all(&dir) {
@@ -126,7 +127,13 @@ pub fn build(builder: &Builder, nvcc: &Nvcc, host: &str, unit: &str) -> BuildOut
     let mut libs: Vec<String> =
         nvcc.runtime_dir().map(|d| format!("-L{}", d.display())).into_iter().collect();
     libs.extend(["-lcudart_static", "-ldl", "-lpthread", "-lrt", "-lstdc++"].map(String::from));
-    builder.build_linked(host, &Linked { objects: vec![object], libs, key })
+    let nvcc_s = started.elapsed().as_secs_f64();
+    match builder.build_linked(host, &Linked { objects: vec![object], libs, key }) {
+        BuildOutcome::Built { binary, key, cached, compile_s } => {
+            BuildOutcome::Built { binary, key, cached, compile_s: compile_s + nvcc_s }
+        }
+        failed => failed,
+    }
 }
 
 /// The launches one run of a GPU variant makes: its counting program

@@ -98,10 +98,3 @@ pub fn generate_variant(
         e => Failure { status: Status::CodegenError, reason: e.to_string() },
     })
 }
-
-/// The schedule tree and the generated program of `point`.
-pub fn variant(source: &Source, scop: &Scop, deps: &Dependences, point: &Point) -> Answer {
-    let tree = schedule_of(scop, deps, point)?;
-    let v = generate_variant(source, scop, deps, &codegen_options(point), &tree)?;
-    Ok((tree, v.program, v.cuda))
-}

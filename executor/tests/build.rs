@@ -32,8 +32,9 @@ fn small_program_builds_and_runs() {
     let dir = cache_dir("small");
     let b = Builder::new(Compiler::default(), &dir).unwrap();
     let out = b.build(&program(21));
-    let BuildOutcome::Built { binary, cached, key } = out else { panic!("{out:?}") };
-    assert!(!cached);
+    let BuildOutcome::Built { binary, cached, key, compile_s } = out else { panic!("{out:?}") };
+    assert!(!cached && compile_s > 0.0);
+    assert_eq!(b.build(&program(21)).compile_s(), 0.0, "a cache hit compiles nothing");
     assert_eq!(binary.file_name().unwrap().to_string_lossy(), key);
     let run = std::process::Command::new(&binary).output().unwrap();
     assert!(run.status.success());

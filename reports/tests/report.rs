@@ -48,6 +48,7 @@ fn record(s: &Store, at: &Ids, role: Role, point: &Point, status: &str, median: 
         median_s: median,
         spread: median.map(|_| 0.02),
         samples: median.into_iter().collect(),
+        costs: None,
     })
     .unwrap();
 }

@@ -49,8 +49,8 @@ use sqlx::sqlite::SqlitePool;
 pub use error::StoreError;
 pub use outcome::Status;
 pub use types::{
-    Best, BuildRef, Campaign, CampaignState, Counts, HistoryRow, MachineRow, NewCampaign, Record, Role, Seed,
-    Timestamp,
+    Best, BuildRef, Campaign, CampaignState, Costs, Counts, HistoryRow, MachineRow, NewCampaign, Record,
+    Role, Seed, Timestamp,
 };
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -174,13 +174,20 @@ macro_rules! record_in {
             what: "record a measurement",
             reason: format!("its samples do not serialise: {e}"),
         })?;
+        let costs = match &rec.costs {
+            None => None,
+            Some(c) => Some(serde_json::to_string(c).map_err(|e| StoreError::Invalid {
+                what: "record a measurement",
+                reason: format!("its costs do not serialise: {e}"),
+            })?),
+        };
         // A measurement already recorded (a resumed campaign, another process) is kept and
         // its id returned: the row is the first record's; the point, schedule and build rows
         // above were no-ops for it.
         let new_id: Option<(i64,)> = sqlx::query_as(
             "INSERT INTO measurements (campaign_id, program_id, machine_id, point_id, schedule_id, \
-             build_id, role, status, reason, median_s, spread, samples, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+             build_id, role, status, reason, median_s, spread, samples, created_at, costs) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
              ON CONFLICT (campaign_id, program_id, point_id, role) DO NOTHING RETURNING id",
         )
         .bind(rec.campaign)
@@ -196,6 +203,7 @@ macro_rules! record_in {
         .bind(rec.spread)
         .bind(samples)
         .bind($now)
+        .bind(costs)
         .fetch_optional(&mut *$tx)
         .await
         .map_err(query("record a measurement"))?;
@@ -426,7 +434,7 @@ impl Store {
         with_pool!(self, |pool, _begin| {
             sqlx::query_as::<_, HistoryRow>(
                 "SELECT m.id, m.created_at, p.kernel, p.dataset, mc.name AS machine, m.campaign_id AS campaign, \
-                        m.role, m.point_id, m.status, m.reason, m.median_s, m.spread \
+                        m.role, m.point_id, m.status, m.reason, m.median_s, m.spread, m.costs AS costs_json \
                  FROM measurements m \
                  JOIN programs p ON p.id = m.program_id \
                  JOIN machines mc ON mc.id = m.machine_id \

@@ -229,6 +229,26 @@ pub struct Record {
     pub spread: Option<f64>,
     /// Every timed run, in seconds.
     pub samples: Vec<f64>,
+    /// What the evaluation cost; `None` when not known.
+    pub costs: Option<Costs>,
+}
+
+/// Wall seconds of each step of one evaluation (issue 20). Steps that did
+/// not happen are zero: a point whose code another point already made is
+/// neither compiled nor run again.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct Costs {
+    /// The `polytune variant` child as a whole: starting, reading the
+    /// program and its dependences, scheduling, generating code.
+    pub variant_s: f64,
+    /// Of which scheduling (with the legality check)...
+    pub schedule_s: f64,
+    /// ...and code generation.
+    pub codegen_s: f64,
+    /// Compiling the program (zero when the build cache had it).
+    pub compile_s: f64,
+    /// Running it: the warm-up and timed runs, verification included.
+    pub run_s: f64,
 }
 
 /// The best-known variant of a kernel: see [`crate::Store::best`] for how it is chosen.
@@ -272,6 +292,22 @@ pub struct HistoryRow {
     pub reason: String,
     pub median_s: Option<f64>,
     pub spread: Option<f64>,
+    /// [`Costs`] as JSON; `None` when not recorded. Serialised as `costs`,
+    /// an object.
+    #[serde(rename = "costs", serialize_with = "costs_object")]
+    pub costs_json: Option<String>,
+}
+
+fn costs_object<S: serde::Serializer>(json: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    let costs: Option<Costs> = json.as_deref().and_then(|j| serde_json::from_str(j).ok());
+    serde::Serialize::serialize(&costs, s)
+}
+
+impl HistoryRow {
+    /// What the evaluation cost, when recorded.
+    pub fn costs(&self) -> Option<Costs> {
+        serde_json::from_str(self.costs_json.as_deref()?).ok()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -77,7 +77,11 @@ fn round_trip(fresh: &Fresh) {
     // Campaign 1: gemm LARGE on `box`: the reference, two ok variants, one wrong, one crash.
     let reference = Record { schedule: None, build: None, ..ok_record(c.id, p, m, Role::Reference, 0, 2.0) };
     s.record(&reference).unwrap();
-    let fast = s.record(&ok_record(c.id, p, m, Role::Variant, 1, 0.5)).unwrap();
+    let costs =
+        store::Costs { variant_s: 1.5, schedule_s: 0.5, codegen_s: 0.25, compile_s: 2.0, run_s: 0.125 };
+    let fast = s
+        .record(&Record { costs: Some(costs.clone()), ..ok_record(c.id, p, m, Role::Variant, 1, 0.5) })
+        .unwrap();
     s.record(&ok_record(c.id, p, m, Role::Variant, 2, 0.8)).unwrap();
     let wrong = Record {
         status: "wrong".parse().unwrap(),
@@ -151,6 +155,10 @@ fn round_trip(fresh: &Fresh) {
         ("crash", "signal 11", None)
     );
     assert_eq!((gemm[2].status.as_str(), gemm[2].role), ("wrong", Role::Variant));
+    // Costs come back as recorded; rows without them have none.
+    let fast_row = history.iter().find(|h| h.id == fast).unwrap();
+    assert_eq!(fast_row.costs(), Some(costs));
+    assert_eq!(gemm[2].costs(), None);
     assert!(s.history(Some("lu"), 10).unwrap().is_empty());
     assert!(serde_json::to_string(&history).unwrap().contains(r#""role":"variant""#));
 

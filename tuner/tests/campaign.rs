@@ -142,6 +142,21 @@ fn killed_campaign_resumes_without_losing_or_repeating_a_measurement() {
     let out = output(polytune().args(["history", "atax", "--db", db_arg, "--limit", "5"]));
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 5);
+    // Every variant's evaluation has its costs: its child, and the compile and
+    // runs for the first point of each code (issue 20).
+    let out = output(polytune().args(["history", "atax", "--db", db_arg, "--limit", "100", "--json"]));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let variants: Vec<_> = rows.as_array().unwrap().iter().filter(|r| r["role"] == "variant").collect();
+    assert!(variants.iter().all(|r| r["costs"]["variant_s"].as_f64().is_some_and(|s| s > 0.0)), "{rows:#}");
+    assert!(variants.iter().any(|r| r["costs"]["run_s"].as_f64().is_some_and(|s| s > 0.0)), "{rows:#}");
+    assert!(rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["role"] == "reference")
+        .all(|r| r["costs"].is_null()));
+    let out = output(polytune().args(["history", "atax", "--db", db_arg, "--costs"]));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("evaluations with costs:"));
     let out = output(polytune().args(["machines", "--db", db_arg, "--json"]));
     let machines: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(machines.as_array().unwrap().len(), 1);

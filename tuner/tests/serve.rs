@@ -84,6 +84,7 @@ fn fixture(dir: &std::path::Path) -> String {
             median_s: Some(median),
             spread: Some(0.01),
             samples: vec![median],
+            costs: None,
         })
         .unwrap();
     }

@@ -13,7 +13,7 @@ use executor::measure::Status;
 use executor::pipeline::{Answer, Failure};
 use executor::process;
 use space::knobs::Point;
-use store::BuildRef;
+use store::{BuildRef, Costs};
 
 use super::Kernel;
 use crate::program::Dataset;
@@ -87,10 +87,41 @@ pub(super) fn build_each(programs: &[Program], jobs: usize) -> Result<Vec<BuildO
     Ok(out.into_iter().map(|b| b.expect("every program built")).collect())
 }
 
+/// What `polytune variant` prints: the point's answer and what its
+/// scheduling and code generation took.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Reply {
+    pub answer: Answer,
+    pub schedule_s: f64,
+    pub codegen_s: f64,
+}
+
 /// Runs `polytune variant` for one point in a child (the one runner with limits,
 /// `executor::process`), its answer written to a file; a timeout, a crash or an error of
-/// the child is a failure of the point.
-pub(super) fn answer_in_child(kernel: &Kernel, dataset: Dataset, point: &Point, timeout: Duration) -> Answer {
+/// the child is a failure of the point. With the answer, what it cost (the
+/// child's wall time, and its scheduling and code generation).
+pub(super) fn answer_in_child(
+    kernel: &Kernel,
+    dataset: Dataset,
+    point: &Point,
+    timeout: Duration,
+) -> (Answer, Costs) {
+    let started = std::time::Instant::now();
+    let (answer, schedule_s, codegen_s) = match reply_of_child(kernel, dataset, point, timeout) {
+        Ok(r) => (r.answer, r.schedule_s, r.codegen_s),
+        Err(f) => (Err(f), 0.0, 0.0),
+    };
+    let costs =
+        Costs { variant_s: started.elapsed().as_secs_f64(), schedule_s, codegen_s, ..Costs::default() };
+    (answer, costs)
+}
+
+fn reply_of_child(
+    kernel: &Kernel,
+    dataset: Dataset,
+    point: &Point,
+    timeout: Duration,
+) -> Result<Reply, Failure> {
     use std::process::{Command, Stdio};
     let fail = |status: Status, reason: String| Err(Failure { status, reason });
     let exe = match std::env::current_exe() {
@@ -120,11 +151,9 @@ pub(super) fn answer_in_child(kernel: &Kernel, dataset: Dataset, point: &Point, 
             process::End::TimedOut => {
                 fail(Status::ScheduleTimeout, format!("no schedule and code within {} s", timeout.as_secs()))
             }
-            process::End::Exited(s) if s.success() => {
-                serde_json::from_str::<Answer>(&text).unwrap_or_else(|e| {
-                    fail(Status::ScheduleError, format!("unreadable answer from `polytune variant`: {e}"))
-                })
-            }
+            process::End::Exited(s) if s.success() => serde_json::from_str::<Reply>(&text).or_else(|e| {
+                fail(Status::ScheduleError, format!("unreadable answer from `polytune variant`: {e}"))
+            }),
             process::End::Exited(s) => fail(
                 Status::ScheduleError,
                 format!("`polytune variant` failed ({s}): {}", r.output.text().trim()),

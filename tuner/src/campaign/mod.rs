@@ -9,6 +9,7 @@
 //! to one already measured in this run share that measurement.
 
 mod batch;
+pub(crate) use batch::Reply;
 pub mod grid;
 
 use std::collections::HashMap;
@@ -34,7 +35,7 @@ use space::fusion::{FusionOptions, FusionSpace};
 use space::knobs::{Point, Scheduler};
 use space::preorder::Preorder;
 use space::schedule::{CoreOptions, Fusion};
-use store::{BuildRef, CampaignState, NewCampaign, Record, Role, Store};
+use store::{BuildRef, CampaignState, Costs, NewCampaign, Record, Role, Store};
 
 use crate::program::{self, Dataset, Program, ProgramConfig};
 use crate::strategy::{self, Outcomes, StrategyKind};
@@ -501,7 +502,7 @@ impl<'a> Campaign<'a> {
             };
             let source =
                 batch::Program { builder: &self.evaluator.builder, code: &original, cuda: None }.source();
-            self.record(program, Role::Reference, &point, None, Some(source), &reference.measurement)?;
+            self.record(program, Role::Reference, &point, None, Some(source), &reference.measurement, None)?;
         }
         Ok(reference)
     }
@@ -511,28 +512,28 @@ impl<'a> Campaign<'a> {
         let answers = self.answers(on, points);
         // Each program with its builder (ours, or a peer's compiler); a GPU
         // point's CUDA form where the profile has GPU slots.
-        let mut ready: Vec<(Point, String, String, Builder, Option<Cuda>)> = Vec::new();
-        for (point, answer) in points.iter().zip(answers) {
+        let mut ready: Vec<(Point, String, String, Builder, Option<Cuda>, Costs)> = Vec::new();
+        for (point, (answer, costs)) in points.iter().zip(answers) {
             match answer
                 .and_then(|(schedule, code, cuda)| Ok((schedule, code, cuda, self.builder_of(point)?)))
             {
                 Ok((schedule, code, cuda, builder)) => {
                     let cuda = cuda.filter(|_| self.gpus.is_some());
-                    ready.push((point.clone(), schedule, code, builder, cuda));
+                    ready.push((point.clone(), schedule, code, builder, cuda, costs));
                 }
                 Err(failure) => {
                     if interrupted() {
                         return Ok(());
                     }
                     let m = Measurement::failed(failure.status, failure.reason);
-                    self.finish(on, point, None, None, &m)?;
+                    self.finish(on, point, None, None, &m, costs)?;
                 }
             }
         }
         let nvcc = self.gpus.as_ref().map(|g| g.nvcc.clone());
         let programs: Vec<batch::Program> = ready
             .iter()
-            .map(|(_, _, code, builder, cuda)| batch::Program {
+            .map(|(_, _, code, builder, cuda, _)| batch::Program {
                 builder,
                 code,
                 cuda: cuda.as_ref().and_then(|c| Some((nvcc.as_ref()?, c))),
@@ -555,6 +556,8 @@ impl<'a> Campaign<'a> {
             })
             .collect();
         let builds = batch::build_each(&to_build, self.evaluator.jobs)?;
+        let compile_s: HashMap<&String, f64> =
+            fresh.iter().zip(&builds).map(|(&i, b)| (&keys[i], b.compile_s())).collect();
         let todo: Vec<_> = fresh
             .iter()
             .zip(builds)
@@ -571,17 +574,23 @@ impl<'a> Campaign<'a> {
             }
         };
         let measured = self.measure_on_slots(on, todo);
-        let mut measured: HashMap<String, Measurement> = measured
+        let mut measured: HashMap<String, (Measurement, f64)> = measured
             .into_iter()
-            .map(|(k, mut m)| {
+            .map(|(k, mut m, run_s)| {
                 if let Some(note) = &note {
                     m.reason.push_str(&format!("; measured while {note}, by other processes"));
                 }
-                (k.clone(), m)
+                (k.clone(), (m, run_s))
             })
             .collect();
-        for ((point, schedule, ..), (program, key)) in ready.iter().zip(programs.iter().zip(&keys)) {
-            let m = match (self.measured_code.get(key), measured.remove(key)) {
+        for ((point, schedule, .., costs), (program, key)) in ready.iter().zip(programs.iter().zip(&keys)) {
+            // Compile and run are paid by the first point with this code.
+            let mut costs = costs.clone();
+            let fresh = measured.remove(key);
+            if let Some((_, run_s)) = &fresh {
+                (costs.compile_s, costs.run_s) = (compile_s.get(key).copied().unwrap_or(0.0), *run_s);
+            }
+            let m = match (self.measured_code.get(key), fresh.map(|(m, _)| m)) {
                 (Some((first, m)), _) => Measurement {
                     reason: format!("same code as point {}: {}", first.id(), m.reason),
                     ..m.clone()
@@ -594,7 +603,7 @@ impl<'a> Campaign<'a> {
                 (None, None) => return Ok(()),
             };
             let schedule = (!schedule.is_empty()).then_some(schedule.as_str());
-            self.finish(on, point, schedule, Some(program.source()), &m)?;
+            self.finish(on, point, schedule, Some(program.source()), &m, costs)?;
         }
         Ok(())
     }
@@ -616,9 +625,9 @@ impl<'a> Campaign<'a> {
         &mut self,
         on: &On,
         built: Vec<(&'c String, Option<usize>, bool, BuildOutcome)>,
-    ) -> Vec<(&'c String, Measurement)> {
+    ) -> Vec<(&'c String, Measurement, f64)> {
         let (busy, peak) = (std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0));
-        let results: Vec<std::sync::Mutex<Option<Measurement>>> =
+        let results: Vec<std::sync::Mutex<Option<(Measurement, f64)>>> =
             built.iter().map(|_| std::sync::Mutex::new(None)).collect();
         // One queue per kind of slot.
         let queues: [(Vec<usize>, std::sync::atomic::AtomicUsize); 2] = [false, true]
@@ -644,12 +653,14 @@ impl<'a> Campaign<'a> {
                     let now = busy.fetch_add(1, Ordering::SeqCst) + 1;
                     peak.fetch_max(now, Ordering::SeqCst);
                     let (_, threads, _, outcome) = &built[i];
+                    let started = Instant::now();
                     let m = evaluator.measure(on.reference, outcome, *threads);
+                    let run_s = started.elapsed().as_secs_f64();
                     busy.fetch_sub(1, Ordering::SeqCst);
                     if interrupted() {
                         break;
                     }
-                    *results[i].lock().expect("no panics while holding it") = Some(m);
+                    *results[i].lock().expect("no panics while holding it") = Some((m, run_s));
                 });
             }
         });
@@ -658,16 +669,16 @@ impl<'a> Campaign<'a> {
             .into_iter()
             .zip(results)
             .filter_map(|((code, ..), m)| {
-                m.into_inner().expect("no panics while holding it").map(|m| (code, m))
+                m.into_inner().expect("no panics while holding it").map(|(m, run_s)| (code, m, run_s))
             })
             .collect()
     }
 
     /// Every point's schedule and program, each made by a `polytune variant`
     /// child (`jobs` at a time) that is killed after `variant_timeout`.
-    fn answers(&self, on: &On, points: &[Point]) -> Vec<Answer> {
+    fn answers(&self, on: &On, points: &[Point]) -> Vec<(Answer, Costs)> {
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let answers: Vec<std::sync::Mutex<Option<Answer>>> =
+        let answers: Vec<std::sync::Mutex<Option<(Answer, Costs)>>> =
             points.iter().map(|_| std::sync::Mutex::new(None)).collect();
         std::thread::scope(|scope| {
             for _ in 0..self.evaluator.jobs.max(1) {
@@ -684,9 +695,10 @@ impl<'a> Campaign<'a> {
         answers
             .into_iter()
             .map(|a| {
-                a.into_inner()
-                    .expect("no panics while holding it")
-                    .unwrap_or_else(|| Err(Failure { status: Status::Interrupted, reason: "Ctrl-C".into() }))
+                a.into_inner().expect("no panics while holding it").unwrap_or_else(|| {
+                    let interrupted = Failure { status: Status::Interrupted, reason: "Ctrl-C".into() };
+                    (Err(interrupted), Costs::default())
+                })
             })
             .collect()
     }
@@ -699,9 +711,10 @@ impl<'a> Campaign<'a> {
         schedule: Option<&str>,
         source: Option<BuildRef>,
         m: &Measurement,
+        costs: Costs,
     ) -> Result<()> {
         let (kernel, dataset) = (on.kernel, on.dataset);
-        self.record(on.program, Role::Variant, point, schedule, source, m)?;
+        self.record(on.program, Role::Variant, point, schedule, source, m, Some(costs))?;
         let median_s = m.median_s.filter(|_| m.status == Status::Ok);
         self.outcomes.0.insert((dataset, point.id()), median_s);
         if let (Some(v), Some(r)) = (median_s, on.reference.measurement.median_s) {
@@ -734,6 +747,7 @@ impl<'a> Campaign<'a> {
         schedule: Option<&str>,
         source: Option<BuildRef>,
         m: &Measurement,
+        costs: Option<Costs>,
     ) -> Result<()> {
         self.store.record(&Record {
             campaign: self.campaign_id,
@@ -749,6 +763,7 @@ impl<'a> Campaign<'a> {
             median_s: m.median_s,
             spread: m.spread,
             samples: m.samples.clone(),
+            costs,
         })?;
         Ok(())
     }

@@ -108,6 +108,11 @@ pub struct HistoryArgs {
     /// How many measurements, newest first.
     #[arg(long, default_value_t = 20)]
     limit: usize,
+    /// What each evaluation cost (the `polytune variant` child with its
+    /// scheduling and code generation, the compile, the runs), and the
+    /// totals over the rows shown.
+    #[arg(long)]
+    costs: bool,
     #[command(flatten)]
     store: StoreArg,
     #[arg(long)]
@@ -120,11 +125,44 @@ pub fn history(args: HistoryArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
-    for r in rows {
+    let mut total = store::Costs::default();
+    let mut costed = 0;
+    for r in &rows {
         let time = r.median_s.map(seconds).unwrap_or("-".into());
         println!(
             "{} {} [{}] {} {} {}: {} {time}",
             r.created_at, r.kernel, r.dataset, r.machine, r.role, r.point_id, r.status
+        );
+        if let (true, Some(c)) = (args.costs, r.costs()) {
+            println!(
+                "    costs: variant {} (schedule {}, codegen {}), compile {}, run {}",
+                seconds(c.variant_s),
+                seconds(c.schedule_s),
+                seconds(c.codegen_s),
+                seconds(c.compile_s),
+                seconds(c.run_s)
+            );
+            total.variant_s += c.variant_s;
+            total.schedule_s += c.schedule_s;
+            total.codegen_s += c.codegen_s;
+            total.compile_s += c.compile_s;
+            total.run_s += c.run_s;
+            costed += 1;
+        }
+    }
+    if args.costs && costed > 0 {
+        let all = total.variant_s + total.compile_s + total.run_s;
+        let share = |x: f64| if all > 0.0 { 100.0 * x / all } else { 0.0 };
+        println!(
+            "{costed} evaluations with costs: {} in all, {} each; variant {:.0}% (schedule {:.0}%, codegen {:.0}%), \
+             compile {:.0}%, run {:.0}% (shares of the summed steps: points are made and built in parallel)",
+            seconds(all),
+            seconds(all / costed as f64),
+            share(total.variant_s),
+            share(total.schedule_s),
+            share(total.codegen_s),
+            share(total.compile_s),
+            share(total.run_s)
         );
     }
     Ok(())

@@ -9,7 +9,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use executor::measure::Status;
-use executor::pipeline::{Answer, Failure};
+use executor::pipeline::{self, Answer, Failure};
+use std::time::Instant;
+
+use crate::campaign::Reply;
 use space::knobs::{Point, Scheduler};
 
 use super::common::{self, Dataset};
@@ -35,11 +38,25 @@ pub fn run(args: Args) -> Result<()> {
             .and_then(|peer| executor::peers::program(&peer, &args.file, &cpp, 0))
             .map(|program| (String::new(), program, None))
             .map_err(|reason| Failure { status: Status::ScheduleError, reason });
-        println!("{}", serde_json::to_string(&answer)?);
+        println!("{}", serde_json::to_string(&Reply { answer, schedule_s: 0.0, codegen_s: 0.0 })?);
         return Ok(());
     }
-    let program = common::load(&args.file, args.dataset, &args.cc_args, 0)?;
-    let answer = executor::pipeline::variant(&program.source, &program.scop, &program.deps, &point);
-    println!("{}", serde_json::to_string(&answer)?);
+    let p = common::load(&args.file, args.dataset, &args.cc_args, 0)?;
+    let started = Instant::now();
+    let tree = pipeline::schedule_of(&p.scop, &p.deps, &point);
+    let schedule_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let answer = tree.and_then(|tree| {
+        let v = pipeline::generate_variant(
+            &p.source,
+            &p.scop,
+            &p.deps,
+            &pipeline::codegen_options(&point),
+            &tree,
+        )?;
+        Ok((tree, v.program, v.cuda))
+    });
+    let codegen_s = started.elapsed().as_secs_f64();
+    println!("{}", serde_json::to_string(&Reply { answer, schedule_s, codegen_s })?);
     Ok(())
 }
