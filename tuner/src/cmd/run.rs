@@ -232,29 +232,31 @@ pub fn run(args: Args) -> Result<()> {
     let gpu_slot = profile.gpus.first().filter(|_| gpu).cloned();
     let cuda_form = cuda.clone();
     let (cuda, nvcc, on_gpu) = match &cuda {
-        Some(c) if gpu_slot.is_some() => {
-            let unit = args.out.join(format!("{stem}.{}.{label}.cu", args.dataset.name()));
-            std::fs::write(&unit, &c.unit).with_context(|| format!("{}: cannot write", unit.display()))?;
-            let nvcc = executor::cuda::Nvcc::of(&profile)
-                .map_err(|e| anyhow::anyhow!("machine profile `{}`: {e}", profile.name))?;
-            let said = format!("{} ({}) {}", nvcc.path.display(), nvcc.version, nvcc.flags.join(" "));
-            let slot = gpu_slot.clone().expect("matched");
-            let gpus = Fingerprint::detect(&profile.compiler())?.with_gpus(std::slice::from_ref(&slot))?.gpus;
-            (Some(unit), Some(said), Some((nvcc, c.clone(), slot, gpus.into_iter().next())))
-        }
         Some(c) => {
             let unit = args.out.join(format!("{stem}.{}.{label}.cu", args.dataset.name()));
             std::fs::write(&unit, &c.unit).with_context(|| format!("{}: cannot write", unit.display()))?;
             let host = args.out.join(format!("{stem}.{}.{label}.host.c", args.dataset.name()));
             std::fs::write(&host, &c.program).with_context(|| format!("{}: cannot write", host.display()))?;
-            let said = match executor::cuda::nvcc() {
-                None => "not found (set POLYTUNE_NVCC or put nvcc on PATH)".to_string(),
-                Some(nvcc) => match executor::cuda::compile_check(&nvcc, &unit, &["sm_80"]) {
-                    Ok(()) => format!("compiled for sm_80 by {}", nvcc.display()),
-                    Err(e) => format!("failed: {e}"),
-                },
-            };
-            (Some(unit), Some(said), None)
+            match &gpu_slot {
+                Some(slot) => {
+                    let nvcc = executor::cuda::Nvcc::of(&profile)
+                        .map_err(|e| anyhow::anyhow!("machine profile `{}`: {e}", profile.name))?;
+                    let said = format!("{} ({}) {}", nvcc.path.display(), nvcc.version, nvcc.flags.join(" "));
+                    let fingerprint = Fingerprint::detect(&profile.compiler())?;
+                    let device = fingerprint.with_gpus(std::slice::from_ref(slot))?.gpus.into_iter().next();
+                    (Some(unit), Some(said), Some((nvcc, c.clone(), slot.clone(), device)))
+                }
+                None => {
+                    let said = match executor::cuda::nvcc() {
+                        None => "not found (set POLYTUNE_NVCC or put nvcc on PATH)".to_string(),
+                        Some(nvcc) => match executor::cuda::compile_check(&nvcc, &unit, &["sm_80"]) {
+                            Ok(()) => format!("compiled for sm_80 by {}", nvcc.display()),
+                            Err(e) => format!("failed: {e}"),
+                        },
+                    };
+                    (Some(unit), Some(said), None)
+                }
+            }
         }
         None if gpu => {
             (None, Some("no CUDA form: the region cannot be a function of its arrays".into()), None)
