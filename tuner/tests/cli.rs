@@ -366,3 +366,43 @@ fn a_busy_slot_is_warned_about_and_recorded_or_refused() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("--on-noise fail: slot `all`"), "{err}");
 }
+
+/// Issue 20, one cut: points that differ only in tiles (or threads, or code
+/// knobs) share one schedule through the campaign's schedule directory;
+/// `polytune variant` computes it for the first and reads it for the
+/// others, and the programs are those it would make without the directory.
+#[test]
+fn points_with_one_scheduler_share_one_schedule() {
+    use space::knobs::{Point, Scheduler, SchedulerOptions};
+    let dir = std::env::temp_dir().join(format!("polytune-cli-schedules-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let point = |tiles: u32| Point {
+        scheduler: Scheduler::Unified { preorder: None, options: SchedulerOptions::default() },
+        tiles: Some(vec![tiles]),
+        threads: 1,
+        code: Default::default(),
+    };
+    let reply = |p: &Point, shared: bool| -> serde_json::Value {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_polytune"));
+        cmd.args(["variant", "polybench/linear-algebra/gemm.c", "--dataset", "MINI", "--point"])
+            .arg(p.canonical_json())
+            .current_dir(root());
+        if shared {
+            cmd.env("POLYTUNE_SCHEDULE_DIR", &dir);
+        }
+        let out = testkit::output_within(&mut cmd, LIMIT);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let first = reply(&point(32), true);
+    let files = || std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(files(), 1, "the first point wrote its schedule");
+    let second = reply(&point(16), true);
+    assert_eq!(files(), 1, "the second point read it");
+    let alone = reply(&point(16), false);
+    assert_eq!(first["answer"]["Ok"][0], second["answer"]["Ok"][0], "one schedule tree");
+    assert_eq!(second["answer"]["Ok"], alone["answer"]["Ok"], "the same program as without sharing");
+    assert!(first["answer"]["Ok"][1] != second["answer"]["Ok"][1], "tiles still differ");
+    let _ = std::fs::remove_dir_all(&dir);
+}

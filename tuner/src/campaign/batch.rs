@@ -2,7 +2,7 @@
 //! `polytune variant` child, then built by its builder (ours, a peer's
 //! compiler, or nvcc and ours for a GPU point's CUDA form).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -17,6 +17,24 @@ use store::{BuildRef, Costs};
 
 use super::Kernel;
 use crate::program::Dataset;
+
+/// A directory of schedules the points of one campaign invocation share
+/// (see `polytune variant`), removed with it.
+pub(super) struct Schedules(pub PathBuf);
+
+impl Schedules {
+    pub fn new() -> Result<Schedules> {
+        let dir = std::env::temp_dir().join(format!("polytune-schedules-{}", process::unique_suffix()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Schedules(dir))
+    }
+}
+
+impl Drop for Schedules {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
 
 /// A program of the batch and how it is built.
 pub(super) struct Program<'a> {
@@ -105,9 +123,10 @@ pub(super) fn answer_in_child(
     dataset: Dataset,
     point: &Point,
     timeout: Duration,
+    schedules: &Path,
 ) -> (Answer, Costs) {
     let started = std::time::Instant::now();
-    let (answer, schedule_s, codegen_s) = match reply_of_child(kernel, dataset, point, timeout) {
+    let (answer, schedule_s, codegen_s) = match reply_of_child(kernel, dataset, point, timeout, schedules) {
         Ok(r) => (r.answer, r.schedule_s, r.codegen_s),
         Err(f) => (Err(f), 0.0, 0.0),
     };
@@ -121,6 +140,7 @@ fn reply_of_child(
     dataset: Dataset,
     point: &Point,
     timeout: Duration,
+    schedules: &Path,
 ) -> Result<Reply, Failure> {
     use std::process::{Command, Stdio};
     let fail = |status: Status, reason: String| Err(Failure { status, reason });
@@ -140,6 +160,7 @@ fn reply_of_child(
         .arg(&kernel.spec.path)
         .args(["--dataset", dataset.name(), "--point", &point.canonical_json()])
         .args(kernel.spec.build.cc_args.iter().map(|a| format!("--cc-arg={a}")))
+        .env(crate::cmd::variant::SCHEDULES, schedules)
         .stdin(Stdio::null())
         .stdout(file);
     let run = process::run_limited(cmd, &process::Limits::default(), timeout, 4096);

@@ -259,6 +259,8 @@ pub struct Campaign<'a> {
     /// The GPU slots and nvcc, where GPU points run their CUDA form
     /// ([`Campaign::with_gpus`]; without, they run their emulation).
     gpus: Option<Gpus>,
+    /// The schedules this invocation's points share.
+    schedules: batch::Schedules,
     /// What to do when the slots are busy before a batch is measured.
     pub noise: crate::noise::Noise,
     /// The most measurements that ran at once in this invocation.
@@ -336,6 +338,7 @@ impl<'a> Campaign<'a> {
             variant_timeout: Duration::from_secs(300),
             slots,
             gpus: None,
+            schedules: batch::Schedules::new()?,
             noise: Default::default(),
             peak_busy_slots: 0,
             started: Instant::now(),
@@ -687,7 +690,13 @@ impl<'a> Campaign<'a> {
                     if i >= points.len() || interrupted() {
                         break;
                     }
-                    let a = batch::answer_in_child(on.kernel, on.dataset, &points[i], self.variant_timeout);
+                    let a = batch::answer_in_child(
+                        on.kernel,
+                        on.dataset,
+                        &points[i],
+                        self.variant_timeout,
+                        &self.schedules.0,
+                    );
                     *answers[i].lock().expect("no panics while holding it") = Some(a);
                 });
             }

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use executor::measure::Status;
 use executor::pipeline::{self, Answer, Failure};
+use sha2::{Digest, Sha256};
 use std::time::Instant;
 
 use crate::campaign::Reply;
@@ -43,7 +44,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let p = common::load(&args.file, args.dataset, &args.cc_args, 0)?;
     let started = Instant::now();
-    let tree = pipeline::schedule_of(&p.scop, &p.deps, &point);
+    let tree = shared_schedule(&p, &point);
     let schedule_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let answer = tree.and_then(|tree| {
@@ -60,3 +61,35 @@ pub fn run(args: Args) -> Result<()> {
     println!("{}", serde_json::to_string(&Reply { answer, schedule_s, codegen_s })?);
     Ok(())
 }
+
+/// The schedule of `point`, taken from the campaign's schedule directory
+/// ([`SCHEDULES`], made for one invocation) when a point with the same
+/// scheduler on the same SCoP made it already: points that differ only in
+/// tiles, threads or code knobs share one schedule. Code generation checks
+/// a shared tree legal again, as any tree.
+fn shared_schedule(p: &common::Program, point: &Point) -> Result<String, Failure> {
+    let Some(dir) = std::env::var_os(SCHEDULES).map(std::path::PathBuf::from) else {
+        return pipeline::schedule_of(&p.scop, &p.deps, point);
+    };
+    let mut h = Sha256::new();
+    for part in [serde_json::to_string(&p.scop), serde_json::to_string(&point.scheduler)] {
+        let part = part.map_err(|e| Failure { status: Status::ScheduleError, reason: e.to_string() })?;
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    let key: String = h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let path = dir.join(format!("{key}.yaml"));
+    if let Ok(tree) = std::fs::read_to_string(&path) {
+        return Ok(tree);
+    }
+    let tree = pipeline::schedule_of(&p.scop, &p.deps, point)?;
+    // Written whole or not at all: two children may make it at once.
+    let tmp = dir.join(format!(".{key}.{}", executor::process::unique_suffix()));
+    if std::fs::write(&tmp, &tree).is_ok() && std::fs::rename(&tmp, &path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    Ok(tree)
+}
+
+/// The environment variable naming a campaign's schedule directory.
+pub const SCHEDULES: &str = "POLYTUNE_SCHEDULE_DIR";
