@@ -188,11 +188,8 @@ fn a_cuda_variant_builds_and_runs_on_a_gpu_slot_or_says_there_is_no_device() {
     let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
     let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
     let cuda = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap().cuda.unwrap();
-    let text = "[[slots]]\nname = \"gpu\"\ngpu = 0\n";
-    let mut profile = MachineProfile::parse(text, std::path::Path::new("gpu.toml"), &[0]).unwrap();
-    profile.nvcc = Some(path.display().to_string());
-    // No GPU to ask `-arch=native` about: the H100's architecture.
-    profile.nvcc_flags = vec!["-O3".into(), "-arch=sm_90".into()];
+    let text = testkit::gpu_profile(&path);
+    let profile = MachineProfile::parse(&text, std::path::Path::new("gpu.toml"), &[0]).unwrap();
     let nvcc = Nvcc::of(&profile).unwrap();
     let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
     let original = codegen::original_program(&k.source, &k.scop).unwrap();
@@ -201,9 +198,7 @@ fn a_cuda_variant_builds_and_runs_on_a_gpu_slot_or_says_there_is_no_device() {
     assert!(built.binary().is_some(), "{built:?}");
     let on_gpu = Evaluator { slot: profile.gpus[0].host(), config: ev.config.on_gpu(&profile.gpus[0]), ..ev };
     let m = on_gpu.measure(&reference, &built, None);
-    let has_gpu =
-        std::process::Command::new("nvidia-smi").arg("-L").output().is_ok_and(|o| o.status.success());
-    if has_gpu {
+    if testkit::has_gpu() {
         assert_eq!(m.status, Status::Ok, "{}", m.reason);
         assert_eq!(m.kernel_samples.len(), m.samples.len(), "{m:?}");
         assert!(m.kernel_samples[0] <= m.samples[0], "{m:?}");

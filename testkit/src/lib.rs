@@ -23,10 +23,12 @@
 //!   `TEXT` hang where it starts: the hook that shows a hang fails fast.
 
 mod evaluate;
+mod gpu;
 mod kernels;
 pub mod tree;
 
 pub use evaluate::evaluator;
+pub use gpu::{gpu_profile, has_gpu};
 pub use kernels::{kernel, kernels, load, root, Kernel};
 
 use std::collections::HashMap;

@@ -536,7 +536,7 @@ fn a_gpu_campaign_measures_its_gpu_points_on_the_gpu_slot() {
         return;
     };
     let dir = temp_dir("gpu-slot");
-    let has_gpu = Command::new("nvidia-smi").arg("-L").output().is_ok_and(|o| o.status.success());
+    let has_gpu = testkit::has_gpu();
     let mut path = std::env::var_os("PATH").unwrap_or_default();
     if !has_gpu {
         let smi = dir.join("bin/nvidia-smi");
@@ -551,11 +551,7 @@ fn a_gpu_campaign_measures_its_gpu_points_on_the_gpu_slot() {
         .unwrap();
     }
     let profile = dir.join("gpu.toml");
-    let text = format!(
-        "nvcc = {:?}\nnvcc_flags = [\"-O3\", \"-arch=sm_90\"]\n[[slots]]\nname = \"h100\"\ngpu = 0\n",
-        nvcc.display().to_string()
-    );
-    std::fs::write(&profile, text).unwrap();
+    std::fs::write(&profile, testkit::gpu_profile(&nvcc)).unwrap();
     let db = dir.join("store.db");
     let mut args: Vec<String> = small_campaign(&db);
     args.extend(

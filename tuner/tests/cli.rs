@@ -294,11 +294,7 @@ fn a_gpu_slot_runs_the_cuda_form_or_refuses_naming_the_slot() {
     let dir = std::env::temp_dir().join(format!("polytune-cli-gpu-slot-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let profile = dir.join("gpu.toml");
-    let text = format!(
-        "nvcc = {:?}\nnvcc_flags = [\"-O3\", \"-arch=sm_90\"]\n[[slots]]\nname = \"h100\"\ngpu = 0\n",
-        nvcc.display().to_string()
-    );
-    std::fs::write(&profile, text).unwrap();
+    std::fs::write(&profile, testkit::gpu_profile(&nvcc)).unwrap();
     let args = [
         "polybench/linear-algebra/gemm.c",
         "--schedule",
@@ -310,8 +306,7 @@ fn a_gpu_slot_runs_the_cuda_form_or_refuses_naming_the_slot() {
         "--machine",
         profile.to_str().unwrap(),
     ];
-    let has_gpu = Command::new("nvidia-smi").arg("-L").output().is_ok_and(|o| o.status.success());
-    if has_gpu {
+    if testkit::has_gpu() {
         let v = run_json("gpu-slot", &args);
         assert_eq!((&v["status"], &v["emulated"]), (&"ok".into(), &serde_json::Value::Null), "{v}");
         assert!(v["device"].as_str().is_some() && v["kernel_s"].as_f64().is_some(), "{v}");

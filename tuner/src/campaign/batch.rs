@@ -37,6 +37,7 @@ impl Drop for Schedules {
 }
 
 /// A program of the batch and how it is built.
+#[derive(Clone, Copy)]
 pub(super) struct Program<'a> {
     pub builder: &'a Builder,
     pub code: &'a str,

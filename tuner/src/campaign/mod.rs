@@ -550,14 +550,7 @@ impl<'a> Campaign<'a> {
                 .filter(|&i| !self.measured_code.contains_key(&keys[i]) && seen.insert(&keys[i]))
                 .collect()
         };
-        let to_build: Vec<batch::Program> = fresh
-            .iter()
-            .map(|&i| batch::Program {
-                builder: programs[i].builder,
-                code: programs[i].code,
-                cuda: programs[i].cuda,
-            })
-            .collect();
+        let to_build: Vec<batch::Program> = fresh.iter().map(|&i| programs[i]).collect();
         let builds = batch::build_each(&to_build, self.evaluator.jobs)?;
         let compile_s: HashMap<&String, f64> =
             fresh.iter().zip(&builds).map(|(&i, b)| (&keys[i], b.compile_s())).collect();

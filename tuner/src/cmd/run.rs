@@ -129,7 +129,7 @@ pub fn run(args: Args) -> Result<()> {
     let code = space::knobs::CodeOptions::default().with_settings(&args.set)?;
     // `target=gpu` maps any schedule to the GPU (code generation does it);
     // the scheduler's other knobs shape our schedule only.
-    let gpu_target = args.set.iter().any(|s| s.replace(' ', "") == "target=gpu");
+    let gpu_target = knobs.target == space::knobs::Target::Gpu;
     let scheduler_knobs = args.set.iter().any(|s| {
         let knob = s.split('=').next().unwrap_or("").trim();
         !space::knobs::is_code_knob(knob) && !(knob == "target" && gpu_target)
