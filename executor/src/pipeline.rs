@@ -4,9 +4,11 @@
 //! children and the tests all go through here; a failure is a [`Failure`] with the status
 //! it is recorded under.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use space::deps::Dependences;
-use space::knobs::{Point, Scheduler};
+use space::knobs::{CodeOptions, Point, Scheduler, Target};
 use space::schedule::CoreOptions;
 use space::scop::{Scop, Source};
 
@@ -32,8 +34,42 @@ impl std::error::Error for Failure {}
 /// emulation) with a GPU point's CUDA form, or why there is none.
 pub type Answer = Result<(String, String, Option<codegen::Cuda>), Failure>;
 
+/// The model a point's schedule and code are made from: the SCoP as
+/// extracted, or with `transpose=on` (CPU variants) the SCoP reading its
+/// read-only matrices that are walked down their columns through
+/// transposed copies ([`space::layout`]), its dependences analysed again.
+pub fn model<'a>(
+    scop: &'a Scop,
+    deps: &'a Dependences,
+    code: &CodeOptions,
+    gpu: bool,
+) -> Result<(Cow<'a, Scop>, Cow<'a, Dependences>), Failure> {
+    if !code.transpose || gpu {
+        return Ok((Cow::Borrowed(scop), Cow::Borrowed(deps)));
+    }
+    let failed = |e: space::isl::IslError| Failure {
+        status: Status::ScheduleError,
+        reason: format!("transposed copies: {e}"),
+    };
+    let ctx = space::isl::new_context();
+    let arrays = space::layout::candidates(&ctx, scop).map_err(failed)?;
+    let transposed = space::layout::transpose(&ctx, scop, &arrays).map_err(failed)?;
+    if transposed.copies.is_empty() {
+        return Ok((Cow::Borrowed(scop), Cow::Borrowed(deps)));
+    }
+    let deps = space::deps::analyze_in(&ctx, &transposed).map_err(failed)?;
+    Ok((Cow::Owned(transposed), Cow::Owned(deps)))
+}
+
+/// Whether `point` maps to the GPU.
+fn on_gpu(point: &Point) -> bool {
+    matches!(&point.scheduler, Scheduler::Unified { options, .. } if options.target == Target::Gpu)
+}
+
 /// The schedule tree of `point` (isl's YAML text).
 pub fn schedule_of(scop: &Scop, deps: &Dependences, point: &Point) -> Result<String, Failure> {
+    let (scop, deps) = model(scop, deps, &point.code, on_gpu(point))?;
+    let (scop, deps) = (scop.as_ref(), deps.as_ref());
     let failed = |reason: String| Failure { status: Status::ScheduleError, reason };
     match &point.scheduler {
         Scheduler::Original => Ok(scop.schedule.clone()),
@@ -92,6 +128,8 @@ pub fn generate_variant(
     opts: &CodegenOptions,
     tree: &str,
 ) -> Result<codegen::Variant, Failure> {
+    let (scop, deps) = model(scop, deps, &opts.code, opts.gpu)?;
+    let (scop, deps) = (scop.as_ref(), deps.as_ref());
     codegen::generate(source, scop, deps, tree, opts).map_err(|e| match e {
         // An illegal schedule is a bug of ours: recorded, never run.
         CodegenError::Illegal(_) => Failure { status: Status::Illegal, reason: e.to_string() },

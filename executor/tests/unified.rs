@@ -9,6 +9,7 @@ use std::time::Duration;
 use executor::codegen::{self, CodegenOptions};
 use executor::evaluate::Evaluator;
 use executor::measure::Status;
+use executor::pipeline;
 use executor::runtime::Tolerance;
 use space::knobs::SchedulerOptions;
 use testkit::{kernels, load};
@@ -126,6 +127,12 @@ fn settings(i: usize) -> Vec<(Vec<String>, Option<Vec<u32>>, usize)> {
         1,
     ));
     after.push((vec!["restrict=on", "simd=innermost"], None, 1));
+    // Transposed copies (syrk, syr2k, ...; the same program elsewhere).
+    after.push((
+        vec!["restrict=on", "simd=innermost", "unroll_jam=4", "transpose=on", "omp_schedule=dynamic"],
+        Some(vec![16, 16, 32]),
+        2,
+    ));
     if full_sweep() {
         after.push((vec!["posttile_reorder=pluto"], Some(vec![16, 8]), 1));
         after.push((vec!["restrict=on", "simd=innermost", "unroll_jam=8"], Some(vec![32]), 2));
@@ -200,15 +207,19 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
                 }
                 let k = load(path, "SMALL");
                 let t = std::time::Instant::now();
-                let mut schedules: HashMap<SchedulerOptions, Result<String, String>> = HashMap::new();
+                let mut schedules: HashMap<(SchedulerOptions, bool), Result<String, String>> = HashMap::new();
                 let mut codegen_s = 0.0;
                 for (set, tiles, threads) in &settings {
                     let knobs = SchedulerOptions::default().with_settings(set).unwrap();
+                    let code = space::knobs::CodeOptions::default().with_settings(set).unwrap();
+                    // `transpose=on` schedules and generates on the SCoP with its copies.
+                    let gpu = knobs.target == space::knobs::Target::Gpu;
+                    let (scop, deps) = pipeline::model(&k.scop, &k.deps, &code, gpu).unwrap();
                     let tree = schedules
-                        .entry(sched_key(&knobs))
+                        .entry((sched_key(&knobs), !scop.copies.is_empty()))
                         .or_insert_with(|| {
                             let _item = testkit::item(format!("{} {set:?}: schedule", k.name), ITEM_LIMIT);
-                            space::schedule::unified(&k.scop, &k.deps, None, &knobs)
+                            space::schedule::unified(&scop, &deps, None, &knobs)
                                 .map(|s| s.tree)
                                 .map_err(|e| e.to_string())
                         })
@@ -220,12 +231,11 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
                             continue;
                         }
                     };
-                    let code = space::knobs::CodeOptions::default().with_settings(set).unwrap();
                     let opts = CodegenOptions { code, ..CodegenOptions::for_point(tiles.clone(), *threads, Some(&knobs)) };
                     let c = std::time::Instant::now();
                     let generated = {
                         let _item = testkit::item(format!("{} {set:?} {tiles:?}: codegen", k.name), ITEM_LIMIT);
-                        codegen::generate(&k.source, &k.scop, &k.deps, &tree, &opts)
+                        codegen::generate(&k.source, &scop, &deps, &tree, &opts)
                     };
                     codegen_s += c.elapsed().as_secs_f64();
                     match generated {

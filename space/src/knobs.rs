@@ -138,10 +138,20 @@ pub struct CodeOptions {
     /// tile there. 0: the compiler's own choice.
     #[serde(skip_serializing_if = "is_zero")]
     pub vector_width: u32,
+    /// Read-only matrices that the original's innermost loops mostly walk
+    /// down their columns are read through a transposed copy made at the
+    /// region's start ([`crate::layout`]); the scheduler sees the copy's
+    /// layout. CPU variants only.
+    #[serde(skip_serializing_if = "is_false")]
+    pub transpose: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for CodeOptions {
@@ -153,6 +163,7 @@ impl Default for CodeOptions {
             omp_schedule: OmpSchedule::Static,
             parallel_min: 0,
             vector_width: 0,
+            transpose: false,
         }
     }
 }
@@ -190,6 +201,21 @@ fn set_one_of(slot: &mut u32, value: &str, allowed: &[u32]) -> bool {
         }
         _ => false,
     }
+}
+
+/// `off|on` knobs.
+fn set_switch(slot: &mut bool, value: &str) -> bool {
+    match value {
+        "on" | "off" => {
+            *slot = value == "on";
+            true
+        }
+        _ => false,
+    }
+}
+
+fn switch(on: bool) -> String {
+    if on { "on" } else { "off" }.to_string()
 }
 
 fn get_enum<T: Serialize>(value: &T) -> String {
@@ -260,14 +286,8 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
     Knob {
         name: "restrict",
         values: "off|on",
-        set: |o, v| match v {
-            "on" | "off" => {
-                o.restrict = v == "on";
-                true
-            }
-            _ => false,
-        },
-        get: |o| if o.restrict { "on" } else { "off" }.to_string(),
+        set: |o, v| set_switch(&mut o.restrict, v),
+        get: |o| switch(o.restrict),
     },
     Knob {
         name: "simd",
@@ -307,6 +327,12 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
             0 => "default".to_string(),
             n => n.to_string(),
         },
+    },
+    Knob {
+        name: "transpose",
+        values: "off|on",
+        set: |o, v| set_switch(&mut o.transpose, v),
+        get: |o| switch(o.transpose),
     },
 ];
 

@@ -10,6 +10,7 @@ pub mod deps;
 pub mod fusion;
 pub mod isl;
 pub mod knobs;
+pub mod layout;
 pub mod legality;
 pub mod linalg;
 pub mod preorder;

@@ -23,7 +23,7 @@ pub use gpu::cuda::Cuda;
 use ast::{build_annotated_ast, build_ast, group_tiles, iterator_prefix};
 use isolate::{strip_ast_options, with_budget, ISOLATED_AST_OPS};
 use print::{restrict_pointers, statement_macros, undef_macros, Printer, MACRO_PREFIX};
-use splice::splice;
+use splice::{copy_code, splice};
 use transform::transform;
 
 use isl_rs::{Context, Schedule, Set, UnionPwMultiAff, UnionSet};
@@ -238,7 +238,8 @@ fn generate_inner(
         None if opts.code.restrict => (restrict_pointers(scop, &printer.out), Vec::new()),
         None => (printer.out, Vec::new()),
     };
-    let region = format!("{}{}{}", statement_macros(scop), body, undef_macros(scop));
+    let (make, free) = copy_code(&ctx, scop, opts.openmp)?;
+    let region = format!("{}{make}{body}{free}{}", statement_macros(scop), undef_macros(scop));
     let mut program = splice(source, scop, &region)?;
     if opts.code.vector_width > 0 {
         // Before everything, so that the function holding the SCoP and the
@@ -271,6 +272,9 @@ fn generate_gpu(
     tree: Schedule,
     opts: &CodegenOptions,
 ) -> Result<Variant, CodegenError> {
+    if !scop.copies.is_empty() {
+        return Err(CodegenError::Unsupported("transposed copies are made for CPU variants only".into()));
+    }
     let sizes = opts.tile_sizes.clone().unwrap_or_else(|| vec![32]);
     let (host, kernels) = gpu::map(ctx, &scop.context, tree, &sizes, deps)?;
     let prefix = iterator_prefix(scop);

@@ -49,7 +49,6 @@ fn local_declarations(scop: &Scop) -> String {
 /// local `z`), and no declared extent is needed.
 fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
     let what = || "building the output dump".to_string();
-    let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
     let prefix = iterator_prefix(scop);
     let mut out = String::new();
     for a in scop.arrays.iter().filter(|a| a.written && !a.local) {
@@ -61,21 +60,7 @@ fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
             ));
             continue;
         }
-        let mut footprint = UnionSet::empty_ctx(ctx).ctx(what)?;
-        for st in &scop.statements {
-            let domain = Set::read_from_str(ctx, &st.domain).ctx(what)?;
-            for acc in st.accesses.iter().filter(|x| x.kind == AccessKind::Write && x.array == a.name) {
-                let written = isl_rs::Map::read_from_str(ctx, &acc.relation)
-                    .ctx(what)?
-                    .intersect_domain(domain.copy().ctx(what)?)
-                    .ctx(what)?
-                    .range()
-                    .ctx(what)?;
-                footprint = footprint.union(UnionSet::from_set(written).ctx(what)?).ctx(what)?;
-            }
-        }
-        let footprint =
-            footprint.intersect_params(context.copy().ctx(what)?).ctx(what)?.coalesce().ctx(what)?;
+        let footprint = footprint(ctx, scop, &a.name, AccessKind::Write)?;
         let isl = isl_name(&a.name);
         let vars: Vec<String> = (0..a.rank()).map(|d| format!("x{d}")).collect();
         let members: Vec<String> =
@@ -104,3 +89,75 @@ fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
     }
     Ok(out)
 }
+
+/// The elements of `array` the SCoP's statements access as `kind`, as a
+/// set of `array[...]` under the SCoP's context.
+fn footprint(ctx: &Context, scop: &Scop, array: &str, kind: AccessKind) -> Result<UnionSet, CodegenError> {
+    let what = || format!("the footprint of {array}");
+    let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
+    let mut footprint = UnionSet::empty_ctx(ctx).ctx(what)?;
+    for st in &scop.statements {
+        let domain = Set::read_from_str(ctx, &st.domain).ctx(what)?;
+        for acc in st.accesses.iter().filter(|x| x.kind == kind && x.array == array) {
+            let touched = isl_rs::Map::read_from_str(ctx, &acc.relation)
+                .ctx(what)?
+                .intersect_domain(domain.copy().ctx(what)?)
+                .ctx(what)?
+                .range()
+                .ctx(what)?;
+            footprint = footprint.union(UnionSet::from_set(touched).ctx(what)?).ctx(what)?;
+        }
+    }
+    Ok(footprint.intersect_params(context).ctx(what)?.coalesce().ctx(what)?)
+}
+
+/// Code that makes the region's transposed copies (`Scop::copies`) before
+/// it (`copy[x0][x1] = of[x1][x0]` for each element the statements read of
+/// the copy, by 32 × 32 blocks, the block rows in parallel with `openmp`),
+/// and the code that frees them after it. The copies live on the heap: a
+/// matrix is larger than a stack.
+pub(super) fn copy_code(ctx: &Context, scop: &Scop, openmp: bool) -> Result<(String, String), CodegenError> {
+    let what = || "building the transposed copies".to_string();
+    let prefix = iterator_prefix(scop);
+    let (mut make, mut free) = (String::new(), String::new());
+    for c in &scop.copies {
+        let Some(a) = scop.arrays.iter().find(|a| a.name == c.copy) else {
+            return Err(CodegenError::Unsupported(format!(
+                "the copy {} is not an array of the SCoP",
+                c.copy
+            )));
+        };
+        let (ty, rows, cols) = match (&a.element_type, &a.extents[..]) {
+            (ty, [Some(rows), Some(cols)]) => (ty, rows, cols),
+            _ => return Err(CodegenError::Unsupported(format!("the copy {} needs both extents", c.copy))),
+        };
+        let isl = isl_name(&c.copy);
+        let read = footprint(ctx, scop, &c.copy, AccessKind::Read)?;
+        let tree = format!(
+            "{{ domain: \"{}\", child: {{ schedule: \"[{{ {isl}[x0, x1] -> [floor(x0/32)] }}, {{ {isl}[x0, x1] -> [floor(x1/32)] }},              {{ {isl}[x0, x1] -> [x0] }}, {{ {isl}[x0, x1] -> [x1] }}]\" }} }}",
+            read.to_str().ctx(what)?
+        );
+        let tree = Schedule::read_from_str(ctx, &tree).ctx(what)?;
+        let ast = build_ast(ctx, &scop.context, tree, &prefix)?;
+        let mut loops = Printer::plain(1, COPY_PREFIX, &prefix, Default::default());
+        let outer = format!("{prefix}0");
+        loops.node(&ast, openmp.then_some(outer.as_str()))?;
+        let (name, of) = (&c.copy, &c.of);
+        make.push_str(&format!(
+            "  {ty} (*{name})[{cols}] = ({ty} (*)[{cols}])__builtin_malloc(sizeof({ty}) * ({rows}) * ({cols}) + 1);\n\
+             {AST_MACROS}#define {COPY_PREFIX}{isl}(x0, x1) {name}[(x0)][(x1)] = {of}[(x1)][(x0)]\n{loops}\
+             #undef {COPY_PREFIX}{isl}\n{UNDEF_AST_MACROS}",
+            cols = cols.trim(),
+            rows = rows.trim(),
+            loops = loops.out,
+        ));
+        free.push_str(&format!(
+            "  __builtin_free({name});
+"
+        ));
+    }
+    Ok((make, free))
+}
+
+/// The macro prefix of a copy's statement.
+const COPY_PREFIX: &str = "polytune_copy_";

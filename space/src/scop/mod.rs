@@ -42,6 +42,10 @@ pub struct Scop {
     pub schedule: String,
     /// The same order as a flat `2d+1` union map, padded to a common depth.
     pub schedule_map: String,
+    /// Arrays the region makes at its start from other arrays (the
+    /// `transpose` knob, [`crate::layout`]); none in an extracted SCoP.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copies: Vec<crate::layout::TransposedCopy>,
 }
 
 impl Scop {

@@ -21,8 +21,12 @@ const AXES: &[(&str, &[&str])] = &[
 /// always on: the model already assumes distinct arrays do not overlap
 /// (`--set restrict=off` compares). The OpenMP schedule joins the grid
 /// only with more than one thread.
-const CODE_AXES: &[(&str, &[&str])] =
-    &[("restrict", &["on"]), ("simd", &["none", "innermost"]), ("unroll_jam", &["1", "4"])];
+const CODE_AXES: &[(&str, &[&str])] = &[
+    ("restrict", &["on"]),
+    ("simd", &["none", "innermost"]),
+    ("unroll_jam", &["1", "4"]),
+    ("transpose", &["off", "on"]),
+];
 
 /// Tile shapes of permutable bands searched by default; `None` is untiled.
 pub const TILES: &str = "0,16,32,64";
@@ -82,6 +86,24 @@ pub fn code_grid(fixed: &[String], threads: usize) -> Result<Vec<CodeOptions>> {
     let schedule: &[&str] = &["static", "dynamic"];
     let axes = CODE_AXES.iter().copied().chain((threads > 1).then_some(("omp_schedule", schedule)));
     grid(base, fixed, axes, searched, |o, s| o.with_settings(s))
+}
+
+/// `code` for one SCoP: where no matrix is worth a transposed copy
+/// (`space::layout::candidates`), `transpose=on` makes the programs
+/// `off` makes, so it is set off and the duplicates dropped.
+pub fn for_scop(code: &[CodeOptions], scop: &space::scop::Scop) -> Result<Vec<CodeOptions>> {
+    let ctx = space::isl::new_context();
+    if !space::layout::candidates(&ctx, scop)?.is_empty() {
+        return Ok(code.to_vec());
+    }
+    let mut out: Vec<CodeOptions> = Vec::new();
+    for c in code {
+        let c = CodeOptions { transpose: false, ..c.clone() };
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    Ok(out)
 }
 
 /// The knob grid: the defaults (target from the thread count) with `fixed`
@@ -226,6 +248,24 @@ mod tests {
     }
 
     #[test]
+    fn transpose_is_searched_only_where_a_matrix_is_worth_a_copy() {
+        let scop = |statement: &str| {
+            let text = format!(
+                "void f(int n, double C[n][n], double A[n][n], double B[n][n]) {{\n#pragma scop\n\
+                 for (int i = 0; i < n; i++)\n for (int k = 0; k < n; k++)\n for (int j = 0; j <= i; j++)\n\
+                 {statement}\n#pragma endscop\n}}\n"
+            );
+            space::scop::extract_preprocessed(std::path::Path::new("k.c"), &text).unwrap().remove(0)
+        };
+        let code = code_grid(&[], 2).unwrap();
+        let syrk = for_scop(&code, &scop("C[i][j] += A[i][k] * A[j][k];")).unwrap();
+        assert_eq!(syrk, code);
+        let gemm = for_scop(&code, &scop("C[i][j] += A[i][k] * B[k][j];")).unwrap();
+        assert_eq!(gemm.len(), code.len() / 2);
+        assert!(gemm.iter().all(|c| !c.transpose));
+    }
+
+    #[test]
     fn fixed_knobs_leave_the_grid_and_bad_ones_are_errors() {
         let full = knob_grid(&[], 2).unwrap();
         assert_eq!(full.len(), AXES.iter().map(|(_, v)| v.len()).product::<usize>());
@@ -236,13 +276,17 @@ mod tests {
         let e = knob_grid(&["spatial=diagonal".into()], 1).unwrap_err().to_string();
         assert!(e.contains("off|per-reference|grouped"), "{e}");
         let code = code_grid(&["simd=none".into(), "spatial=off".into()], 1).unwrap();
-        assert_eq!(code.len(), 2, "unroll_jam 1 and 4; no OpenMP schedule on one thread");
+        assert_eq!(
+            code.len(),
+            4,
+            "unroll_jam 1 and 4, transpose off and on; no OpenMP schedule on one thread"
+        );
         assert!(code.iter().all(|c| c.restrict && c.simd == space::knobs::Simd::None));
-        assert_eq!(code_grid(&[], 2).unwrap().len(), 8);
+        assert_eq!(code_grid(&[], 2).unwrap().len(), 16);
         // Several values: searched over exactly these, on either table.
         let wide = code_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2).unwrap();
-        assert_eq!(wide.len(), 16);
-        assert_eq!(wide.iter().filter(|c| c.vector_width == 512).count(), 8);
+        assert_eq!(wide.len(), 32);
+        assert_eq!(wide.iter().filter(|c| c.vector_width == 512).count(), 16);
         let hlims = knob_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2).unwrap();
         assert_eq!(hlims.len(), full.len());
         assert!(hlims.iter().all(|o| o.hlim == Some(4) || o.hlim == Some(8)));

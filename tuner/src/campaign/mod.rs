@@ -185,6 +185,8 @@ impl Kernel {
         }
         let max = max_fusion(&programs[&dataset]);
         let preorders = preorders(&programs[&dataset], max.as_ref(), spec.seed);
+        let spec =
+            &grid::Spec { code: grid::for_scop(&spec.code, &programs[&dataset].scop)?, ..spec.clone() };
         Ok(Kernel {
             spec: KernelSpec {
                 name,

@@ -62,8 +62,17 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
     // gcc prefers 256-bit vectors even where 512-bit ones exist.
     let mut wide = fast("unroll_jam=4");
     wide.vector_width = 512;
-    let p = Point { scheduler: unified.clone(), tiles: Some(vec![32, 32, 128]), threads, code: wide };
+    let p = Point { scheduler: unified.clone(), tiles: Some(vec![32, 32, 128]), threads, code: wide.clone() };
     out.push((p.to_string(), p));
+    // Read-only matrices walked down their columns read through transposed
+    // copies (syrk, syr2k; elsewhere the same program as above), their
+    // triangular loops handed out dynamically.
+    let transposed =
+        CodeOptions { transpose: true, omp_schedule: space::knobs::OmpSchedule::Dynamic, ..wide };
+    for tiles in [vec![32, 32, 128], vec![16, 64, 128]] {
+        let p = Point { scheduler: unified.clone(), tiles: Some(tiles), threads, code: transposed.clone() };
+        out.push((p.to_string(), p));
+    }
     out
 }
 
@@ -181,16 +190,17 @@ pub fn run(
 }
 
 /// Each point's program (its failure when it has none), the schedule of a
-/// scheduler computed once.
+/// scheduler (on one layout) computed once.
 fn variants(p: &common::Program, points: &[(String, Point)]) -> Vec<Result<String, pipeline::Failure>> {
-    let mut trees: Vec<(Scheduler, Result<String, pipeline::Failure>)> = Vec::new();
+    let mut trees: Vec<((Scheduler, bool), Result<String, pipeline::Failure>)> = Vec::new();
     let mut out = Vec::new();
     for (_, point) in points {
-        let tree = match trees.iter().find(|(s, _)| *s == point.scheduler) {
+        let key = (point.scheduler.clone(), point.code.transpose);
+        let tree = match trees.iter().find(|(k, _)| *k == key) {
             Some((_, t)) => t.clone(),
             None => {
                 let t = pipeline::schedule_of(&p.scop, &p.deps, point);
-                trees.push((point.scheduler.clone(), t.clone()));
+                trees.push((key, t.clone()));
                 t
             }
         };

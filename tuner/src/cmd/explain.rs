@@ -175,16 +175,12 @@ fn codegen_words(p: &Point) -> Option<String> {
     if p.threads > 1 {
         parts.push(format!("--threads {}", p.threads));
     }
-    let defaults = CodeOptions::default();
-    if p.code.restrict != defaults.restrict {
-        parts.push("--set restrict=on".to_string());
-    }
-    if p.code.omp_schedule != defaults.omp_schedule {
-        let schedule = p.code.settings().into_iter().find(|s| s.starts_with("omp_schedule="));
-        parts.extend(schedule.map(|s| format!("--set {s}")));
-    }
-    if p.code.parallel_min != defaults.parallel_min {
-        parts.push(format!("--set parallel_min={}", p.code.parallel_min));
+    // simd and unroll_jam are code steps of the script; these are not.
+    const REGION_WIDE: [&str; 5] = ["restrict", "omp_schedule", "parallel_min", "vector_width", "transpose"];
+    for (set, default) in p.code.settings().into_iter().zip(CodeOptions::default().settings()) {
+        if set != default && REGION_WIDE.iter().any(|k| set.split('=').next() == Some(*k)) {
+            parts.push(format!("--set {set}"));
+        }
     }
     (!parts.is_empty()).then(|| parts.join(" "))
 }

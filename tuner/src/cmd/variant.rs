@@ -64,15 +64,21 @@ pub fn run(args: Args) -> Result<()> {
 
 /// The schedule of `point`, taken from the campaign's schedule directory
 /// ([`SCHEDULES`], made for one invocation) when a point with the same
-/// scheduler on the same SCoP made it already: points that differ only in
-/// tiles, threads or code knobs share one schedule. Code generation checks
+/// scheduler on the same SCoP (and layout: `transpose`) made it already:
+/// points that differ only in tiles, threads or other code knobs share one
+/// schedule. Code generation checks
 /// a shared tree legal again, as any tree.
 fn shared_schedule(p: &common::Program, point: &Point) -> Result<String, Failure> {
     let Some(dir) = std::env::var_os(SCHEDULES).map(std::path::PathBuf::from) else {
         return pipeline::schedule_of(&p.scop, &p.deps, point);
     };
     let mut h = Sha256::new();
-    for part in [serde_json::to_string(&p.scop), serde_json::to_string(&point.scheduler)] {
+    let parts = [
+        serde_json::to_string(&p.scop),
+        serde_json::to_string(&point.scheduler),
+        serde_json::to_string(&point.code.transpose),
+    ];
+    for part in parts {
         let part = part.map_err(|e| Failure { status: Status::ScheduleError, reason: e.to_string() })?;
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());

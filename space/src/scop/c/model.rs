@@ -78,6 +78,7 @@ impl Walk<'_> {
             statements: self.statements,
             schedule: String::new(),
             schedule_map: format!("{{ {schedule_map} }}"),
+            copies: Vec::new(),
         };
         scop.schedule = format!("{{ domain: \"{}\"{root} }}", scop.domain());
         Ok(scop)
