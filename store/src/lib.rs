@@ -91,6 +91,8 @@ macro_rules! with_pool {
 
 // After `with_pool!`, which it uses.
 mod best;
+mod claims;
+pub use claims::Claim;
 mod open;
 use open::{open_postgres, open_sqlite, redact};
 mod outcomes;
@@ -207,6 +209,17 @@ macro_rules! record_in {
         .fetch_optional(&mut *$tx)
         .await
         .map_err(query("record a measurement"))?;
+        // Measured: whoever claimed the point (`claims`) holds it no longer.
+        sqlx::query(
+            "DELETE FROM claims WHERE campaign_id = $1 AND program_id = $2 AND point_id = $3 AND role = $4",
+        )
+        .bind(rec.campaign)
+        .bind(rec.program)
+        .bind(&rec.point_id)
+        .bind(rec.role.as_str())
+        .execute(&mut *$tx)
+        .await
+        .map_err(query("release a claim"))?;
         match new_id {
             Some((id,)) => id,
             None => {

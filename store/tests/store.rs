@@ -4,7 +4,7 @@
 mod common;
 
 use common::{new_campaign, ok_record, point_id, Fresh, TempDir};
-use store::{CampaignState, Record, ReportFilter, Role, Store, StoreError};
+use store::{CampaignState, Claim, Record, ReportFilter, Role, Store, StoreError};
 
 /// Generates `<name>_sqlite` and `<name>_postgres` tests running `body(&Fresh)`.
 macro_rules! both_backends {
@@ -38,6 +38,7 @@ both_backends!(
     reopening_keeps_everything,
     threads_share_one_store,
     someone_elses_database_is_refused_untouched,
+    claims_are_leases_and_measuring_ends_them,
 );
 
 fn round_trip(fresh: &Fresh) {
@@ -217,6 +218,43 @@ fn record_is_idempotent(fresh: &Fresh) {
     let after = s.counts().unwrap();
     assert_eq!((after.measurements, after.points, after.schedules), (4, 1, 1));
     assert_eq!(s.outcomes(c.id).unwrap().len(), 3);
+}
+
+fn claims_are_leases_and_measuring_ends_them(fresh: &Fresh) {
+    use std::time::Duration;
+    let s = Store::open(fresh.target()).unwrap();
+    let m = s.machine("box", "{}").unwrap();
+    let p = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+    let c = s.campaign(&new_campaign("k")).unwrap();
+    let (seven, eight) = (point_id(7), point_id(8));
+    let (campaign, program) = (c.id, p);
+    let claim = move |point_id: &'static str| Claim { campaign, program, point_id, role: Role::Variant };
+    let (seven, eight): (&'static str, &'static str) = (seven.leak(), eight.leak());
+    let long = Duration::from_secs(600);
+    assert!(s.claim(&claim(seven), "a", long).unwrap());
+    assert!(s.claim(&claim(seven), "a", long).unwrap(), "a worker's own claim is its again");
+    assert!(!s.claim(&claim(seven), "b", long).unwrap(), "a live lease is not taken over");
+    assert_eq!(s.claimed_elsewhere(c.id, "b").unwrap(), vec![(p, seven.to_string(), Role::Variant)]);
+    assert!(s.claimed_elsewhere(c.id, "a").unwrap().is_empty());
+    // The same point as a reference is another claim.
+    assert!(s.claim(&Claim { role: Role::Reference, ..claim(seven) }, "b", long).unwrap());
+    // An expired lease is taken over; a heartbeat keeps one alive.
+    assert!(s.claim(&claim(eight), "a", Duration::ZERO).unwrap());
+    std::thread::sleep(Duration::from_millis(5));
+    assert!(s.claimed_elsewhere(c.id, "b").unwrap().iter().all(|(_, id, _)| *id != eight));
+    assert_eq!(s.heartbeat("a", long).unwrap(), 2);
+    assert!(!s.claim(&claim(eight), "b", long).unwrap(), "the heartbeat extended it");
+    assert_eq!(s.heartbeat("a", Duration::ZERO).unwrap(), 2);
+    std::thread::sleep(Duration::from_millis(5));
+    assert!(s.claim(&claim(eight), "b", long).unwrap(), "expired: b takes it over");
+    assert_eq!(s.heartbeat("a", long).unwrap(), 1, "a holds 7 only");
+    // Recording the measurement ends the claim, and a measured point is claimed by no one.
+    s.record(&ok_record(c.id, p, m, Role::Variant, 7, 1.0)).unwrap();
+    assert_eq!(s.heartbeat("a", long).unwrap(), 0);
+    assert!(!s.claim(&claim(seven), "a", long).unwrap());
+    assert!(!s.claim(&claim(seven), "c", long).unwrap());
+    assert_eq!(s.release("b").unwrap(), 2);
+    assert!(s.claim(&claim(eight), "c", long).unwrap(), "released: free at once");
 }
 
 fn best_compares_within_campaigns(fresh: &Fresh) {
