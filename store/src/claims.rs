@@ -87,29 +87,34 @@ impl Store {
         })
     }
 
-    /// The claims of `campaign` that other workers than `worker` hold and whose lease has not
-    /// expired: `(program, point id, role)`.
-    pub fn claimed_elsewhere(
-        &self,
-        campaign: i64,
-        worker: &str,
-    ) -> Result<Vec<(i64, String, Role)>, StoreError> {
+    /// The claims of `campaign` whose lease has not expired.
+    pub fn live_claims(&self, campaign: i64) -> Result<Vec<LiveClaim>, StoreError> {
         const WHAT: &str = "list a campaign's claims";
         let now = Timestamp::now().millis();
-        let rows: Vec<(i64, String, String)> = with_pool!(self, |pool, _begin| {
+        let rows: Vec<(i64, String, String, String)> = with_pool!(self, |pool, _begin| {
             sqlx::query_as(
-                "SELECT program_id, point_id, role FROM claims \
-                 WHERE campaign_id = $1 AND worker <> $2 AND expires_at >= $3",
+                "SELECT program_id, point_id, role, worker FROM claims \
+                 WHERE campaign_id = $1 AND expires_at >= $2 ORDER BY program_id, point_id",
             )
             .bind(campaign)
-            .bind(worker)
             .bind(now)
             .fetch_all(pool)
             .await
             .map_err(query(WHAT))
         })?;
         rows.into_iter()
-            .map(|(program, point, role)| Ok((program, point, crate::parse_column(WHAT, &role)?)))
+            .map(|(program, point_id, role, worker)| {
+                Ok(LiveClaim { program, point_id, role: crate::parse_column(WHAT, &role)?, worker })
+            })
             .collect()
     }
+}
+
+/// A claim someone holds now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveClaim {
+    pub program: i64,
+    pub point_id: String,
+    pub role: Role,
+    pub worker: String,
 }

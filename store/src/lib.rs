@@ -92,7 +92,7 @@ macro_rules! with_pool {
 // After `with_pool!`, which it uses.
 mod best;
 mod claims;
-pub use claims::Claim;
+pub use claims::{Claim, LiveClaim};
 mod open;
 use open::{open_postgres, open_sqlite, redact};
 mod outcomes;

@@ -234,14 +234,15 @@ fn claims_are_leases_and_measuring_ends_them(fresh: &Fresh) {
     assert!(s.claim(&claim(seven), "a", long).unwrap());
     assert!(s.claim(&claim(seven), "a", long).unwrap(), "a worker's own claim is its again");
     assert!(!s.claim(&claim(seven), "b", long).unwrap(), "a live lease is not taken over");
-    assert_eq!(s.claimed_elsewhere(c.id, "b").unwrap(), vec![(p, seven.to_string(), Role::Variant)]);
-    assert!(s.claimed_elsewhere(c.id, "a").unwrap().is_empty());
+    let live = s.live_claims(c.id).unwrap();
+    assert_eq!(live.len(), 1);
+    assert_eq!((live[0].program, live[0].point_id.as_str(), live[0].worker.as_str()), (p, seven, "a"));
     // The same point as a reference is another claim.
     assert!(s.claim(&Claim { role: Role::Reference, ..claim(seven) }, "b", long).unwrap());
     // An expired lease is taken over; a heartbeat keeps one alive.
     assert!(s.claim(&claim(eight), "a", Duration::ZERO).unwrap());
     std::thread::sleep(Duration::from_millis(5));
-    assert!(s.claimed_elsewhere(c.id, "b").unwrap().iter().all(|(_, id, _)| *id != eight));
+    assert!(s.live_claims(c.id).unwrap().iter().all(|l| l.point_id != eight), "expired: not live");
     assert_eq!(s.heartbeat("a", long).unwrap(), 2);
     assert!(!s.claim(&claim(eight), "b", long).unwrap(), "the heartbeat extended it");
     assert_eq!(s.heartbeat("a", Duration::ZERO).unwrap(), 2);

@@ -41,6 +41,9 @@ enum Command {
     /// Tune: search the space of FILE's variants, measure and verify each, keep
     /// every result in the store. The same command again resumes.
     Tune(cmd::tune::Args),
+    /// Join a campaign that `tune` started (on this machine, or on another one of the same
+    /// fingerprint sharing its PostgreSQL store): points are claimed, each measured once.
+    Worker(cmd::worker::Args),
     /// The best known variant of a kernel, from the store.
     Best(cmd::query::BestArgs),
     /// Recent measurements, newest first.
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(args),
         Command::Space(args) => cmd::space::run(args),
         Command::Tune(args) => cmd::tune::run(args),
+        Command::Worker(args) => cmd::worker::run(args),
         Command::Variant(args) => cmd::variant::run(args),
         Command::Best(args) => cmd::query::best(args),
         Command::History(args) => cmd::query::history(args),

@@ -29,7 +29,7 @@ use executor::measure::{MeasureConfig, Measurement, Status};
 use executor::pipeline::{Answer, Failure};
 use executor::runtime::Tolerance;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use space::fusion::{FusionOptions, FusionSpace};
 use space::knobs::{Point, Scheduler};
@@ -42,7 +42,7 @@ use crate::strategy::{self, Outcomes, StrategyKind};
 
 /// What identifies a campaign: running the same command again (same files,
 /// same sources, same settings, same machine, same polytune) resumes it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Config {
     /// Another version may schedule the same point differently.
     pub polytune: String,
@@ -61,15 +61,15 @@ pub struct Config {
     pub machine: String,
     /// Peers measured as reference points (absent when none, so that such
     /// campaigns keep their keys).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub peers: Vec<String>,
     /// GPU points measured as their CPU emulation (`--emulate`), not on a
     /// GPU slot: another campaign (absent when false, keeping keys).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub emulate: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct KernelSpec {
     pub name: String,
     pub path: PathBuf,
@@ -77,7 +77,7 @@ pub struct KernelSpec {
     pub source_hash: String,
     /// How it is preprocessed and built (absent when there is nothing to
     /// say, so that such campaigns keep their keys).
-    #[serde(skip_serializing_if = "ProgramConfig::is_empty")]
+    #[serde(default, skip_serializing_if = "ProgramConfig::is_empty")]
     pub build: ProgramConfig,
 }
 
@@ -90,7 +90,7 @@ impl Config {
 }
 
 /// When to stop.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Budget {
     /// Variant evaluations in the whole campaign, resumed runs included.
     pub evals: Option<usize>,
@@ -106,6 +106,20 @@ impl Budget {
             (None, Some(t)) => format!("{} s", t.as_secs()),
             (None, None) => "the whole space".to_string(),
         }
+    }
+
+    /// The budget [`Budget::describe`] wrote (the store keeps a campaign's
+    /// budget as that text); anything else is no budget.
+    pub fn from_description(text: &str) -> Budget {
+        let mut b = Budget::default();
+        for part in text.split(" or ") {
+            if let Some(n) = part.strip_suffix(" evaluations") {
+                b.evals = n.trim().parse().ok();
+            } else if let Some(t) = part.strip_suffix(" s") {
+                b.time = t.trim().parse().ok().map(Duration::from_secs);
+            }
+        }
+        b
     }
 }
 
@@ -282,6 +296,10 @@ pub struct Campaign<'a> {
     outcomes: Outcomes,
     /// Best speedup over the original so far, and of which kernel.
     best: Option<(f64, String)>,
+    /// This process's name in the store's claims (`host:pid:random`).
+    pub worker: String,
+    /// How long a claim lasts without a heartbeat (three per lease).
+    pub lease: Duration,
 }
 
 /// A profile's GPU slots and the nvcc that builds for them.
@@ -351,36 +369,56 @@ impl<'a> Campaign<'a> {
             trace: Vec::new(),
             outcomes: Outcomes::default(),
             best: None,
+            worker: worker_name(),
+            lease: LEASE,
         })
     }
 
     /// Runs every kernel until its strategy is done, the budget is spent or
-    /// the user presses Ctrl-C.
+    /// the user presses Ctrl-C. Other processes may work on the same
+    /// campaign at the same time (`polytune worker`): each point is claimed
+    /// in the store before it is evaluated, and a heartbeat thread keeps
+    /// this worker's claims alive.
     pub fn run(&mut self, kernels: &[Kernel]) -> Result<End> {
         // SAFETY: the handler only stores to an atomic.
         unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
         self.store.set_campaign_state(self.campaign_id, CampaignState::Running)?;
-        let measured = self.store.outcomes(self.campaign_id)?;
-        self.evaluations = measured.iter().filter(|m| m.role == Role::Variant).count();
+        let (store, worker, lease) = (self.store, self.worker.clone(), self.lease);
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let end = std::thread::scope(|scope| {
+            scope.spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(lease / 3) {
+                    if let Err(e) = store.heartbeat(&worker, lease) {
+                        eprintln!("warning: cannot extend this worker's claims: {e}");
+                    }
+                }
+            });
+            let end = self.run_kernels(kernels);
+            drop(stop);
+            end
+        });
+        // Points claimed and not measured (Ctrl-C, the budget) are free for others at once.
+        self.store.release(&self.worker)?;
+        let end = end?;
+        self.progress.finish_and_clear();
+        let state = match end {
+            End::Finished => CampaignState::Finished,
+            End::Budget | End::Interrupted => CampaignState::Stopped,
+        };
+        self.store.set_campaign_state(self.campaign_id, state)?;
+        Ok(end)
+    }
+
+    fn run_kernels(&mut self, kernels: &[Kernel]) -> Result<End> {
         if self.budget.evals.is_none() {
             let total: usize = kernels.iter().map(|k| k.space.len() + k.references.len()).sum();
             self.progress.set_length(total as u64);
         }
-        self.progress.set_position(self.evaluations as u64);
-        let mut end = End::Finished;
         let base = self.evaluator.builder.clone();
         for kernel in kernels {
             let program_ids = self.program_ids(kernel)?;
-            self.outcomes = Outcomes::default();
-            for m in &measured {
-                if let Some((&d, _)) = program_ids.iter().find(|(_, &id)| id == m.program) {
-                    if m.role == Role::Variant {
-                        self.outcomes
-                            .0
-                            .insert((d, m.point_id.clone()), m.median_s.filter(|_| m.status == Status::Ok));
-                    }
-                }
-            }
+            self.refresh(&program_ids)?;
+            self.progress.set_position(self.evaluations as u64);
             let mut strategy = strategy::new(
                 self.config.strategy,
                 kernel.space.clone(),
@@ -393,12 +431,18 @@ impl<'a> Campaign<'a> {
             let mut builders: HashMap<Dataset, Builder> = HashMap::new();
             loop {
                 if let Some(e) = self.stop_reason() {
-                    end = e;
-                    break;
+                    return Ok(e);
                 }
                 let batch = self.batch.min(self.remaining_evals());
                 let proposals = strategy.propose(&self.outcomes, batch);
-                let Some(dataset) = proposals.first().map(|p| p.dataset) else { break };
+                let Some(dataset) = proposals.first().map(|p| p.dataset) else {
+                    if self.outcomes.pending.is_empty() {
+                        break;
+                    }
+                    // The search waits on points other workers are measuring.
+                    self.wait_for_others(&program_ids)?;
+                    continue;
+                };
                 let program = program_ids[&dataset];
                 if !builders.contains_key(&dataset) {
                     let b = base.with_extras(&kernel.spec.build.extras(dataset)).with_context(|| {
@@ -415,20 +459,67 @@ impl<'a> Campaign<'a> {
                     let todo = kernel.references.iter().filter(|p| !self.outcomes.contains(dataset, p));
                     todo.take(self.remaining_evals()).cloned().collect()
                 };
-                let on = On { kernel, dataset, program, reference: &references[&dataset] };
-                self.evaluate(&on, &points)?;
-            }
-            if end != End::Finished {
-                break;
+                let mine = self.claim(dataset, program, points)?;
+                if !mine.is_empty() {
+                    let on = On { kernel, dataset, program, reference: &references[&dataset] };
+                    self.evaluate(&on, &mine)?;
+                }
+                self.refresh(&program_ids)?;
             }
         }
-        self.progress.finish_and_clear();
-        let state = match end {
-            End::Finished => CampaignState::Finished,
-            End::Budget | End::Interrupted => CampaignState::Stopped,
-        };
-        self.store.set_campaign_state(self.campaign_id, state)?;
-        Ok(end)
+        Ok(End::Finished)
+    }
+
+    /// The outcomes of the current kernel's programs (`program_ids`) as the
+    /// store has them, every worker's, with the points other workers hold;
+    /// and the campaign's evaluations so far.
+    fn refresh(&mut self, program_ids: &HashMap<Dataset, i64>) -> Result<()> {
+        let dataset_of = |program: i64| program_ids.iter().find(|(_, &id)| id == program).map(|(&d, _)| d);
+        let measured = self.store.outcomes(self.campaign_id)?;
+        self.evaluations = measured.iter().filter(|m| m.role == Role::Variant).count();
+        self.outcomes = Outcomes::default();
+        for m in measured.into_iter().filter(|m| m.role == Role::Variant) {
+            if let Some(d) = dataset_of(m.program) {
+                self.outcomes.measured.insert((d, m.point_id), m.median_s.filter(|_| m.status == Status::Ok));
+            }
+        }
+        for c in self.store.live_claims(self.campaign_id)? {
+            if let (Some(d), Role::Variant, false) = (dataset_of(c.program), c.role, c.worker == self.worker)
+            {
+                self.outcomes.pending.insert((d, c.point_id));
+            }
+        }
+        Ok(())
+    }
+
+    /// `points` that this worker now holds: each claimed in the store; one
+    /// another worker holds is marked pending and left to it.
+    fn claim(&mut self, dataset: Dataset, program: i64, points: Vec<Point>) -> Result<Vec<Point>> {
+        let mut mine = Vec::new();
+        for p in points {
+            let id = p.id();
+            let claim =
+                store::Claim { campaign: self.campaign_id, program, point_id: &id, role: Role::Variant };
+            if self.store.claim(&claim, &self.worker, self.lease)? {
+                mine.push(p);
+            } else {
+                self.outcomes.pending.insert((dataset, id));
+            }
+        }
+        Ok(mine)
+    }
+
+    /// Sleeps a little (Ctrl-C still stops at once), then reads what the
+    /// other workers recorded and hold.
+    fn wait_for_others(&mut self, program_ids: &HashMap<Dataset, i64>) -> Result<()> {
+        self.log("waiting for points other workers are measuring");
+        for _ in 0..10 {
+            if interrupted() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        self.refresh(program_ids)
     }
 
     fn stop_reason(&self) -> Option<End> {
@@ -720,7 +811,7 @@ impl<'a> Campaign<'a> {
         let (kernel, dataset) = (on.kernel, on.dataset);
         self.record(on.program, Role::Variant, point, schedule, source, m, Some(costs))?;
         let median_s = m.median_s.filter(|_| m.status == Status::Ok);
-        self.outcomes.0.insert((dataset, point.id()), median_s);
+        self.outcomes.measured.insert((dataset, point.id()), median_s);
         if let (Some(v), Some(r)) = (median_s, on.reference.measurement.median_s) {
             if v > 0.0 && self.best.as_ref().is_none_or(|(b, _)| r / v > *b) {
                 self.best = Some((r / v, format!("{} [{}]", kernel.spec.name, dataset.name())));
@@ -779,6 +870,19 @@ impl<'a> Campaign<'a> {
             self.progress.set_message(line.to_string());
         }
     }
+}
+
+/// How long a claim lasts without a heartbeat: a worker killed mid-measurement
+/// leaves its point to others after at most this long.
+pub const LEASE: Duration = Duration::from_secs(60);
+
+/// A name for this process among a campaign's workers: host, process id and
+/// a random suffix (process ids repeat across hosts and restarts).
+fn worker_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let host = host.trim();
+    let random: u32 = rand::random();
+    format!("{}:{}:{random:08x}", if host.is_empty() { "host" } else { host }, std::process::id())
 }
 
 /// Measures `kernel`'s original program on `dataset` with `evaluator` (its builder given

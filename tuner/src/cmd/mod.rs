@@ -15,3 +15,4 @@ pub mod serve;
 pub mod space;
 pub mod tune;
 pub mod variant;
+pub mod worker;

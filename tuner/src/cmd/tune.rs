@@ -82,6 +82,34 @@ pub struct Args {
     /// measurement), wait for quiet, or fail.
     #[arg(long, value_enum, default_value = "warn")]
     on_noise: crate::noise::OnNoise,
+    /// How long a claim on a point lasts without this process's heartbeat
+    /// (three per lease): once this process is killed, `polytune worker`s
+    /// on the same campaign take its points over after at most this long.
+    #[arg(long, value_parser = parse_duration, default_value = "60s")]
+    lease: Duration,
+}
+
+/// Everything a campaign's processes need to know, from `tune`'s options
+/// or from a campaign stored by one (`polytune worker`).
+pub(super) struct Job {
+    /// Each file with how it is built.
+    pub files: Vec<(PathBuf, crate::program::ProgramConfig)>,
+    pub dataset: Dataset,
+    pub strategy: StrategyKind,
+    pub seed: u64,
+    pub threads: Option<usize>,
+    pub settings: Vec<String>,
+    pub tiles: Vec<grid::Tiles>,
+    pub runs: usize,
+    pub tolerance: f64,
+    pub machine: String,
+    /// `--peers`' text: `auto`, `none` or names.
+    pub peers: String,
+    pub emulate: bool,
+    pub variant_timeout: Duration,
+    pub on_noise: crate::noise::OnNoise,
+    pub lease: Duration,
+    pub json: bool,
 }
 
 /// The peers `--peers` names: with `auto` every installed one (a line on
@@ -107,7 +135,7 @@ fn peers(text: &str, threads: usize) -> Result<Vec<String>> {
     }
 }
 
-fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let (number, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len()));
     let n: f64 =
@@ -125,6 +153,39 @@ pub fn run(args: Args) -> Result<()> {
     if args.evals == Some(0) {
         bail!("--evals 0 leaves nothing to do");
     }
+    let files = args.files.iter().map(|f| Ok((f.clone(), args.build.resolve(f)?))).collect::<Result<_>>()?;
+    let job = Job {
+        files,
+        dataset: args.dataset,
+        strategy: args.strategy,
+        seed: args.seed,
+        threads: args.threads,
+        settings: args.settings,
+        tiles: args.tiles,
+        runs: args.runs,
+        tolerance: args.tolerance,
+        machine: args.machine,
+        peers: args.peers,
+        emulate: args.emulate,
+        variant_timeout: args.variant_timeout,
+        on_noise: args.on_noise,
+        lease: args.lease,
+        json: args.json,
+    };
+    execute(job, args.db, Budget { evals: args.evals, time: args.budget }, None)
+}
+
+/// Runs `job`'s campaign in the store at `db`. With `joining` (a campaign
+/// read from the store), the campaign `job` makes must be that one: the
+/// same machine fingerprint and the same key (files unchanged, the same
+/// polytune), else nothing is measured.
+pub(super) fn execute(
+    job: Job,
+    db: Option<String>,
+    budget: Budget,
+    joining: Option<&store::Campaign>,
+) -> Result<()> {
+    let args = job;
     let gpu = grid::knob_grid(&args.settings, 1)?.iter().any(|o| o.target == space::knobs::Target::Gpu);
     let setup = Setup::new(&args.machine, args.threads)?;
     if gpu && !args.emulate && setup.profile.gpus.is_empty() {
@@ -157,7 +218,7 @@ pub fn run(args: Args) -> Result<()> {
     let kernels = args
         .files
         .iter()
-        .map(|f| Kernel::load(f, args.strategy, args.dataset, &args.build.resolve(f)?, &spec))
+        .map(|(f, build)| Kernel::load(f, args.strategy, args.dataset, build, &spec))
         .collect::<Result<Vec<_>>>()?;
 
     let (evaluator, fingerprint) = setup.evaluator(args.runs, args.tolerance)?;
@@ -170,7 +231,7 @@ pub fn run(args: Args) -> Result<()> {
         eprintln!("{} [{}] measuring the original program", k.spec.name, args.dataset.name());
         originals.push((k, args.dataset, campaign::measure_original(&evaluator, k, args.dataset)?));
     }
-    let location = match &args.db {
+    let location = match &db {
         Some(db) => db.clone(),
         None => store::Store::default_location()?.display().to_string(),
     };
@@ -193,7 +254,9 @@ pub fn run(args: Args) -> Result<()> {
         peers: spec.peers.clone(),
         emulate: gpu && args.emulate,
     };
-    let budget = Budget { evals: args.evals, time: args.budget };
+    if let Some(stored) = joining {
+        check_joining(stored, &config, &setup.profile.name)?;
+    }
     let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?
         .with_originals(originals)
         .with_slots(setup.slots.clone());
@@ -202,6 +265,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     campaign.variant_timeout = args.variant_timeout;
     campaign.noise = noise;
+    campaign.lease = args.lease;
     let end = campaign.run(&kernels)?;
     let campaign_id = campaign.campaign_id;
 
@@ -214,6 +278,8 @@ pub fn run(args: Args) -> Result<()> {
         let out = serde_json::json!({
             "campaign": campaign_id, "end": end, "store": location, "points": points, "best": bests,
             "slots": setup.slots.len(), "busy_at_once": campaign.peak_busy_slots,
+            "worker": campaign.worker,
+            "evaluated": campaign.trace.iter().map(|t| (t.dataset.name(), &t.point_id)).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
@@ -239,9 +305,56 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// A worker joins `stored` only as the process that made it would have run
+/// it: results are per machine, and a changed file or another polytune is
+/// another campaign.
+fn check_joining(stored: &store::Campaign, ours: &Config, profile: &str) -> Result<()> {
+    let theirs: Config = serde_json::from_str(&stored.config)?;
+    if theirs.machine != ours.machine {
+        bail!(
+            "campaign {} tunes for machine fingerprint {}, and this machine (profile `{profile}`) is {}: \
+             results are per machine, so this worker does not join (run `polytune tune` here for this machine)",
+            stored.id,
+            theirs.machine,
+            ours.machine
+        );
+    }
+    if stored.key != ours.key() {
+        let changed: Vec<String> = theirs
+            .kernels
+            .iter()
+            .zip(&ours.kernels)
+            .filter(|(a, b)| a.source_hash != b.source_hash)
+            .map(|(a, _)| a.path.display().to_string())
+            .collect();
+        bail!(
+            "campaign {}: this worker would run another campaign ({}); it does not join",
+            stored.id,
+            if changed.is_empty() {
+                "the settings differ".to_string()
+            } else {
+                format!("changed since the campaign started: {}", changed.join(", "))
+            }
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stored_budget_reads_back() {
+        for b in [
+            Budget { evals: Some(20), time: None },
+            Budget { evals: Some(20), time: Some(Duration::from_secs(90)) },
+            Budget { evals: None, time: Some(Duration::from_secs(3600)) },
+            Budget::default(),
+        ] {
+            assert_eq!(Budget::from_description(&b.describe()), b);
+        }
+    }
 
     #[test]
     fn durations() {

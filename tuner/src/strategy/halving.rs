@@ -43,6 +43,10 @@ impl Strategy for Halving {
             if i + 1 == self.rungs.len() {
                 break;
             }
+            // The rung is complete only once other workers' points are measured too.
+            if candidates.iter().any(|p| outcomes.is_pending(dataset, p)) {
+                return Vec::new();
+            }
             // Promote the fastest `ok` third (at least one), stable on ties.
             let mut timed: Vec<(f64, Point)> = candidates
                 .into_iter()

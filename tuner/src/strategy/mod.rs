@@ -9,7 +9,7 @@ mod halving;
 mod model;
 mod random;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use space::knobs::Point;
 
@@ -20,18 +20,30 @@ pub use halving::Halving;
 pub use model::Model;
 pub use random::Random;
 
-/// What the search knows about one evaluated point on one dataset: its
-/// median time when its status was `ok`, `None` for any failure.
+/// What the search knows: each evaluated point on one dataset with its
+/// median time when its status was `ok`, `None` for any failure; and the
+/// points other workers are measuring now (claimed, not yet recorded),
+/// which no strategy proposes and none may take for a result.
 #[derive(Debug, Default, Clone)]
-pub struct Outcomes(pub HashMap<(Dataset, String), Option<f64>>);
+pub struct Outcomes {
+    pub measured: HashMap<(Dataset, String), Option<f64>>,
+    pub pending: HashSet<(Dataset, String)>,
+}
 
 impl Outcomes {
+    /// `Some` once measured; `None` before, pending or not.
     pub fn get(&self, dataset: Dataset, point: &Point) -> Option<Option<f64>> {
-        self.0.get(&(dataset, point.id())).copied()
+        self.measured.get(&(dataset, point.id())).copied()
     }
 
+    /// Measured, or being measured by another worker.
     pub fn contains(&self, dataset: Dataset, point: &Point) -> bool {
-        self.0.contains_key(&(dataset, point.id()))
+        let key = (dataset, point.id());
+        self.measured.contains_key(&key) || self.pending.contains(&key)
+    }
+
+    pub fn is_pending(&self, dataset: Dataset, point: &Point) -> bool {
+        self.pending.contains(&(dataset, point.id()))
     }
 }
 
@@ -43,7 +55,8 @@ pub struct Proposal {
 }
 
 pub trait Strategy {
-    /// Up to `batch` points not evaluated yet; empty when the search is over.
+    /// Up to `batch` points neither evaluated nor pending; empty when the
+    /// search is over, or waits on pending points (a rung of halving).
     fn propose(&mut self, outcomes: &Outcomes, batch: usize) -> Vec<Proposal>;
 }
 
@@ -120,10 +133,33 @@ pub(crate) mod tests {
             }
             for p in batch {
                 assert!(!outcomes.contains(p.dataset, &p.point), "proposed twice: {p:?}");
-                outcomes.0.insert((p.dataset, p.point.id()), time(&p.point, p.dataset));
+                outcomes.measured.insert((p.dataset, p.point.id()), time(&p.point, p.dataset));
                 all.push(p);
             }
         }
+    }
+
+    #[test]
+    fn pending_points_are_left_to_their_workers() {
+        let space = points(6);
+        let mut outcomes = Outcomes::default();
+        outcomes.pending.insert((Dataset::Small, space[0].id()));
+        for kind in [StrategyKind::Exhaustive, StrategyKind::Random, StrategyKind::Model] {
+            let proposed = new(kind, space.clone(), Dataset::Small, 3).propose(&outcomes, 10);
+            assert_eq!(proposed.len(), 5, "{kind:?}");
+            assert!(proposed.iter().all(|p| p.point != space[0]), "{kind:?}");
+        }
+        // Halving promotes from a rung only once no point of it is pending.
+        let mut o = Outcomes::default();
+        for p in &space[1..] {
+            o.measured.insert((Dataset::Small, p.id()), Some(1.0));
+        }
+        o.pending.insert((Dataset::Small, space[0].id()));
+        assert!(new(StrategyKind::Halving, space.clone(), Dataset::Medium, 3).propose(&o, 10).is_empty());
+        o.pending.clear();
+        o.measured.insert((Dataset::Small, space[0].id()), Some(0.5));
+        let next = new(StrategyKind::Halving, space.clone(), Dataset::Medium, 3).propose(&o, 10);
+        assert!(next.iter().any(|p| p.dataset == Dataset::Medium && p.point == space[0]), "{next:?}");
     }
 
     #[test]

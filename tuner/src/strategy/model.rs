@@ -64,7 +64,8 @@ impl Strategy for Model {
         for (i, p) in self.order.iter().enumerate() {
             match outcomes.get(self.dataset, p) {
                 Some(t) => seen.push((i, t)),
-                None => open.push(i),
+                None if !outcomes.is_pending(self.dataset, p) => open.push(i),
+                None => {}
             }
         }
         let verified: Vec<f64> =
