@@ -33,7 +33,7 @@ pub use kernels::{kernel, kernels, load, root, Kernel};
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -121,25 +121,34 @@ impl Drop for Item {
 /// test fails, naming the command, once `limit` (see [`item_limit`]) has
 /// passed: a child process, unlike a thread, can be stopped.
 pub fn output_within(cmd: &mut Command, limit: Duration) -> Output {
-    let limit = item_limit(limit);
     let shown = format!("{cmd:?}");
-    let mut child = cmd
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("{shown}: cannot start: {e}"));
+    wait_within(child, &shown, limit)
+}
+
+/// Waits for `child` (spawned by the caller, `shown` naming it) as
+/// [`output_within`] does: its piped stdout and stderr collected, killed
+/// and failing the test past `limit`.
+pub fn wait_within(mut child: Child, shown: &str, limit: Duration) -> Output {
+    let limit = item_limit(limit);
     // Drain both pipes on threads of their own so that a chatty child never
     // blocks on a full pipe while we wait.
-    let drain = |mut r: Box<dyn Read + Send>| {
+    let drain = |r: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut buf = Vec::new();
-            let _ = r.read_to_end(&mut buf);
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
             buf
         })
     };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {

@@ -1,0 +1,225 @@
+//! Several processes on one campaign (issue 19): `tune` starts it, `polytune
+//! worker --campaign ID` joins it; each point is claimed in the store before it
+//! is evaluated, so the processes share the work and every point is measured
+//! once, also when a worker is killed in the middle of a measurement.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use store::{Role, Store};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn polytune() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_polytune"));
+    c.current_dir(root()).env("OMP_WAIT_POLICY", "PASSIVE");
+    c
+}
+
+/// Every wait of these tests ends within this.
+const LIMIT: Duration = Duration::from_secs(600);
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("polytune-workers-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// An exhaustive campaign on atax at MINI over its preorders, three tile
+/// sizes and the code knobs: some forty points, each evaluated in about a
+/// second. `seed` makes it a new campaign in a store that outlives the test.
+fn campaign_args(db: &str, seed: &str) -> Vec<String> {
+    let fixed = ["spatial=off", "posttile_reorder=none", "consecutivity=none", "hlim=off", "wavefront=none"];
+    let mut args: Vec<String> = ["tune", "polybench/linear-algebra/atax.c", "--dataset", "MINI"]
+        .into_iter()
+        .chain(["--strategy", "exhaustive", "--threads", "1", "--runs", "1", "--tiles", "0,16,32"])
+        .chain(["--db", db, "--seed", seed, "--json", "--lease", "3s", "--on-noise", "warn"])
+        .map(String::from)
+        .collect();
+    for f in fixed {
+        args.extend(["--set".to_string(), f.to_string()]);
+    }
+    args
+}
+
+/// A polytune process with its stderr in a file of `dir` (a pipe nobody
+/// reads while the test waits on other processes would fill up).
+struct Process {
+    child: Child,
+    log: PathBuf,
+}
+
+fn spawn(dir: &Path, args: &[String]) -> Process {
+    let log = dir.join(format!(
+        "{}.log",
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    ));
+    let err = std::fs::File::create(&log).unwrap();
+    let child =
+        polytune().args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(err).spawn().unwrap();
+    Process { child, log }
+}
+
+/// The campaign `tune` made, once it is in the store.
+fn campaign_id(db: &str, started: Instant) -> i64 {
+    loop {
+        assert!(started.elapsed() < LIMIT, "no campaign in the store");
+        if let Ok(s) = Store::open(db) {
+            if let Some(c) = s.campaigns().unwrap().last() {
+                return c.id;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A finished process's JSON report.
+fn report(p: Process) -> serde_json::Value {
+    let out = testkit::wait_within(p.child, "polytune", LIMIT);
+    let log = std::fs::read_to_string(&p.log).unwrap_or_default();
+    assert!(out.status.success(), "{log}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {log}"))
+}
+
+/// What each report says it evaluated, as `(dataset, point)`.
+fn evaluated(r: &serde_json::Value) -> Vec<(String, String)> {
+    r["evaluated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e[0].as_str().unwrap().to_string(), e[1].as_str().unwrap().to_string()))
+        .collect()
+}
+
+/// Every point of the campaign measured once: `(point, role)` unique.
+fn variants(store: &Store, campaign: i64) -> BTreeSet<String> {
+    let rows = store.outcomes(campaign).unwrap();
+    let v: Vec<String> =
+        rows.iter().filter(|o| o.role == Role::Variant).map(|o| o.point_id.clone()).collect();
+    let set: BTreeSet<String> = v.iter().cloned().collect();
+    assert_eq!(set.len(), v.len(), "a point was recorded twice");
+    set
+}
+
+#[test]
+fn a_worker_shares_a_campaign_and_every_point_is_measured_once() {
+    let dir = temp_dir("two");
+    let db = dir.join("store.db").to_str().unwrap().to_string();
+    let started = Instant::now();
+    let tune = spawn(&dir, &campaign_args(&db, "1"));
+    let id = campaign_id(&db, started);
+    let worker = spawn(
+        &dir,
+        &["worker", "--campaign", &id.to_string(), "--db", &db, "--json", "--lease", "3s"].map(String::from),
+    );
+    let (a, b) = (report(tune), report(worker));
+    assert_eq!((&a["end"], &b["end"]), (&"finished".into(), &"finished".into()), "{a}\n{b}");
+    assert_eq!(a["campaign"], b["campaign"], "the worker joined the same campaign");
+    let (ea, eb) = (evaluated(&a), evaluated(&b));
+    assert!(!ea.is_empty() && !eb.is_empty(), "both processes evaluated points: {ea:?} / {eb:?}");
+    let store = Store::open(&db).unwrap();
+    let measured = variants(&store, id);
+    let mut all: Vec<String> = ea.iter().chain(&eb).map(|(_, p)| p.clone()).collect();
+    all.sort();
+    let distinct: BTreeSet<String> = all.iter().cloned().collect();
+    assert_eq!(distinct.len(), all.len(), "a point was evaluated by both processes");
+    assert_eq!(distinct, measured, "what the processes evaluated is what the store holds");
+    assert_eq!(measured.len(), a["points"][0].as_u64().unwrap() as usize, "the whole space");
+    assert!(store.live_claims(id).unwrap().is_empty(), "no claim is left behind");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_worker_refuses_a_campaign_of_another_machine_or_an_unknown_one() {
+    let dir = temp_dir("refuse");
+    let db = dir.join("store.db").to_str().unwrap().to_string();
+    let mut args = campaign_args(&db, "2");
+    args.extend(["--evals".into(), "1".into()]);
+    let a = report(spawn(&dir, &args));
+    let id = a["campaign"].as_i64().unwrap().to_string();
+    // Another fingerprint: a profile with other compiler flags.
+    let profile = dir.join("other.toml");
+    std::fs::write(&profile, "name = \"other\"\ncompiler = \"gcc\"\nflags = [\"-O1\", \"-fopenmp\"]\n")
+        .unwrap();
+    let out = testkit::output_within(
+        polytune().args(["worker", "--campaign", &id, "--db", &db, "--machine", profile.to_str().unwrap()]),
+        LIMIT,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("results are per machine"), "{err}");
+    let out = testkit::output_within(polytune().args(["worker", "--campaign", "999", "--db", &db]), LIMIT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("no campaign has id 999"), "{err}");
+    let store = Store::open(&db).unwrap();
+    assert_eq!(variants(&store, a["campaign"].as_i64().unwrap()).len(), 1, "nothing more was measured");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Against the PostgreSQL server `.ci/run` starts: `tune` and three workers,
+/// one of them killed with SIGKILL while it holds a claim. The campaign
+/// completes, every point once, and the killed worker's point is measured by
+/// another after its lease (3 s) expired.
+#[test]
+fn four_workers_on_postgres_survive_a_kill() {
+    let Ok(url) = std::env::var("POLYTUNE_TEST_POSTGRES") else {
+        assert!(std::env::var_os("CI").is_none(), "CI must provide POLYTUNE_TEST_POSTGRES");
+        eprintln!("POLYTUNE_TEST_POSTGRES is not set: nothing to test against");
+        return;
+    };
+    let seed =
+        format!("{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    let dir = temp_dir("postgres");
+    let started = Instant::now();
+    let tune = spawn(&dir, &campaign_args(&url, &seed));
+    // The newest campaign is ours: its seed is new.
+    let id = loop {
+        let store = Store::open(&url).unwrap();
+        let ours = store
+            .campaigns()
+            .unwrap()
+            .into_iter()
+            .rev()
+            .find(|c| c.config.contains(&format!("\"seed\":{seed}")));
+        if let Some(c) = ours {
+            break c.id;
+        }
+        assert!(started.elapsed() < LIMIT, "no campaign in the store");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let worker_args =
+        ["worker", "--campaign", &id.to_string(), "--db", &url, "--json", "--lease", "3s"].map(String::from);
+    let mut workers: Vec<Process> = (0..3).map(|_| spawn(&dir, &worker_args)).collect();
+    // Kill the first worker once it holds a claim (it is evaluating that point).
+    let store = Store::open(&url).unwrap();
+    let victim = workers.remove(0);
+    let tag = format!(":{}:", victim.child.id());
+    let held = loop {
+        assert!(started.elapsed() < LIMIT, "the worker never claimed a point");
+        if let Some(c) = store.live_claims(id).unwrap().into_iter().find(|c| c.worker.contains(&tag)) {
+            break c;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut victim = victim.child;
+    victim.kill().unwrap(); // SIGKILL
+    victim.wait().unwrap();
+    let mut reports = vec![report(tune)];
+    reports.extend(workers.into_iter().map(report));
+    assert!(reports.iter().all(|r| r["end"] == "finished"), "{reports:#?}");
+    let measured = variants(&store, id);
+    assert_eq!(measured.len(), reports[0]["points"][0].as_u64().unwrap() as usize, "the whole space");
+    assert!(measured.contains(&held.point_id), "the killed worker's point was measured by another");
+    let mut all: Vec<String> = reports.iter().flat_map(evaluated).map(|(_, p)| p).collect();
+    let n = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), n, "a point was evaluated by two live processes");
+    assert!(all.contains(&held.point_id), "re-leased to a live worker after the lease");
+    assert!(store.live_claims(id).unwrap().is_empty(), "no claim is left behind");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
