@@ -6,6 +6,7 @@ mod cmd;
 mod exit;
 mod noise;
 mod program;
+mod slurm;
 mod strategy;
 mod units;
 

@@ -223,3 +223,65 @@ fn four_workers_on_postgres_survive_a_kill() {
     assert!(store.live_claims(id).unwrap().is_empty(), "no claim is left behind");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `tune --submit slurm --workers 2` against the one-node Slurm cluster
+/// `.ci/run` starts on loopback (`POLYTUNE_EXPECT_SLURM`): two jobs run the
+/// campaign to completion, sharing it, every point once.
+#[test]
+fn submitted_slurm_jobs_share_the_campaign_to_completion() {
+    let up = Command::new("sinfo").args(["-h", "-o", "%t"]).output();
+    let idle =
+        up.as_ref().is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("idle"));
+    if !idle {
+        assert!(
+            std::env::var_os("POLYTUNE_EXPECT_SLURM").is_none(),
+            "POLYTUNE_EXPECT_SLURM is set but no idle Slurm node answers: {up:?}"
+        );
+        eprintln!("no idle Slurm node here (sinfo): nothing to submit to");
+        return;
+    }
+    let dir = temp_dir("slurm");
+    let db = dir.join("store.db").to_str().unwrap().to_string();
+    let mut args = campaign_args(&db, "3");
+    args[1] = root().join(&args[1]).to_str().unwrap().to_string();
+    args.extend(["--submit", "slurm", "--workers", "2"].map(String::from));
+    let out = testkit::output_within(polytune().current_dir(&dir).args(&args), LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let submitted: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<String> =
+        submitted["submitted"].as_array().unwrap().iter().map(|j| j.as_str().unwrap().to_string()).collect();
+    assert_eq!(ids.len(), 2);
+    let started = Instant::now();
+    loop {
+        let q = Command::new("squeue").args(["-h", "-j", &ids.join(",")]).output().unwrap();
+        if String::from_utf8_lossy(&q.stdout).trim().is_empty() {
+            break;
+        }
+        if started.elapsed() > LIMIT {
+            let _ = Command::new("scancel").args(&ids).status();
+            panic!("the Slurm jobs did not end in time");
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let reports: Vec<serde_json::Value> = ids
+        .iter()
+        .map(|id| {
+            let out = std::fs::read_to_string(dir.join(format!("polytune-{id}.out"))).unwrap_or_default();
+            let err = std::fs::read_to_string(dir.join(format!("polytune-{id}.err"))).unwrap_or_default();
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("job {id}: {e}\n{out}\n{err}"))
+        })
+        .collect();
+    assert!(reports.iter().all(|r| r["end"] == "finished"), "{reports:#?}");
+    assert_eq!(reports[0]["campaign"], reports[1]["campaign"], "both jobs ran one campaign");
+    let id = reports[0]["campaign"].as_i64().unwrap();
+    let store = Store::open(&db).unwrap();
+    let measured = variants(&store, id);
+    let mut all: Vec<String> = reports.iter().flat_map(evaluated).map(|(_, p)| p).collect();
+    let n = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), n, "a point was evaluated by both jobs");
+    assert_eq!(all.into_iter().collect::<BTreeSet<_>>(), measured);
+    assert_eq!(measured.len(), reports[0]["points"][0].as_u64().unwrap() as usize, "the whole space");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -87,6 +87,14 @@ pub struct Args {
     /// on the same campaign take its points over after at most this long.
     #[arg(long, value_parser = parse_duration, default_value = "60s")]
     lease: Duration,
+    /// Do not measure here: start `--workers` processes running this same
+    /// command as jobs of a batch system (`slurm`: `sbatch`), then return.
+    /// The store must be reachable from every node.
+    #[arg(long, value_enum, requires = "workers")]
+    submit: Option<crate::slurm::Submit>,
+    /// How many jobs `--submit` starts.
+    #[arg(long, requires = "submit")]
+    workers: Option<usize>,
 }
 
 /// Everything a campaign's processes need to know, from `tune`'s options
@@ -110,6 +118,8 @@ pub(super) struct Job {
     pub on_noise: crate::noise::OnNoise,
     pub lease: Duration,
     pub json: bool,
+    /// `--submit` and `--workers`: start that many jobs instead of measuring.
+    pub submit: Option<(crate::slurm::Submit, usize)>,
 }
 
 /// The peers `--peers` names: with `auto` every installed one (a line on
@@ -171,7 +181,11 @@ pub fn run(args: Args) -> Result<()> {
         on_noise: args.on_noise,
         lease: args.lease,
         json: args.json,
+        submit: args.submit.zip(args.workers),
     };
+    if job.submit.is_some_and(|(_, n)| n == 0) {
+        bail!("--workers 0 starts nothing");
+    }
     execute(job, args.db, Budget { evals: args.evals, time: args.budget }, None)
 }
 
@@ -220,6 +234,25 @@ pub(super) fn execute(
         .iter()
         .map(|(f, build)| Kernel::load(f, args.strategy, args.dataset, build, &spec))
         .collect::<Result<Vec<_>>>()?;
+
+    if let Some((crate::slurm::Submit::Slurm, workers)) = args.submit {
+        // The jobs need the store: opened (created) here, a bad location refused before any job starts.
+        if let Some(db) = &db {
+            store::Store::open(db)?;
+        }
+        let command = crate::slurm::job_arguments(&std::env::args().skip(1).collect::<Vec<_>>());
+        let ids = crate::slurm::submit(&command, workers, threads, &std::env::current_dir()?)?;
+        if args.json {
+            println!("{}", serde_json::json!({ "submitted": ids }));
+        } else {
+            println!(
+                "submitted {} Slurm job(s): {} (each writes polytune-ID.out and .err here)",
+                ids.len(),
+                ids.join(" ")
+            );
+        }
+        return Ok(());
+    }
 
     let (evaluator, fingerprint) = setup.evaluator(args.runs, args.tolerance)?;
     // Each original measured before the store is written: a refused one leaves no row.

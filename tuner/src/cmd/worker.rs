@@ -84,6 +84,7 @@ pub fn run(args: Args) -> Result<()> {
         on_noise: args.on_noise,
         lease: args.lease,
         json: args.json,
+        submit: None,
     };
     drop(db);
     execute(job, Some(location), budget, Some(&stored))
