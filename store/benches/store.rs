@@ -1,6 +1,9 @@
 //! `cargo bench -p store`: measurements recorded per second (one transaction each, as the
-//! tuner records them) and query latency with 100,000 measurements in the store. On a SQLite
-//! file in a temp dir, and on PostgreSQL when `POLYTUNE_TEST_POSTGRES` names a server.
+//! tuner records them) and query latency with 1,000,000 measurements in the store
+//! (`POLYTUNE_BENCH_ROWS` sets another count). On a SQLite file in a temp dir, or at
+//! `POLYTUNE_BENCH_SQLITE` (a new file, kept afterwards: `polytune serve --db` it to time
+//! the HTTP side), and on PostgreSQL when `POLYTUNE_TEST_POSTGRES` names a server
+//! (`POLYTUNE_BENCH_ONLY=sqlite|postgres` runs one of the two).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -11,24 +14,37 @@ use common::{new_campaign, ok_record, Fresh};
 use store::{Record, Role, Store};
 
 const SINGLE_INSERTS: u64 = 2_000;
-const TOTAL: u64 = 100_000;
+const TOTAL: u64 = 1_000_000;
 const CAMPAIGNS: u64 = 100;
 const QUERIES: usize = 50;
 
 fn main() {
     // `cargo bench` passes --bench; anything else (`cargo test --benches`) gets a short run.
     let quick = !std::env::args().any(|a| a == "--bench");
-    bench("sqlite", &Fresh::sqlite(), quick);
-    if std::env::var_os("POLYTUNE_TEST_POSTGRES").is_some() {
-        bench("postgres", &Fresh::postgres().expect("POLYTUNE_TEST_POSTGRES is set"), quick);
+    // `POLYTUNE_BENCH_ONLY=postgres` (or `sqlite`): one backend.
+    let only = std::env::var("POLYTUNE_BENCH_ONLY").unwrap_or_default();
+    match std::env::var("POLYTUNE_BENCH_SQLITE") {
+        _ if only == "postgres" => {}
+        Ok(path) => {
+            assert!(!std::path::Path::new(&path).exists(), "POLYTUNE_BENCH_SQLITE: {path} exists already");
+            bench("sqlite", &path, quick)
+        }
+        Err(_) => bench("sqlite", Fresh::sqlite().target(), quick),
+    }
+    if only == "sqlite" {
+    } else if std::env::var_os("POLYTUNE_TEST_POSTGRES").is_some() {
+        bench("postgres", Fresh::postgres().expect("POLYTUNE_TEST_POSTGRES is set").target(), quick);
     } else {
         println!("postgres: POLYTUNE_TEST_POSTGRES is not set, skipped");
     }
 }
 
-fn bench(backend: &str, fresh: &Fresh, quick: bool) {
-    let (single, total) = if quick { (50, 2_000) } else { (SINGLE_INSERTS, TOTAL) };
-    let s = Store::open(fresh.target()).unwrap();
+fn bench(backend: &str, target: &str, quick: bool) {
+    let rows =
+        std::env::var("POLYTUNE_BENCH_ROWS").ok().map(|r| r.parse::<u64>().expect("POLYTUNE_BENCH_ROWS"));
+    let (single, total) = if quick { (50, 2_000) } else { (SINGLE_INSERTS, rows.unwrap_or(TOTAL)) };
+    assert!(total % CAMPAIGNS == 0 && total >= single, "rows: a multiple of {CAMPAIGNS}, at least {single}");
+    let s = Store::open(target).unwrap();
     let machines = [s.machine("box", r#"{"cpu":"a"}"#).unwrap(), s.machine("big", r#"{"cpu":"b"}"#).unwrap()];
     // Ten kernels, two datasets each; half of all measurements are gemm's (the worst case
     // for `best gemm`), spread over the campaigns.

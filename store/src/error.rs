@@ -33,3 +33,19 @@ pub enum StoreError {
     #[error("cannot start the store's I/O runtime: {0}")]
     Runtime(std::io::Error),
 }
+
+impl StoreError {
+    /// Whether the same call may succeed if tried again: the connection was lost or the
+    /// server is restarting (SQLSTATE class 08, connection exceptions; 57P01–57P03, shutdown
+    /// and start-up), as opposed to a refused query.
+    pub fn is_transient(&self) -> bool {
+        let StoreError::Query { source, .. } = self else { return false };
+        match source {
+            sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut => true,
+            sqlx::Error::Database(e) => e
+                .code()
+                .is_some_and(|c| c.starts_with("08") || matches!(c.as_ref(), "57P01" | "57P02" | "57P03")),
+            _ => false,
+        }
+    }
+}

@@ -83,11 +83,30 @@ macro_rules! with_pool {
             Pool::Postgres($pool) => {
                 #[allow(unused_variables)]
                 let $begin: &'static str = "BEGIN";
-                store.rt.block_on(async { $body })
+                // A server restarting (or a connection lost) fails the call; every call is
+                // one statement or one transaction, and each is idempotent (upserts,
+                // `ON CONFLICT DO NOTHING`), so it is tried again with backoff.
+                store.rt.block_on(async {
+                    let started = std::time::Instant::now();
+                    let mut wait = std::time::Duration::from_millis(200);
+                    loop {
+                        let result: Result<_, StoreError> = async { $body }.await;
+                        match result {
+                            Err(e) if e.is_transient() && started.elapsed() < $crate::RETRY_FOR => {
+                                tokio::time::sleep(wait).await;
+                                wait = (wait * 2).min(std::time::Duration::from_secs(5));
+                            }
+                            result => break result,
+                        }
+                    }
+                })
             }
         }
     }};
 }
+
+/// How long a PostgreSQL call is tried again while the server does not answer.
+pub(crate) const RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(120);
 
 // After `with_pool!`, which it uses.
 mod best;

@@ -580,3 +580,66 @@ fn a_gpu_campaign_measures_its_gpu_points_on_the_gpu_slot() {
     let text = String::from_utf8_lossy(&machines.stdout);
     assert!(has_gpu || text.contains("Stand-in GPU (driver 0.0)"), "{text}");
 }
+
+/// The store on a full disk (a small tmpfs, which needs root; elsewhere
+/// the test says so and returns): the campaign stops with the store's error,
+/// what it recorded stays intact, and once there is room the same command
+/// resumes and finishes, every point measured once.
+#[test]
+fn a_full_disk_stops_the_campaign_cleanly_and_the_same_command_resumes() {
+    let dir = temp_dir("full");
+    let disk = dir.join("disk");
+    std::fs::create_dir_all(&disk).unwrap();
+    let mount = |options: &str| {
+        Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(&disk)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !mount("size=640k") {
+        eprintln!("cannot mount a small tmpfs here (not root?): nothing to fill");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(disk.clone());
+    let db = disk.join("store.db");
+    let mut args = small_campaign(&db);
+    let at = args.iter().position(|a| a == "--tiles").unwrap();
+    args[at + 1] = "0,16,32".into();
+    args.extend(["--lease".to_string(), "3s".into()]);
+    let out = output(polytune().args(&args));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the campaign fit in 640 KiB: {err}");
+    assert!(err.contains("full"), "the error says why: {err}");
+    let store = Store::open(db.to_str().unwrap()).unwrap();
+    let campaign = store.campaigns().unwrap()[0].id;
+    let before = snapshot(&store, campaign);
+    assert!(!before.is_empty(), "the disk filled up before the first measurement; make it larger");
+    drop(store);
+    // Room again: the same command goes on from what was recorded.
+    assert!(
+        Command::new("mount").args(["-o", "remount,size=64m"]).arg(&disk).status().unwrap().success(),
+        "remount"
+    );
+    let out = output(polytune().args(&args).arg("--json"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["end"], "finished");
+    let store = Store::open(db.to_str().unwrap()).unwrap();
+    let after = snapshot(&store, campaign);
+    for (k, v) in &before {
+        assert_eq!(after.get(k), Some(v), "a measurement changed or vanished: {k:?}");
+    }
+    let variants = after.keys().filter(|k| k.2 == Role::Variant).count();
+    assert_eq!(variants, report["points"][0].as_u64().unwrap() as usize);
+    assert_eq!(store.integrity_check().unwrap(), Vec::<String>::new());
+    drop(store);
+    drop(_unmount);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -285,3 +285,59 @@ fn submitted_slurm_jobs_share_the_campaign_to_completion() {
     assert_eq!(measured.len(), reports[0]["points"][0].as_u64().unwrap() as usize, "the whole space");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The PostgreSQL server restarted in the middle of a campaign
+/// (`POLYTUNE_TEST_POSTGRES_RESTART`: the command that restarts the server
+/// `.ci/run` starts): `tune` and a worker retry with backoff and go on; the
+/// campaign completes, nothing lost, nothing measured twice.
+#[test]
+fn a_postgres_restart_mid_campaign_loses_and_doubles_nothing() {
+    let (Ok(url), Ok(restart)) =
+        (std::env::var("POLYTUNE_TEST_POSTGRES"), std::env::var("POLYTUNE_TEST_POSTGRES_RESTART"))
+    else {
+        assert!(std::env::var_os("CI").is_none(), "CI must provide POLYTUNE_TEST_POSTGRES(_RESTART)");
+        eprintln!("POLYTUNE_TEST_POSTGRES or POLYTUNE_TEST_POSTGRES_RESTART is not set: nothing to restart");
+        return;
+    };
+    let dir = temp_dir("restart");
+    let seed =
+        format!("{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    let started = Instant::now();
+    let tune = spawn(&dir, &campaign_args(&url, &seed));
+    let id = loop {
+        let store = Store::open(&url).unwrap();
+        let ours = store
+            .campaigns()
+            .unwrap()
+            .into_iter()
+            .rev()
+            .find(|c| c.config.contains(&format!("\"seed\":{seed}")));
+        if let Some(c) = ours {
+            break c.id;
+        }
+        assert!(started.elapsed() < LIMIT, "no campaign in the store");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let worker =
+        spawn(&dir, &["worker", "--campaign", &id.to_string(), "--db", &url, "--json"].map(String::from));
+    loop {
+        assert!(started.elapsed() < LIMIT, "no progress");
+        if variants(&Store::open(&url).unwrap(), id).len() >= 4 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = Command::new("sh").args(["-c", &restart]).status().unwrap();
+    assert!(status.success(), "`{restart}` failed");
+    let reports = [report(tune), report(worker)];
+    assert!(reports.iter().all(|r| r["end"] == "finished"), "{reports:#?}");
+    let store = Store::open(&url).unwrap();
+    let measured = variants(&store, id);
+    assert_eq!(measured.len(), reports[0]["points"][0].as_u64().unwrap() as usize, "the whole space");
+    let mut all: Vec<String> = reports.iter().flat_map(evaluated).map(|(_, p)| p).collect();
+    let n = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), n, "a point was evaluated twice");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

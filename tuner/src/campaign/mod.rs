@@ -397,9 +397,11 @@ impl<'a> Campaign<'a> {
             drop(stop);
             end
         });
-        // Points claimed and not measured (Ctrl-C, the budget) are free for others at once.
-        self.store.release(&self.worker)?;
+        // Points claimed and not measured (Ctrl-C, the budget) are free for others at once;
+        // where the store failed, the campaign's error comes first (the claims then expire).
+        let released = self.store.release(&self.worker);
         let end = end?;
+        released?;
         self.progress.finish_and_clear();
         let state = match end {
             End::Finished => CampaignState::Finished,
