@@ -93,6 +93,9 @@ macro_rules! with_pool {
                         let result: Result<_, StoreError> = async { $body }.await;
                         match result {
                             Err(e) if e.is_transient() && started.elapsed() < $crate::RETRY_FOR => {
+                                eprintln!(
+                                    "polytune: the store did not answer ({e}); trying again in {wait:?}"
+                                );
                                 tokio::time::sleep(wait).await;
                                 wait = (wait * 2).min(std::time::Duration::from_secs(5));
                             }
