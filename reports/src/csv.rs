@@ -21,10 +21,13 @@ pub fn render(report: &Report) -> String {
             "verified",
             "wall_s",
             "evaluations_to_within_5pct",
+            "best_clear_of_original",
+            "best_clear_of_runner_up",
         ]
         .map(String::from),
     );
     let num = |x: Option<f64>| x.map(|x| x.to_string()).unwrap_or_default();
+    let flag = |x: Option<bool>| x.map(|x| x.to_string()).unwrap_or_default();
     let mut out = line(&header);
     for r in &report.rows {
         let mut cells = vec![
@@ -55,6 +58,8 @@ pub fn render(report: &Report) -> String {
             r.verified.to_string(),
             r.wall_s.to_string(),
             r.evaluations_to_near_best.map(|n| n.to_string()).unwrap_or_default(),
+            flag(w.and_then(|w| w.clear_of_original)),
+            flag(w.and_then(|w| w.clear_of_runner_up)),
         ]);
         out.push_str(&line(&cells));
     }

@@ -7,7 +7,8 @@ pub fn render(report: &Report) -> String {
     let mut out = String::from("# polytune report\n\n");
     out.push_str(&format!(
         "Speedups are over each campaign's own original program (same binary run, same machine); \
-         ± is the spread of the samples, (max − min) / median. Reference columns: {}. \
+         ± is the spread of the samples, (max − min) / median; \"n.s.\" marks a lead over the runner-up \
+         or the original that lies within their spreads (not significant). Reference columns: {}. \
          \"Evaluations to within 5%\": variants measured until one was within {:.0}% of the final best's time.\n",
         if report.labels.is_empty() { "none".to_string() } else { report.labels.join(", ") },
         NEAR_BEST * 100.0

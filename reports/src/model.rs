@@ -50,6 +50,13 @@ pub struct Winner {
     pub speedup: f64,
     /// First-order relative spread of the speedup: the sum of both relative spreads.
     pub speedup_spread: Option<f64>,
+    /// The next slower verified variant of the campaign (not a point sharing the winner's
+    /// program and measurement).
+    pub runner_up: Option<Timed>,
+    /// Faster than the original, and than the runner-up, beyond their spreads
+    /// (`store::clearly_faster`); `None` where a spread or the runner-up is unknown.
+    pub clear_of_original: Option<bool>,
+    pub clear_of_runner_up: Option<bool>,
     /// The schedule as loop transformations of the original (`polytune explain`), when the
     /// caller could work it out.
     pub explanation: Option<String>,
@@ -192,12 +199,21 @@ fn build_row(
     }
     if let Some((s, r, t)) = best {
         let point = serde_json::from_str::<Point>(&r.point_json).map(|p| p.to_string());
+        let runner_up = variants
+            .iter()
+            .filter_map(|v| timed(v))
+            .filter(|v| v.median_s > t.median_s)
+            .min_by(|a, b| a.median_s.total_cmp(&b.median_s));
+        let clear = |o: &Timed| store::clearly_faster(t.median_s, t.spread, o.median_s, o.spread);
         row.best = Some(Winner {
             point_id: r.point_id.clone(),
             point: point.unwrap_or_else(|_| r.point_json.clone()),
             time: t,
             speedup: s,
             speedup_spread: original.and_then(|o| Some(o.spread? + t.spread?)),
+            runner_up,
+            clear_of_original: original.as_ref().and_then(clear),
+            clear_of_runner_up: runner_up.as_ref().and_then(clear),
             explanation: None,
         });
         row.evaluations_to_near_best = row

@@ -25,6 +25,14 @@ pub fn duration(s: f64) -> String {
     }
 }
 
+/// ` (n.s. vs the original)` where the winner's lead over `what` lies within their spreads.
+pub fn noise(clear: Option<bool>, what: &str) -> String {
+    match clear {
+        Some(false) => format!(" (n.s. vs {what})"),
+        _ => String::new(),
+    }
+}
+
 /// `±4%`, or nothing when the spread is unknown.
 pub fn spread(s: Option<f64>) -> String {
     s.map(|s| format!(" ±{:.0}%", s * 100.0)).unwrap_or_default()
@@ -82,8 +90,9 @@ pub fn machine_table(report: &Report, machine: &str) -> Table {
             cells.extend(report.labels.iter().map(|l| cell(r.references.get(l))));
             match &r.best {
                 Some(w) => cells.extend([
-                    timed(&w.time),
-                    format!("{}{}", speedup(w.speedup), spread(w.speedup_spread)),
+                    format!("{}{}", timed(&w.time), noise(w.clear_of_runner_up, "runner-up")),
+                    format!("{}{}", speedup(w.speedup), spread(w.speedup_spread))
+                        + &noise(w.clear_of_original, "original"),
                     w.point.clone(),
                 ]),
                 None => cells.extend(["none verified".to_string(), "–".to_string(), "–".to_string()]),

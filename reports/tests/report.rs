@@ -279,3 +279,67 @@ fn html_renders_in_headless_chromium() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A lead within the spreads is reported as not significant, by the reports and by
+/// `Store::best` alike; a clear one is not marked.
+#[test]
+fn a_lead_within_the_spreads_is_marked_not_significant() {
+    let s = Store::open("sqlite::memory:").unwrap();
+    let c = NewCampaign {
+        key: "noise".into(),
+        config_json: "{}".into(),
+        strategy: "random".into(),
+        seed: 1,
+        budget: "3 evaluations".into(),
+    };
+    let at = Ids {
+        campaign: s.campaign(&c).unwrap().id,
+        program: s.program("gemm", "gemm.c", "g", "LARGE").unwrap(),
+        machine: s.machine("alpha", "{}").unwrap(),
+    };
+    let timed = |role: Role, point: &Point, median: f64, spread: f64| {
+        s.record(&Record {
+            campaign: at.campaign,
+            program: at.program,
+            machine: at.machine,
+            role,
+            point_id: point.id(),
+            point_json: point.canonical_json(),
+            schedule: None,
+            build: None,
+            status: "ok".parse().unwrap(),
+            reason: String::new(),
+            median_s: Some(median),
+            spread: Some(spread),
+            samples: vec![median],
+            costs: None,
+        })
+        .unwrap();
+    };
+    let original =
+        Point { scheduler: Scheduler::Original, tiles: None, threads: 2, code: Default::default() };
+    // Original 1.00 s ±20%, winner 0.95 s ±10%, runner-up 0.97 s ±10%: both leads are noise.
+    timed(Role::Reference, &original, 1.0, 0.2);
+    timed(Role::Variant, &unified(Spatial::Off, Some(32)), 0.97, 0.1);
+    timed(Role::Variant, &unified(Spatial::Grouped, Some(32)), 0.95, 0.1);
+    let r = collect(&s.report_rows(&ReportFilter::default()).unwrap(), &label);
+    let w = r.rows[0].best.as_ref().unwrap();
+    assert_eq!((w.clear_of_original, w.clear_of_runner_up), (Some(false), Some(false)));
+    assert_eq!(w.runner_up.unwrap().median_s, 0.97);
+    let md = Format::Markdown.render(&r);
+    assert!(md.contains("950.0 ms ±10% (n.s. vs runner-up)") && md.contains("(n.s. vs original)"), "{md}");
+    let csv = Format::Csv.render(&r);
+    assert!(csv.lines().nth(1).unwrap().ends_with(",false,false"), "{csv}");
+    let b = s.best("gemm", None, None).unwrap().unwrap();
+    assert_eq!(
+        (b.clear_of_original, b.clear_of_runner_up, b.runner_up_median_s),
+        (Some(false), Some(false), Some(0.97))
+    );
+    // The hand-worked store: gemm on alpha wins 0.5 s ±2% against 0.8 s and 2 s, clearly.
+    let r = report(&ReportFilter::default());
+    let w = row(&r, "alpha", "gemm").best.as_ref().unwrap();
+    assert_eq!((w.clear_of_original, w.clear_of_runner_up), (Some(true), Some(true)));
+    assert!(!Format::Markdown.render(&r).contains("n.s. vs"));
+    // One verified variant: no runner-up to compare with.
+    assert_eq!(row(&r, "beta", "gemm").best.as_ref().unwrap().clear_of_runner_up, None);
+}

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{parse_samples, query, Best, Pool, Store, StoreError, Timestamp};
+use crate::{clearly_faster, parse_samples, query, Best, Pool, Store, StoreError, Timestamp};
 
 /// A campaign's reference and its fastest ok variant, for `best`.
 #[derive(sqlx::FromRow)]
@@ -113,6 +113,21 @@ impl Store {
             .fetch_one(&mut *tx)
             .await
             .map_err(query(WHAT))?;
+            // The runner-up: the next slower verified time (points that generate the winner's
+            // program share its measurement, and its time).
+            let runner_up: Option<(f64, Option<f64>)> = sqlx::query_as(
+                "SELECT median_s, spread FROM measurements \
+                 WHERE campaign_id = $1 AND program_id = $2 AND machine_id = $3 AND role = 'variant' \
+                   AND status = 'ok' AND median_s > $4 \
+                 ORDER BY median_s, id LIMIT 1",
+            )
+            .bind(winner.campaign_id)
+            .bind(winner.program_id)
+            .bind(winner.machine_id)
+            .bind(winner.median)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(query(WHAT))?;
             tx.commit().await.map_err(query(WHAT))?;
             let samples = parse_samples(WHAT, &row.samples)?;
             Ok(Some(Best {
@@ -133,6 +148,16 @@ impl Store {
                 reference_spread: winner.ref_spread,
                 speedup: speedup(&winner),
                 measured_at: Timestamp::from_millis(row.created_at),
+                runner_up_median_s: runner_up.map(|r| r.0),
+                runner_up_spread: runner_up.and_then(|r| r.1),
+                clear_of_original: clearly_faster(
+                    row.median_s,
+                    row.spread,
+                    winner.ref_median,
+                    winner.ref_spread,
+                ),
+                clear_of_runner_up: runner_up
+                    .and_then(|(m, s)| clearly_faster(row.median_s, row.spread, m, s)),
             }))
         })
     }

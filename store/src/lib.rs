@@ -49,8 +49,8 @@ use sqlx::sqlite::SqlitePool;
 pub use error::StoreError;
 pub use outcome::Status;
 pub use types::{
-    Best, BuildRef, Campaign, CampaignState, Costs, Counts, HistoryRow, MachineRow, NewCampaign, Record,
-    Role, Seed, Timestamp,
+    clearly_faster, Best, BuildRef, Campaign, CampaignState, Costs, Counts, HistoryRow, MachineRow,
+    NewCampaign, Record, Role, Seed, Timestamp,
 };
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -680,6 +680,15 @@ mod tests {
             assert_eq!((s.version, &s.description), (p.version, &p.description));
             assert_eq!(normal(&s.sql), normal(&p.sql), "migration {} differs", s.version);
         }
+    }
+
+    #[test]
+    fn a_clear_lead_needs_the_sample_ranges_apart() {
+        assert_eq!(clearly_faster(1.0, Some(0.1), 2.0, Some(0.1)), Some(true));
+        assert_eq!(clearly_faster(0.9, Some(0.1), 1.0, Some(0.1)), Some(true), "0.945 < 0.95");
+        assert_eq!(clearly_faster(0.95, Some(0.1), 1.0, Some(0.1)), Some(false), "0.9975 > 0.95");
+        assert_eq!(clearly_faster(1.0, Some(0.0), 1.0, Some(0.0)), Some(false), "a tie is no lead");
+        assert_eq!(clearly_faster(0.5, None, 1.0, Some(0.1)), None);
     }
 
     #[test]

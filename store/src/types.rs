@@ -273,6 +273,23 @@ pub struct Best {
     /// reference median / variant median.
     pub speedup: f64,
     pub measured_at: Timestamp,
+    /// The next fastest verified variant of the same campaign, program and machine
+    /// (slower, not merely another point of the same program sharing its measurement).
+    pub runner_up_median_s: Option<f64>,
+    pub runner_up_spread: Option<f64>,
+    /// Whether the winner is faster than the original beyond their spreads
+    /// ([`clearly_faster`]); `None` where a spread is unknown.
+    pub clear_of_original: Option<bool>,
+    /// The same against the runner-up; `None` without one.
+    pub clear_of_runner_up: Option<bool>,
+}
+
+/// Whether a time of median `a` and relative spread `sa` is faster than one of `b`, `sb`
+/// beyond noise: their sample ranges (spread × median wide), centred on the medians, do not
+/// overlap. `None` when a spread is unknown. A lead within the spreads is not significant:
+/// the reports and `best` say so rather than present noise as a win.
+pub fn clearly_faster(a: f64, sa: Option<f64>, b: f64, sb: Option<f64>) -> Option<bool> {
+    Some(a * (1.0 + sa? / 2.0) < b * (1.0 - sb? / 2.0))
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, sqlx::FromRow)]
