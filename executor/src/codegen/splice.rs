@@ -133,9 +133,13 @@ pub(super) fn copy_code(ctx: &Context, scop: &Scop, openmp: bool) -> Result<(Str
         };
         let isl = isl_name(&c.copy);
         let read = footprint(ctx, scop, &c.copy, AccessKind::Read)?;
+        // Blocks of 32 × 32, rows of the copy innermost: writes contiguous, reads within a block.
+        let members =
+            ["floor(x0/32)", "floor(x1/32)", "x0", "x1"].map(|m| format!("{{ {isl}[x0, x1] -> [{m}] }}"));
         let tree = format!(
-            "{{ domain: \"{}\", child: {{ schedule: \"[{{ {isl}[x0, x1] -> [floor(x0/32)] }}, {{ {isl}[x0, x1] -> [floor(x1/32)] }},              {{ {isl}[x0, x1] -> [x0] }}, {{ {isl}[x0, x1] -> [x1] }}]\" }} }}",
-            read.to_str().ctx(what)?
+            "{{ domain: \"{}\", child: {{ schedule: \"[{}]\" }} }}",
+            read.to_str().ctx(what)?,
+            members.join(", ")
         );
         let tree = Schedule::read_from_str(ctx, &tree).ctx(what)?;
         let ast = build_ast(ctx, &scop.context, tree, &prefix)?;
@@ -151,10 +155,7 @@ pub(super) fn copy_code(ctx: &Context, scop: &Scop, openmp: bool) -> Result<(Str
             rows = rows.trim(),
             loops = loops.out,
         ));
-        free.push_str(&format!(
-            "  __builtin_free({name});
-"
-        ));
+        free.push_str(&format!("  __builtin_free({name});\n"));
     }
     Ok((make, free))
 }
