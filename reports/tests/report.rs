@@ -34,6 +34,18 @@ struct Ids {
 }
 
 fn record(s: &Store, at: &Ids, role: Role, point: &Point, status: &str, median: Option<f64>) {
+    record_spread(s, at, role, point, status, median, median.map(|_| 0.02));
+}
+
+fn record_spread(
+    s: &Store,
+    at: &Ids,
+    role: Role,
+    point: &Point,
+    status: &str,
+    median: Option<f64>,
+    spread: Option<f64>,
+) {
     s.record(&Record {
         campaign: at.campaign,
         program: at.program,
@@ -46,7 +58,7 @@ fn record(s: &Store, at: &Ids, role: Role, point: &Point, status: &str, median: 
         status: status.parse().unwrap(),
         reason: String::new(),
         median_s: median,
-        spread: median.map(|_| 0.02),
+        spread,
         samples: median.into_iter().collect(),
         costs: None,
     })
@@ -298,23 +310,7 @@ fn a_lead_within_the_spreads_is_marked_not_significant() {
         machine: s.machine("alpha", "{}").unwrap(),
     };
     let timed = |role: Role, point: &Point, median: f64, spread: f64| {
-        s.record(&Record {
-            campaign: at.campaign,
-            program: at.program,
-            machine: at.machine,
-            role,
-            point_id: point.id(),
-            point_json: point.canonical_json(),
-            schedule: None,
-            build: None,
-            status: "ok".parse().unwrap(),
-            reason: String::new(),
-            median_s: Some(median),
-            spread: Some(spread),
-            samples: vec![median],
-            costs: None,
-        })
-        .unwrap();
+        record_spread(&s, &at, role, point, "ok", Some(median), Some(spread))
     };
     let original =
         Point { scheduler: Scheduler::Original, tiles: None, threads: 2, code: Default::default() };

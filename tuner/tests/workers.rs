@@ -65,17 +65,24 @@ fn spawn(dir: &Path, args: &[String]) -> Process {
     Process { child, log }
 }
 
-/// The campaign `tune` made, once it is in the store.
-fn campaign_id(db: &str, started: Instant) -> i64 {
+/// The campaign of seed `seed` that `tune` made, once it is in the store
+/// (a PostgreSQL store outlives test runs: a new seed makes a new campaign).
+fn campaign_id(db: &str, seed: &str, started: Instant) -> i64 {
+    let tag = format!("\"seed\":{seed},");
     loop {
         assert!(started.elapsed() < LIMIT, "no campaign in the store");
         if let Ok(s) = Store::open(db) {
-            if let Some(c) = s.campaigns().unwrap().last() {
+            if let Some(c) = s.campaigns().unwrap().into_iter().rev().find(|c| c.config.contains(&tag)) {
                 return c.id;
             }
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// A seed no earlier run used.
+fn fresh_seed() -> String {
+    format!("{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos())
 }
 
 /// A finished process's JSON report.
@@ -112,7 +119,7 @@ fn a_worker_shares_a_campaign_and_every_point_is_measured_once() {
     let db = dir.join("store.db").to_str().unwrap().to_string();
     let started = Instant::now();
     let tune = spawn(&dir, &campaign_args(&db, "1"));
-    let id = campaign_id(&db, started);
+    let id = campaign_id(&db, "1", started);
     let worker = spawn(
         &dir,
         &["worker", "--campaign", &id.to_string(), "--db", &db, "--json", "--lease", "3s"].map(String::from),
@@ -171,26 +178,11 @@ fn four_workers_on_postgres_survive_a_kill() {
         eprintln!("POLYTUNE_TEST_POSTGRES is not set: nothing to test against");
         return;
     };
-    let seed =
-        format!("{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    let seed = fresh_seed();
     let dir = temp_dir("postgres");
     let started = Instant::now();
     let tune = spawn(&dir, &campaign_args(&url, &seed));
-    // The newest campaign is ours: its seed is new.
-    let id = loop {
-        let store = Store::open(&url).unwrap();
-        let ours = store
-            .campaigns()
-            .unwrap()
-            .into_iter()
-            .rev()
-            .find(|c| c.config.contains(&format!("\"seed\":{seed}")));
-        if let Some(c) = ours {
-            break c.id;
-        }
-        assert!(started.elapsed() < LIMIT, "no campaign in the store");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let id = campaign_id(&url, &seed, started);
     let worker_args =
         ["worker", "--campaign", &id.to_string(), "--db", &url, "--json", "--lease", "3s"].map(String::from);
     let mut workers: Vec<Process> = (0..3).map(|_| spawn(&dir, &worker_args)).collect();
@@ -302,8 +294,7 @@ fn a_postgres_restart_mid_campaign_loses_and_doubles_nothing() {
         return;
     };
     let dir = temp_dir("restart");
-    let seed =
-        format!("{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    let seed = fresh_seed();
     let started = Instant::now();
     // Leases outlast the outage: with a lease shorter than it, a point whose
     // heartbeat could not reach the server is taken over and measured again
@@ -312,20 +303,7 @@ fn a_postgres_restart_mid_campaign_loses_and_doubles_nothing() {
     let at = args.iter().position(|a| a == "--lease").unwrap();
     args[at + 1] = "60s".into();
     let tune = spawn(&dir, &args);
-    let id = loop {
-        let store = Store::open(&url).unwrap();
-        let ours = store
-            .campaigns()
-            .unwrap()
-            .into_iter()
-            .rev()
-            .find(|c| c.config.contains(&format!("\"seed\":{seed}")));
-        if let Some(c) = ours {
-            break c.id;
-        }
-        assert!(started.elapsed() < LIMIT, "no campaign in the store");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let id = campaign_id(&url, &seed, started);
     let worker =
         spawn(&dir, &["worker", "--campaign", &id.to_string(), "--db", &url, "--json"].map(String::from));
     loop {
