@@ -209,3 +209,30 @@ fn a_loop_falsely_marked_coincident_is_not_parallelised() {
     // Without OpenMP the same (legal, original-order) tree is fine.
     codegen::generate(&k.source, &k.scop, &k.deps, &claims, &CodegenOptions::default()).unwrap();
 }
+
+/// Code is generated for the parameter values under which every statement
+/// runs; the region runs the code as written in the others (`gemm` with
+/// `nk = 0`: `C *= beta` runs, the product does not).
+#[test]
+fn where_a_statement_would_not_run_the_region_runs_the_code_as_written() {
+    let harness = testkit::root().join("polybench/harness/polytune.h");
+    let text = std::fs::read_to_string(testkit::kernel("linear-algebra/gemm.c")).unwrap();
+    let text = text.replace("\"../harness/polytune.h\"", &format!("\"{}\"", harness.display())).replace(
+        "#if defined(MINI_DATASET)",
+        "#if defined(EMPTY_DATASET)\n#define NI 20\n#define NJ 25\n#define NK 0\n#elif defined(MINI_DATASET)",
+    );
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("every-statement-runs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("gemm.c");
+    std::fs::write(&path, text).unwrap();
+    let ev = evaluator(&["-O3", "-march=native", "-fopenmp"], 2, Tolerance { relative: 1e-6 });
+    let opts = CodegenOptions { tile_sizes: Some(vec![8]), openmp: true, ..Default::default() };
+    for dataset in ["EMPTY", "MINI"] {
+        let k = load(&path, dataset);
+        let schedule = space::reference::isl_schedule(&k.scop, &k.deps).unwrap();
+        let v = codegen::generate(&k.source, &k.scop, &k.deps, &schedule, &opts).unwrap();
+        assert!(v.region.starts_with("if (ni >= 1 && nj >= 1 && nk >= 1) {"), "{}", v.region);
+        let m = ev.evaluate(&reference(&ev, &k), &[v.program]).unwrap().remove(0);
+        assert_eq!(m.status, Status::Ok, "{dataset}: {}", m.reason);
+    }
+}

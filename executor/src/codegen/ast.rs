@@ -138,6 +138,7 @@ unsafe extern "C" {
     fn isl_ast_build_set_iterators(build: libc::uintptr_t, iterators: libc::uintptr_t) -> libc::uintptr_t;
     fn isl_ast_node_get_type(node: libc::uintptr_t) -> libc::c_int;
     fn isl_ast_build_expr_from_pw_aff(build: libc::uintptr_t, pa: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_ast_build_expr_from_set(build: libc::uintptr_t, set: libc::uintptr_t) -> libc::uintptr_t;
     fn isl_ast_build_set_after_each_mark(
         build: libc::uintptr_t,
         f: extern "C" fn(libc::uintptr_t, libc::uintptr_t, *mut libc::c_void) -> libc::uintptr_t,
@@ -279,6 +280,57 @@ pub(super) fn c_expr(ctx: &Context, context: &str, pa: PwAff) -> Result<String, 
     }
     let expr = ASTExpr { ptr: expr, should_free_on_drop: true };
     Ok(expr.to_C_str().ctx(what)?.to_string())
+}
+
+/// The parameter values under which every statement runs at least once
+/// (within `scop.context`), as an isl context, and as a C condition when
+/// it says more than the context (`None`: always). Code generated under
+/// this context leaves out the cases where a size is zero, which isl
+/// would otherwise generate apart (2mm tiled with isolated full tiles:
+/// 8.5 s of compiling instead of 1.1 s, and three times the AST time);
+/// the region runs the original code in those cases.
+pub(super) fn every_statement_runs(
+    ctx: &Context,
+    scop: &Scop,
+) -> Result<(String, Option<String>), CodegenError> {
+    let what = || "the parameters under which every statement runs".to_string();
+    let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
+    let domain = UnionSet::read_from_str(ctx, &scop.domain()).ctx(what)?;
+    let list = domain.get_set_list().ctx(what)?;
+    let mut runs = context.copy().ctx(what)?;
+    for i in 0..list.size().ctx(what)? {
+        let params = list.get_at(i).ctx(what)?.params().ctx(what)?;
+        runs = runs.intersect(params).ctx(what)?;
+    }
+    let runs = runs.coalesce().ctx(what)?;
+    let text = runs.to_str().ctx(what)?.to_string();
+    if context.is_subset(&runs).ctx(what)? {
+        return Ok((text, None));
+    }
+    let mut set = context;
+    let mut runs = runs;
+    set.do_not_free_on_drop();
+    runs.do_not_free_on_drop();
+    // The build takes the context; the expression takes the set.
+    let expr = unsafe {
+        let build = isl_ast_build_from_context(set.ptr);
+        if build == 0 {
+            drop(Set { ptr: runs.ptr, should_free_on_drop: true });
+            0
+        } else {
+            let e = isl_ast_build_expr_from_set(build, runs.ptr);
+            isl_ast_build_free(build);
+            e
+        }
+    };
+    if expr == 0 {
+        return Err(CodegenError::Unsupported(format!(
+            "isl: cannot print a condition: {}",
+            ctx.last_error_msg()
+        )));
+    }
+    let expr = ASTExpr { ptr: expr, should_free_on_drop: true };
+    Ok((text, Some(expr.to_C_str().ctx(what)?.to_string())))
 }
 
 /// isl-rs 0.3.1 maps `isl_ast_node_type` off by one (isl numbers `for` as 1),

@@ -20,7 +20,7 @@ mod transform;
 
 pub use gpu::cuda::Cuda;
 
-use ast::{build_annotated_ast, build_ast, group_tiles, iterator_prefix};
+use ast::{build_annotated_ast, build_ast, every_statement_runs, group_tiles, iterator_prefix};
 use isolate::{strip_ast_options, with_budget, ISOLATED_AST_OPS};
 use print::{restrict_pointers, statement_macros, undef_macros, Printer, MACRO_PREFIX};
 use splice::{copy_code, splice};
@@ -119,12 +119,15 @@ pub enum CodegenError {
 /// The original program with the SCoP instrumented (timer and output dump)
 /// but otherwise as written: the reference every variant is compared with.
 pub fn original_program(source: &Source, scop: &Scop) -> Result<String, CodegenError> {
+    splice(source, scop, original_region(source, scop))
+}
+
+/// The SCoP's code as written: what lies between its two pragma lines.
+fn original_region<'s>(source: &'s Source, scop: &Scop) -> &'s str {
     let region = &source.text[scop.span.0..scop.span.1];
-    // Drop the two pragma lines; keep what lies between them.
     let inner = region.split_once('\n').map(|(_, r)| r).unwrap_or("");
     let inner = inner.trim_end_matches('\n');
-    let inner = inner.rsplit_once('\n').map(|(r, _)| r).unwrap_or("");
-    splice(source, scop, inner)
+    inner.rsplit_once('\n').map(|(r, _)| r).unwrap_or("")
 }
 
 /// Code for `schedule` (isl schedule-tree text), after checking it legal
@@ -204,24 +207,29 @@ fn generate_inner(
         check(&final_text)?;
     }
     let prefix = iterator_prefix(scop);
+    let (runs, guard) = every_statement_runs(&ctx, scop)?;
+    // Whether the AST holds isolated full tiles.
+    let mut full_tiles = isolated;
     let ast = if !isolated {
-        build_ast(&ctx, &scop.context, group_tiles(tree)?, &prefix)?
+        build_ast(&ctx, &runs, group_tiles(tree)?, &prefix)?
     } else {
         let plain = tree.copy().ctx(|| "copying the schedule".into())?;
         let tree = group_tiles(tree)?;
-        match with_budget(&ctx, ISOLATED_AST_OPS, || build_ast(&ctx, &scop.context, tree, &prefix)) {
+        match with_budget(&ctx, ISOLATED_AST_OPS, || build_ast(&ctx, &runs, tree, &prefix)) {
             Some(ast) => ast,
             None => {
                 let root = plain.get_root().ctx(|| "schedule root".into())?;
                 let plain = strip_ast_options(root)?.get_schedule().ctx(|| "schedule".into())?;
                 final_text = text(&plain)?;
-                build_ast(&ctx, &scop.context, group_tiles(plain)?, &prefix)?
+                full_tiles = false;
+                build_ast(&ctx, &runs, group_tiles(plain)?, &prefix)?
             }
         }
     };
     let mut printer = Printer {
         omp_schedule: opts.code.omp_schedule,
         parallel_min: opts.code.parallel_min,
+        unroll_constant_only: full_tiles,
         outliner: match opts.code.restrict {
             true => outline::Outliner::new(scop, &statement_macros(scop), &undef_macros(scop)),
             false => None,
@@ -239,7 +247,11 @@ fn generate_inner(
         None => (printer.out, Vec::new()),
     };
     let (make, free) = copy_code(&ctx, scop, opts.openmp)?;
-    let region = format!("{}{make}{body}{free}{}", statement_macros(scop), undef_macros(scop));
+    let mut region = format!("{}{make}{body}{free}{}", statement_macros(scop), undef_macros(scop));
+    if let Some(guard) = guard {
+        // Where some statement would not run at all, the code as written.
+        region = format!("if ({guard}) {{\n{region}}} else {{\n{}\n}}\n", original_region(source, scop));
+    }
     let mut program = splice(source, scop, &region)?;
     if opts.code.vector_width > 0 {
         // Before everything, so that the function holding the SCoP and the
