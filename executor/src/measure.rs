@@ -11,6 +11,17 @@
 //! the spread exceeds `spread_threshold` (default 10%), `remeasure_runs` more runs
 //! are made once and all samples are pooled.
 //!
+//! Racing (`race_above_s`, set by campaigns from their best time so far):
+//! when the warm-ups and the first timed run all took longer than the
+//! threshold, the measurement stops there, verified, with that one sample
+//! and no spread. A variant that much slower than the best cannot win, and
+//! its four more runs would be most of an evaluation's cost on large
+//! datasets.
+//!
+//! Campaigns also re-measure a high spread only for a contender
+//! (`remeasure_below_s`): a variant well behind the best keeps its five
+//! samples, since more of them would not change which one wins.
+//!
 //! Every run gets a fresh `POLYTUNE_TIME_FILE`; only the first timed run gets a
 //! `POLYTUNE_DUMP_FILE` (all of them with `verify_every_run`): dumping large
 //! arrays on every run costs disk and time and, for a deterministic program,
@@ -94,6 +105,13 @@ pub struct MeasureConfig {
     pub verify_every_run: bool,
     /// Extra environment for the child (e.g. `OMP_PROC_BIND`).
     pub env: Vec<(String, String)>,
+    /// Stop after the first timed run when it and every warm-up took longer
+    /// than this many seconds (see the module doc); `None` never stops early.
+    pub race_above_s: Option<f64>,
+    /// Re-measure a high spread only when the median is below this (a
+    /// contender: campaigns pass a little above their best so far); `None`
+    /// re-measures every high spread.
+    pub remeasure_below_s: Option<f64>,
 }
 
 impl MeasureConfig {
@@ -120,6 +138,8 @@ impl Default for MeasureConfig {
             tolerance: Tolerance::default(),
             verify_every_run: false,
             env: Vec::new(),
+            race_above_s: None,
+            remeasure_below_s: None,
         }
     }
 }
@@ -140,6 +160,9 @@ pub struct Measurement {
     /// `(max − min) / median` of `samples`; `None` when undefined.
     pub spread: Option<f64>,
     pub remeasured: bool,
+    /// Stopped after the first timed run by racing (`race_above_s`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub raced: bool,
     /// The per-run timeout that was applied.
     pub timeout_s: f64,
     pub threads: usize,
@@ -174,6 +197,7 @@ impl Measurement {
             median_s: None,
             spread: None,
             remeasured: false,
+            raced: false,
             timeout_s,
             threads,
             cores,
@@ -321,8 +345,15 @@ impl<'a> Session<'a> {
             self.m.reason = f.reason;
         }
         self.m.median_s = median(&self.m.samples);
-        self.m.spread = spread(&self.m.samples);
-        if self.m.status == Status::Ok {
+        // One sample says nothing about the spread.
+        self.m.spread = spread(&self.m.samples).filter(|_| !self.m.raced);
+        if self.m.status == Status::Ok && self.m.raced {
+            self.m.reason = format!(
+                "1 run, {:.6e} s: stopped early, it and the warm-up took over {:.6e} s (racing)",
+                self.m.median_s.unwrap_or(f64::NAN),
+                self.config.race_above_s.unwrap_or(f64::NAN),
+            );
+        } else if self.m.status == Status::Ok {
             self.m.reason = format!(
                 "{} runs, median {:.6e} s, spread {:.1}%{}",
                 self.m.samples.len(),
@@ -348,8 +379,16 @@ impl<'a> Session<'a> {
             self.m.warmup_samples.push(run.region_s);
         }
         // At least one timed run: it is the one whose outputs are verified.
-        self.timed(&scratch, self.config.runs.max(1), 0)?;
-        if self.config.remeasure_runs > 0 {
+        self.timed(&scratch, 1, 0)?;
+        if let Some(limit) = self.config.race_above_s {
+            if self.m.warmup_samples.iter().chain(&self.m.samples).all(|&t| t > limit) {
+                self.m.raced = true;
+                return Ok(());
+            }
+        }
+        self.timed(&scratch, self.config.runs.max(1) - 1, 1)?;
+        let contender = |m: f64| self.config.remeasure_below_s.is_none_or(|below| m < below);
+        if self.config.remeasure_runs > 0 && median(&self.m.samples).is_some_and(contender) {
             if let Some(s) = spread(&self.m.samples) {
                 if s > self.config.spread_threshold {
                     self.m.remeasured = true;

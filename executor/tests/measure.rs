@@ -232,7 +232,39 @@ fn high_spread_is_remeasured_once() {
     assert!(m.remeasured);
     assert_eq!(m.samples.len(), 8);
     assert!(m.spread.unwrap() > 0.5);
+    // Not a contender (its median far above the bound): no more runs.
+    let config = MeasureConfig { remeasure_below_s: Some(1e-4), ..config };
+    let m = measure(&bin, &slot(), &config, None).measurement;
+    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+    assert!(!m.remeasured && m.spread.unwrap() > 0.5, "{}", m.reason);
+    assert_eq!(m.samples.len(), 5);
     let _ = std::fs::remove_file(&counter);
+}
+
+#[test]
+fn racing_stops_a_slow_variant_after_one_verified_run() {
+    let reference = reference();
+    let slow = build(&program("", "{ struct timespec ts = { 0, 20000000L }; nanosleep(&ts, NULL); }", ""));
+    let race = |above: f64| MeasureConfig { race_above_s: Some(above), ..fast_config() };
+    // 20 ms against a 5 ms threshold: one warm-up, one timed run.
+    let m = measure_against(&reference, &slow, &slot(), &race(0.005), None);
+    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+    assert!(m.raced, "{}", m.reason);
+    assert_eq!((m.warmup_samples.len(), m.samples.len()), (1, 1));
+    assert_eq!(m.spread, None, "one sample has no spread");
+    assert!(m.reason.contains("racing"), "{}", m.reason);
+    // Under the threshold: the whole protocol.
+    let m = measure_against(&reference, &slow, &slot(), &race(10.0), None);
+    assert!(!m.raced);
+    assert_eq!(m.samples.len(), MeasureConfig::default().runs);
+    // The one run is verified all the same.
+    let wrong = build(&program(
+        "",
+        "{ struct timespec ts = { 0, 20000000L }; nanosleep(&ts, NULL); A[3] = -1; }",
+        "",
+    ));
+    let m = measure_against(&reference, &wrong, &slot(), &race(0.005), None);
+    assert_eq!(m.status, Status::Wrong, "{}", m.reason);
 }
 
 // ---------------------------------------------------------------------------

@@ -483,6 +483,51 @@ fn ctrl_c_stops_with_status_130_and_keeps_what_was_measured() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A rebuilt executable mid-campaign stops the campaign with one clear
+/// error (its children would be another program), not with a failure
+/// recorded for every point; the same command then resumes.
+#[test]
+fn a_replaced_executable_stops_the_campaign_with_one_error() {
+    let dir = temp_dir("replaced");
+    let db = dir.join("store.db");
+    let exe = dir.join("polytune");
+    std::fs::copy(env!("CARGO_BIN_EXE_polytune"), &exe).unwrap();
+    let args = small_campaign(&db);
+    let mut cmd = Command::new(&exe);
+    cmd.current_dir(root()).env("OMP_WAIT_POLICY", "PASSIVE").args(&args);
+    let child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(started.elapsed() < Duration::from_secs(300), "no progress in 5 minutes");
+        if !db.exists() {
+            continue;
+        }
+        let store = Store::open(db.to_str().unwrap()).unwrap();
+        let Some(c) = store.campaigns().unwrap().first().cloned() else { continue };
+        if snapshot(&store, c.id).keys().any(|k| k.2 == Role::Variant) {
+            break;
+        }
+    }
+    // As a build does: a new file renamed over the old one.
+    let new = dir.join("polytune.new");
+    std::fs::copy(env!("CARGO_BIN_EXE_polytune"), &new).unwrap();
+    std::fs::rename(&new, &exe).unwrap();
+    let out = testkit::wait_within(child, "the campaign with a replaced executable", LIMIT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the campaign ran on: {stderr}");
+    assert!(stderr.contains("the polytune executable was replaced"), "{stderr}");
+    let store = Store::open(db.to_str().unwrap()).unwrap();
+    let c = &store.campaigns().unwrap()[0];
+    let failed = snapshot(&store, c.id).values().filter(|(s, _)| *s == store::Status::ScheduleError).count();
+    assert_eq!(failed, 0, "points recorded as failures");
+    drop(store);
+    // The same command, with the new executable, goes on to the end.
+    let out = output(Command::new(&exe).current_dir(root()).env("OMP_WAIT_POLICY", "PASSIVE").args(&args));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A profile with two one-core slots: variants are measured on both at once,
 /// and every point of the space exactly once.
 #[test]

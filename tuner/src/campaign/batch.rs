@@ -58,6 +58,14 @@ impl Program<'_> {
         }
     }
 
+    /// Compiles the program (or finds it in the build cache).
+    pub fn build(&self) -> BuildOutcome {
+        match self.cuda {
+            None => self.builder.build(self.code),
+            Some((nvcc, c)) => executor::cuda::build(self.builder, nvcc, &c.program, &c.unit),
+        }
+    }
+
     /// The program as the build cache keeps it (hash and path: the C file,
     /// or a CUDA form's unit).
     pub fn source(&self) -> BuildRef {
@@ -68,42 +76,6 @@ impl Program<'_> {
         };
         BuildRef { source_hash: key, source_path: path.display().to_string() }
     }
-}
-
-/// Builds each program, those of one compiler in parallel, the CUDA forms
-/// `jobs` at a time; the outcomes in the programs' order.
-pub(super) fn build_each(programs: &[Program], jobs: usize) -> Result<Vec<BuildOutcome>> {
-    let mut out: Vec<Option<BuildOutcome>> = vec![None; programs.len()];
-    let (cuda, mut todo): (Vec<usize>, Vec<usize>) =
-        (0..programs.len()).partition(|&k| programs[k].cuda.is_some());
-    while let Some(&first) = todo.first() {
-        let builder = programs[first].builder;
-        let (group, rest): (Vec<usize>, Vec<usize>) =
-            todo.into_iter().partition(|&k| programs[k].builder.compiler() == builder.compiler());
-        let codes: Vec<&str> = group.iter().map(|&k| programs[k].code).collect();
-        for (k, b) in group.into_iter().zip(builder.build_all(&codes, jobs)?) {
-            out[k] = Some(b);
-        }
-        todo = rest;
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let built: Vec<std::sync::Mutex<Option<BuildOutcome>>> =
-        cuda.iter().map(|_| Default::default()).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.clamp(1, cuda.len().max(1)) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let Some(&k) = cuda.get(i) else { break };
-                let (nvcc, c) = programs[k].cuda.expect("partitioned");
-                let b = executor::cuda::build(programs[k].builder, nvcc, &c.program, &c.unit);
-                *built[i].lock().expect("no panics while holding it") = Some(b);
-            });
-        }
-    });
-    for (k, b) in cuda.into_iter().zip(built) {
-        out[k] = b.into_inner().expect("no panics while holding it");
-    }
-    Ok(out.into_iter().map(|b| b.expect("every program built")).collect())
 }
 
 /// What `polytune variant` prints: the point's answer and what its

@@ -26,7 +26,7 @@ use executor::cuda::Nvcc;
 use executor::evaluate::{Evaluator, Reference};
 use executor::machine::{Fingerprint, GpuSlot, MachineProfile, Slot};
 use executor::measure::{MeasureConfig, Measurement, Status};
-use executor::pipeline::{Answer, Failure};
+use executor::pipeline::Failure;
 use executor::runtime::Tolerance;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
@@ -67,6 +67,27 @@ pub struct Config {
     /// GPU slot: another campaign (absent when false, keeping keys).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub emulate: bool,
+    /// Racing (`--race`): a variant whose warm-up and first timed run both
+    /// took longer than this factor times the kernel's best time so far
+    /// is measured once (`MeasureConfig::race_above_s`); `None`: every
+    /// variant gets every run. Absent at its default, keeping keys.
+    #[serde(default = "default_race", skip_serializing_if = "is_default_race")]
+    pub race: Option<f64>,
+}
+
+/// A variant three times slower than the best so far cannot win.
+pub const RACE: f64 = 3.0;
+
+/// A variant within this factor of the best so far is a contender: a high
+/// spread gets it more runs (`MeasureConfig::remeasure_below_s`).
+const CONTENDER: f64 = 1.25;
+
+fn default_race() -> Option<f64> {
+    Some(RACE)
+}
+
+fn is_default_race(race: &Option<f64>) -> bool {
+    *race == default_race()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -282,6 +303,9 @@ pub struct Campaign<'a> {
     /// The most measurements that ran at once in this invocation.
     pub peak_busy_slots: usize,
     started: Instant,
+    /// This executable as it was when the campaign opened: the children
+    /// that schedule points run it again.
+    executable: Option<Executable>,
     evaluations: usize,
     /// Build key (the program and the compiler that built it) → its
     /// measurement in this run.
@@ -300,6 +324,43 @@ pub struct Campaign<'a> {
     pub worker: String,
     /// How long a claim lasts without a heartbeat (three per lease).
     pub lease: Duration,
+    /// Stop once a variant on the campaign's dataset measured at most this
+    /// many seconds (`bench search`: within 5% of the exhaustive best).
+    pub stop_at_s: Option<f64>,
+}
+
+/// The running executable's path, size and modification time. Replaced
+/// (a new build), Linux names it `PATH (deleted)`.
+#[derive(Debug, PartialEq)]
+struct Executable {
+    path: PathBuf,
+    len: u64,
+    modified: std::time::SystemTime,
+}
+
+impl Executable {
+    fn now() -> Option<Executable> {
+        let path = std::env::current_exe().ok()?;
+        let meta = std::fs::metadata(&path).ok();
+        let (len, modified) = meta.map(|m| (m.len(), m.modified().ok())).unwrap_or_default();
+        Some(Executable { path, len, modified: modified.unwrap_or(std::time::UNIX_EPOCH) })
+    }
+}
+
+/// A point of a batch whose child made its program.
+struct Made {
+    point: Point,
+    schedule: String,
+    code: String,
+    /// Ours, or a peer's compiler.
+    builder: Builder,
+    cuda: Option<Cuda>,
+    costs: Costs,
+    /// The program's build key ([`batch::Program::key`]).
+    key: String,
+    /// Its build, made by the batch's first point with this key when no
+    /// earlier batch measured it (taken when measured).
+    build: Option<BuildOutcome>,
 }
 
 /// A profile's GPU slots and the nvcc that builds for them.
@@ -354,7 +415,7 @@ impl<'a> Campaign<'a> {
             budget,
             machine_id,
             campaign_id: campaign.id,
-            batch: 4,
+            batch: 8,
             variant_timeout: Duration::from_secs(300),
             slots,
             gpus: None,
@@ -362,6 +423,7 @@ impl<'a> Campaign<'a> {
             noise: Default::default(),
             peak_busy_slots: 0,
             started: Instant::now(),
+            executable: Executable::now(),
             evaluations: 0,
             measured_code: HashMap::new(),
             premeasured: HashMap::new(),
@@ -371,6 +433,7 @@ impl<'a> Campaign<'a> {
             best: None,
             worker: worker_name(),
             lease: LEASE,
+            stop_at_s: None,
         })
     }
 
@@ -530,7 +593,11 @@ impl<'a> Campaign<'a> {
         }
         let evals_spent = self.budget.evals.is_some_and(|n| self.evaluations >= n);
         let time_spent = self.budget.time.is_some_and(|t| self.started.elapsed() >= t);
-        (evals_spent || time_spent).then_some(End::Budget)
+        let reached = self.stop_at_s.is_some_and(|s| {
+            let on_dataset = self.trace.iter().filter(|e| e.dataset == self.config.dataset);
+            on_dataset.filter_map(|e| e.median_s).any(|m| m <= s)
+        });
+        (evals_spent || time_spent || reached).then_some(End::Budget)
     }
 
     fn remaining_evals(&self) -> usize {
@@ -607,19 +674,16 @@ impl<'a> Campaign<'a> {
 
     /// Schedules, generates, builds (in parallel), measures and records `points`.
     fn evaluate(&mut self, on: &On, points: &[Point]) -> Result<()> {
-        let answers = self.answers(on, points);
-        // Each program with its builder (ours, or a peer's compiler); a GPU
-        // point's CUDA form where the profile has GPU slots.
-        let mut ready: Vec<(Point, String, String, Builder, Option<Cuda>, Costs)> = Vec::new();
-        for (point, (answer, costs)) in points.iter().zip(answers) {
-            match answer
-                .and_then(|(schedule, code, cuda)| Ok((schedule, code, cuda, self.builder_of(point)?)))
-            {
-                Ok((schedule, code, cuda, builder)) => {
-                    let cuda = cuda.filter(|_| self.gpus.is_some());
-                    ready.push((point.clone(), schedule, code, builder, cuda, costs));
-                }
-                Err(failure) => {
+        self.same_executable()?;
+        let made = self.make(on, points);
+        // Children started after a replacement failed to start: none of the
+        // batch is recorded.
+        self.same_executable()?;
+        let mut ready: Vec<Made> = Vec::new();
+        for (point, made) in points.iter().zip(made) {
+            match made {
+                Ok(made) => ready.push(made),
+                Err((failure, costs)) => {
                     if interrupted() {
                         return Ok(());
                     }
@@ -628,31 +692,13 @@ impl<'a> Campaign<'a> {
                 }
             }
         }
-        let nvcc = self.gpus.as_ref().map(|g| g.nvcc.clone());
-        let programs: Vec<batch::Program> = ready
-            .iter()
-            .map(|(_, _, code, builder, cuda, _)| batch::Program {
-                builder,
-                code,
-                cuda: cuda.as_ref().and_then(|c| Some((nvcc.as_ref()?, c))),
-            })
-            .collect();
-        let keys: Vec<String> = programs.iter().map(batch::Program::key).collect();
-        // Each program not yet measured, once, with the threads of the first point that made it.
-        let fresh: Vec<usize> = {
-            let mut seen = std::collections::HashSet::new();
-            (0..ready.len())
-                .filter(|&i| !self.measured_code.contains_key(&keys[i]) && seen.insert(&keys[i]))
-                .collect()
-        };
-        let to_build: Vec<batch::Program> = fresh.iter().map(|&i| programs[i]).collect();
-        let builds = batch::build_each(&to_build, self.evaluator.jobs)?;
-        let compile_s: HashMap<&String, f64> =
-            fresh.iter().zip(&builds).map(|(&i, b)| (&keys[i], b.compile_s())).collect();
-        let todo: Vec<_> = fresh
-            .iter()
-            .zip(builds)
-            .map(|(&i, b)| (&keys[i], Some(ready[i].0.threads), programs[i].cuda.is_some(), b))
+        let compile_s: HashMap<String, f64> =
+            ready.iter().filter_map(|m| Some((m.key.clone(), m.build.as_ref()?.compile_s()))).collect();
+        let builds: Vec<(usize, BuildOutcome)> =
+            ready.iter_mut().enumerate().filter_map(|(i, m)| Some((i, m.build.take()?))).collect();
+        let todo: Vec<_> = builds
+            .into_iter()
+            .map(|(i, b)| (&ready[i].key, Some(ready[i].point.threads), ready[i].cuda.is_some(), b))
             .collect();
         // Nothing of ours runs on the slots now: are they quiet?
         let note = match todo.is_empty() {
@@ -674,12 +720,14 @@ impl<'a> Campaign<'a> {
                 (k.clone(), (m, run_s))
             })
             .collect();
-        for ((point, schedule, .., costs), (program, key)) in ready.iter().zip(programs.iter().zip(&keys)) {
+        let nvcc = self.gpus.as_ref().map(|g| g.nvcc.clone());
+        for Made { point, schedule, code, builder, cuda, costs, key, .. } in &ready {
             // Compile and run are paid by the first point with this code.
             let mut costs = costs.clone();
             let fresh = measured.remove(key);
             if let Some((_, run_s)) = &fresh {
-                (costs.compile_s, costs.run_s) = (compile_s.get(key).copied().unwrap_or(0.0), *run_s);
+                (costs.compile_s, costs.run_s) =
+                    (compile_s.get(key.as_str()).copied().unwrap_or(0.0), *run_s);
             }
             let m = match (self.measured_code.get(key), fresh.map(|(m, _)| m)) {
                 (Some((first, m)), _) => Measurement {
@@ -694,7 +742,9 @@ impl<'a> Campaign<'a> {
                 (None, None) => return Ok(()),
             };
             let schedule = (!schedule.is_empty()).then_some(schedule.as_str());
-            self.finish(on, point, schedule, Some(program.source()), &m, costs)?;
+            let cuda = cuda.as_ref().and_then(|c| Some((nvcc.as_ref()?, c)));
+            let source = batch::Program { builder, code, cuda }.source();
+            self.finish(on, point, schedule, Some(source), &m, costs)?;
         }
         Ok(())
     }
@@ -723,9 +773,15 @@ impl<'a> Campaign<'a> {
         // One queue per kind of slot.
         let queues: [(Vec<usize>, std::sync::atomic::AtomicUsize); 2] = [false, true]
             .map(|gpu| ((0..built.len()).filter(|&i| built[i].2 == gpu).collect(), Default::default()));
-        let cpu = self.slots.iter().map(|slot| (slot.clone(), self.evaluator.config.clone(), &queues[0]));
+        let best = self.best_so_far(on);
+        let config = MeasureConfig {
+            race_above_s: best.zip(self.config.race).map(|(b, f)| f * b),
+            remeasure_below_s: best.map(|b| CONTENDER * b),
+            ..self.evaluator.config.clone()
+        };
+        let cpu = self.slots.iter().map(|slot| (slot.clone(), config.clone(), &queues[0]));
         let gpus = self.gpus.iter().flat_map(|g| &g.slots);
-        let gpu = gpus.map(|g| (g.host(), self.evaluator.config.on_gpu(g), &queues[1]));
+        let gpu = gpus.map(|g| (g.host(), config.on_gpu(g), &queues[1]));
         let workers: Vec<_> = cpu.chain(gpu).collect();
         std::thread::scope(|scope| {
             for (slot, config, (queue, next)) in workers {
@@ -765,12 +821,41 @@ impl<'a> Campaign<'a> {
             .collect()
     }
 
+    /// Fails once this executable was replaced on disk since the campaign
+    /// opened: the children that schedule points would be another program.
+    fn same_executable(&self) -> Result<()> {
+        if self.executable.is_some() && Executable::now() != self.executable {
+            bail!(
+                "the polytune executable was replaced during the campaign (rebuilt or reinstalled): \
+                 its points would be scheduled by another program. Run the same command again to go on"
+            );
+        }
+        Ok(())
+    }
+
+    /// The best time so far of `on`'s kernel and dataset, the original's
+    /// included (the best of every process, read with the outcomes before
+    /// the batch): racing and re-measurement are relative to it.
+    fn best_so_far(&self, on: &On) -> Option<f64> {
+        let measured = self.outcomes.measured.iter().filter(|((d, _), _)| *d == on.dataset);
+        measured
+            .filter_map(|(_, m)| *m)
+            .chain(on.reference.measurement.median_s)
+            .filter(|t| *t > 0.0)
+            .reduce(f64::min)
+    }
+
     /// Every point's schedule and program, each made by a `polytune variant`
-    /// child (`jobs` at a time) that is killed after `variant_timeout`.
-    fn answers(&self, on: &On, points: &[Point]) -> Vec<(Answer, Costs)> {
+    /// child (killed after `variant_timeout`) and then built, `jobs` points
+    /// at a time: a point's compile overlaps the next points' children. A
+    /// program is built by the first point of the batch that makes it, and
+    /// not at all when an earlier batch measured it.
+    fn make(&self, on: &On, points: &[Point]) -> Vec<Result<Made, (Failure, Costs)>> {
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let answers: Vec<std::sync::Mutex<Option<(Answer, Costs)>>> =
+        let claimed = std::sync::Mutex::new(std::collections::HashSet::new());
+        let made: Vec<std::sync::Mutex<Option<Result<Made, (Failure, Costs)>>>> =
             points.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        let nvcc = self.gpus.as_ref().map(|g| &g.nvcc);
         std::thread::scope(|scope| {
             for _ in 0..self.evaluator.jobs.max(1) {
                 scope.spawn(|| loop {
@@ -778,23 +863,52 @@ impl<'a> Campaign<'a> {
                     if i >= points.len() || interrupted() {
                         break;
                     }
-                    let a = batch::answer_in_child(
+                    let point = &points[i];
+                    let (answer, costs) = batch::answer_in_child(
                         on.kernel,
                         on.dataset,
-                        &points[i],
+                        point,
                         self.variant_timeout,
                         &self.schedules.0,
                     );
-                    *answers[i].lock().expect("no panics while holding it") = Some(a);
+                    // A peer's point is built by the peer's compiler.
+                    let answer = answer.and_then(|a| Ok((a, self.builder_of(point)?)));
+                    let m = match answer {
+                        Err(failure) => Err((failure, costs)),
+                        Ok(_) if interrupted() => break,
+                        Ok(((schedule, code, cuda), builder)) => {
+                            // A GPU point's CUDA form where the profile has GPU slots.
+                            let cuda = cuda.filter(|_| self.gpus.is_some());
+                            let program = batch::Program {
+                                builder: &builder,
+                                code: &code,
+                                cuda: cuda.as_ref().and_then(|c| Some((nvcc?, c))),
+                            };
+                            let key = program.key();
+                            let first = !self.measured_code.contains_key(&key)
+                                && claimed.lock().expect("no panics while holding it").insert(key.clone());
+                            let build = first.then(|| program.build());
+                            Ok(Made {
+                                point: point.clone(),
+                                schedule,
+                                code,
+                                builder,
+                                cuda,
+                                costs,
+                                key,
+                                build,
+                            })
+                        }
+                    };
+                    *made[i].lock().expect("no panics while holding it") = Some(m);
                 });
             }
         });
-        answers
-            .into_iter()
-            .map(|a| {
-                a.into_inner().expect("no panics while holding it").unwrap_or_else(|| {
+        made.into_iter()
+            .map(|m| {
+                m.into_inner().expect("no panics while holding it").unwrap_or_else(|| {
                     let interrupted = Failure { status: Status::Interrupted, reason: "Ctrl-C".into() };
-                    (Err(interrupted), Costs::default())
+                    Err((interrupted, Costs::default()))
                 })
             })
             .collect()
@@ -956,4 +1070,36 @@ pub fn max_fusion(prog: &Program) -> Option<Preorder> {
     let opts = CoreOptions { fusion: Fusion::Max, ..CoreOptions::default() };
     let s = space::schedule::schedule(&prog.scop, &prog.deps, &opts).ok()?;
     (s.preorder != Preorder::original(&prog.scop)).then_some(s.preorder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Campaigns stored before `--race` existed keep their keys at its
+    /// default, and another factor (or `off`) is another campaign.
+    #[test]
+    fn the_default_race_keeps_campaign_keys() {
+        let config = Config {
+            polytune: "0".into(),
+            kernels: Vec::new(),
+            dataset: Dataset::Mini,
+            strategy: crate::strategy::StrategyKind::Random,
+            seed: 0,
+            threads: 1,
+            settings: Vec::new(),
+            tiles: Vec::new(),
+            runs: 5,
+            tolerance: 1e-6,
+            machine: "m".into(),
+            peers: Vec::new(),
+            emulate: false,
+            race: Some(RACE),
+        };
+        let json = serde_json::to_string(&config).unwrap();
+        assert!(!json.contains("race"), "{json}");
+        assert_eq!(serde_json::from_str::<Config>(&json).unwrap().race, Some(RACE));
+        let keys = [None, Some(2.0)].map(|race| Config { race, ..config.clone() }.key());
+        assert!(keys[0] != config.key() && keys[1] != config.key() && keys[0] != keys[1]);
+    }
 }

@@ -1,9 +1,10 @@
 //! `polytune bench search FILE...`: search efficiency. For each kernel,
-//! an exhaustive campaign finds the best of the space; random sampling and
-//! successive halving then run to their end, and we report how many
-//! evaluations and how much wall time each needed to first measure a variant
-//! within 5% of that best on the campaign's dataset. Each campaign uses its
-//! own temporary store; compiled variants are shared through the build cache.
+//! an exhaustive campaign finds the best of the space; random sampling,
+//! successive halving and the model strategy then run until they first
+//! measure a variant within 5% of that best on the campaign's dataset, and
+//! we report how many evaluations and how much wall time each needed. Each
+//! campaign uses its own temporary store and build cache, so that every
+//! strategy pays for its own compiles.
 
 use std::path::PathBuf;
 
@@ -32,13 +33,13 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
     println!("|---|---|---|---|---|---|");
     for file in files {
         let kernel = Kernel::load(file, StrategyKind::Halving, dataset, &Default::default(), &spec)?;
-        let mut traces = Vec::new();
-        for strategy in
-            [StrategyKind::Exhaustive, StrategyKind::Random, StrategyKind::Halving, StrategyKind::Model]
-        {
-            traces.push(campaign(&setup, &kernel, strategy, dataset, settings, runs)?);
+        let exhaustive = campaign(&setup, &kernel, StrategyKind::Exhaustive, dataset, settings, runs, None)?;
+        let on_dataset = exhaustive.iter().filter(|t| t.dataset == dataset);
+        let best = on_dataset.filter_map(|t| t.median_s).fold(f64::INFINITY, f64::min);
+        let mut traces = vec![exhaustive];
+        for strategy in [StrategyKind::Random, StrategyKind::Halving, StrategyKind::Model] {
+            traces.push(campaign(&setup, &kernel, strategy, dataset, settings, runs, Some(CLOSE * best))?);
         }
-        let best = traces[0].iter().filter_map(|t| t.median_s).fold(f64::INFINITY, f64::min);
         // Reference points come first in every campaign and are often close
         // to the best: the second figure counts only the strategy's own points.
         let references: Vec<String> = kernel.references.iter().map(|p| p.id()).collect();
@@ -60,7 +61,9 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
                 format!("not reached (best {:.2}x)", found.fold(f64::INFINITY, f64::min) / best)
             }
         };
-        let all = traces[0].last().map(|t| format!("{}, {}", t.evaluations, seconds(t.elapsed_s)));
+        let all = traces[0]
+            .last()
+            .map(|t| format!("{}, {} (best {})", t.evaluations, seconds(t.elapsed_s), seconds(best)));
         println!(
             "| {} | {} | {} | {} | {} | {} |",
             kernel.spec.name,
@@ -74,7 +77,8 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
     Ok(())
 }
 
-/// One campaign to its end in a temporary store; its trace.
+/// One campaign in a temporary store and build cache, to its end or until
+/// a variant measures at most `stop_at_s`; its trace.
 fn campaign(
     setup: &Setup,
     kernel: &Kernel,
@@ -82,12 +86,16 @@ fn campaign(
     dataset: Dataset,
     settings: &[String],
     runs: usize,
+    stop_at_s: Option<f64>,
 ) -> Result<Vec<TraceEntry>> {
     let dir = std::env::temp_dir().join(format!("polytune-bench-search-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     let db = store::Store::open(&dir.join("store.db").display().to_string())?;
-    let (evaluator, fingerprint) = setup.evaluator(runs, executor::runtime::Tolerance::default().relative)?;
+    let (mut evaluator, fingerprint) =
+        setup.evaluator(runs, executor::runtime::Tolerance::default().relative)?;
+    evaluator.builder =
+        executor::build::Builder::new(evaluator.builder.compiler().clone(), dir.join("builds"))?;
     let machine = db.machine(&setup.profile.name, &serde_json::to_string(&fingerprint)?)?;
     let config = Config {
         polytune: env!("CARGO_PKG_VERSION").to_string(),
@@ -103,8 +111,10 @@ fn campaign(
         machine: fingerprint.id(),
         peers: Vec::new(),
         emulate: false,
+        race: crate::campaign::RACE.into(),
     };
     let mut c = Campaign::open(&db, evaluator, config, Budget::default(), machine)?;
+    c.stop_at_s = stop_at_s;
     c.run(std::slice::from_ref(kernel))?;
     let trace = std::mem::take(&mut c.trace);
     drop(c);

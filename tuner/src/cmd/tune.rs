@@ -57,6 +57,12 @@ pub struct Args {
     /// Relative tolerance when comparing outputs with the original's.
     #[arg(long, default_value_t = Tolerance::default().relative)]
     tolerance: f64,
+    /// Racing: a variant whose warm-up and first timed run both take longer
+    /// than this factor times the kernel's best time so far is measured
+    /// once, not `--runs` times (recorded with no spread); `off` measures
+    /// every variant fully.
+    #[arg(long, value_parser = parse_race, default_value = "3")]
+    race: Race,
     /// Machine profile: a name in configs/machines or a path to a .toml file.
     #[arg(long, default_value = "default")]
     machine: String,
@@ -97,6 +103,20 @@ pub struct Args {
     workers: Option<usize>,
 }
 
+/// `--race`'s value: a factor above 1, or `off` (`None`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Race(pub Option<f64>);
+
+fn parse_race(s: &str) -> Result<Race, String> {
+    if s == "off" {
+        return Ok(Race(None));
+    }
+    match s.parse::<f64>() {
+        Ok(f) if f.is_finite() && f > 1.0 => Ok(Race(Some(f))),
+        _ => Err(format!("`{s}` is neither `off` nor a factor above 1 (e.g. 3)")),
+    }
+}
+
 /// Everything a campaign's processes need to know, from `tune`'s options
 /// or from a campaign stored by one (`polytune worker`).
 pub(super) struct Job {
@@ -108,6 +128,7 @@ pub(super) struct Job {
     pub threads: Option<usize>,
     pub settings: Vec<String>,
     pub tiles: Vec<grid::Tiles>,
+    pub race: Option<f64>,
     pub runs: usize,
     pub tolerance: f64,
     pub machine: String,
@@ -172,6 +193,7 @@ pub fn run(args: Args) -> Result<()> {
         threads: args.threads,
         settings: args.settings,
         tiles: args.tiles,
+        race: args.race.0,
         runs: args.runs,
         tolerance: args.tolerance,
         machine: args.machine,
@@ -286,6 +308,7 @@ pub(super) fn execute(
         machine: fingerprint.id(),
         peers: spec.peers.clone(),
         emulate: gpu && args.emulate,
+        race: args.race,
     };
     if let Some(stored) = joining {
         check_joining(stored, &config, &setup.profile.name)?;

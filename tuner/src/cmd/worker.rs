@@ -75,6 +75,7 @@ pub fn run(args: Args) -> Result<()> {
         threads: Some(config.threads),
         settings: config.settings.clone(),
         tiles: config.tiles.clone(),
+        race: config.race,
         runs: config.runs,
         tolerance: config.tolerance,
         machine: args.machine,
