@@ -247,11 +247,16 @@ fn generate_inner(
         None => (printer.out, Vec::new()),
     };
     let (make, free) = copy_code(&ctx, scop, opts.openmp)?;
-    let mut region = format!("{}{make}{body}{free}{}", statement_macros(scop), undef_macros(scop));
-    if let Some(guard) = guard {
-        // Where some statement would not run at all, the code as written.
-        region = format!("if ({guard}) {{\n{region}}} else {{\n{}\n}}\n", original_region(source, scop));
-    }
+    let (macros, undef) = (statement_macros(scop), undef_macros(scop));
+    let region = match guard {
+        None => format!("{macros}{make}{body}{free}{undef}"),
+        // Where some statement would not run at all, the code as written,
+        // outside the macros (the guard may use `floord`).
+        Some(guard) => format!(
+            "{macros}if ({guard}) {{\n{make}{body}{free}}}\n{undef}else {{\n{}\n}}\n",
+            original_region(source, scop)
+        ),
+    };
     let mut program = splice(source, scop, &region)?;
     if opts.code.vector_width > 0 {
         // Before everything, so that the function holding the SCoP and the
