@@ -438,19 +438,14 @@ fn a_peer_is_measured_verified_and_reported_as_a_reference_point() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Ctrl-C (SIGINT) stops a campaign cleanly: exit status 130, the campaign marked stopped,
-/// what was measured kept.
-#[test]
-fn ctrl_c_stops_with_status_130_and_keeps_what_was_measured() {
-    let dir = temp_dir("sigint");
-    let db = dir.join("store.db");
-    let args = small_campaign(&db);
-    let mut child = polytune().args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+/// Waits until the campaign `child` runs into `db` has recorded a variant;
+/// fails if it ends first or makes no progress in 5 minutes.
+fn wait_for_a_variant(child: &mut std::process::Child, db: &Path) {
     let started = Instant::now();
     loop {
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(100));
         if let Some(status) = child.try_wait().unwrap() {
-            panic!("the campaign ended ({status}) before Ctrl-C");
+            panic!("the campaign ended ({status}) before it was interrupted");
         }
         assert!(started.elapsed() < Duration::from_secs(300), "no progress in 5 minutes");
         if !db.exists() {
@@ -459,9 +454,20 @@ fn ctrl_c_stops_with_status_130_and_keeps_what_was_measured() {
         let store = Store::open(db.to_str().unwrap()).unwrap();
         let Some(c) = store.campaigns().unwrap().first().cloned() else { continue };
         if snapshot(&store, c.id).keys().any(|k| k.2 == Role::Variant) {
-            break;
+            return;
         }
     }
+}
+
+/// Ctrl-C (SIGINT) stops a campaign cleanly: exit status 130, the campaign marked stopped,
+/// what was measured kept.
+#[test]
+fn ctrl_c_stops_with_status_130_and_keeps_what_was_measured() {
+    let dir = temp_dir("sigint");
+    let db = dir.join("store.db");
+    let args = small_campaign(&db);
+    let mut child = polytune().args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    wait_for_a_variant(&mut child, &db);
     // SAFETY: a plain signal to our own child.
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -495,20 +501,8 @@ fn a_replaced_executable_stops_the_campaign_with_one_error() {
     let args = small_campaign(&db);
     let mut cmd = Command::new(&exe);
     cmd.current_dir(root()).env("OMP_WAIT_POLICY", "PASSIVE").args(&args);
-    let child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let started = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(100));
-        assert!(started.elapsed() < Duration::from_secs(300), "no progress in 5 minutes");
-        if !db.exists() {
-            continue;
-        }
-        let store = Store::open(db.to_str().unwrap()).unwrap();
-        let Some(c) = store.campaigns().unwrap().first().cloned() else { continue };
-        if snapshot(&store, c.id).keys().any(|k| k.2 == Role::Variant) {
-            break;
-        }
-    }
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    wait_for_a_variant(&mut child, &db);
     // As a build does: a new file renamed over the old one.
     let new = dir.join("polytune.new");
     std::fs::copy(env!("CARGO_BIN_EXE_polytune"), &new).unwrap();

@@ -255,31 +255,44 @@ extern "C" fn annotate_mark(
 /// `pa`, a function of the parameters of `context`, as a C expression
 /// (isl's `floord`, `min` and `max` macros, as in generated loops).
 pub(super) fn c_expr(ctx: &Context, context: &str, pa: PwAff) -> Result<String, CodegenError> {
-    let what = || "printing a bound".to_string();
-    let mut set = Set::read_from_str(ctx, context).ctx(what)?;
+    let set = Set::read_from_str(ctx, context).ctx(|| "printing a bound".to_string())?;
     let mut pa = pa;
-    set.do_not_free_on_drop();
     pa.do_not_free_on_drop();
-    // The build takes the set; the expression takes the piecewise function.
+    let ptr = pa.ptr;
+    let free = move || drop(PwAff { ptr, should_free_on_drop: true });
+    c_in_context(ctx, set, "a bound", ptr, free, isl_ast_build_expr_from_pw_aff)
+}
+
+/// The isl AST expression `make` builds from `arg` (which it takes) on a
+/// build over `context`, as C; `free` releases `arg` when no build could
+/// be made.
+fn c_in_context(
+    ctx: &Context,
+    context: Set,
+    what: &str,
+    arg: libc::uintptr_t,
+    free: impl FnOnce(),
+    make: unsafe extern "C" fn(libc::uintptr_t, libc::uintptr_t) -> libc::uintptr_t,
+) -> Result<String, CodegenError> {
+    let mut context = context;
+    context.do_not_free_on_drop();
+    // The build takes the context; the expression takes `arg`.
     let expr = unsafe {
-        let build = isl_ast_build_from_context(set.ptr);
+        let build = isl_ast_build_from_context(context.ptr);
         if build == 0 {
-            drop(PwAff { ptr: pa.ptr, should_free_on_drop: true });
+            free();
             0
         } else {
-            let e = isl_ast_build_expr_from_pw_aff(build, pa.ptr);
+            let e = make(build, arg);
             isl_ast_build_free(build);
             e
         }
     };
     if expr == 0 {
-        return Err(CodegenError::Unsupported(format!(
-            "isl: cannot print a bound: {}",
-            ctx.last_error_msg()
-        )));
+        return Err(CodegenError::Unsupported(format!("isl: cannot print {what}: {}", ctx.last_error_msg())));
     }
     let expr = ASTExpr { ptr: expr, should_free_on_drop: true };
-    Ok(expr.to_C_str().ctx(what)?.to_string())
+    Ok(expr.to_C_str().ctx(|| format!("printing {what}"))?.to_string())
 }
 
 /// The parameter values under which every statement runs at least once
@@ -307,30 +320,12 @@ pub(super) fn every_statement_runs(
     if context.is_subset(&runs).ctx(what)? {
         return Ok((text, None));
     }
-    let mut set = context;
     let mut runs = runs;
-    set.do_not_free_on_drop();
     runs.do_not_free_on_drop();
-    // The build takes the context; the expression takes the set.
-    let expr = unsafe {
-        let build = isl_ast_build_from_context(set.ptr);
-        if build == 0 {
-            drop(Set { ptr: runs.ptr, should_free_on_drop: true });
-            0
-        } else {
-            let e = isl_ast_build_expr_from_set(build, runs.ptr);
-            isl_ast_build_free(build);
-            e
-        }
-    };
-    if expr == 0 {
-        return Err(CodegenError::Unsupported(format!(
-            "isl: cannot print a condition: {}",
-            ctx.last_error_msg()
-        )));
-    }
-    let expr = ASTExpr { ptr: expr, should_free_on_drop: true };
-    Ok((text, Some(expr.to_C_str().ctx(what)?.to_string())))
+    let ptr = runs.ptr;
+    let free = move || drop(Set { ptr, should_free_on_drop: true });
+    let guard = c_in_context(ctx, context, "a condition", ptr, free, isl_ast_build_expr_from_set)?;
+    Ok((text, Some(guard)))
 }
 
 /// isl-rs 0.3.1 maps `isl_ast_node_type` off by one (isl numbers `for` as 1),
