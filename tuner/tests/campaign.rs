@@ -191,6 +191,34 @@ fn the_same_seed_gives_the_same_campaign() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The model strategy in a real campaign: stopped by its budget, the same
+/// command with a larger one resumes it, and no point is measured twice.
+#[test]
+fn a_model_campaign_stops_and_resumes_without_repeating_a_point() {
+    let dir = temp_dir("model");
+    let db = dir.join("store.db");
+    let mut args = small_campaign(&db);
+    let at = args.iter().position(|a| a == "exhaustive").unwrap();
+    args[at] = "model".into();
+    let at = args.iter().position(|a| a == "--tiles").unwrap();
+    args[at + 1] = "0,16,32,64".into();
+    let run = |evals: &str| {
+        let out = output(polytune().args(&args).args(["--evals", evals, "--json"]));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let first = run("6");
+    let store = Store::open(db.to_str().unwrap()).unwrap();
+    let campaign = first["campaign"].as_i64().unwrap();
+    let variants = |s: &Store| snapshot(s, campaign).keys().filter(|k| k.2 == Role::Variant).count();
+    assert_eq!(variants(&store), 6);
+    let second = run("11");
+    assert_eq!(second["campaign"], first["campaign"], "the same campaign resumed");
+    // `snapshot` fails on a point recorded twice.
+    assert_eq!(variants(&store), 11, "past the warm-up, the model proposed new points only");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn bad_input_is_refused_and_writes_nothing() {
     let dir = temp_dir("bad");

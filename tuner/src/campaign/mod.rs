@@ -12,7 +12,7 @@ mod batch;
 pub(crate) use batch::Reply;
 pub mod grid;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -324,9 +324,9 @@ pub struct Campaign<'a> {
     pub worker: String,
     /// How long a claim lasts without a heartbeat (three per lease).
     pub lease: Duration,
-    /// Stop once a variant on the campaign's dataset measured at most this
-    /// many seconds (`bench search`: within 5% of the exhaustive best).
-    pub stop_at_s: Option<f64>,
+    /// Stop once one of these points is evaluated on the campaign's dataset
+    /// (`bench search`: those the exhaustive campaign measured within 5% of its best).
+    pub stop_at: Option<HashSet<String>>,
 }
 
 /// The running executable's path, size and modification time. Replaced
@@ -408,6 +408,7 @@ impl<'a> Campaign<'a> {
             ProgressBar::hidden()
         };
         let slots = vec![evaluator.slot.clone()];
+        let batch = config.strategy.batch(evaluator.jobs);
         Ok(Campaign {
             store,
             evaluator,
@@ -415,7 +416,7 @@ impl<'a> Campaign<'a> {
             budget,
             machine_id,
             campaign_id: campaign.id,
-            batch: 8,
+            batch,
             variant_timeout: Duration::from_secs(300),
             slots,
             gpus: None,
@@ -433,7 +434,7 @@ impl<'a> Campaign<'a> {
             best: None,
             worker: worker_name(),
             lease: LEASE,
-            stop_at_s: None,
+            stop_at: None,
         })
     }
 
@@ -593,9 +594,8 @@ impl<'a> Campaign<'a> {
         }
         let evals_spent = self.budget.evals.is_some_and(|n| self.evaluations >= n);
         let time_spent = self.budget.time.is_some_and(|t| self.started.elapsed() >= t);
-        let reached = self.stop_at_s.is_some_and(|s| {
-            let on_dataset = self.trace.iter().filter(|e| e.dataset == self.config.dataset);
-            on_dataset.filter_map(|e| e.median_s).any(|m| m <= s)
+        let reached = self.stop_at.as_ref().is_some_and(|points| {
+            self.trace.iter().any(|e| e.dataset == self.config.dataset && points.contains(&e.point_id))
         });
         (evals_spent || time_spent || reached).then_some(End::Budget)
     }
@@ -608,7 +608,7 @@ impl<'a> Campaign<'a> {
     /// evaluator's slot); the batch grows to keep every slot busy.
     pub fn with_slots(mut self, slots: Vec<Slot>) -> Self {
         if !slots.is_empty() {
-            self.batch = self.batch.max(2 * slots.len());
+            self.batch = self.batch.max(self.config.strategy.batch(slots.len()));
             self.slots = slots;
         }
         self
@@ -617,7 +617,7 @@ impl<'a> Campaign<'a> {
     /// GPU points run their CUDA form on `gpus` (each slot one at a time,
     /// beside the CPU slots).
     pub fn with_gpus(mut self, gpus: Gpus) -> Self {
-        self.batch = self.batch.max(2 * (self.slots.len() + gpus.slots.len()));
+        self.batch = self.batch.max(self.config.strategy.batch(self.slots.len() + gpus.slots.len()));
         self.gpus = Some(gpus);
         self
     }

@@ -70,8 +70,22 @@ pub enum StrategyKind {
     /// Successive halving across dataset sizes (SMALL → MEDIUM → the campaign's).
     Halving,
     /// A random forest over knob values learns from the outcomes; the next points are those
-    /// of highest expected improvement (after 8 seeded random ones).
+    /// of highest expected improvement (after 4 seeded random ones), refitted after every
+    /// batch of one point per worker.
     Model,
+}
+
+impl StrategyKind {
+    /// Points per batch when `parallel` points are made or measured at once. The model
+    /// learns from every outcome, so it gets one point per worker: it refits after each
+    /// pair instead of each eight. The others get enough to keep the pipeline of
+    /// children and compiles full.
+    pub fn batch(self, parallel: usize) -> usize {
+        match self {
+            StrategyKind::Model => parallel.max(1),
+            _ => (2 * parallel).max(8),
+        }
+    }
 }
 
 /// The strategy of `kind` over `space` (in the space's order) for a campaign

@@ -20,7 +20,7 @@ use super::{Outcomes, Proposal, Strategy};
 use crate::program::Dataset;
 
 /// Points measured in the seeded random order before the model leads.
-const WARM_UP: usize = 8;
+const WARM_UP: usize = 4;
 const TREES: usize = 32;
 const MIN_LEAF: usize = 2;
 
