@@ -195,7 +195,7 @@ impl Setup {
             tolerance: Tolerance { relative: tolerance },
             ..MeasureConfig::default()
         };
-        Ok((Evaluator { builder, slot: self.slots[0].clone(), config, jobs: 2 }, fingerprint))
+        Ok((Evaluator { builder, slot: self.slots[0].clone(), config, jobs: JOBS }, fingerprint))
     }
 }
 
@@ -278,6 +278,9 @@ pub enum End {
     /// Ctrl-C.
     Interrupted,
 }
+
+/// Points scheduled and compiled at once by a campaign's evaluator.
+pub const JOBS: usize = 2;
 
 pub struct Campaign<'a> {
     pub store: &'a Store,

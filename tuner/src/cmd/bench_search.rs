@@ -9,6 +9,12 @@
 //! where a strategy looks, not about that noise. Each campaign uses its own
 //! temporary store and build cache, so that every strategy pays for its own
 //! compiles.
+//!
+//! One campaign per strategy is one draw of its seed. The random and model
+//! strategies are also replayed for `SEEDS` seeds on the exhaustive
+//! campaign's times (no building or running: each proposal's outcome is the
+//! time measured for that point), which shows how many of their own points
+//! each needs, seed to seed.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -17,11 +23,13 @@ use anyhow::Result;
 
 use super::common::Dataset;
 use super::query::seconds;
-use crate::campaign::{grid, Budget, Campaign, Config, Kernel, Setup, TraceEntry};
-use crate::strategy::StrategyKind;
+use crate::campaign::{grid, Budget, Campaign, Config, Kernel, Setup, TraceEntry, JOBS};
+use crate::strategy::{self, StrategyKind};
 
 /// "Within 5% of the best".
 const CLOSE: f64 = 1.05;
+/// Seeds of the replayed searches.
+const SEEDS: u64 = 20;
 
 pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize) -> Result<()> {
     let setup = Setup::new("default", None)?;
@@ -36,8 +44,11 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
     println!(
         "evaluations and wall time until a point the exhaustive campaign measured within 5% of its best is evaluated"
     );
-    println!("| kernel | points | exhaustive (all) | random | halving | model |");
-    println!("|---|---|---|---|---|---|");
+    println!("(replayed: the strategy's own points until one is close, over {SEEDS} seeds on the exhaustive times: median, min-max)");
+    println!(
+        "| kernel | points (close) | exhaustive (all) | random | halving | model | random, replayed | model, replayed |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     for file in files {
         let kernel = Kernel::load(file, StrategyKind::Halving, dataset, &Default::default(), &spec)?;
         let exhaustive = campaign(&setup, &kernel, StrategyKind::Exhaustive, dataset, settings, runs, None)?;
@@ -50,6 +61,22 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         let best = times.values().copied().fold(f64::INFINITY, f64::min);
         let close: HashSet<String> =
             times.iter().filter(|(_, t)| **t <= CLOSE * best).map(|(p, _)| p.clone()).collect();
+        let replayed = |kind: StrategyKind| {
+            let mut n: Vec<Option<usize>> = (0..SEEDS)
+                .map(|seed| {
+                    let mut s = strategy::new(kind, kernel.space.clone(), dataset, seed);
+                    let proposed =
+                        strategy::replay(s.as_mut(), kind.batch(JOBS), |p, _| times.get(&p.id()).copied());
+                    proposed.iter().position(|p| close.contains(&p.point.id())).map(|i| i + 1)
+                })
+                .collect();
+            n.sort();
+            match (n.first(), n[n.len() / 2], n.last()) {
+                (Some(Some(lo)), Some(mid), Some(Some(hi))) => format!("{mid}, {lo}-{hi}"),
+                _ => "never (no close point in the space)".to_string(),
+            }
+        };
+        let replays = [replayed(StrategyKind::Random), replayed(StrategyKind::Model)];
         let mut traces = vec![exhaustive];
         for strategy in [StrategyKind::Random, StrategyKind::Halving, StrategyKind::Model] {
             traces.push(campaign(&setup, &kernel, strategy, dataset, settings, runs, Some(close.clone()))?);
@@ -80,13 +107,16 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
             .last()
             .map(|t| format!("{}, {} (best {})", t.evaluations, seconds(t.elapsed_s), seconds(best)));
         println!(
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {} | {} ({}) | {} | {} | {} | {} | {} | {} |",
             kernel.spec.name,
             kernel.space.len() + kernel.references.len(),
+            close.len(),
             all.unwrap_or_default(),
             reach(&traces[1]),
             reach(&traces[2]),
-            reach(&traces[3])
+            reach(&traces[3]),
+            replays[0],
+            replays[1]
         );
     }
     Ok(())

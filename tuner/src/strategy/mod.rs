@@ -107,6 +107,29 @@ pub fn datasets(kind: StrategyKind, dataset: Dataset) -> Vec<Dataset> {
     }
 }
 
+/// Every proposal of `strategy` in order, run to its end in batches of `batch` with
+/// `time` as each point's outcome (`None`: it failed): a campaign without the
+/// campaign, to replay a search on times measured once (`bench search`).
+pub fn replay(
+    strategy: &mut dyn Strategy,
+    batch: usize,
+    time: impl Fn(&Point, Dataset) -> Option<f64>,
+) -> Vec<Proposal> {
+    let mut outcomes = Outcomes::default();
+    let mut all = Vec::new();
+    loop {
+        let proposed = strategy.propose(&outcomes, batch);
+        if proposed.is_empty() {
+            return all;
+        }
+        for p in proposed {
+            assert!(!outcomes.contains(p.dataset, &p.point), "proposed twice: {p:?}");
+            outcomes.measured.insert((p.dataset, p.point.id()), time(&p.point, p.dataset));
+            all.push(p);
+        }
+    }
+}
+
 /// The first `batch` points of `order` not evaluated on `dataset` yet.
 fn first_missing(order: &[Point], dataset: Dataset, outcomes: &Outcomes, batch: usize) -> Vec<Proposal> {
     order
@@ -135,22 +158,10 @@ pub(crate) mod tests {
             .collect()
     }
 
-    /// Runs a strategy to its end with `time(point, dataset)` as the
-    /// measured time; returns every proposal in order.
+    /// Runs a strategy to its end in batches of 3 with `time(point, dataset)`
+    /// as the measured time; returns every proposal in order.
     pub fn drive(s: &mut dyn Strategy, time: impl Fn(&Point, Dataset) -> Option<f64>) -> Vec<Proposal> {
-        let mut outcomes = Outcomes::default();
-        let mut all = Vec::new();
-        loop {
-            let batch = s.propose(&outcomes, 3);
-            if batch.is_empty() {
-                return all;
-            }
-            for p in batch {
-                assert!(!outcomes.contains(p.dataset, &p.point), "proposed twice: {p:?}");
-                outcomes.measured.insert((p.dataset, p.point.id()), time(&p.point, p.dataset));
-                all.push(p);
-            }
-        }
+        replay(s, 3, time)
     }
 
     #[test]
