@@ -11,10 +11,12 @@
 mod batch;
 pub(crate) use batch::Reply;
 pub mod grid;
+mod kernel;
+pub use kernel::{measure_original, Kernel, Setup, JOBS};
 
 use std::collections::{HashMap, HashSet};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -24,20 +26,16 @@ use executor::codegen;
 use executor::codegen::Cuda;
 use executor::cuda::Nvcc;
 use executor::evaluate::{Evaluator, Reference};
-use executor::machine::{Fingerprint, GpuSlot, MachineProfile, Slot};
+use executor::machine::{GpuSlot, Slot};
 use executor::measure::{MeasureConfig, Measurement, Status};
 use executor::pipeline::Failure;
-use executor::runtime::Tolerance;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use space::fusion::{FusionOptions, FusionSpace};
 use space::knobs::{Point, Scheduler};
-use space::preorder::Preorder;
-use space::schedule::{CoreOptions, Fusion};
 use store::{BuildRef, CampaignState, Costs, NewCampaign, Record, Role, Store};
 
-use crate::program::{self, Dataset, Program, ProgramConfig};
+use crate::program::{Dataset, ProgramConfig};
 use crate::strategy::{self, Outcomes, StrategyKind};
 
 /// What identifies a campaign: running the same command again (same files,
@@ -144,106 +142,6 @@ impl Budget {
     }
 }
 
-/// One kernel, loaded on every dataset the strategy may use.
-pub struct Kernel {
-    pub spec: KernelSpec,
-    pub programs: HashMap<Dataset, Program>,
-    /// The search space (in the grid's order) and the reference points.
-    pub space: Vec<Point>,
-    pub references: Vec<Point>,
-}
-
-/// The machine side of a campaign: profile, measurement slots, threads.
-pub struct Setup {
-    pub profile: MachineProfile,
-    /// The profile's slots: variants are measured on all of them at once, the
-    /// originals on the first.
-    pub slots: Vec<Slot>,
-    pub threads: usize,
-}
-
-impl Setup {
-    /// `threads` defaults to the cores of the profile's smallest slot; more
-    /// threads than some slot has cores is an error (they would share cores).
-    pub fn new(machine: &str, threads: Option<usize>) -> Result<Setup> {
-        let profile = program::machine_profile(machine)?;
-        let slots = profile.slots.clone();
-        let Some(smallest) = slots.iter().min_by_key(|s| s.cores.len()) else {
-            bail!("machine profile `{}` has no slot", profile.name)
-        };
-        let threads = threads.unwrap_or(smallest.cores.len().max(1));
-        if threads > smallest.cores.len() {
-            bail!(
-                "--threads {threads}: slot `{}` of machine profile `{}` has {} core(s); give fewer threads or \
-                 larger slots",
-                smallest.name,
-                profile.name,
-                smallest.cores.len()
-            );
-        }
-        Ok(Setup { profile, slots, threads })
-    }
-
-    /// An evaluator on the first slot (builds cached in the user's cache
-    /// directory) and the fingerprint its results are keyed by.
-    pub fn evaluator(&self, runs: usize, tolerance: f64) -> Result<(Evaluator, Fingerprint)> {
-        let builder = Builder::new(self.profile.compiler(), program::cache_dir()?.join("builds"))?;
-        let fingerprint = Fingerprint::detect(builder.compiler())?.with_gpus(&self.profile.gpus)?;
-        let config = MeasureConfig {
-            runs,
-            threads: Some(self.threads),
-            tolerance: Tolerance { relative: tolerance },
-            ..MeasureConfig::default()
-        };
-        Ok((Evaluator { builder, slot: self.slots[0].clone(), config, jobs: JOBS }, fingerprint))
-    }
-}
-
-impl Kernel {
-    /// Loads the first SCoP of `file` on every dataset a `strategy` campaign
-    /// on `dataset` may use, and lays out its space: fusion preorders (see
-    /// [`preorders`]) × the knobs and tile sizes of `spec`.
-    pub fn load(
-        file: &Path,
-        strategy: StrategyKind,
-        dataset: Dataset,
-        build: &ProgramConfig,
-        spec: &grid::Spec,
-    ) -> Result<Kernel> {
-        let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
-        let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
-        let mut programs = HashMap::new();
-        for d in strategy::datasets(strategy, dataset) {
-            let program = program::load(file, d, &build.cc_args, 0)?;
-            space::scop::check_runnable(&program.source, &program.scop)?;
-            programs.insert(d, program);
-        }
-        let max = max_fusion(&programs[&dataset]);
-        let preorders = preorders(&programs[&dataset], max.as_ref(), spec.seed);
-        let spec =
-            &grid::Spec { code: grid::for_scop(&spec.code, &programs[&dataset].scop)?, ..spec.clone() };
-        Ok(Kernel {
-            spec: KernelSpec {
-                name,
-                path: file.to_path_buf(),
-                source_hash: Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect(),
-                build: build.clone(),
-            },
-            programs,
-            space: grid::points(&preorders, spec),
-            references: grid::references(spec.threads, max)
-                .into_iter()
-                .chain(spec.peers.iter().map(|name| Point {
-                    scheduler: Scheduler::Peer { name: name.clone() },
-                    tiles: None,
-                    threads: spec.threads,
-                    code: Default::default(),
-                }))
-                .collect(),
-        })
-    }
-}
-
 /// One finished evaluation, in order: how a search converged.
 #[derive(Debug, Clone, Serialize)]
 pub struct TraceEntry {
@@ -278,9 +176,6 @@ pub enum End {
     /// Ctrl-C.
     Interrupted,
 }
-
-/// Points scheduled and compiled at once by a campaign's evaluator.
-pub const JOBS: usize = 2;
 
 pub struct Campaign<'a> {
     pub store: &'a Store,
@@ -1002,77 +897,6 @@ fn worker_name() -> String {
     let host = host.trim();
     let random: u32 = rand::random();
     format!("{}:{}:{random:08x}", if host.is_empty() { "host" } else { host }, std::process::id())
-}
-
-/// Measures `kernel`'s original program on `dataset` with `evaluator` (its builder given
-/// the program's extra sources for that dataset), touching no store: `tune` does this
-/// before it writes any row, so that a program whose original is refused (no `main`, a
-/// SCoP never reached or run zero times, outputs that differ between two runs) leaves
-/// nothing behind.
-pub fn measure_original(evaluator: &Evaluator, kernel: &Kernel, dataset: Dataset) -> Result<Reference> {
-    let prog = &kernel.programs[&dataset];
-    let original = codegen::original_program(&prog.source, &prog.scop)?;
-    let builder = evaluator
-        .builder
-        .with_extras(&kernel.spec.build.extras(dataset))
-        .with_context(|| format!("{} [{}]: the program's extra sources", kernel.spec.name, dataset.name()))?;
-    let evaluator = Evaluator {
-        builder,
-        slot: evaluator.slot.clone(),
-        config: evaluator.config.clone(),
-        jobs: evaluator.jobs,
-    };
-    evaluator
-        .reference(&original)
-        .with_context(|| format!("{} [{}]: the original program", kernel.spec.name, dataset.name()))
-}
-
-/// At most this many fusion preorders per kernel enter the grid.
-pub const MAX_PREORDERS: usize = 16;
-
-/// The fusion preorders a campaign searches: the original (`None`), maximal
-/// fusion, and the points of the fusion space F at the outer level — all of
-/// them when there are at most [`MAX_PREORDERS`], else a seeded uniform
-/// sample. If the fusion space cannot be built, the first two alone.
-fn preorders(prog: &Program, max: Option<&Preorder>, seed: u64) -> Vec<Option<Preorder>> {
-    use rand::SeedableRng;
-    let original = Preorder::original(&prog.scop);
-    let mut out: Vec<Option<Preorder>> = vec![None];
-    let add = |out: &mut Vec<Option<Preorder>>, p: Preorder| {
-        let p = (p != original).then_some(p);
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    };
-    if let Some(m) = max {
-        add(&mut out, m.clone());
-    }
-    let Ok(space) = FusionSpace::outer(&prog.scop, &prog.deps, &FusionOptions::default()) else {
-        return out;
-    };
-    if space.count().to_u64().is_some_and(|n| n as usize <= MAX_PREORDERS) {
-        space.preorders().into_iter().for_each(|p| add(&mut out, p));
-    } else {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        // Draws may repeat; a bounded number of tries keeps this quick.
-        for _ in 0..4 * MAX_PREORDERS {
-            if out.len() >= MAX_PREORDERS {
-                break;
-            }
-            if let Some(p) = space.sample(&mut rng) {
-                add(&mut out, p);
-            }
-        }
-    }
-    out
-}
-
-/// The preorder maximal fusion yields on `prog`, when it differs from the
-/// original grouping and the scheduler finds one.
-pub fn max_fusion(prog: &Program) -> Option<Preorder> {
-    let opts = CoreOptions { fusion: Fusion::Max, ..CoreOptions::default() };
-    let s = space::schedule::schedule(&prog.scop, &prog.deps, &opts).ok()?;
-    (s.preorder != Preorder::original(&prog.scop)).then_some(s.preorder)
 }
 
 #[cfg(test)]
