@@ -196,4 +196,3 @@ fn max_fusion(prog: &Program) -> Option<Preorder> {
     let s = space::schedule::schedule(&prog.scop, &prog.deps, &opts).ok()?;
     (s.preorder != Preorder::original(&prog.scop)).then_some(s.preorder)
 }
-

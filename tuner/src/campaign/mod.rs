@@ -647,6 +647,45 @@ impl<'a> Campaign<'a> {
         Ok(())
     }
 
+    /// `points` of `kernel` (on the campaign's dataset, made and measured by
+    /// this campaign) measured `rounds` more times, round-robin, against a new
+    /// measurement of the original: each point's median of every round. Nothing
+    /// is recorded. `bench search` takes the best from these, so that one
+    /// campaign's noise does not decide which points are close to it.
+    pub fn remeasure(
+        &mut self,
+        kernel: &Kernel,
+        points: &[Point],
+        rounds: usize,
+    ) -> Result<HashMap<String, Vec<f64>>> {
+        let dataset = self.config.dataset;
+        let prog = &kernel.programs[&dataset];
+        let reference = self.evaluator.reference(&codegen::original_program(&prog.source, &prog.scop)?)?;
+        let on = On { kernel, dataset, program: 0, reference: &reference };
+        // Points with one program are measured once a round.
+        let mut programs: Vec<(Made, Vec<String>)> = Vec::new();
+        for made in self.make(&on, points).into_iter().flatten() {
+            match programs.iter_mut().find(|(m, _)| m.key == made.key) {
+                Some((_, ids)) => ids.push(made.point.id()),
+                None => {
+                    let id = made.point.id();
+                    programs.push((made, vec![id]));
+                }
+            }
+        }
+        let mut medians: HashMap<String, Vec<f64>> = HashMap::new();
+        for _ in 0..rounds {
+            for (made, ids) in &programs {
+                let build = batch::Program { builder: &made.builder, code: &made.code, cuda: None }.build();
+                let m = self.evaluator.measure(&reference, &build, Some(made.point.threads));
+                if let (Status::Ok, Some(t)) = (m.status, m.median_s) {
+                    ids.iter().for_each(|id| medians.entry(id.clone()).or_default().push(t));
+                }
+            }
+        }
+        Ok(medians)
+    }
+
     /// The builder of `point`'s program: ours, or for a peer's point the
     /// peer's compiler with the same cache and extra sources.
     fn builder_of(&self, point: &Point) -> Result<Builder, Failure> {
