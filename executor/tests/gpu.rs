@@ -12,7 +12,7 @@ use executor::evaluate::Evaluator;
 use executor::machine::MachineProfile;
 use executor::measure::Status;
 use executor::runtime::Tolerance;
-use space::knobs::SchedulerOptions;
+use space::knobs::{CodeOptions, SchedulerOptions};
 use testkit::{kernels, load};
 
 const ITEM_LIMIT: Duration = Duration::from_secs(400);
@@ -54,6 +54,24 @@ fn gemm_maps_two_block_and_two_thread_dimensions() {
     }
     assert!(!r.contains("#pragma omp"), "{r}");
     assert!(launches(r) >= 1, "{r}");
+    same_outputs(&k, v.program);
+}
+
+/// The gpu_block knob caps a block's threads: gemm's 16 × 16 tiles with at
+/// most 64 threads get blocks of 16 (x, the stride-one loop) × 4, each
+/// thread taking every fourth row of its tile; the outputs still match.
+#[test]
+fn gpu_block_caps_the_threads_of_a_block() {
+    let k = load("linear-algebra/gemm.c", "SMALL");
+    let knobs = gpu_knobs();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let mut opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
+    opts.code = CodeOptions::default().with_settings(&["gpu_block=64"]).unwrap();
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let r = &v.region;
+    assert!(r.contains("for (int polytune_t0 = 15; ") && r.contains("for (int polytune_t1 = 3; "), "{r}");
+    let cuda = v.cuda.as_ref().expect("gemm has a CUDA form");
+    assert!(cuda.unit.contains("dim3(16, 4, 1)") || cuda.program.contains("dim3(16, 4, 1)"), "{}", cuda.unit);
     same_outputs(&k, v.program);
 }
 

@@ -144,6 +144,11 @@ pub struct CodeOptions {
     /// layout. CPU variants only.
     #[serde(skip_serializing_if = "is_false")]
     pub transpose: bool,
+    /// The most threads of a CUDA block (GPU variants): the innermost thread
+    /// dimension takes what its tile allows, the outer ones what is left.
+    /// 0: CUDA's limit, 1024.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub gpu_block: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -164,6 +169,7 @@ impl Default for CodeOptions {
             parallel_min: 0,
             vector_width: 0,
             transpose: false,
+            gpu_block: 0,
         }
     }
 }
@@ -333,6 +339,21 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         values: "off|on",
         set: |o, v| set_switch(&mut o.transpose, v),
         get: |o| switch(o.transpose),
+    },
+    Knob {
+        name: "gpu_block",
+        values: "64|128|256|512|1024",
+        set: |o, v| match v {
+            "1024" => {
+                o.gpu_block = 0;
+                true
+            }
+            _ => set_one_of(&mut o.gpu_block, v, &[64, 128, 256, 512]),
+        },
+        get: |o| match o.gpu_block {
+            0 => "1024".to_string(),
+            n => n.to_string(),
+        },
     },
 ];
 

@@ -293,7 +293,7 @@ fn generate_gpu(
         return Err(CodegenError::Unsupported("transposed copies are made for CPU variants only".into()));
     }
     let sizes = opts.tile_sizes.clone().unwrap_or_else(|| vec![32]);
-    let (host, kernels) = gpu::map(ctx, &scop.context, tree, &sizes, deps)?;
+    let (host, kernels) = gpu::map(ctx, &scop.context, tree, &sizes, opts.code.gpu_block, deps)?;
     let prefix = iterator_prefix(scop);
     let schedule = host.to_str().ctx(|| "printing the schedule".into())?.to_string();
     let prefixes: Vec<String> = kernels.iter().map(|k| k.prefix.clone()).collect();

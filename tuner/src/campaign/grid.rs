@@ -28,6 +28,11 @@ const CODE_AXES: &[(&str, &[&str])] = &[
     ("transpose", &["off", "on"]),
 ];
 
+/// The code knobs of a GPU campaign (every point `target=gpu`): a CUDA form
+/// has no use for the CPU ones, which stay at their defaults (they would
+/// only make the same program again), and the block size is searched.
+const GPU_CODE_AXES: &[(&str, &[&str])] = &[("restrict", &["on"]), ("gpu_block", &["128", "256", "1024"])];
+
 /// Tile shapes of permutable bands searched by default; `None` is untiled.
 pub const TILES: &str = "0,16,32,64";
 
@@ -83,6 +88,9 @@ pub fn parse_tile(text: &str) -> Result<Tiles, String> {
 pub fn code_grid(fixed: &[String], threads: usize) -> Result<Vec<CodeOptions>> {
     let (single, searched) = split_settings(fixed, true);
     let base = CodeOptions::default().with_settings(&single)?;
+    if knob_grid(fixed, threads)?.iter().all(|o| o.target == Target::Gpu) {
+        return grid(base, fixed, GPU_CODE_AXES.iter().copied(), searched, |o, s| o.with_settings(s));
+    }
     let schedule: &[&str] = &["static", "dynamic"];
     let axes = CODE_AXES.iter().copied().chain((threads > 1).then_some(("omp_schedule", schedule)));
     grid(base, fixed, axes, searched, |o, s| o.with_settings(s))
@@ -291,6 +299,13 @@ mod tests {
         assert_eq!(hlims.len(), full.len());
         assert!(hlims.iter().all(|o| o.hlim == Some(4) || o.hlim == Some(8)));
         assert!(code_grid(&["vector_width=default,384".into()], 2).unwrap_err().to_string().contains("512"));
+        // A GPU campaign searches the block size, not the CPU's code knobs.
+        let gpu = code_grid(&["target=gpu".into()], 2).unwrap();
+        let blocks: Vec<u32> = gpu.iter().map(|c| c.gpu_block).collect();
+        assert_eq!(blocks, [128, 256, 0]);
+        assert!(gpu.iter().all(|c| CodeOptions { gpu_block: 0, ..c.clone() }
+            == CodeOptions { restrict: true, ..CodeOptions::default() }));
+        assert!(code_grid(&[], 2).unwrap().iter().all(|c| c.gpu_block == 0));
         let tiles = parse_tiles(TILES).unwrap();
         let spec = Spec {
             knobs: fixed.clone(),

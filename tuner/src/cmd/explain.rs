@@ -176,7 +176,8 @@ fn codegen_words(p: &Point) -> Option<String> {
         parts.push(format!("--threads {}", p.threads));
     }
     // simd and unroll_jam are code steps of the script; these are not.
-    const REGION_WIDE: [&str; 5] = ["restrict", "omp_schedule", "parallel_min", "vector_width", "transpose"];
+    const REGION_WIDE: [&str; 6] =
+        ["restrict", "omp_schedule", "parallel_min", "vector_width", "transpose", "gpu_block"];
     for (set, default) in p.code.settings().into_iter().zip(CodeOptions::default().settings()) {
         if set != default && REGION_WIDE.iter().any(|k| set.split('=').next() == Some(*k)) {
             parts.push(format!("--set {set}"));

@@ -67,16 +67,22 @@ pub(super) struct Shape {
 
 /// The tree with a `KERNEL_MARK` above every kernel (host code prints a
 /// launch there), and the kernels in mark order. `sizes` are the tile sizes
-/// of block dimensions, outermost first, the last repeating. With `checks`,
-/// each mapping is checked against the dependences.
+/// of block dimensions, outermost first, the last repeating; a block has at
+/// most `block` threads (0: CUDA's limit). With `checks`, each mapping is
+/// checked against the dependences.
 pub(super) fn map(
     ctx: &Context,
     context: &str,
     tree: Schedule,
     sizes: &[u32],
+    block: u32,
     checks: Option<&Dependences>,
 ) -> Result<(Schedule, Vec<Kernel>), CodegenError> {
     let what = || "mapping to the GPU".to_string();
+    let block = match block {
+        0 => MAX_THREADS,
+        n => i64::from(n).min(MAX_THREADS),
+    };
     let mut coincident = Vec::new();
     let root = mark(tree.get_root().ctx(what)?, &mut coincident)?;
     let host = root.get_schedule().ctx(what)?;
@@ -84,7 +90,7 @@ pub(super) fn map(
     for (k, &j) in coincident.iter().enumerate() {
         let at = find_mark(host.get_root().ctx(what)?, &format!("{KERNEL_MARK}_{k}"))?
             .ok_or_else(|| CodegenError::Unsupported(format!("kernel {k}: its mark went missing")))?;
-        kernels.push(kernel(ctx, context, &at, j, sizes, checks)?);
+        kernels.push(kernel(ctx, context, &at, j, sizes, block, checks)?);
     }
     Ok((host, kernels))
 }
@@ -189,10 +195,10 @@ fn val(ctx: &Context, v: i64) -> Result<Val, CodegenError> {
 
 /// Block sizes for the thread dimensions of tiles `tiles` (outermost
 /// first): each a divisor of its tile size (so that a tile's iterations
-/// split evenly), the innermost as large as possible, all within CUDA's
-/// limits.
-fn block_sizes(tiles: &[i64]) -> Vec<i64> {
-    let mut left = MAX_THREADS;
+/// split evenly), the innermost as large as possible, at most `block`
+/// threads in all and within CUDA's limit along z.
+fn block_sizes(tiles: &[i64], block: i64) -> Vec<i64> {
+    let mut left = block;
     let mut out = vec![1; tiles.len()];
     for (pos, k) in (0..tiles.len()).rev().enumerate() {
         let cap = if pos == 2 { left.min(MAX_Z) } else { left };
@@ -204,13 +210,14 @@ fn block_sizes(tiles: &[i64]) -> Vec<i64> {
 }
 
 /// The kernel under the mark `at`, whose band has `j` leading coincident
-/// members.
+/// members, with blocks of at most `block` threads.
 fn kernel(
     ctx: &Context,
     context: &str,
     at: &ScheduleNode,
     j: usize,
     sizes: &[u32],
+    block: i64,
     checks: Option<&Dependences>,
 ) -> Result<Kernel, CodegenError> {
     let what = || "building a kernel".to_string();
@@ -247,7 +254,7 @@ fn kernel(
     if let Some(deps) = checks {
         let host = at.get_prefix_schedule_union_map().ctx(what)?;
         while nb + nt > 0 {
-            let threads = block_sizes(&all_tiles[..nt]);
+            let threads = block_sizes(&all_tiles[..nt], block);
             let mut mapped: Option<UnionMap> = None;
             let parts = (0..nb)
                 .map(|k| tile_of(k, all_tiles[k]))
@@ -273,7 +280,7 @@ fn kernel(
         }
     }
     let tiles = all_tiles[..nb].to_vec();
-    let threads = block_sizes(&all_tiles[..nt]);
+    let threads = block_sizes(&all_tiles[..nt], block);
     // The filter: this block's tile and this thread's residue.
     let mut filter = launch.copy().ctx(what)?;
     let mut names = Vec::new();
@@ -377,17 +384,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn block_sizes_divide_their_tiles_and_stay_within_cuda_limits() {
-        assert_eq!(block_sizes(&[32]), vec![32]);
-        assert_eq!(block_sizes(&[32, 32]), vec![32, 32]);
-        assert_eq!(block_sizes(&[32, 32, 32]), vec![1, 32, 32]);
-        assert_eq!(block_sizes(&[16, 16, 16]), vec![4, 16, 16]);
-        assert_eq!(block_sizes(&[2048]), vec![1024]);
-        assert_eq!(block_sizes(&[48, 48]), vec![16, 48]);
-        for tiles in [vec![8, 64, 128], vec![100, 3], vec![7, 7, 7]] {
-            let b = block_sizes(&tiles);
-            assert!(b.iter().product::<i64>() <= MAX_THREADS, "{tiles:?} {b:?}");
-            assert!(b.iter().zip(&tiles).all(|(b, t)| t % b == 0), "{tiles:?} {b:?}");
+    fn block_sizes_divide_their_tiles_and_stay_within_their_limits() {
+        let most = |t: &[i64]| block_sizes(t, MAX_THREADS);
+        assert_eq!(most(&[32]), vec![32]);
+        assert_eq!(most(&[32, 32]), vec![32, 32]);
+        assert_eq!(most(&[32, 32, 32]), vec![1, 32, 32]);
+        assert_eq!(most(&[16, 16, 16]), vec![4, 16, 16]);
+        assert_eq!(most(&[2048]), vec![1024]);
+        assert_eq!(most(&[48, 48]), vec![16, 48]);
+        // The gpu_block knob: the innermost dimension first.
+        assert_eq!(block_sizes(&[32, 32], 128), vec![4, 32]);
+        assert_eq!(block_sizes(&[64], 128), vec![64]);
+        assert_eq!(block_sizes(&[256], 64), vec![64]);
+        assert_eq!(block_sizes(&[16, 16, 16], 256), vec![1, 16, 16]);
+        for block in [64, 128, 256, 512, MAX_THREADS] {
+            for tiles in [vec![8, 64, 128], vec![100, 3], vec![7, 7, 7], vec![32, 32, 32]] {
+                let b = block_sizes(&tiles, block);
+                assert!(b.iter().product::<i64>() <= block, "{tiles:?} {b:?}");
+                assert!(b.iter().zip(&tiles).all(|(b, t)| t % b == 0), "{tiles:?} {b:?}");
+            }
         }
     }
 }
