@@ -75,6 +75,27 @@ fn gpu_block_caps_the_threads_of_a_block() {
     same_outputs(&k, v.program);
 }
 
+/// Where a statement would not run (gemm with NK = 0), a GPU variant runs
+/// the code as written, as CPU variants do: its kernels are mapped and
+/// generated only for sizes where every statement runs.
+#[test]
+fn where_a_statement_would_not_run_the_gpu_variant_runs_the_code_as_written() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("every-statement-runs-gpu");
+    let path = testkit::gemm_with_an_empty_dataset(&dir);
+    let knobs = gpu_knobs();
+    for dataset in ["EMPTY", "MINI"] {
+        let k = load(&path, dataset);
+        let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+        let opts = CodegenOptions::for_point(Some(vec![8]), 1, Some(&knobs));
+        let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+        let guard = "\nif (ni >= 1 && nj >= 1 && nk >= 1) {\n";
+        assert!(v.region.contains(guard), "{}", v.region);
+        let cuda = v.cuda.as_ref().expect("gemm has a CUDA form");
+        assert!(cuda.program.contains(guard) && cuda.counting.contains(guard), "{}", cuda.program);
+        same_outputs(&k, v.program);
+    }
+}
+
 #[test]
 fn jacobi_2d_launches_kernels_from_its_host_time_loop() {
     let k = load("stencils/jacobi-2d.c", "SMALL");

@@ -215,16 +215,8 @@ fn a_loop_falsely_marked_coincident_is_not_parallelised() {
 /// `nk = 0`: `C *= beta` runs, the product does not).
 #[test]
 fn where_a_statement_would_not_run_the_region_runs_the_code_as_written() {
-    let harness = testkit::root().join("polybench/harness/polytune.h");
-    let text = std::fs::read_to_string(testkit::kernel("linear-algebra/gemm.c")).unwrap();
-    let text = text.replace("\"../harness/polytune.h\"", &format!("\"{}\"", harness.display())).replace(
-        "#if defined(MINI_DATASET)",
-        "#if defined(EMPTY_DATASET)\n#define NI 20\n#define NJ 25\n#define NK 0\n#elif defined(MINI_DATASET)",
-    );
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("every-statement-runs");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("gemm.c");
-    std::fs::write(&path, text).unwrap();
+    let path = testkit::gemm_with_an_empty_dataset(&dir);
     let ev = evaluator(&["-O3", "-march=native", "-fopenmp"], 2, Tolerance { relative: 1e-6 });
     let opts = CodegenOptions { tile_sizes: Some(vec![8]), openmp: true, ..Default::default() };
     for dataset in ["EMPTY", "MINI"] {

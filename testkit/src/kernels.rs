@@ -37,6 +37,22 @@ pub fn kernel(rel: &str) -> PathBuf {
     root().join("polybench").join(rel)
 }
 
+/// gemm.c written to `dir` with one more dataset, `EMPTY` (NK = 0: the
+/// statement that accumulates never runs), the harness found by its
+/// absolute path.
+pub fn gemm_with_an_empty_dataset(dir: &Path) -> PathBuf {
+    let harness = root().join("polybench/harness/polytune.h");
+    let text = std::fs::read_to_string(kernel("linear-algebra/gemm.c")).expect("gemm.c is readable");
+    let text = text.replace("\"../harness/polytune.h\"", &format!("\"{}\"", harness.display())).replace(
+        "#if defined(MINI_DATASET)",
+        "#if defined(EMPTY_DATASET)\n#define NI 20\n#define NJ 25\n#define NK 0\n#elif defined(MINI_DATASET)",
+    );
+    std::fs::create_dir_all(dir).expect("the directory can be made");
+    let path = dir.join("gemm.c");
+    std::fs::write(&path, text).expect("gemm.c can be written");
+    path
+}
+
 /// A kernel's first SCoP, read with `-D{dataset}_DATASET`, and its dependences.
 pub struct Kernel {
     /// The file's stem (`gemm`).

@@ -247,16 +247,7 @@ fn generate_inner(
         None => (printer.out, Vec::new()),
     };
     let (make, free) = copy_code(&ctx, scop, opts.openmp)?;
-    let (macros, undef) = (statement_macros(scop), undef_macros(scop));
-    let region = match guard {
-        None => format!("{macros}{make}{body}{free}{undef}"),
-        // Where some statement would not run at all, the code as written,
-        // outside the macros (the guard may use `floord`).
-        Some(guard) => format!(
-            "{macros}if ({guard}) {{\n{make}{body}{free}}}\n{undef}else {{\n{}\n}}\n",
-            original_region(source, scop)
-        ),
-    };
+    let region = guarded(source, scop, guard.as_deref(), &format!("{make}{body}{free}"));
     let mut program = splice(source, scop, &region)?;
     if opts.code.vector_width > 0 {
         // Before everything, so that the function holding the SCoP and the
@@ -270,6 +261,20 @@ fn generate_inner(
     program.push_str(&functions);
     let region = format!("{region}{functions}");
     Ok(Variant { program, region, schedule: final_text, bands: trace, cuda: None })
+}
+
+/// The region: `code` (between the statement macros) where every statement
+/// runs, and the code as written where `guard` (of [`every_statement_runs`])
+/// fails, outside the macros (the guard may use `floord`).
+fn guarded(source: &Source, scop: &Scop, guard: Option<&str>, code: &str) -> String {
+    let (macros, undef) = (statement_macros(scop), undef_macros(scop));
+    match guard {
+        None => format!("{macros}{code}{undef}"),
+        Some(guard) => format!(
+            "{macros}if ({guard}) {{\n{code}}}\n{undef}else {{\n{}\n}}\n",
+            original_region(source, scop)
+        ),
+    }
 }
 
 /// Each statement's number of iterators: the arguments of its macro.
@@ -293,11 +298,14 @@ fn generate_gpu(
         return Err(CodegenError::Unsupported("transposed copies are made for CPU variants only".into()));
     }
     let sizes = opts.tile_sizes.clone().unwrap_or_else(|| vec![32]);
-    let (host, kernels) = gpu::map(ctx, &scop.context, tree, &sizes, opts.code.gpu_block, deps)?;
+    // Mapped and generated where every statement runs, as CPU code is.
+    let (runs, guard) = every_statement_runs(ctx, scop)?;
+    let guard = guard.as_deref();
+    let (host, kernels) = gpu::map(ctx, &runs, tree, &sizes, opts.code.gpu_block, deps)?;
     let prefix = iterator_prefix(scop);
     let schedule = host.to_str().ctx(|| "printing the schedule".into())?.to_string();
     let prefixes: Vec<String> = kernels.iter().map(|k| k.prefix.clone()).collect();
-    let (ast, occurrences) = build_annotated_ast(ctx, &scop.context, host, &prefix, &prefixes)?;
+    let (ast, occurrences) = build_annotated_ast(ctx, &runs, host, &prefix, &prefixes)?;
     // One kernel per occurrence of a mark in host code, for its instances.
     let mut bodies = Vec::new();
     for (k, instances) in occurrences {
@@ -321,7 +329,7 @@ fn generate_gpu(
             Box::new(move |values: &[String]| shape.emulated(&body, values)) as print::Launch
         })
         .collect();
-    let region = format!("{}{}{}", statement_macros(scop), print_host(emulated)?, undef_macros(scop));
+    let region = guarded(source, scop, guard, &print_host(emulated)?);
     let program = splice(source, scop, &region)?;
     // The CUDA form, where the region can be a function of its data.
     let outliner = outline::Outliner::new(scop, &statement_macros(scop), &undef_macros(scop));
@@ -337,7 +345,7 @@ fn generate_gpu(
                 .collect();
             let host = print_host(launches)?;
             let mut c = gpu::cuda::unit(scop, &o, &bodies, &host, &data);
-            c.program = splice(source, scop, &c.program)?;
+            c.program = splice(source, scop, &guarded(source, scop, guard, &c.program))?;
             let counters = bodies
                 .iter()
                 .map(|(shape, _)| {
@@ -346,10 +354,8 @@ fn generate_gpu(
                 })
                 .collect();
             let count = format!(
-                "  long polytune_launches = 0;\n{}{}{}  polytune_rt_dump(\"polytune_launches\", \"long\", &polytune_launches, sizeof polytune_launches);\n",
-                statement_macros(scop),
-                print_host(counters)?,
-                undef_macros(scop)
+                "  long polytune_launches = 0;\n{}  polytune_rt_dump(\"polytune_launches\", \"long\", &polytune_launches, sizeof polytune_launches);\n",
+                guarded(source, scop, guard, &print_host(counters)?)
             );
             c.counting = splice(source, scop, &count)?;
             Some(c)
