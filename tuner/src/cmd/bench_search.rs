@@ -64,35 +64,27 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         // over the rounds of re-measurement.
         let mut times: HashMap<String, f64> = HashMap::new();
         let mut truth: HashMap<String, f64> = HashMap::new();
-        let exhaustive = campaign(
-            &setup,
-            &kernel,
-            StrategyKind::Exhaustive,
-            dataset,
-            settings,
-            runs,
-            None,
-            |c, trace| {
-                times = trace
-                    .iter()
-                    .filter(|t| t.dataset == dataset)
-                    .filter_map(|t| Some((t.point_id.clone(), t.median_s?)))
-                    .collect();
-                let best = times.values().copied().fold(f64::INFINITY, f64::min);
-                let candidates: Vec<_> = kernel
-                    .references
-                    .iter()
-                    .chain(&kernel.space)
-                    .filter(|p| times.get(&p.id()).is_some_and(|t| *t <= CANDIDATE * best))
-                    .cloned()
-                    .collect();
-                for (id, mut rounds) in c.remeasure(&kernel, &candidates, ROUNDS)? {
-                    rounds.sort_by(f64::total_cmp);
-                    truth.insert(id, rounds[rounds.len() / 2]);
-                }
-                Ok(())
-            },
-        )?;
+        let bench = Bench { setup: &setup, kernel: &kernel, dataset, settings, runs };
+        let exhaustive = bench.campaign(StrategyKind::Exhaustive, None, |c, trace| {
+            times = trace
+                .iter()
+                .filter(|t| t.dataset == dataset)
+                .filter_map(|t| Some((t.point_id.clone(), t.median_s?)))
+                .collect();
+            let best = times.values().copied().fold(f64::INFINITY, f64::min);
+            let candidates: Vec<_> = kernel
+                .references
+                .iter()
+                .chain(&kernel.space)
+                .filter(|p| times.get(&p.id()).is_some_and(|t| *t <= CANDIDATE * best))
+                .cloned()
+                .collect();
+            for (id, mut rounds) in c.remeasure(&kernel, &candidates, ROUNDS)? {
+                rounds.sort_by(f64::total_cmp);
+                truth.insert(id, rounds[rounds.len() / 2]);
+            }
+            Ok(())
+        })?;
         let best = truth.values().copied().fold(f64::INFINITY, f64::min);
         let close: HashSet<String> =
             truth.iter().filter(|(_, t)| **t <= CLOSE * best).map(|(p, _)| p.clone()).collect();
@@ -115,7 +107,7 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         let mut traces = vec![exhaustive];
         for strategy in [StrategyKind::Random, StrategyKind::Halving, StrategyKind::Model] {
             let stop = Some(close.clone());
-            traces.push(campaign(&setup, &kernel, strategy, dataset, settings, runs, stop, |_, _| Ok(()))?);
+            traces.push(bench.campaign(strategy, stop, |_, _| Ok(()))?);
         }
         // Reference points come first in every campaign and are often close
         // to the best: the second figure counts only the strategy's own points.
@@ -155,51 +147,59 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
     Ok(())
 }
 
-/// One campaign in a temporary store and build cache, to its end or until
-/// it evaluates one of `stop_at`, then `after` on it and its trace (before
-/// the build cache goes); the trace.
-fn campaign(
-    setup: &Setup,
-    kernel: &Kernel,
-    strategy: StrategyKind,
+/// What the campaigns of one kernel's bench share.
+struct Bench<'a> {
+    setup: &'a Setup,
+    kernel: &'a Kernel,
     dataset: Dataset,
-    settings: &[String],
+    settings: &'a [String],
     runs: usize,
-    stop_at: Option<HashSet<String>>,
-    after: impl FnOnce(&mut Campaign, &[TraceEntry]) -> Result<()>,
-) -> Result<Vec<TraceEntry>> {
-    let dir = std::env::temp_dir().join(format!("polytune-bench-search-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)?;
-    let db = store::Store::open(&dir.join("store.db").display().to_string())?;
-    let (mut evaluator, fingerprint) =
-        setup.evaluator(runs, executor::runtime::Tolerance::default().relative)?;
-    evaluator.builder =
-        executor::build::Builder::new(evaluator.builder.compiler().clone(), dir.join("builds"))?;
-    let machine = db.machine(&setup.profile.name, &serde_json::to_string(&fingerprint)?)?;
-    let config = Config {
-        polytune: env!("CARGO_PKG_VERSION").to_string(),
-        kernels: vec![kernel.spec.clone()],
-        dataset,
-        strategy,
-        seed: 0,
-        threads: setup.threads,
-        settings: settings.to_vec(),
-        tiles: grid::parse_tiles(grid::TILES).expect("default tiles parse"),
-        runs,
-        tolerance: evaluator.config.tolerance.relative,
-        machine: fingerprint.id(),
-        peers: Vec::new(),
-        emulate: false,
-        race: crate::campaign::RACE.into(),
-    };
-    let mut c = Campaign::open(&db, evaluator, config, Budget::default(), machine)?;
-    c.stop_at = stop_at;
-    c.run(std::slice::from_ref(kernel))?;
-    let trace = std::mem::take(&mut c.trace);
-    after(&mut c, &trace)?;
-    drop(c);
-    drop(db);
-    let _ = std::fs::remove_dir_all(&dir);
-    Ok(trace)
+}
+
+impl Bench<'_> {
+    /// One campaign in a temporary store and build cache, to its end or until
+    /// it evaluates one of `stop_at`, then `after` on it and its trace (before
+    /// the build cache goes); the trace.
+    fn campaign(
+        &self,
+        strategy: StrategyKind,
+        stop_at: Option<HashSet<String>>,
+        after: impl FnOnce(&mut Campaign, &[TraceEntry]) -> Result<()>,
+    ) -> Result<Vec<TraceEntry>> {
+        let Bench { setup, kernel, dataset, settings, runs } = *self;
+        let dir = std::env::temp_dir().join(format!("polytune-bench-search-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        let db = store::Store::open(&dir.join("store.db").display().to_string())?;
+        let (mut evaluator, fingerprint) =
+            setup.evaluator(runs, executor::runtime::Tolerance::default().relative)?;
+        evaluator.builder =
+            executor::build::Builder::new(evaluator.builder.compiler().clone(), dir.join("builds"))?;
+        let machine = db.machine(&setup.profile.name, &serde_json::to_string(&fingerprint)?)?;
+        let config = Config {
+            polytune: env!("CARGO_PKG_VERSION").to_string(),
+            kernels: vec![kernel.spec.clone()],
+            dataset,
+            strategy,
+            seed: 0,
+            threads: setup.threads,
+            settings: settings.to_vec(),
+            tiles: grid::parse_tiles(grid::TILES).expect("default tiles parse"),
+            runs,
+            tolerance: evaluator.config.tolerance.relative,
+            machine: fingerprint.id(),
+            peers: Vec::new(),
+            emulate: false,
+            race: crate::campaign::RACE.into(),
+        };
+        let mut c = Campaign::open(&db, evaluator, config, Budget::default(), machine)?;
+        c.stop_at = stop_at;
+        c.run(std::slice::from_ref(kernel))?;
+        let trace = std::mem::take(&mut c.trace);
+        after(&mut c, &trace)?;
+        drop(c);
+        drop(db);
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(trace)
+    }
 }
