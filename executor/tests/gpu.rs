@@ -130,8 +130,9 @@ fn a_mapping_that_would_race_falls_back_to_one_thread() {
     same_outputs(&k, v.program);
 }
 
-/// Every kernel: scheduled for the GPU, mapped, emulated, outputs compared
-/// with the original's; its CUDA unit compiled by nvcc for sm_80 and sm_90
+/// Every kernel: scheduled for the GPU, mapped (every other one with
+/// `gpu_block=64`), emulated, outputs compared with the original's; its
+/// CUDA unit compiled by nvcc for sm_80 and sm_90
 /// where nvcc is found (CI sets `POLYTUNE_EXPECT_NVCC`: there it must be).
 /// Failures are collected, then reported together.
 #[test]
@@ -163,7 +164,11 @@ fn every_kernel_mapped_to_the_gpu_matches_the_original_when_emulated() {
                         continue;
                     }
                 };
-                let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
+                let mut opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
+                // Every other kernel with blocks of at most 64 threads (gpu_block).
+                if i % 2 == 1 {
+                    opts.code.gpu_block = 64;
+                }
                 let v = {
                     let _item = testkit::item(format!("{}: codegen", k.name), ITEM_LIMIT);
                     codegen::generate(&k.source, &k.scop, &k.deps, &tree, &opts)
