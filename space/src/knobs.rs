@@ -198,6 +198,24 @@ fn set_enum<T: serde::de::DeserializeOwned>(slot: &mut T, value: &str) -> bool {
     }
 }
 
+/// Sets `slot` to 0 for `zero` (the knob's default, spelled as a word or
+/// as the number it stands for), else as [`set_one_of`] does.
+fn set_one_of_or_zero(slot: &mut u32, value: &str, zero: &str, allowed: &[u32]) -> bool {
+    if value == zero {
+        *slot = 0;
+        return true;
+    }
+    set_one_of(slot, value, allowed)
+}
+
+/// A knob number with its default 0 spelled `zero`.
+fn zero_as(n: u32, zero: &str) -> String {
+    match n {
+        0 => zero.to_string(),
+        n => n.to_string(),
+    }
+}
+
 /// Sets `slot` to `value` when it is one of the knob's numbers.
 fn set_one_of(slot: &mut u32, value: &str, allowed: &[u32]) -> bool {
     match value.parse::<u32>() {
@@ -322,17 +340,8 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
     Knob {
         name: "vector_width",
         values: "default|128|256|512",
-        set: |o, v| match v {
-            "default" => {
-                o.vector_width = 0;
-                true
-            }
-            _ => set_one_of(&mut o.vector_width, v, &[128, 256, 512]),
-        },
-        get: |o| match o.vector_width {
-            0 => "default".to_string(),
-            n => n.to_string(),
-        },
+        set: |o, v| set_one_of_or_zero(&mut o.vector_width, v, "default", &[128, 256, 512]),
+        get: |o| zero_as(o.vector_width, "default"),
     },
     Knob {
         name: "transpose",
@@ -343,17 +352,8 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
     Knob {
         name: "gpu_block",
         values: "64|128|256|512|1024",
-        set: |o, v| match v {
-            "1024" => {
-                o.gpu_block = 0;
-                true
-            }
-            _ => set_one_of(&mut o.gpu_block, v, &[64, 128, 256, 512]),
-        },
-        get: |o| match o.gpu_block {
-            0 => "1024".to_string(),
-            n => n.to_string(),
-        },
+        set: |o, v| set_one_of_or_zero(&mut o.gpu_block, v, "1024", &[64, 128, 256, 512]),
+        get: |o| zero_as(o.gpu_block, "1024"),
     },
 ];
 
