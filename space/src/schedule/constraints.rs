@@ -175,17 +175,45 @@ impl Group<'_> {
         Ok((p, l))
     }
 
-    pub(super) fn feautrier_row(&mut self, solver: &mut Solver) -> Result<Row> {
+    /// A row carrying as many dependence groups as possible, every other
+    /// one kept valid. With `self_first`, only a statement's dependences on
+    /// itself count, unless none of them can be carried.
+    pub(super) fn feautrier_row(&mut self, solver: &mut Solver, self_first: bool) -> Result<Row> {
+        if self_first && self.deps.iter().any(|d| d.src == d.dst) {
+            if let Some((row, carried)) = self.feautrier_lexmin(solver, |d| d.src == d.dst)? {
+                if carried > 0 {
+                    return Ok(row);
+                }
+            }
+        }
+        self.feautrier_lexmin(solver, |_| true)?.map(|(row, _)| row).ok_or_else(|| {
+            ScheduleError::Stuck(format!(
+                "group {}: the Feautrier ILP is infeasible (a dependence cycle within one instance?)",
+                self.index
+            ))
+        })
+    }
+
+    /// The Feautrier ILP where the groups `counted` says may be carried
+    /// (an `ε` each); the others only need a distance of at least zero.
+    /// The row, and how many counted groups it carries.
+    fn feautrier_lexmin(
+        &mut self,
+        solver: &mut Solver,
+        counted: impl Fn(&DepGroup) -> bool,
+    ) -> Result<Option<(Row, i64)>> {
         let mut p = Problem::new();
         let l = self.layout(&mut p, false);
         let deps = self.deps.clone();
         let mut eps = Vec::new();
         for dep in &deps {
             let Some(f) = self.farkas_of(&dep.relation)? else { continue };
-            let e = p.add_var(format!("eps.{}", dep.label()), Some(0), Some(1));
-            eps.push(e);
             let mut slots = self.distance_slots(&l, dep);
-            slots[0].push((e, -1));
+            if counted(dep) {
+                let e = p.add_var(format!("eps.{}", dep.label()), Some(0), Some(1));
+                eps.push(e);
+                slots[0].push((e, -1));
+            }
             Self::add_farkas(&mut p, &f, &slots, 1);
         }
         // Carry as many groups as possible: minimise Σ(1 − ε), i.e. −Σε.
@@ -193,13 +221,10 @@ impl Group<'_> {
         p.objectives.push(l.d.iter().flatten().map(|&v| (v, 1)).collect());
         p.objectives.push(l.c_minus.iter().chain(&l.c_plus).flatten().map(|&v| (v, 1)).collect());
         self.individual_objectives(&mut p, &l);
-        match staged_lexmin(solver, p, 3)? {
-            Some(values) => Ok(self.row_from(&l, &values, RowKind::Feautrier)),
-            None => Err(ScheduleError::Stuck(format!(
-                "group {}: the Feautrier ILP is infeasible (a dependence cycle within one instance?)",
-                self.index
-            ))),
-        }
+        Ok(staged_lexmin(solver, p, 3)?.map(|values| {
+            let carried = eps.iter().map(|&e| values[e]).sum();
+            (self.row_from(&l, &values, RowKind::Feautrier), carried)
+        }))
     }
 
     pub(super) fn row_from(&self, l: &Layout, v: &[i64], kind: RowKind) -> Row {

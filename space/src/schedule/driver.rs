@@ -219,6 +219,16 @@ impl Group<'_> {
                         continue;
                     }
                     Next::Feautrier => feautrier = true,
+                    Next::Split(phases) => {
+                        // A band of its own: the sequence, then each
+                        // phase's rows (only its own dependences left).
+                        self.close_band(strategy)?;
+                        let row = self.split_row(&phases);
+                        self.push(strategy, row)?;
+                        self.close_band(strategy)?;
+                        first = false;
+                        continue;
+                    }
                     Next::None => {}
                 }
                 if !feautrier && !self.band.is_empty() {
@@ -233,7 +243,7 @@ impl Group<'_> {
                 }
             }
             self.close_band(strategy)?;
-            let row = self.feautrier_row(solver)?;
+            let row = self.feautrier_row(solver, strategy.carry_self_first())?;
             self.push(strategy, row)?;
             // A Feautrier row the strategy asked for (GPU, hlim) that
             // carries nothing: dropped, and not asked for again.

@@ -11,7 +11,7 @@ use isl_rs::{Context, UnionMap};
 use super::farkas::Farkas;
 use super::ilp::Constraint;
 use super::solver::Solver;
-use super::{Row, ScheduleError};
+use super::{Row, RowKind, ScheduleError};
 use crate::linalg::rank;
 use crate::scop::Scop;
 
@@ -81,6 +81,13 @@ pub(super) trait RowStrategy {
     fn drop_useless_feautrier(&mut self) -> bool {
         false
     }
+
+    /// Whether a Feautrier row first tries to carry only the dependences of
+    /// a statement on itself (isl's `schedule_carry_self_first`), leaving
+    /// the others parallel where it can.
+    fn carry_self_first(&self) -> bool {
+        false
+    }
 }
 
 /// What the next step of a group is.
@@ -88,6 +95,9 @@ pub(super) enum Next {
     Row(Row),
     /// A Feautrier row (GPU without a coincident solution, or hlim exceeded).
     Feautrier,
+    /// A [`RowKind::Split`] row putting each member in its phase
+    /// ([`Group::phases`]).
+    Split(Vec<usize>),
     /// No band row fits.
     None,
 }
@@ -166,8 +176,105 @@ impl<'a> Group<'a> {
         (0..self.members.len()).filter(|&k| rank(&self.h[k], self.dims[k]) < self.dims[k]).collect()
     }
 
+    /// The phase of each member when the remaining dependences fall into
+    /// several, else `None`. The strongly connected components of the
+    /// dependence graph each start at the length of the longest chain of
+    /// components leading to it (components no path joins share a phase);
+    /// then each phase joins the one before it when the two together still
+    /// have a coincident row, so that one kernel can run both.
+    pub(super) fn phases(&mut self, solver: &mut Solver) -> Result<Option<Vec<usize>>> {
+        let n = self.members.len();
+        let mut reach = vec![vec![false; n]; n];
+        for d in &self.deps {
+            reach[self.pos(d.src)][self.pos(d.dst)] = true;
+        }
+        for k in 0..n {
+            for i in 0..n {
+                if reach[i][k] {
+                    for j in 0..n {
+                        reach[i][j] |= reach[k][j];
+                    }
+                }
+            }
+        }
+        let same = |i: usize, j: usize| i == j || (reach[i][j] && reach[j][i]);
+        // Components in topological order (a member that no unplaced member
+        // of another component reaches) settle their chain length.
+        let mut chain = vec![usize::MAX; n];
+        while let Some(i) = (0..n).find(|&i| {
+            chain[i] == usize::MAX && (0..n).all(|j| chain[j] != usize::MAX || same(i, j) || !reach[j][i])
+        }) {
+            let at = (0..n).filter(|&j| !same(i, j) && reach[j][i]).map(|j| chain[j] + 1).max().unwrap_or(0);
+            for j in (0..n).filter(|&j| same(i, j)) {
+                chain[j] = at;
+            }
+        }
+        let last = chain.iter().copied().max().unwrap_or(0);
+        if last == 0 {
+            return Ok(None);
+        }
+        let mut phase = chain.clone();
+        let mut current = 0;
+        for c in 1..=last {
+            let joined: Vec<usize> = (0..n).filter(|&k| phase[k] == current || chain[k] == c).collect();
+            if self.part(&joined).has_coincident_row(solver)? {
+                (0..n).filter(|&k| chain[k] == c).for_each(|k| phase[k] = current);
+            } else {
+                current += 1;
+                (0..n).filter(|&k| chain[k] == c).for_each(|k| phase[k] = current);
+            }
+        }
+        Ok((current > 0).then_some(phase))
+    }
+
+    /// The group of the members at positions `keep`, with their rows so far
+    /// and the remaining dependences among them.
+    fn part(&self, keep: &[usize]) -> Group<'a> {
+        let members: Vec<usize> = keep.iter().map(|&k| self.members[k]).collect();
+        let deps = self
+            .deps
+            .iter()
+            .filter(|d| members.contains(&d.src) && members.contains(&d.dst))
+            .cloned()
+            .collect();
+        let mut part = Group::new(self.ctx, self.scop, self.index, members, deps);
+        part.h = keep.iter().map(|&k| self.h[k].clone()).collect();
+        part
+    }
+
+    /// Whether a coincident row exists, non-trivial for the members that
+    /// need one at every remaining step.
+    fn has_coincident_row(&mut self, solver: &mut Solver) -> Result<bool> {
+        let tight = self.tight(&self.need());
+        Ok(self.pluto_row(solver, &super::driver::Core, &tight, true)?.is_some())
+    }
+
+    /// The [`RowKind::Split`] row of `phases`: each member's constant is
+    /// its phase.
+    pub(super) fn split_row(&self, phases: &[usize]) -> Row {
+        let affine = (self.members.iter().enumerate())
+            .map(|(k, &s)| (s, vec![0; self.dims[k]], vec![0; self.np], phases[k] as i64))
+            .collect();
+        Row {
+            group: self.index,
+            band: self.band_index,
+            kind: RowKind::Split,
+            coincident: false,
+            affine,
+            carries: Vec::new(),
+            spatial: Vec::new(),
+        }
+    }
+
     /// Rows the group still needs at least: the most any member still needs.
     pub(super) fn rows_left(&self) -> usize {
         (0..self.members.len()).map(|k| self.dims[k] - rank(&self.h[k], self.dims[k])).max().unwrap_or(0)
+    }
+
+    /// Dimension slack: the members of `need` that need a row at every
+    /// remaining step, which alone must get a non-trivial one now.
+    pub(super) fn tight(&self, need: &[usize]) -> Vec<usize> {
+        let left = self.rows_left();
+        need.iter().copied().filter(|&k| self.dims[k] - rank(&self.h[k], self.dims[k]) == left).collect()
     }
 }

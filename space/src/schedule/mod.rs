@@ -87,6 +87,10 @@ pub enum RowKind {
     Pluto,
     /// Feautrier-style: carries as many dependence groups as possible.
     Feautrier,
+    /// A scalar row (no iterator coefficients) that orders the strongly
+    /// connected components of the remaining dependences in phases: a
+    /// sequence, as isl splits a graph it finds no coincident row for.
+    Split,
     /// RR-9110 (5): carries as many spatial-proximity groups as possible with
     /// the smallest coefficient sum; a member of its permutable band.
     Spatial,

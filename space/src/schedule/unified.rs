@@ -178,26 +178,33 @@ impl Unified {
         // Dimension slack: only members that need a row at every remaining
         // step must get a non-trivial one now.
         let left = group.rows_left();
-        let tight: Vec<usize> = need
-            .iter()
-            .copied()
-            .filter(|&k| group.dims[k] - rank(&group.h[k], group.dims[k]) == left)
-            .collect();
+        let tight = group.tight(need);
         if target == Target::Gpu {
             if !self.spatial_done {
                 // (5) with coincidence enforced; once it carries spatial
                 // proximity, or a coincident solution carries none (then
                 // discarded for (3)), spatial proximity is relaxed. Without a
-                // coincident solution: a Feautrier row, and (5) again later.
-                match self.spatial_row(group, solver, need, true)? {
+                // coincident solution: the phases of the dependences in
+                // sequence when there are several (as isl splits), else a
+                // Feautrier row; then (5) again.
+                match self.spatial_row(group, solver, &tight, true)? {
                     Some(row) => {
                         self.spatial_done = true;
                         if !row.spatial.is_empty() {
                             return Ok(Next::Row(row));
                         }
                     }
-                    None if feautrier_ok => return Ok(Next::Feautrier),
-                    None => self.spatial_done = true,
+                    None => {
+                        if group.band.is_empty() {
+                            if let Some(phases) = group.phases(solver)? {
+                                return Ok(Next::Split(phases));
+                            }
+                        }
+                        if feautrier_ok {
+                            return Ok(Next::Feautrier);
+                        }
+                        self.spatial_done = true;
+                    }
                 }
             }
             if let Some(row) = group.pluto_row(solver, &*self, need, true)? {
@@ -581,6 +588,12 @@ impl RowStrategy for Unified {
         self.feautrier_useless = true;
         self.spatial_done = true;
         true
+    }
+
+    /// On GPU: outer loops that carry only statements' own dependences
+    /// leave the rest of the nest to parallel kernels.
+    fn carry_self_first(&self) -> bool {
+        self.knobs.target == Target::Gpu
     }
 }
 
