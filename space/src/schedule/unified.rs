@@ -16,7 +16,7 @@ use super::ilp::{Constraint, Problem, Relation};
 use super::solver::Solver;
 use super::{Row, RowKind, ThreadMapping};
 use crate::isl::IslResultExt;
-use crate::knobs::{Consecutivity, SchedulerOptions, Spatial, Target};
+use crate::knobs::{Consecutivity, Feautrier, SchedulerOptions, Spatial, Target};
 use crate::linalg::{dot, null_space, rank};
 use crate::scop::Scop;
 use crate::spatial::{self, InterConsecutive, Locality, Reference};
@@ -187,7 +187,13 @@ impl Unified {
                 // coincident solution: the phases of the dependences in
                 // sequence when there are several (as isl splits), else a
                 // Feautrier row; then (5) again.
-                match self.spatial_row(group, solver, &tight, true)? {
+                // Non-trivial for every member that needs a row if it can
+                // be, else for those that need one at every step left.
+                let mut coincident = self.spatial_row(group, solver, need, true)?;
+                if coincident.is_none() && tight.len() < need.len() {
+                    coincident = self.spatial_row(group, solver, &tight, true)?;
+                }
+                match coincident {
                     Some(row) => {
                         self.spatial_done = true;
                         if !row.spatial.is_empty() {
@@ -590,10 +596,8 @@ impl RowStrategy for Unified {
         true
     }
 
-    /// On GPU: outer loops that carry only statements' own dependences
-    /// leave the rest of the nest to parallel kernels.
     fn carry_self_first(&self) -> bool {
-        self.knobs.target == Target::Gpu
+        self.knobs.feautrier == Feautrier::SelfFirst
     }
 }
 

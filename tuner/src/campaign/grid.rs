@@ -17,6 +17,10 @@ const AXES: &[(&str, &[&str])] = &[
     ("wavefront", &["none", "all"]),
 ];
 
+/// What a GPU campaign searches besides [`AXES`]: GPU schedules take
+/// Feautrier rows where the CPU's seldom do.
+const GPU_AXES: &[(&str, &[&str])] = &[("feautrier", &["all", "self-first"])];
+
 /// The values each code-generation knob takes in the grid. `restrict` is
 /// always on: the model already assumes distinct arrays do not overlap
 /// (`--set restrict=off` compares). The OpenMP schedule joins the grid
@@ -122,7 +126,8 @@ pub fn knob_grid(fixed: &[String], threads: usize) -> Result<Vec<SchedulerOption
     let (single, searched) = split_settings(fixed, false);
     let base =
         SchedulerOptions::default().with_settings(&[format!("target={target}")])?.with_settings(&single)?;
-    grid(base, fixed, AXES.iter().copied(), searched, |o, s| o.with_settings(s))
+    let gpu = (base.target == Target::Gpu).then_some(GPU_AXES).unwrap_or_default();
+    grid(base, fixed, AXES.iter().chain(gpu).copied(), searched, |o, s| o.with_settings(s))
 }
 
 /// `--set` settings of the code knobs (`code`) or of the scheduler's: those
