@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use space::deps::Dependences;
-use space::knobs::{CodeOptions, Point, Scheduler, Target};
+use space::knobs::{CodeOptions, Point, Scheduler};
 use space::schedule::CoreOptions;
 use space::scop::{Scop, Source};
 
@@ -61,14 +61,9 @@ pub fn model<'a>(
     Ok((Cow::Owned(transposed), Cow::Owned(deps)))
 }
 
-/// Whether `point` maps to the GPU.
-fn on_gpu(point: &Point) -> bool {
-    matches!(&point.scheduler, Scheduler::Unified { options, .. } if options.target == Target::Gpu)
-}
-
 /// The schedule tree of `point` (isl's YAML text).
 pub fn schedule_of(scop: &Scop, deps: &Dependences, point: &Point) -> Result<String, Failure> {
-    let (scop, deps) = model(scop, deps, &point.code, on_gpu(point))?;
+    let (scop, deps) = model(scop, deps, &point.code, point.on_gpu())?;
     let (scop, deps) = (scop.as_ref(), deps.as_ref());
     let failed = |reason: String| Failure { status: Status::ScheduleError, reason };
     match &point.scheduler {
@@ -76,6 +71,8 @@ pub fn schedule_of(scop: &Scop, deps: &Dependences, point: &Point) -> Result<Str
         Scheduler::Isl => {
             space::reference::isl_schedule(scop, deps).map_err(|e| failed(format!("isl's scheduler: {e}")))
         }
+        Scheduler::IslGpu => space::reference::isl_gpu_schedule(scop, deps)
+            .map_err(|e| failed(format!("isl's scheduler for the GPU: {e}"))),
         Scheduler::Unified { preorder, options } => {
             let opts = CoreOptions::unified(preorder.clone(), options);
             Ok(space::schedule::schedule(scop, deps, &opts).map_err(|e| failed(e.to_string()))?.tree)
@@ -92,10 +89,14 @@ pub fn codegen_options(point: &Point) -> CodegenOptions {
         Scheduler::Unified { options, .. } => Some(options),
         _ => None,
     };
-    CodegenOptions {
+    let mut opts = CodegenOptions {
         code: point.code.clone(),
         ..CodegenOptions::for_point(point.tiles.clone(), point.threads, knobs)
+    };
+    if point.on_gpu() {
+        (opts.gpu, opts.openmp) = (true, false);
     }
+    opts
 }
 
 /// The program `tree` gives under `point`'s tiles, threads and code-generation knobs.

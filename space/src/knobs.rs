@@ -482,6 +482,9 @@ pub enum Scheduler {
     Original,
     /// isl's own scheduler with its default options (as ppcg uses it).
     Isl,
+    /// isl's scheduler as ppcg runs it for GPUs (outer coincidence), its
+    /// schedule mapped to the GPU by our code: a GPU campaign's reference.
+    IslGpu,
     /// Our unified scheduler with a fusion preorder (`None`: as in the
     /// original program) and knob values.
     Unified { preorder: Option<Preorder>, options: SchedulerOptions },
@@ -505,6 +508,15 @@ pub struct Point {
 }
 
 impl Point {
+    /// Whether the point's program runs on the GPU (a CUDA form).
+    pub fn on_gpu(&self) -> bool {
+        match &self.scheduler {
+            Scheduler::IslGpu => true,
+            Scheduler::Unified { options, .. } => options.target == Target::Gpu,
+            _ => false,
+        }
+    }
+
     /// The canonical JSON text: the point's identity in the store.
     pub fn canonical_json(&self) -> String {
         serde_json::to_string(self).expect("points serialise")
@@ -529,6 +541,7 @@ impl Point {
         let mode = match &self.scheduler {
             Scheduler::Original => "original",
             Scheduler::Isl => "isl",
+            Scheduler::IslGpu => "isl-gpu",
             Scheduler::Unified { .. } => "unified",
             Scheduler::Peer { name } => name,
         };
@@ -563,6 +576,7 @@ impl fmt::Display for Point {
         match &self.scheduler {
             Scheduler::Original => write!(f, "original")?,
             Scheduler::Isl => write!(f, "isl")?,
+            Scheduler::IslGpu => write!(f, "isl-gpu")?,
             Scheduler::Peer { name } => write!(f, "peer {name}")?,
             Scheduler::Unified { preorder, options } => {
                 write!(f, "unified")?;
@@ -582,6 +596,10 @@ impl fmt::Display for Point {
         match &self.tiles {
             Some(t) => write!(f, " tiles={}", t.iter().map(|t| t.to_string()).collect::<Vec<_>>().join("x"))?,
             None => write!(f, " untiled")?,
+        }
+        // A GPU program's threads are its blocks', not OpenMP's.
+        if self.on_gpu() {
+            return Ok(());
         }
         write!(f, " threads={}", self.threads)
     }

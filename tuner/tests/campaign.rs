@@ -631,7 +631,7 @@ fn a_gpu_campaign_measures_its_gpu_points_on_the_gpu_slot() {
     let rows: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap();
     let rows = rows.as_array().unwrap();
     // The reference points (original order, isl, Pluto-like) run on the CPU
-    // slot; the GPU points after them, on the GPU slot.
+    // slot; isl's GPU schedule and the GPU points after them, on the GPU slot.
     let variants: Vec<&serde_json::Value> = rows.iter().filter(|r| r["role"] == "variant").collect();
     let on_gpu = variants.iter().filter(|r| r["reason"].as_str().unwrap().contains("polytune: CUDA")).count();
     for r in &variants {
@@ -642,6 +642,10 @@ fn a_gpu_campaign_measures_its_gpu_points_on_the_gpu_slot() {
         }
     }
     assert!(has_gpu || on_gpu >= 1, "no GPU point reached the GPU slot: {rows:#?}");
+    // isl's GPU schedule is a reference: a column of the report.
+    let report = output(polytune().args(["report", "--db", db.to_str().unwrap()]));
+    let report = String::from_utf8_lossy(&report.stdout);
+    assert!(report.contains("Reference columns: identity, isl, pluto-like, isl-gpu."), "{report}");
     // The fingerprint names the GPU.
     let machines = output(polytune().args(["machines", "--json", "--db", db.to_str().unwrap()]));
     let text = String::from_utf8_lossy(&machines.stdout);

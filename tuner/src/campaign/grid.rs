@@ -200,18 +200,19 @@ pub fn points(preorders: &[Option<Preorder>], spec: &Spec) -> Vec<Point> {
 /// The peers every campaign measures before searching (DESIGN: reference
 /// modes): the identity schedule, isl's scheduler as ppcg uses it, and a
 /// Pluto-like setting of ours (no spatial proximity, maximal fusion as far as
-/// legal, Pluto's post-tile reordering).
-pub fn references(threads: usize, max_fusion: Option<Preorder>) -> Vec<Point> {
-    vec![
+/// legal, Pluto's post-tile reordering); with GPU points (`gpu`), also isl's
+/// scheduler as ppcg runs it for GPUs, mapped to the GPU.
+pub fn references(threads: usize, max_fusion: Option<Preorder>, gpu: bool) -> Vec<Point> {
+    let tiled = |scheduler| Point { scheduler, tiles: Some(vec![32]), threads, code: CodeOptions::default() };
+    let mut out = vec![
         Point { scheduler: Scheduler::Original, tiles: None, threads, code: CodeOptions::default() },
-        Point { scheduler: Scheduler::Isl, tiles: Some(vec![32]), threads, code: CodeOptions::default() },
-        Point {
-            scheduler: Scheduler::Unified { preorder: max_fusion, options: pluto_like(threads) },
-            tiles: Some(vec![32]),
-            threads,
-            code: CodeOptions::default(),
-        },
-    ]
+        tiled(Scheduler::Isl),
+        tiled(Scheduler::Unified { preorder: max_fusion, options: pluto_like(threads) }),
+    ];
+    if gpu {
+        out.push(tiled(Scheduler::IslGpu));
+    }
+    out
 }
 
 fn pluto_like(threads: usize) -> SchedulerOptions {
@@ -230,6 +231,7 @@ pub fn reference_label(p: &Point) -> Option<String> {
     let name = match &p.scheduler {
         Scheduler::Original if p.tiles.is_none() => "identity",
         Scheduler::Isl if p.tiles.as_deref() == Some(&[32]) => "isl",
+        Scheduler::IslGpu if p.tiles.as_deref() == Some(&[32]) => "isl-gpu",
         Scheduler::Unified { options, .. }
             if *options == pluto_like(p.threads) && p.tiles.as_deref() == Some(&[32]) =>
         {
@@ -248,8 +250,10 @@ mod tests {
     #[test]
     fn every_reference_has_a_label_and_search_points_mostly_none() {
         for threads in [1, 2] {
-            let labels: Vec<_> = references(threads, None).iter().map(reference_label).collect();
+            let labels: Vec<_> = references(threads, None, false).iter().map(reference_label).collect();
             assert_eq!(labels, [Some("identity".into()), Some("isl".into()), Some("pluto-like".into())]);
+            let gpu: Vec<_> = references(threads, None, true).iter().map(reference_label).collect();
+            assert_eq!(gpu.last(), Some(&Some("isl-gpu".into())));
         }
         let code = vec![CodeOptions::default()];
         let tiles = parse_tiles(TILES).unwrap();

@@ -15,7 +15,7 @@ use executor::measure::MeasureConfig;
 use executor::runtime::Tolerance;
 use sha2::{Digest, Sha256};
 use space::fusion::{FusionOptions, FusionSpace};
-use space::knobs::{Point, Scheduler};
+use space::knobs::{Point, Scheduler, Target};
 use space::preorder::Preorder;
 use space::schedule::{CoreOptions, Fusion};
 
@@ -113,15 +113,19 @@ impl Kernel {
             },
             programs,
             space: grid::points(&preorders, spec),
-            references: grid::references(spec.threads, max)
-                .into_iter()
-                .chain(spec.peers.iter().map(|name| Point {
-                    scheduler: Scheduler::Peer { name: name.clone() },
-                    tiles: None,
-                    threads: spec.threads,
-                    code: Default::default(),
-                }))
-                .collect(),
+            references: grid::references(
+                spec.threads,
+                max,
+                spec.knobs.iter().any(|o| o.target == Target::Gpu),
+            )
+            .into_iter()
+            .chain(spec.peers.iter().map(|name| Point {
+                scheduler: Scheduler::Peer { name: name.clone() },
+                tiles: None,
+                threads: spec.threads,
+                code: Default::default(),
+            }))
+            .collect(),
         })
     }
 }

@@ -28,7 +28,7 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
     let target = if threads > 1 { Target::Openmp } else { Target::Seq };
     let unified =
         Scheduler::Unified { preorder: None, options: SchedulerOptions { target, ..Default::default() } };
-    let mut out: Vec<(String, Point)> = grid::references(threads, None)
+    let mut out: Vec<(String, Point)> = grid::references(threads, None, false)
         .into_iter()
         .skip(1)
         .map(|p| (grid::reference_label(&p).unwrap_or_default(), p))

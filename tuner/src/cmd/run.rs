@@ -154,6 +154,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     let scheduler = match args.schedule.as_str() {
         "original" => Scheduler::Original,
+        "isl" if gpu_target => Scheduler::IslGpu,
         "isl" => Scheduler::Isl,
         "unified" => Scheduler::Unified { preorder: None, options: knobs },
         // A schedule file: code generation takes the point's tiles and threads only.
@@ -183,15 +184,6 @@ pub fn run(args: Args) -> Result<()> {
                 opts.plan = Some(applied.code);
             }
             space::clay::to_banded_tree(&ctx, &applied.form, &program.scop, &program.deps)?
-        }
-        (None, "isl") if gpu_target => {
-            let p = program.clone();
-            let what = format!("{}: isl scheduling for the GPU", args.file.display());
-            common::in_time(&what, args.timeout, move || {
-                space::reference::isl_gpu_schedule(&p.scop, &p.deps).map_err(|e| {
-                    anyhow::anyhow!(e).context("isl's scheduler found no schedule for this SCoP")
-                })
-            })?
         }
         (None, "original" | "isl" | "unified") => {
             let (p, name, point) = (program.clone(), args.schedule.clone(), point.clone());
