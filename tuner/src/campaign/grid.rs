@@ -17,8 +17,8 @@ const AXES: &[(&str, &[&str])] = &[
     ("wavefront", &["none", "all"]),
 ];
 
-/// What a GPU campaign searches besides [`AXES`]: GPU schedules take
-/// Feautrier rows where the CPU's seldom do.
+/// What GPU points search besides [`AXES`]: GPU schedules take Feautrier
+/// rows where the CPU's seldom do.
 const GPU_AXES: &[(&str, &[&str])] = &[("feautrier", &["all", "self-first"])];
 
 /// The values each code-generation knob takes in the grid. `restrict` is
@@ -32,9 +32,9 @@ const CODE_AXES: &[(&str, &[&str])] = &[
     ("transpose", &["off", "on"]),
 ];
 
-/// The code knobs of a GPU campaign (every point `target=gpu`): a CUDA form
-/// has no use for the CPU ones, which stay at their defaults (they would
-/// only make the same program again), and the block size is searched.
+/// The code knobs of GPU points (`target=gpu`): a CUDA form has no use for
+/// the CPU ones, which stay at their defaults (they would only make the
+/// same program again), and the block size is searched.
 const GPU_CODE_AXES: &[(&str, &[&str])] = &[("restrict", &["on"]), ("gpu_block", &["128", "256", "1024"])];
 
 /// Tile shapes of permutable bands searched by default; `None` is untiled.
@@ -49,7 +49,9 @@ pub type Tiles = Option<Vec<u32>>;
 #[derive(Debug, Clone)]
 pub struct Spec {
     pub knobs: Vec<SchedulerOptions>,
+    /// The code knobs of CPU points, and of GPU points (`target=gpu`).
     pub code: Vec<CodeOptions>,
+    pub gpu_code: Vec<CodeOptions>,
     pub tiles: Vec<Tiles>,
     pub threads: usize,
     /// Seeds the sample of fusion preorders when there are too many.
@@ -87,17 +89,21 @@ pub fn parse_tile(text: &str) -> Result<Tiles, String> {
     }
 }
 
-/// The code-generation grid: the defaults with `fixed` applied, times every
-/// value of each code knob not in `fixed`.
+/// The code-generation grid of CPU points: the defaults with `fixed`
+/// applied, times every value of each code knob not in `fixed`.
 pub fn code_grid(fixed: &[String], threads: usize) -> Result<Vec<CodeOptions>> {
     let (single, searched) = split_settings(fixed, true);
     let base = CodeOptions::default().with_settings(&single)?;
-    if knob_grid(fixed, threads)?.iter().all(|o| o.target == Target::Gpu) {
-        return grid(base, fixed, GPU_CODE_AXES.iter().copied(), searched, |o, s| o.with_settings(s));
-    }
     let schedule: &[&str] = &["static", "dynamic"];
     let axes = CODE_AXES.iter().copied().chain((threads > 1).then_some(("omp_schedule", schedule)));
     grid(base, fixed, axes, searched, |o, s| o.with_settings(s))
+}
+
+/// [`code_grid`] for GPU points: [`GPU_CODE_AXES`].
+pub fn gpu_code_grid(fixed: &[String]) -> Result<Vec<CodeOptions>> {
+    let (single, searched) = split_settings(fixed, true);
+    let base = CodeOptions::default().with_settings(&single)?;
+    grid(base, fixed, GPU_CODE_AXES.iter().copied(), searched, |o, s| o.with_settings(s))
 }
 
 /// `code` for one SCoP: where no matrix is worth a transposed copy
@@ -126,8 +132,15 @@ pub fn knob_grid(fixed: &[String], threads: usize) -> Result<Vec<SchedulerOption
     let (single, searched) = split_settings(fixed, false);
     let base =
         SchedulerOptions::default().with_settings(&[format!("target={target}")])?.with_settings(&single)?;
-    let gpu = (base.target == Target::Gpu).then_some(GPU_AXES).unwrap_or_default();
-    grid(base, fixed, AXES.iter().chain(gpu).copied(), searched, |o, s| o.with_settings(s))
+    let set = |o: SchedulerOptions, s: &[String]| o.with_settings(s);
+    let mut out = Vec::new();
+    for o in grid(base, fixed, AXES.iter().copied(), searched, set)? {
+        match o.target {
+            Target::Gpu => out.extend(grid(o, fixed, GPU_AXES.iter().copied(), Vec::new(), set)?),
+            _ => out.push(o),
+        }
+    }
+    Ok(out)
 }
 
 /// `--set` settings of the code knobs (`code`) or of the scheduler's: those
@@ -179,8 +192,9 @@ pub fn points(preorders: &[Option<Preorder>], spec: &Spec) -> Vec<Point> {
     let mut out = Vec::new();
     for preorder in preorders {
         for options in &spec.knobs {
+            let codes = if options.target == Target::Gpu { &spec.gpu_code } else { &spec.code };
             for tiles in &spec.tiles {
-                for code in &spec.code {
+                for code in codes {
                     out.push(Point {
                         scheduler: Scheduler::Unified {
                             preorder: preorder.clone(),
@@ -257,8 +271,15 @@ mod tests {
         }
         let code = vec![CodeOptions::default()];
         let tiles = parse_tiles(TILES).unwrap();
-        let spec =
-            Spec { knobs: knob_grid(&[], 2).unwrap(), code, tiles, threads: 2, seed: 0, peers: Vec::new() };
+        let spec = Spec {
+            knobs: knob_grid(&[], 2).unwrap(),
+            code,
+            gpu_code: Vec::new(),
+            tiles,
+            threads: 2,
+            seed: 0,
+            peers: Vec::new(),
+        };
         let labelled = points(&[None], &spec).iter().filter(|p| reference_label(p).is_some()).count();
         // Only the grid point with the Pluto-like knobs, 32-tiles and default code is the same point.
         assert_eq!(labelled, 1);
@@ -308,17 +329,36 @@ mod tests {
         assert_eq!(hlims.len(), full.len());
         assert!(hlims.iter().all(|o| o.hlim == Some(4) || o.hlim == Some(8)));
         assert!(code_grid(&["vector_width=default,384".into()], 2).unwrap_err().to_string().contains("512"));
-        // A GPU campaign searches the block size, not the CPU's code knobs.
-        let gpu = code_grid(&["target=gpu".into()], 2).unwrap();
+        // GPU points search the block size, not the CPU's code knobs.
+        let gpu = gpu_code_grid(&["target=gpu".into()]).unwrap();
         let blocks: Vec<u32> = gpu.iter().map(|c| c.gpu_block).collect();
         assert_eq!(blocks, [128, 256, 0]);
         assert!(gpu.iter().all(|c| CodeOptions { gpu_block: 0, ..c.clone() }
             == CodeOptions { restrict: true, ..CodeOptions::default() }));
         assert!(code_grid(&[], 2).unwrap().iter().all(|c| c.gpu_block == 0));
+        // ... and the Feautrier rows; in a campaign of both targets, each
+        // point takes its own target's knobs.
+        let both = knob_grid(&["target=openmp,gpu".into()], 2).unwrap();
+        let on_gpu = both.iter().filter(|o| o.target == Target::Gpu).count();
+        assert_eq!((both.len(), on_gpu), (full.len() * 3, full.len() * 2));
+        assert!(both.iter().all(|o| o.target == Target::Gpu || o.feautrier == space::knobs::Feautrier::All));
+        let spec = Spec {
+            knobs: both,
+            code: code_grid(&[], 2).unwrap(),
+            gpu_code: gpu.clone(),
+            tiles: vec![None],
+            threads: 2,
+            seed: 0,
+            peers: Vec::new(),
+        };
+        let pts = points(&[None], &spec);
+        assert_eq!(pts.len(), full.len() * 16 + full.len() * 2 * 3);
+        assert!(pts.iter().filter(|p| p.on_gpu()).all(|p| gpu.contains(&p.code)));
         let tiles = parse_tiles(TILES).unwrap();
         let spec = Spec {
             knobs: fixed.clone(),
             code: code.clone(),
+            gpu_code: Vec::new(),
             tiles: tiles.clone(),
             threads: 1,
             seed: 0,

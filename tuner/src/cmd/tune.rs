@@ -245,6 +245,7 @@ pub(super) fn execute(
     let spec = grid::Spec {
         knobs: grid::knob_grid(&args.settings, threads)?,
         code: grid::code_grid(&args.settings, threads)?,
+        gpu_code: grid::gpu_code_grid(&args.settings)?,
         tiles: args.tiles.clone(),
         threads,
         seed: args.seed,
