@@ -188,13 +188,11 @@ impl<'a> Group<'a> {
         for d in &self.deps {
             reach[self.pos(d.src)][self.pos(d.dst)] = true;
         }
+        // Transitive closure (Warshall).
         for k in 0..n {
-            for i in 0..n {
-                if reach[i][k] {
-                    for j in 0..n {
-                        reach[i][j] |= reach[k][j];
-                    }
-                }
+            let via = reach[k].clone();
+            for row in reach.iter_mut().filter(|row| row[k]) {
+                row.iter_mut().zip(&via).for_each(|(r, &v)| *r |= v);
             }
         }
         let same = |i: usize, j: usize| i == j || (reach[i][j] && reach[j][i]);
