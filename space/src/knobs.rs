@@ -57,7 +57,8 @@ pub enum Wavefront {
 /// the paper uses it), or first only statements' dependences on themselves
 /// (isl's `schedule_carry_self_first`), which keeps dependences between
 /// statements for inner, parallel loops where it can. Neither wins on every
-/// kernel: on a GPU, `self-first` runs gramschmidt, `all` runs lu faster.
+/// kernel: on an H200, `all` ran lu 4.9× faster; `self-first` gives
+/// gramschmidt, lu and adi isl's launch counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Feautrier {

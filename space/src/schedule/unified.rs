@@ -181,14 +181,14 @@ impl Unified {
         let tight = group.tight(need);
         if target == Target::Gpu {
             if !self.spatial_done {
-                // (5) with coincidence enforced; once it carries spatial
+                // (5) with coincidence enforced, non-trivial for every
+                // member that needs a row if it can be, else for those that
+                // need one at every step left; once it carries spatial
                 // proximity, or a coincident solution carries none (then
                 // discarded for (3)), spatial proximity is relaxed. Without a
                 // coincident solution: the phases of the dependences in
                 // sequence when there are several (as isl splits), else a
                 // Feautrier row; then (5) again.
-                // Non-trivial for every member that needs a row if it can
-                // be, else for those that need one at every step left.
                 let mut coincident = self.spatial_row(group, solver, need, true)?;
                 if coincident.is_none() && tight.len() < need.len() {
                     coincident = self.spatial_row(group, solver, &tight, true)?;
