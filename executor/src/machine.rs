@@ -462,6 +462,15 @@ mod tests {
         assert_eq!(p.slots, vec![Slot { name: "all".into(), cores: vec![0, 1, 2, 3] }]);
     }
 
+    /// The shipped GPU profile keeps its GPU's host code off the CPU slot.
+    #[test]
+    fn gpu_profile_parses_with_disjoint_slots() {
+        let text = include_str!("../../configs/machines/gpu.toml");
+        let p = MachineProfile::parse(text, Path::new("gpu.toml"), &[0, 1, 2, 3]).unwrap();
+        assert_eq!(p.slots, vec![Slot { name: "all".into(), cores: vec![1, 2, 3] }]);
+        assert_eq!(p.gpus, vec![GpuSlot { name: "gpu0".into(), gpu: 0, cores: vec![0] }]);
+    }
+
     #[test]
     fn missing_core_names_the_file() {
         let text = "compiler = \"gcc\"\n[[slots]]\nname = \"a\"\ncores = [0, 7]\n";
