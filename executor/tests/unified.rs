@@ -67,12 +67,14 @@ fn gemm_innermost_point_loop_is_j() {
 /// Scheduler settings: every kernel gets the default and one of the others
 /// (by its index), so that each knob value is exercised on several kernels
 /// while scheduling stays affordable in a debug build.
-const SCHEDULERS: [&[&str]; 5] = [
+const SCHEDULERS: [&[&str]; 6] = [
     &[],
     &["spatial=off"],
     &["target=gpu", "spatial=per-reference"],
     &["spatial=per-reference", "hlim=4", "consecutivity=global", "line_bytes=32"],
     &["target=seq", "hlim=2"],
+    // Feautrier rows wherever hlim allows, carrying self-dependences first.
+    &["hlim=1", "feautrier=self-first"],
 ];
 
 /// Left out of the default sweep (the full sweep, `POLYTUNE_FULL_SWEEP=1`,
