@@ -92,18 +92,22 @@ pub fn parse_tile(text: &str) -> Result<Tiles, String> {
 /// The code-generation grid of CPU points: the defaults with `fixed`
 /// applied, times every value of each code knob not in `fixed`.
 pub fn code_grid(fixed: &[String], threads: usize) -> Result<Vec<CodeOptions>> {
-    let (single, searched) = split_settings(fixed, true);
-    let base = CodeOptions::default().with_settings(&single)?;
     let schedule: &[&str] = &["static", "dynamic"];
-    let axes = CODE_AXES.iter().copied().chain((threads > 1).then_some(("omp_schedule", schedule)));
-    grid(base, fixed, axes, searched, |o, s| o.with_settings(s))
+    code_grid_on(fixed, CODE_AXES.iter().copied().chain((threads > 1).then_some(("omp_schedule", schedule))))
 }
 
 /// [`code_grid`] for GPU points: [`GPU_CODE_AXES`].
 pub fn gpu_code_grid(fixed: &[String]) -> Result<Vec<CodeOptions>> {
+    code_grid_on(fixed, GPU_CODE_AXES.iter().copied())
+}
+
+fn code_grid_on(
+    fixed: &[String],
+    axes: impl Iterator<Item = (&'static str, &'static [&'static str])>,
+) -> Result<Vec<CodeOptions>> {
     let (single, searched) = split_settings(fixed, true);
     let base = CodeOptions::default().with_settings(&single)?;
-    grid(base, fixed, GPU_CODE_AXES.iter().copied(), searched, |o, s| o.with_settings(s))
+    grid(base, fixed, axes, searched, |o, s| o.with_settings(s))
 }
 
 /// `code` for one SCoP: where no matrix is worth a transposed copy
