@@ -157,6 +157,47 @@ fn register_tiled_vectorised_variants_match_the_original() {
     }
 }
 
+/// Register tiles on a triangular domain (issue 17): syrk's `j <= i` leaves
+/// the tiles along the diagonal partial, and their strips that are whole
+/// are isolated too: below a loop that the diagonal bounds (a `min` of
+/// loop iterators, no size parameter), both strips are constant loops
+/// under `#pragma GCC unroll` (they used to be the general code, with the
+/// diagonal's `max` in the strip loops); outputs are the original's bit for
+/// bit.
+#[test]
+fn whole_register_tiles_of_diagonal_tiles_are_unrolled() {
+    let k = load("linear-algebra/syrk.c", "SMALL");
+    let knobs = SchedulerOptions::default();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let opts = CodegenOptions {
+        code: space::knobs::CodeOptions::default().with_settings(&["restrict=on", "unroll_jam=4"]).unwrap(),
+        ..CodegenOptions::for_point(Some(vec![16]), 2, Some(&knobs))
+    };
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let region = &v.region;
+    let lines: Vec<&str> = region.lines().map(str::trim).collect();
+    let diagonal = |line: &str| {
+        let Some((_, bound)) = line.strip_prefix("for (").and_then(|l| l.split_once(" <= ")) else {
+            return false;
+        };
+        let bound = bound.split(';').next().unwrap();
+        let names =
+            bound.split(|c: char| !c.is_ascii_alphanumeric()).filter(|t| t.starts_with(char::is_alphabetic));
+        bound.starts_with("min(") && names.into_iter().all(|t| t == "min" || t.starts_with('c'))
+    };
+    let whole = |w: &[&str]| {
+        w[0] == "#pragma GCC unroll 4"
+            && constant_loop(w[1])
+            && w[2] == "#pragma GCC unroll 4"
+            && constant_loop(w[3])
+    };
+    let found = (0..lines.len()).any(|i| {
+        diagonal(lines[i]) && (i + 1..i + 4).any(|j| j + 4 <= lines.len() && whole(&lines[j..j + 4]))
+    });
+    assert!(found, "{region}");
+    same_outputs(&k, v.program);
+}
+
 /// `parallel_min` (issue 17): every `parallel for` carries an `if` clause
 /// that holds exactly when its loop, as printed on the next line, has at
 /// least that many iterations (here the wavefront's tile loops of

@@ -57,6 +57,91 @@ pub(super) fn full_tiles(tile: &ScheduleNode, point_sizes: &[i64]) -> Result<Opt
     Ok(with_budget(&ctx, ISOLATE_OPS, || full_tile_option(&point, d, n, point_sizes)).flatten())
 }
 
+/// Register tiles isolated where they are whole: after register tiling
+/// (`Walk::register_tile`), the band of strips below the tile band `tile`
+/// gets the isolate option of the strips whose every point (the box
+/// `0 <= u < factor` of the unrolled band below them) runs some statement
+/// instance, instead of the tiles that are full. On rectangular domains the
+/// two agree inside full tiles; on triangular ones (syrk's `j <= i`) the
+/// tiles along the diagonal are never full, and isolating their whole strips
+/// gives them the unrolled, vectorised register tile too, leaving only the
+/// strips the diagonal cuts to the general code. `None` when the band is not
+/// register-tiled, no strip is whole, or the budget runs out.
+pub(super) fn full_strips(tile: &ScheduleNode, factor: i64) -> Result<Option<Set>, CodegenError> {
+    let what = || "isolating whole register tiles".to_string();
+    let ctx = tile.get_ctx();
+    let d = tile.get_schedule_depth().ctx(what)? as u32;
+    let n = tile.band_n_member().ctx(what)? as u32;
+    let strips = point_band(tile)?;
+    if strips.get_type().ctx(what)? != ScheduleNodeType::Band || strips.band_n_member().ctx(what)? as u32 != n
+    {
+        return Ok(None);
+    }
+    let mark = strips.get_child(0).ctx(what)?;
+    if mark.get_type().ctx(what)? != ScheduleNodeType::Mark {
+        return Ok(None);
+    }
+    let unrolled = mark.get_child(0).ctx(what)?;
+    if unrolled.get_type().ctx(what)? != ScheduleNodeType::Band {
+        return Ok(None);
+    }
+    let u = unrolled.band_n_member().ctx(what)? as u32;
+    Ok(with_budget(&ctx, ISOLATE_OPS, || full_strip_option(&unrolled, d, n, u, factor)).flatten())
+}
+
+/// The isolate option of the band of strips above `unrolled` (the register
+/// tile's band of `u` members, schedule depth `d + 2n`) for the strips that
+/// are whole, `None` when none is.
+fn full_strip_option(
+    unrolled: &ScheduleNode,
+    d: u32,
+    n: u32,
+    u: u32,
+    factor: i64,
+) -> Result<Option<Set>, CodegenError> {
+    let what = || "isolating whole register tiles".to_string();
+    let ctx = unrolled.get_ctx();
+    let schedule = unrolled
+        .get_prefix_schedule_union_map()
+        .ctx(what)?
+        .flat_range_product(unrolled.band_get_partial_schedule_union_map().ctx(what)?)
+        .ctx(what)?;
+    let instances = unrolled.get_domain().ctx(what)?.apply(schedule).ctx(what)?;
+    // [outer, tile, strip, unrolled]: every schedule point some instance runs at.
+    let all = Set::from_union_set(instances).ctx(what)?;
+    let vars: Vec<String> = (0..u).map(|k| format!("u{k}")).collect();
+    let bounds: Vec<String> = vars.iter().map(|v| format!("0 <= {v} < {factor}")).collect();
+    let bx = Set::read_from_str(&ctx, &format!("{{ [{}] : {} }}", vars.join(", "), bounds.join(" and ")))
+        .ctx(what)?;
+    let strips = all.copy().ctx(what)?.project_out(DimType::Set, d + 2 * n, u).ctx(what)?;
+    let partial = strips
+        .copy()
+        .ctx(what)?
+        .flat_product(bx)
+        .ctx(what)?
+        .subtract(all)
+        .ctx(what)?
+        .project_out(DimType::Set, d + 2 * n, u)
+        .ctx(what)?;
+    let full = strips.subtract(partial).ctx(what)?.coalesce().ctx(what)?;
+    // isl generates a non-convex isolated set as its hull, which would take
+    // in the strips that are not whole (doitgen's first strip, shifted by
+    // one): then the full tiles are the better option.
+    let hull = Set::from_basic_set(full.copy().ctx(what)?.unshifted_simple_hull().ctx(what)?).ctx(what)?;
+    if full.is_empty().ctx(what)? || !hull.is_equal(&full).ctx(what)? {
+        return Ok(None);
+    }
+    let isolate = Map::from_range(full)
+        .ctx(what)?
+        .move_dims(DimType::In, 0, DimType::Out, 0, d + n)
+        .ctx(what)?
+        .wrap()
+        .ctx(what)?
+        .set_tuple_name("isolate")
+        .ctx(what)?;
+    Ok(Some(isolate))
+}
+
 /// Puts `isolate` (from [`full_tiles`]) on the point band below `tile`,
 /// with the isolated loop type `separate` on every member; returns the tile
 /// band again.

@@ -8,7 +8,7 @@
 mod lifted;
 mod order;
 
-use super::isolate::{full_tiles, isolate_full_tiles};
+use super::isolate::{full_strips, full_tiles, isolate_full_tiles};
 use super::CodegenError;
 use super::CodegenOptions;
 use lifted::whole_statements;
@@ -234,6 +234,10 @@ impl Walk<'_> {
                     self.record(depth, &statements, Action::UnrollJam { factor });
                 }
                 node = self.register_tile(node, factor)?;
+                let isolate = match factor > 1 {
+                    true => full_strips(&node, factor as i64)?.or(isolate),
+                    false => isolate,
+                };
                 if let Some(isolate) = isolate {
                     node = isolate_full_tiles(node, isolate)?;
                     self.isolated.set(true);
