@@ -198,6 +198,24 @@ fn whole_register_tiles_of_diagonal_tiles_are_unrolled() {
     same_outputs(&k, v.program);
 }
 
+/// Transposed copies of 2 MiB and more (issue 17) are allocated on huge
+/// pages on Linux (`polytune_copy_alloc`); syrk at LARGE copies its
+/// 1200 × 1000 `A` (9.6 MB), so the variant takes that path, and its
+/// outputs are the original's bit for bit.
+#[test]
+fn large_transposed_copies_match_the_original() {
+    let k = load("linear-algebra/syrk.c", "LARGE");
+    let knobs = SchedulerOptions::default();
+    let code = space::knobs::CodeOptions::default().with_settings(&["transpose=on"]).unwrap();
+    let (scop, deps) = executor::pipeline::model(&k.scop, &k.deps, &code, false).unwrap();
+    assert_eq!(scop.copies.len(), 1);
+    let s = space::schedule::unified(&scop, &deps, None, &knobs).unwrap();
+    let opts = CodegenOptions { code, ..CodegenOptions::for_point(Some(vec![32]), 2, Some(&knobs)) };
+    let v = codegen::generate(&k.source, &scop, &deps, &s.tree, &opts).unwrap();
+    assert!(v.region.contains("polytune_copy_alloc(sizeof(double)"), "{}", v.region);
+    same_outputs(&k, v.program);
+}
+
 /// `parallel_min` (issue 17): every `parallel for` carries an `if` clause
 /// that holds exactly when its loop, as printed on the next line, has at
 /// least that many iterations (here the wavefront's tile loops of
