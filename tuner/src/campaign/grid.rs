@@ -38,7 +38,11 @@ const CODE_AXES: &[(&str, &[&str])] = &[
 const GPU_CODE_AXES: &[(&str, &[&str])] = &[("restrict", &["on"]), ("gpu_block", &["128", "256", "1024"])];
 
 /// Tile shapes of permutable bands searched by default; `None` is untiled.
-pub const TILES: &str = "0,16,32,64";
+/// Besides cubes, two shapes with a long stride-1 side, which the register
+/// tiles (`unroll_jam`) need to reach half of dgemm's rate: 32 × 32 × 128
+/// won gemm, 2mm, 3mm and doitgen in `bench peers`, 16 × 64 × 128 syrk
+/// and syr2k.
+pub const TILES: &str = "0,16,32,64,32x32x128,16x64x128";
 
 /// A tile shape: sizes of a band's members, outermost first, the last
 /// repeating (`[32]` is a cube of 32, `[64, 64, 256]` a rectangle with a
