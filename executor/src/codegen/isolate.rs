@@ -85,45 +85,21 @@ pub(super) fn full_strips(tile: &ScheduleNode, factor: i64) -> Result<Option<Set
     if unrolled.get_type().ctx(what)? != ScheduleNodeType::Band {
         return Ok(None);
     }
-    let u = unrolled.band_n_member().ctx(what)? as u32;
-    Ok(with_budget(&ctx, ISOLATE_OPS, || full_strip_option(&unrolled, d, n, u, factor)).flatten())
+    Ok(with_budget(&ctx, ISOLATE_OPS, || full_strip_option(&unrolled, d, n, factor)).flatten())
 }
 
 /// The isolate option of the band of strips above `unrolled` (the register
-/// tile's band of `u` members, schedule depth `d + 2n`) for the strips that
-/// are whole, `None` when none is.
+/// tile's band, schedule depth `d + 2n`) for the strips that are whole,
+/// `None` when none is.
 fn full_strip_option(
     unrolled: &ScheduleNode,
     d: u32,
     n: u32,
-    u: u32,
     factor: i64,
 ) -> Result<Option<Set>, CodegenError> {
     let what = || "isolating whole register tiles".to_string();
-    let ctx = unrolled.get_ctx();
-    let schedule = unrolled
-        .get_prefix_schedule_union_map()
-        .ctx(what)?
-        .flat_range_product(unrolled.band_get_partial_schedule_union_map().ctx(what)?)
-        .ctx(what)?;
-    let instances = unrolled.get_domain().ctx(what)?.apply(schedule).ctx(what)?;
-    // [outer, tile, strip, unrolled]: every schedule point some instance runs at.
-    let all = Set::from_union_set(instances).ctx(what)?;
-    let vars: Vec<String> = (0..u).map(|k| format!("u{k}")).collect();
-    let bounds: Vec<String> = vars.iter().map(|v| format!("0 <= {v} < {factor}")).collect();
-    let bx = Set::read_from_str(&ctx, &format!("{{ [{}] : {} }}", vars.join(", "), bounds.join(" and ")))
-        .ctx(what)?;
-    let strips = all.copy().ctx(what)?.project_out(DimType::Set, d + 2 * n, u).ctx(what)?;
-    let partial = strips
-        .copy()
-        .ctx(what)?
-        .flat_product(bx)
-        .ctx(what)?
-        .subtract(all)
-        .ctx(what)?
-        .project_out(DimType::Set, d + 2 * n, u)
-        .ctx(what)?;
-    let full = strips.subtract(partial).ctx(what)?.coalesce().ctx(what)?;
+    let u = unrolled.band_n_member().ctx(what)? as usize;
+    let (full, _) = whole_boxes(unrolled, &vec![factor; u], what)?;
     // isl generates a non-convex isolated set as its hull, which would take
     // in the strips that are not whole (doitgen's first strip, shifted by
     // one): then the full tiles are the better option.
@@ -131,15 +107,7 @@ fn full_strip_option(
     if full.is_empty().ctx(what)? || !hull.is_equal(&full).ctx(what)? {
         return Ok(None);
     }
-    let isolate = Map::from_range(full)
-        .ctx(what)?
-        .move_dims(DimType::In, 0, DimType::Out, 0, d + n)
-        .ctx(what)?
-        .wrap()
-        .ctx(what)?
-        .set_tuple_name("isolate")
-        .ctx(what)?;
-    Ok(Some(isolate))
+    Ok(Some(isolate_option(full, d + n, what)?))
 }
 
 /// Puts `isolate` (from [`full_tiles`]) on the point band below `tile`,
@@ -173,42 +141,61 @@ fn full_tile_option(
     point_sizes: &[i64],
 ) -> Result<Option<Set>, CodegenError> {
     let what = || "isolating full tiles".to_string();
-    let ctx = point.get_ctx();
-    let schedule = point
-        .get_prefix_schedule_union_map()
-        .ctx(what)?
-        .flat_range_product(point.band_get_partial_schedule_union_map().ctx(what)?)
-        .ctx(what)?;
-    let instances = point.get_domain().ctx(what)?.apply(schedule).ctx(what)?;
-    // [outer, tile, point]: every schedule point some instance runs at.
-    let all = Set::from_union_set(instances).ctx(what)?;
-    let vars: Vec<String> = (0..n).map(|k| format!("p{k}")).collect();
-    let bounds: Vec<String> = point_sizes.iter().zip(&vars).map(|(s, v)| format!("0 <= {v} < {s}")).collect();
-    let points = Set::read_from_str(&ctx, &format!("{{ [{}] : {} }}", vars.join(", "), bounds.join(" and ")))
-        .ctx(what)?;
-    let tiles = all.copy().ctx(what)?.project_out(DimType::Set, d + n, n).ctx(what)?;
-    let partial = tiles
-        .copy()
-        .ctx(what)?
-        .flat_product(points.copy().ctx(what)?)
-        .ctx(what)?
-        .subtract(all)
-        .ctx(what)?
-        .project_out(DimType::Set, d + n, n)
-        .ctx(what)?;
-    let full = tiles.subtract(partial).ctx(what)?.coalesce().ctx(what)?;
+    let (full, points) = whole_boxes(point, point_sizes, what)?;
     if full.is_empty().ctx(what)? {
         return Ok(None);
     }
-    let isolate = Map::from_range(full.flat_product(points).ctx(what)?)
+    Ok(Some(isolate_option(full.flat_product(points).ctx(what)?, d + n, what)?))
+}
+
+/// The values of the loops above `band` (prefix schedule) for which every
+/// point of the box `0 <= b_k < sizes[k]` over `band`'s members runs some
+/// statement instance (the box minus the executed points is empty), and
+/// that box.
+fn whole_boxes(
+    band: &ScheduleNode,
+    sizes: &[i64],
+    what: impl Fn() -> String + Copy,
+) -> Result<(Set, Set), CodegenError> {
+    let schedule = band
+        .get_prefix_schedule_union_map()
         .ctx(what)?
-        .move_dims(DimType::In, 0, DimType::Out, 0, d + n)
-        .ctx(what)?
-        .wrap()
-        .ctx(what)?
-        .set_tuple_name("isolate")
+        .flat_range_product(band.band_get_partial_schedule_union_map().ctx(what)?)
         .ctx(what)?;
-    Ok(Some(isolate))
+    let instances = band.get_domain().ctx(what)?.apply(schedule).ctx(what)?;
+    // [outer, band]: every schedule point some instance runs at.
+    let all = Set::from_union_set(instances).ctx(what)?;
+    let vars: Vec<String> = (0..sizes.len()).map(|k| format!("b{k}")).collect();
+    let bounds: Vec<String> = sizes.iter().zip(&vars).map(|(s, v)| format!("0 <= {v} < {s}")).collect();
+    let bx = Set::read_from_str(
+        &band.get_ctx(),
+        &format!("{{ [{}] : {} }}", vars.join(", "), bounds.join(" and ")),
+    )
+    .ctx(what)?;
+    let (outer, k) = (all.dim(DimType::Set).ctx(what)? as u32 - sizes.len() as u32, sizes.len() as u32);
+    let boxes = all.copy().ctx(what)?.project_out(DimType::Set, outer, k).ctx(what)?;
+    let partial = boxes
+        .copy()
+        .ctx(what)?
+        .flat_product(bx.copy().ctx(what)?)
+        .ctx(what)?
+        .subtract(all)
+        .ctx(what)?
+        .project_out(DimType::Set, outer, k)
+        .ctx(what)?;
+    Ok((boxes.subtract(partial).ctx(what)?.coalesce().ctx(what)?, bx))
+}
+
+/// `isolate[[the first `outer` dimensions of `set`] -> [the rest]]`.
+fn isolate_option(set: Set, outer: u32, what: impl Fn() -> String) -> Result<Set, CodegenError> {
+    Ok(Map::from_range(set)
+        .ctx(&what)?
+        .move_dims(DimType::In, 0, DimType::Out, 0, outer)
+        .ctx(&what)?
+        .wrap()
+        .ctx(&what)?
+        .set_tuple_name("isolate")
+        .ctx(&what)?)
 }
 
 /// The tree without AST build options (isolated full tiles): the fallback
