@@ -216,6 +216,38 @@ fn large_transposed_copies_match_the_original() {
     same_outputs(&k, v.program);
 }
 
+/// Two-level tiling (`l2_tile`, issue 17): gemm's tiles of 8 inside outer
+/// tiles of 32, the outer tile loop the parallel one, the inner tile loops
+/// stepping by 8 from the outer tile's start; and fdtd-2d's time-skewed band
+/// at the same sizes, where isl's default generation of the outer tile loops
+/// lost 413 instances of the `hz` update (they are atomic loops now).
+/// Outputs are the original's bit for bit, and every instance runs once.
+#[test]
+fn two_level_tiles_match_the_original() {
+    for kernel in ["linear-algebra/gemm.c", "stencils/fdtd-2d.c"] {
+        let k = load(kernel, "SMALL");
+        let knobs = SchedulerOptions::default();
+        let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+        let opts = CodegenOptions {
+            code: space::knobs::CodeOptions::default().with_settings(&["restrict=on", "l2_tile=4"]).unwrap(),
+            ..CodegenOptions::for_point(Some(vec![8]), 2, Some(&knobs))
+        };
+        let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+        let region = &v.region;
+        let lines: Vec<&str> = region.lines().map(str::trim).collect();
+        if kernel.contains("gemm") {
+            let parallel = lines.iter().position(|l| l.starts_with("#pragma omp parallel for")).unwrap();
+            assert!(lines[parallel + 1].ends_with("c0 += 32) {"), "{region}");
+            assert!(
+                lines.iter().any(|l| l.starts_with("for (int c3 = 0;") && l.ends_with("c3 += 8) {")),
+                "{region}"
+            );
+        }
+        testkit::instances::assert_same_instances(&k, &v.program, "l2_tile=4, tiles of 8");
+        same_outputs(&k, v.program);
+    }
+}
+
 /// `parallel_min` (issue 17): every `parallel for` carries an `if` clause
 /// that holds exactly when its loop, as printed on the next line, has at
 /// least that many iterations (here the wavefront's tile loops of
@@ -262,4 +294,31 @@ fn vector_width_is_a_target_pragma_over_the_whole_file() {
     assert!(v.program.starts_with("#pragma GCC target(\"prefer-vector-width=512\")\n"));
     assert_eq!(v.program.matches("prefer-vector-width").count(), 1);
     same_outputs(&k, v.program);
+}
+
+/// The instance oracle (`testkit::instances`) itself: gemm's code as
+/// generated runs the original's instances; the same code with the update
+/// skipped on one row of tiles, or run twice, does not.
+#[test]
+fn the_instance_oracle_sees_lost_and_repeated_instances() {
+    let k = load("linear-algebra/gemm.c", "MINI");
+    let knobs = SchedulerOptions::default();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let v = codegen::generate(
+        &k.source,
+        &k.scop,
+        &k.deps,
+        &s.tree,
+        &CodegenOptions::for_point(Some(vec![4]), 1, Some(&knobs)),
+    )
+    .unwrap();
+    let want = testkit::instances::original(&k).unwrap();
+    testkit::instances::check(&k, &want, &v.program).unwrap();
+    let call = v.program.lines().find(|l| l.trim_start().starts_with("polytune_S2(")).unwrap();
+    let lost = v.program.replacen(call, &format!("if (c0 != 4) {call}"), 1);
+    let twice = v.program.replacen(call, &format!("{call} {call}"), 1);
+    for (what, program) in [("lost", lost), ("twice", twice)] {
+        let e = testkit::instances::check(&k, &want, &program).expect_err(what);
+        assert!(e.starts_with("S2 runs"), "{what}: {e}");
+    }
 }

@@ -27,6 +27,12 @@ fn points() -> Vec<Point> {
             threads: 2,
             code: CodeOptions::default(),
         },
+        Point {
+            scheduler: unified(&[]),
+            tiles: Some(vec![8]),
+            threads: 2,
+            code: CodeOptions { l2_tile: 4, unroll_jam: 2, ..code.clone() },
+        },
         Point { scheduler: Scheduler::Isl, tiles: Some(vec![32]), threads: 2, code },
         Point { scheduler: Scheduler::Original, tiles: None, threads: 1, code: CodeOptions::default() },
     ]

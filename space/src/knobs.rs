@@ -175,10 +175,20 @@ pub struct CodeOptions {
     /// 0: CUDA's limit, 1024.
     #[serde(skip_serializing_if = "is_zero")]
     pub gpu_block: u32,
+    /// Two-level tiling: a tiled band's tile loops are tiled again by this
+    /// factor, outer tiles of `factor` tiles per member (L2 tiles over L1
+    /// tiles); the outer tile loops are the parallel ones. 1: one level.
+    /// Not with wavefronts (their tile loops are skewed).
+    #[serde(skip_serializing_if = "is_one")]
+    pub l2_tile: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 fn is_false(b: &bool) -> bool {
@@ -196,6 +206,7 @@ impl Default for CodeOptions {
             vector_width: 0,
             transpose: false,
             gpu_block: 0,
+            l2_tile: 1,
         }
     }
 }
@@ -356,6 +367,12 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         values: "1|2|4|8",
         set: |o, v| set_one_of(&mut o.unroll_jam, v, &[1, 2, 4, 8]),
         get: |o| o.unroll_jam.to_string(),
+    },
+    Knob {
+        name: "l2_tile",
+        values: "1|2|4|8",
+        set: |o, v| set_one_of(&mut o.l2_tile, v, &[1, 2, 4, 8]),
+        get: |o| o.l2_tile.to_string(),
     },
     Knob {
         name: "omp_schedule",

@@ -13,6 +13,8 @@
 //! - [`kernels`], [`load`]: the 30 PolyBench kernels, and one loaded (its
 //!   first SCoP and dependences) under a dataset; [`evaluator`], the
 //!   executor's evaluator as the tests configure it.
+//! - [`instances`]: which statement instances a program runs (an oracle
+//!   that does not depend on outputs).
 //! - [`tree::Tree`]: a schedule tree's bands (depth, flags, statements,
 //!   isolation) and marks read through isl, for assertions on structure
 //!   rather than on YAML text.
@@ -24,6 +26,7 @@
 
 mod evaluate;
 mod gpu;
+pub mod instances;
 mod kernels;
 pub mod tree;
 

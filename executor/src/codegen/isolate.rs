@@ -199,14 +199,22 @@ fn isolate_option(set: Set, outer: u32, what: impl Fn() -> String) -> Result<Set
 }
 
 /// The tree without AST build options (isolated full tiles): the fallback
-/// when generating the isolated code costs more than the budget.
+/// when generating the isolated code costs more than the budget. Atomic
+/// loops (two-level tiling's outer band) stay atomic.
 pub(super) fn strip_ast_options(mut node: ScheduleNode) -> Result<ScheduleNode, CodegenError> {
     let what = || "dropping AST build options".to_string();
     if node.get_type().ctx(what)? == ScheduleNodeType::Band
         && !node.band_get_ast_build_options().ctx(what)?.is_empty().ctx(what)?
     {
+        let n = node.band_n_member().ctx(what)? as i32;
+        let atomic = (0..n)
+            .map(|j| Ok(node.band_member_get_ast_loop_type(j).ctx(what)? == ASTLoopType::Atomic))
+            .collect::<Result<Vec<_>, CodegenError>>()?;
         let empty = UnionSet::empty_ctx(&node.get_ctx()).ctx(what)?;
         node = node.band_set_ast_build_options(empty).ctx(what)?;
+        for (j, _) in atomic.iter().enumerate().filter(|(_, &a)| a) {
+            node = node.band_member_set_ast_loop_type(j as i32, ASTLoopType::Atomic).ctx(what)?;
+        }
     }
     for i in 0..node.n_children().ctx(what)? {
         node = strip_ast_options(node.child(i).ctx(what)?)?.parent().ctx(what)?;

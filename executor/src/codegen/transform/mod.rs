@@ -16,7 +16,8 @@ use order::permute;
 use std::cell::{Cell, RefCell};
 
 use isl_rs::{
-    Context, DimType, Id, MultiVal, Schedule, ScheduleNode, ScheduleNodeType, UnionMap, UnionSet, Val,
+    ASTLoopType, Context, DimType, Id, MultiVal, Schedule, ScheduleNode, ScheduleNodeType, UnionMap,
+    UnionSet, Val,
 };
 use space::clay::{Action, Planned};
 use space::deps::Dependences;
@@ -48,7 +49,7 @@ pub(super) fn transform(
         used: RefCell::new(vec![false; opts.plan.as_ref().map_or(0, Vec::len)]),
         trace: RefCell::new(Vec::new()),
     };
-    let root = walk.visit(root, false, false, 0)?;
+    let root = walk.visit(root, false, 0, 0)?;
     if let Some(plan) = &opts.plan {
         let unused: Vec<String> = plan
             .iter()
@@ -127,11 +128,14 @@ impl Walk<'_> {
     /// Rewrites the subtree at `node` and returns a node at the same position.
     /// `depth` counts the loops above `node` in the tree as given, without the
     /// tile loops this walk adds: where plans and traces name a loop.
+    /// `tiling` counts the bands from `node` down that a tiling above made
+    /// (the point band; with two levels also the inner tile band), which
+    /// are not tiled again; marks in between do not count.
     fn visit(
         &self,
         mut node: ScheduleNode,
         mut in_parallel: bool,
-        just_tiled: bool,
+        tiling: usize,
         depth: usize,
     ) -> Result<ScheduleNode, CodegenError> {
         let (ctx, opts) = (self.ctx, self.opts);
@@ -139,6 +143,7 @@ impl Walk<'_> {
         // Levels we descend below the starting position; climbed back at the end.
         let mut down = 0;
         let mut tiled_here = false;
+        let mut two_level_here = false;
         let mut child_depth = depth;
         if node.get_type().ctx(what)? == ScheduleNodeType::Band && !unrolled(&node)? {
             let n = node.band_n_member().ctx(what)?;
@@ -146,14 +151,17 @@ impl Walk<'_> {
             child_depth = depth + m;
             let statements = self.statements(&node)?;
             // A band of the given tree (not the point band of one tiled here).
-            let given = !just_tiled;
+            let given = tiling == 0;
             let start = depth..depth + 1;
-            let tile = match (&opts.plan, given) {
-                (_, false) => None,
-                (Some(_), true) => self.take(&statements, start.clone(), |a, _| match a {
+            let take_tile = || {
+                self.take(&statements, start.clone(), |a, _| match a {
                     Action::Tile { sizes } => Some((0..m).map(|j| tile_size(sizes, j)).collect::<Vec<_>>()),
                     _ => None,
-                }),
+                })
+            };
+            let tile = match (&opts.plan, given) {
+                (_, false) => None,
+                (Some(_), true) => take_tile(),
                 (None, true) => match &opts.tile_sizes {
                     Some(sizes) if n >= 2 && !sizes.is_empty() && node.band_get_permutable().ctx(what)? => {
                         Some((0..m).map(|j| tile_size(sizes, j)).collect())
@@ -161,7 +169,37 @@ impl Walk<'_> {
                     _ => None,
                 },
             };
+            // Two-level tiling: the plan's second tile step on the band is
+            // the inner level (the first, a multiple of it, the outer); the
+            // `l2_tile` knob multiplies the sizes into the outer level.
+            let (tile, outer) = match (tile, &opts.plan) {
+                (Some(first), Some(_)) => match take_tile() {
+                    Some(inner) => {
+                        if first.iter().zip(&inner).any(|(o, i)| o % i != 0 || o / i < 1) {
+                            return Err(CodegenError::Unsupported(format!(
+                                "tile {first:?} then {inner:?}: the outer tile sizes must be multiples of the inner ones"
+                            )));
+                        }
+                        let factors = first.iter().zip(&inner).map(|(o, i)| o / i).collect::<Vec<_>>();
+                        (Some(inner), Some(factors))
+                    }
+                    None => (Some(first), None),
+                },
+                // Not under a wavefront (its tile loops are skewed).
+                (Some(sizes), None)
+                    if opts.code.l2_tile > 1
+                        && (opts.wavefront == Wavefront::None
+                            || node.band_member_get_coincident(0).ctx(what)?) =>
+                {
+                    (Some(sizes), Some(vec![opts.code.l2_tile as i64; m]))
+                }
+                (tile, _) => (tile, None),
+            };
             if let Some(sizes) = tile {
+                if let Some(factors) = &outer {
+                    let outer_sizes = sizes.iter().zip(factors).map(|(s, f)| (s * f) as u32).collect();
+                    self.record(depth, &statements, Action::Tile { sizes: outer_sizes });
+                }
                 self.record(
                     depth,
                     &statements,
@@ -217,6 +255,37 @@ impl Walk<'_> {
                     self.record(depth, &statements, Action::Wavefront { kind });
                     node = self.wavefront(node, kind)?;
                 }
+                // The outer level tiles the tile loops (before any isolation
+                // below, which isl's tiling would refuse), and is the band the
+                // parallel loop is chosen in; the rest works on the inner one.
+                let two_levels = match &outer {
+                    Some(_) if wave.is_some() || is_tile_mark(&node.get_child(0).ctx(what)?)? => {
+                        return Err(CodegenError::Unsupported(
+                            "two-level tiling of a wavefront's skewed tile loops".into(),
+                        ))
+                    }
+                    Some(factors) => {
+                        let space = node.band_get_space().ctx(what)?;
+                        let mut mv = MultiVal::zero(space).ctx(what)?;
+                        // Tile loops step by their size (isl scales them).
+                        for (i, (&f, &s)) in factors.iter().zip(&sizes).enumerate() {
+                            mv = mv.set_val(i as i32, Val::int_from_si(ctx, f * s).ctx(what)?).ctx(what)?;
+                        }
+                        node = node.band_tile(mv).ctx(what)?;
+                        // isl 0.27's default (splitting) generation of these
+                        // loops skips instances where statements sit at
+                        // different offsets of the strides (fdtd-2d: 413 of
+                        // S4's at 8/32); as atomic loops every one runs.
+                        for j in 0..m {
+                            node = node
+                                .band_member_set_ast_loop_type(j as i32, ASTLoopType::Atomic)
+                                .ctx(what)?;
+                        }
+                        node = node.child(0).ctx(what)?;
+                        true
+                    }
+                    None => false,
+                };
                 let point_sizes: Vec<i64> = point_order.iter().map(|&j| sizes[j]).collect();
                 // Full tiles are those of the point band before
                 // register tiling (whose strips are then whole), and
@@ -246,9 +315,17 @@ impl Walk<'_> {
                 // n tile loops, then the point band's last member.
                 let point = point_band(&node)?;
                 let at = node.get_schedule_depth().ctx(what)? + 2 * n - 1;
-                if self.vectorise(&point, depth + m - 1, &statements)? {
+                let simd = self.vectorise(&point, depth + m - 1, &statements)?;
+                if simd {
                     node = self.insert_simd_mark(node, at)?;
-                    down += 1;
+                }
+                two_level_here = two_levels;
+                match (two_levels, simd) {
+                    // Back up to the outer tile band, past the mark.
+                    (true, true) => node = node.parent().ctx(what)?.parent().ctx(what)?,
+                    (true, false) => node = node.parent().ctx(what)?,
+                    (false, true) => down += 1,
+                    (false, false) => {}
                 }
             }
             if !tiled_here && given && self.vectorise(&node, depth + m - 1, &statements)? {
@@ -289,18 +366,20 @@ impl Walk<'_> {
                 down += 1;
                 in_parallel = true;
             }
-            if tiled_here {
+            if tiled_here || tiling >= 2 {
                 // The point band below counts the band's loops.
                 child_depth = depth;
             }
         }
-        // The point band right below a tile band (and its `TILE_MARK`) must
-        // not be tiled again.
-        let below_tiles = tiled_here || (just_tiled && is_tile_mark(&node)?);
+        let below = match node.get_type().ctx(what)? {
+            _ if tiled_here => 1 + two_level_here as usize,
+            ScheduleNodeType::Mark => tiling,
+            _ => tiling.saturating_sub(1),
+        };
         let children = node.n_children().ctx(what)?;
         for i in 0..children {
             node = node.child(i).ctx(what)?;
-            node = self.visit(node, in_parallel, below_tiles, child_depth)?;
+            node = self.visit(node, in_parallel, below, child_depth)?;
             node = node.parent().ctx(what)?;
         }
         for _ in 0..down {
