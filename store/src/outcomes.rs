@@ -13,15 +13,18 @@ pub struct Outcome {
     pub role: Role,
     pub status: crate::Status,
     pub median_s: Option<f64>,
+    /// What the evaluation cost, where it was recorded (and reads back).
+    pub costs: Option<crate::Costs>,
 }
 
 impl Store {
     /// Every measurement of `campaign`, oldest first.
     pub fn outcomes(&self, campaign: i64) -> Result<Vec<Outcome>, StoreError> {
         const WHAT: &str = "list a campaign's outcomes";
-        let rows: Vec<(i64, String, String, String, Option<f64>)> = with_pool!(self, |pool, _begin| {
+        type Row = (i64, String, String, String, Option<f64>, Option<String>);
+        let rows: Vec<Row> = with_pool!(self, |pool, _begin| {
             sqlx::query_as(
-                "SELECT program_id, point_id, role, status, median_s FROM measurements \
+                "SELECT program_id, point_id, role, status, median_s, costs FROM measurements \
                  WHERE campaign_id = $1 ORDER BY id",
             )
             .bind(campaign)
@@ -30,13 +33,14 @@ impl Store {
             .map_err(query(WHAT))
         })?;
         rows.into_iter()
-            .map(|(program, point_id, role, status, median_s)| {
+            .map(|(program, point_id, role, status, median_s, costs)| {
                 Ok(Outcome {
                     program,
                     point_id,
                     role: parse_column(WHAT, &role)?,
                     status: parse_column(WHAT, &status)?,
                     median_s,
+                    costs: costs.and_then(|c| serde_json::from_str(&c).ok()),
                 })
             })
             .collect()

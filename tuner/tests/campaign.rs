@@ -270,6 +270,9 @@ fn halving_promotes_from_small_to_medium_in_one_campaign() {
     args[at] = "halving".into();
     let at = args.iter().position(|a| a == "MINI").unwrap();
     args[at] = "MEDIUM".into();
+    // At MEDIUM atax runs in microseconds: the cost rule (`--rungs auto`)
+    // would search MEDIUM alone (the next test).
+    args.extend(["--rungs".into(), "all".into()]);
     let out = output(polytune().args(&args));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
@@ -294,6 +297,32 @@ fn halving_promotes_from_small_to_medium_in_one_campaign() {
     assert_eq!(m.len(), references + searched.div_ceil(3), "{} on SMALL, {} on MEDIUM", s.len(), m.len());
     assert!(m.iter().all(|p| s.contains(p)), "a MEDIUM point was not measured on SMALL");
     assert_eq!(rows.iter().filter(|o| o.role == Role::Reference).count(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Halving's cost rule: atax's first points at MEDIUM spend far less than
+/// half their cost running, so the campaign measures nothing on SMALL.
+#[test]
+fn halving_keeps_to_the_campaign_dataset_where_running_is_cheap() {
+    let dir = temp_dir("halving-rule");
+    let db = dir.join("store.db");
+    let mut args = small_campaign(&db);
+    let at = args.iter().position(|a| a == "exhaustive").unwrap();
+    args[at] = "halving".into();
+    let at = args.iter().position(|a| a == "MINI").unwrap();
+    args[at] = "MEDIUM".into();
+    let out = output(polytune().args(&args));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = Store::open(db.to_str().unwrap()).unwrap();
+    let campaign = store.campaigns().unwrap()[0].id;
+    let rows = store.outcomes(campaign).unwrap();
+    let programs: std::collections::BTreeSet<i64> = rows.iter().map(|o| o.program).collect();
+    assert_eq!(programs.len(), 1, "only MEDIUM's program");
+    let variants: Vec<_> = rows.iter().filter(|o| o.role == Role::Variant).collect();
+    assert!(variants.len() > 3, "the search went on past the reference points");
+    let split = |o: &&store::Outcome| o.costs.clone().map(|c| (c.variant_s + c.compile_s, c.run_s));
+    let (make, run) = variants.iter().filter_map(split).fold((0.0, 0.0), |(m, r), (a, b)| (m + a, r + b));
+    assert!(run < make, "the points ran {run} s and took {make} s to make");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -36,7 +36,7 @@ use space::knobs::{Point, Scheduler};
 use store::{BuildRef, CampaignState, Costs, NewCampaign, Record, Role, Store};
 
 use crate::program::{Dataset, ProgramConfig};
-use crate::strategy::{self, Outcomes, StrategyKind};
+use crate::strategy::{self, Outcomes, Rungs, StrategyKind};
 
 /// What identifies a campaign: running the same command again (same files,
 /// same sources, same settings, same machine, same polytune) resumes it.
@@ -71,6 +71,13 @@ pub struct Config {
     /// variant gets every run. Absent at its default, keeping keys.
     #[serde(default = "default_race", skip_serializing_if = "is_default_race")]
     pub race: Option<f64>,
+    /// Halving's rungs (`--rungs`); absent at its default, keeping keys.
+    #[serde(default, skip_serializing_if = "is_default_rungs")]
+    pub rungs: Rungs,
+}
+
+fn is_default_rungs(rungs: &Rungs) -> bool {
+    *rungs == Rungs::default()
 }
 
 /// A variant three times slower than the best so far cannot win.
@@ -245,6 +252,11 @@ impl Executable {
     }
 }
 
+/// An evaluation's costs as strategies see them: making its program, and running it.
+fn split(c: &Costs) -> strategy::Split {
+    strategy::Split { make_s: c.variant_s + c.compile_s, run_s: c.run_s }
+}
+
 /// A point of a batch whose child made its program.
 struct Made {
     point: Point,
@@ -386,6 +398,7 @@ impl<'a> Campaign<'a> {
             let mut strategy = strategy::new(
                 self.config.strategy,
                 kernel.space.clone(),
+                self.config.rungs,
                 self.config.dataset,
                 self.config.seed,
             );
@@ -444,6 +457,9 @@ impl<'a> Campaign<'a> {
         self.outcomes = Outcomes::default();
         for m in measured.into_iter().filter(|m| m.role == Role::Variant) {
             if let Some(d) = dataset_of(m.program) {
+                if let Some(c) = &m.costs {
+                    self.outcomes.costs.insert((d, m.point_id.clone()), split(c));
+                }
                 self.outcomes.measured.insert((d, m.point_id), m.median_s.filter(|_| m.status == Status::Ok));
             }
         }
@@ -862,6 +878,7 @@ impl<'a> Campaign<'a> {
         costs: Costs,
     ) -> Result<()> {
         let (kernel, dataset) = (on.kernel, on.dataset);
+        self.outcomes.costs.insert((dataset, point.id()), split(&costs));
         self.record(on.program, Role::Variant, point, schedule, source, m, Some(costs))?;
         let median_s = m.median_s.filter(|_| m.status == Status::Ok);
         self.outcomes.measured.insert((dataset, point.id()), median_s);
@@ -961,6 +978,7 @@ mod tests {
             peers: Vec::new(),
             emulate: false,
             race: Some(RACE),
+            rungs: Rungs::Auto,
         };
         let json = serde_json::to_string(&config).unwrap();
         assert!(!json.contains("race"), "{json}");

@@ -93,7 +93,7 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         let replayed = |kind: StrategyKind, batch: usize| {
             let mut n: Vec<Option<usize>> = (0..SEEDS)
                 .map(|seed| {
-                    let mut s = strategy::new(kind, kernel.space.clone(), dataset, seed);
+                    let mut s = strategy::new(kind, kernel.space.clone(), Default::default(), dataset, seed);
                     let proposed = strategy::replay(s.as_mut(), batch, |p, _| times.get(&p.id()).copied());
                     proposed.iter().position(|p| close.contains(&p.point.id())).map(|i| i + 1)
                 })
@@ -199,6 +199,7 @@ impl Bench<'_> {
             peers: Vec::new(),
             emulate: false,
             race: crate::campaign::RACE.into(),
+            rungs: Default::default(),
         };
         let mut c = Campaign::open(&db, evaluator, config, Budget::default(), machine)?;
         c.stop_at = stop_at;

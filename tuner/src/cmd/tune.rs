@@ -11,7 +11,7 @@ use executor::runtime::Tolerance;
 use super::common::Dataset;
 use crate::campaign::{self, grid, Budget, Campaign, Config, End, Kernel, Setup};
 use crate::exit::{Interrupted, NoResult};
-use crate::strategy::StrategyKind;
+use crate::strategy::{Rungs, StrategyKind};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -63,6 +63,12 @@ pub struct Args {
     /// every variant fully.
     #[arg(long, value_parser = parse_race, default_value = "3")]
     race: Race,
+    /// Halving's rungs: `auto` evaluates on SMALL and MEDIUM first only
+    /// where running is at least half of what the reference points cost on
+    /// the campaign's dataset (else the campaign's dataset alone); `all`
+    /// always.
+    #[arg(long, value_enum, default_value_t = Rungs::Auto)]
+    rungs: Rungs,
     /// Machine profile: a name in configs/machines or a path to a .toml file.
     #[arg(long, default_value = "default")]
     machine: String,
@@ -129,6 +135,7 @@ pub(super) struct Job {
     pub settings: Vec<String>,
     pub tiles: Vec<grid::Tiles>,
     pub race: Option<f64>,
+    pub rungs: Rungs,
     pub runs: usize,
     pub tolerance: f64,
     pub machine: String,
@@ -194,6 +201,7 @@ pub fn run(args: Args) -> Result<()> {
         settings: args.settings,
         tiles: args.tiles,
         race: args.race.0,
+        rungs: args.rungs,
         runs: args.runs,
         tolerance: args.tolerance,
         machine: args.machine,
@@ -310,6 +318,7 @@ pub(super) fn execute(
         peers: spec.peers.clone(),
         emulate: gpu && args.emulate,
         race: args.race,
+        rungs: args.rungs,
     };
     if let Some(stored) = joining {
         check_joining(stored, &config, &setup.profile.name)?;

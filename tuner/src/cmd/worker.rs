@@ -76,6 +76,7 @@ pub fn run(args: Args) -> Result<()> {
         settings: config.settings.clone(),
         tiles: config.tiles.clone(),
         race: config.race,
+        rungs: config.rungs,
         runs: config.runs,
         tolerance: config.tolerance,
         machine: args.machine,

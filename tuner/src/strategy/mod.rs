@@ -28,6 +28,16 @@ pub use random::Random;
 pub struct Outcomes {
     pub measured: HashMap<(Dataset, String), Option<f64>>,
     pub pending: HashSet<(Dataset, String)>,
+    /// What each recorded evaluation cost, where it was recorded.
+    pub costs: HashMap<(Dataset, String), Split>,
+}
+
+/// An evaluation's cost in two parts: making its program (the variant
+/// child's scheduling and code generation, and the compile) and running it.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Split {
+    pub make_s: f64,
+    pub run_s: f64,
 }
 
 impl Outcomes {
@@ -88,13 +98,33 @@ impl StrategyKind {
     }
 }
 
+/// Which rungs halving searches (`--rungs`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rungs {
+    /// The smaller datasets only where running is at least half of what the first points
+    /// evaluated on the campaign's dataset cost; else the campaign's dataset alone.
+    #[default]
+    Auto,
+    /// SMALL, MEDIUM and the campaign's dataset, whatever the costs.
+    All,
+}
+
 /// The strategy of `kind` over `space` (in the space's order) for a campaign
 /// whose dataset is `dataset`.
-pub fn new(kind: StrategyKind, space: Vec<Point>, dataset: Dataset, seed: u64) -> Box<dyn Strategy> {
+pub fn new(
+    kind: StrategyKind,
+    space: Vec<Point>,
+    rungs: Rungs,
+    dataset: Dataset,
+    seed: u64,
+) -> Box<dyn Strategy> {
     match kind {
         StrategyKind::Exhaustive => Box::new(Exhaustive::new(space, dataset)),
         StrategyKind::Random => Box::new(Random::new(space, dataset, seed)),
-        StrategyKind::Halving => Box::new(Halving::new(space, dataset, seed)),
+        StrategyKind::Halving => Box::new(Halving::new(space, rungs, dataset, seed)),
         StrategyKind::Model => Box::new(Model::new(space, dataset, seed)),
     }
 }
@@ -170,7 +200,7 @@ pub(crate) mod tests {
         let mut outcomes = Outcomes::default();
         outcomes.pending.insert((Dataset::Small, space[0].id()));
         for kind in [StrategyKind::Exhaustive, StrategyKind::Random, StrategyKind::Model] {
-            let proposed = new(kind, space.clone(), Dataset::Small, 3).propose(&outcomes, 10);
+            let proposed = new(kind, space.clone(), Rungs::Auto, Dataset::Small, 3).propose(&outcomes, 10);
             assert_eq!(proposed.len(), 5, "{kind:?}");
             assert!(proposed.iter().all(|p| p.point != space[0]), "{kind:?}");
         }
@@ -180,10 +210,12 @@ pub(crate) mod tests {
             o.measured.insert((Dataset::Small, p.id()), Some(1.0));
         }
         o.pending.insert((Dataset::Small, space[0].id()));
-        assert!(new(StrategyKind::Halving, space.clone(), Dataset::Medium, 3).propose(&o, 10).is_empty());
+        assert!(new(StrategyKind::Halving, space.clone(), Rungs::All, Dataset::Medium, 3)
+            .propose(&o, 10)
+            .is_empty());
         o.pending.clear();
         o.measured.insert((Dataset::Small, space[0].id()), Some(0.5));
-        let next = new(StrategyKind::Halving, space.clone(), Dataset::Medium, 3).propose(&o, 10);
+        let next = new(StrategyKind::Halving, space.clone(), Rungs::All, Dataset::Medium, 3).propose(&o, 10);
         assert!(next.iter().any(|p| p.dataset == Dataset::Medium && p.point == space[0]), "{next:?}");
     }
 
