@@ -206,7 +206,7 @@ pub(super) fn strip_ast_options(mut node: ScheduleNode) -> Result<ScheduleNode, 
     if node.get_type().ctx(what)? == ScheduleNodeType::Band
         && !node.band_get_ast_build_options().ctx(what)?.is_empty().ctx(what)?
     {
-        let n = node.band_n_member().ctx(what)? as i32;
+        let n = node.band_n_member().ctx(what)?;
         let atomic = (0..n)
             .map(|j| Ok(node.band_member_get_ast_loop_type(j).ctx(what)? == ASTLoopType::Atomic))
             .collect::<Result<Vec<_>, CodegenError>>()?;
