@@ -75,6 +75,18 @@ fn same_outputs(k: &Kernel, program: String) {
     assert_eq!(m.status, Status::Ok, "{}", m.reason);
 }
 
+/// `k` under the unified scheduler's defaults, tiled by `tiles` on
+/// `threads` threads, with the code knobs `settings`.
+fn unified_variant(k: &Kernel, settings: &[&str], tiles: Vec<u32>, threads: usize) -> codegen::Variant {
+    let knobs = SchedulerOptions::default();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let opts = CodegenOptions {
+        code: space::knobs::CodeOptions::default().with_settings(settings).unwrap(),
+        ..CodegenOptions::for_point(Some(tiles), threads, Some(&knobs))
+    };
+    codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap()
+}
+
 /// Untiled code and bands that are not tiled get no isolation.
 #[test]
 fn untiled_code_is_not_isolated() {
@@ -167,13 +179,7 @@ fn register_tiled_vectorised_variants_match_the_original() {
 #[test]
 fn whole_register_tiles_of_diagonal_tiles_are_unrolled() {
     let k = load("linear-algebra/syrk.c", "SMALL");
-    let knobs = SchedulerOptions::default();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
-    let opts = CodegenOptions {
-        code: space::knobs::CodeOptions::default().with_settings(&["restrict=on", "unroll_jam=4"]).unwrap(),
-        ..CodegenOptions::for_point(Some(vec![16]), 2, Some(&knobs))
-    };
-    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let v = unified_variant(&k, &["restrict=on", "unroll_jam=4"], vec![16], 2);
     let region = &v.region;
     let lines: Vec<&str> = region.lines().map(str::trim).collect();
     let diagonal = |line: &str| {
@@ -226,13 +232,7 @@ fn large_transposed_copies_match_the_original() {
 fn two_level_tiles_match_the_original() {
     for kernel in ["linear-algebra/gemm.c", "stencils/fdtd-2d.c"] {
         let k = load(kernel, "SMALL");
-        let knobs = SchedulerOptions::default();
-        let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
-        let opts = CodegenOptions {
-            code: space::knobs::CodeOptions::default().with_settings(&["restrict=on", "l2_tile=4"]).unwrap(),
-            ..CodegenOptions::for_point(Some(vec![8]), 2, Some(&knobs))
-        };
-        let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+        let v = unified_variant(&k, &["restrict=on", "l2_tile=4"], vec![8], 2);
         let region = &v.region;
         let lines: Vec<&str> = region.lines().map(str::trim).collect();
         if kernel.contains("gemm") {
@@ -302,16 +302,7 @@ fn vector_width_is_a_target_pragma_over_the_whole_file() {
 #[test]
 fn the_instance_oracle_sees_lost_and_repeated_instances() {
     let k = load("linear-algebra/gemm.c", "MINI");
-    let knobs = SchedulerOptions::default();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
-    let v = codegen::generate(
-        &k.source,
-        &k.scop,
-        &k.deps,
-        &s.tree,
-        &CodegenOptions::for_point(Some(vec![4]), 1, Some(&knobs)),
-    )
-    .unwrap();
+    let v = unified_variant(&k, &[], vec![4], 1);
     let want = testkit::instances::original(&k).unwrap();
     testkit::instances::check(&k, &want, &v.program).unwrap();
     let call = v.program.lines().find(|l| l.trim_start().starts_with("polytune_S2(")).unwrap();

@@ -261,24 +261,30 @@ fn bad_input_is_refused_and_writes_nothing() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn halving_promotes_from_small_to_medium_in_one_campaign() {
-    let dir = temp_dir("halving");
+/// `small_campaign` as halving on MEDIUM, with `extra` arguments: its
+/// directory and the campaign's outcomes.
+fn halving_campaign(name: &str, extra: &[&str]) -> (PathBuf, Vec<store::Outcome>) {
+    let dir = temp_dir(name);
     let db = dir.join("store.db");
     let mut args = small_campaign(&db);
     let at = args.iter().position(|a| a == "exhaustive").unwrap();
     args[at] = "halving".into();
     let at = args.iter().position(|a| a == "MINI").unwrap();
     args[at] = "MEDIUM".into();
-    // At MEDIUM atax runs in microseconds: the cost rule (`--rungs auto`)
-    // would search MEDIUM alone (the next test).
-    args.extend(["--rungs".into(), "all".into()]);
+    args.extend(extra.iter().map(|a| a.to_string()));
     let out = output(polytune().args(&args));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-
     let store = Store::open(db.to_str().unwrap()).unwrap();
     let campaign = store.campaigns().unwrap()[0].id;
     let rows = store.outcomes(campaign).unwrap();
+    (dir, rows)
+}
+
+#[test]
+fn halving_promotes_from_small_to_medium_in_one_campaign() {
+    // At MEDIUM atax runs in microseconds: the cost rule (`--rungs auto`)
+    // would search MEDIUM alone (the next test).
+    let (dir, rows) = halving_campaign("halving", &["--rungs", "all"]);
     let programs: std::collections::BTreeSet<i64> = rows.iter().map(|o| o.program).collect();
     assert_eq!(programs.len(), 2, "one program per dataset (SMALL, MEDIUM)");
     // The original program on SMALL is the first thing a halving campaign measures.
@@ -304,18 +310,7 @@ fn halving_promotes_from_small_to_medium_in_one_campaign() {
 /// half their cost running, so the campaign measures nothing on SMALL.
 #[test]
 fn halving_keeps_to_the_campaign_dataset_where_running_is_cheap() {
-    let dir = temp_dir("halving-rule");
-    let db = dir.join("store.db");
-    let mut args = small_campaign(&db);
-    let at = args.iter().position(|a| a == "exhaustive").unwrap();
-    args[at] = "halving".into();
-    let at = args.iter().position(|a| a == "MINI").unwrap();
-    args[at] = "MEDIUM".into();
-    let out = output(polytune().args(&args));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let store = Store::open(db.to_str().unwrap()).unwrap();
-    let campaign = store.campaigns().unwrap()[0].id;
-    let rows = store.outcomes(campaign).unwrap();
+    let (dir, rows) = halving_campaign("halving-rule", &[]);
     let programs: std::collections::BTreeSet<i64> = rows.iter().map(|o| o.program).collect();
     assert_eq!(programs.len(), 1, "only MEDIUM's program");
     let variants: Vec<_> = rows.iter().filter(|o| o.role == Role::Variant).collect();
