@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use space::deps::Dependences;
 use space::knobs::{CodeOptions, Point, Scheduler};
-use space::schedule::CoreOptions;
+use space::schedule::{CoreOptions, Memo};
 use space::scop::{Scop, Source};
 
 use crate::codegen::{self, CodegenError, CodegenOptions};
@@ -63,6 +63,17 @@ pub fn model<'a>(
 
 /// The schedule tree of `point` (isl's YAML text).
 pub fn schedule_of(scop: &Scop, deps: &Dependences, point: &Point) -> Result<String, Failure> {
+    schedule_with(scop, deps, point, None)
+}
+
+/// [`schedule_of`], our scheduler's lexmins answered from `memo` where an
+/// earlier schedule asked the same (`space::schedule::schedule_with`).
+pub fn schedule_with(
+    scop: &Scop,
+    deps: &Dependences,
+    point: &Point,
+    memo: Option<&dyn Memo>,
+) -> Result<String, Failure> {
     let (scop, deps) = model(scop, deps, &point.code, point.on_gpu())?;
     let (scop, deps) = (scop.as_ref(), deps.as_ref());
     let failed = |reason: String| Failure { status: Status::ScheduleError, reason };
@@ -75,7 +86,11 @@ pub fn schedule_of(scop: &Scop, deps: &Dependences, point: &Point) -> Result<Str
             .map_err(|e| failed(format!("isl's scheduler for the GPU: {e}"))),
         Scheduler::Unified { preorder, options } => {
             let opts = CoreOptions::unified(preorder.clone(), options);
-            Ok(space::schedule::schedule(scop, deps, &opts).map_err(|e| failed(e.to_string()))?.tree)
+            let schedule = match memo {
+                Some(memo) => space::schedule::schedule_with(scop, deps, &opts, memo),
+                None => space::schedule::schedule(scop, deps, &opts),
+            };
+            Ok(schedule.map_err(|e| failed(e.to_string()))?.tree)
         }
         Scheduler::Peer { name } => {
             Err(failed(format!("the peer {name} has no schedule of ours: it builds the program as written")))

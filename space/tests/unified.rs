@@ -128,3 +128,57 @@ fn global_consecutivity_makes_the_innermost_loop_stride_one() {
     let (_, plain) = unified("linear-algebra/mvt.c", &["spatial=off"]);
     assert_eq!(coefficients(&plain).last().unwrap(), &vec![0, 1]);
 }
+
+/// Remembered lexmins change no schedule. 2mm under three preorders and
+/// two knob settings, scheduled with one shared memo: the trees are those
+/// scheduled without one, a repeated schedule is answered whole from the
+/// memo, and damaged optima are caught by the check on each answer (solved
+/// again, the same trees).
+#[test]
+fn remembered_lexmins_give_the_same_schedules() {
+    use schedule::{InMemory, Memo, MemoKey};
+    use space::preorder::Preorder;
+
+    /// Hands out the inner memo's optima with one more variable set.
+    struct Damaged<'a>(&'a InMemory);
+    impl Memo for Damaged<'_> {
+        fn get(&self, key: &MemoKey) -> Option<String> {
+            let text = self.0.get(key)?;
+            Some(match text.strip_prefix("optimal ") {
+                Some(optimum) => format!("optimal {optimum},0:7"),
+                None => text,
+            })
+        }
+        fn put(&self, _: &MemoKey, _: &str) {}
+    }
+
+    let (s, d) = load("linear-algebra/2mm.c");
+    let preorders = [
+        None,
+        Some(Preorder(vec![vec![0, 2], vec![1, 3]])),
+        Some(Preorder(vec![vec![2], vec![0], vec![1, 3]])),
+    ];
+    let settings: [&[&str]; 2] = [&[], &["hlim=4", "consecutivity=global"]];
+    let memo = InMemory::default();
+    let mut shared = 0;
+    for preorder in &preorders {
+        for knobs in settings {
+            let knobs_set = SchedulerOptions::default().with_settings(knobs).unwrap();
+            let opts = CoreOptions::unified(preorder.clone(), &knobs_set);
+            let what = format!("{preorder:?} {knobs:?}");
+            let _watch = testkit::item(&what, std::time::Duration::from_secs(120));
+            let plain = schedule::schedule(&s, &d, &opts).unwrap();
+            let first = schedule::schedule_with(&s, &d, &opts, &memo).unwrap();
+            shared += first.remembered;
+            let again = schedule::schedule_with(&s, &d, &opts, &memo).unwrap();
+            let checked = schedule::schedule_with(&s, &d, &opts, &Damaged(&memo)).unwrap();
+            assert_eq!(first.tree, plain.tree, "{what}");
+            assert_eq!(again.tree, plain.tree, "{what}");
+            assert_eq!(again.remembered, again.lexmins, "{what}: every lexmin asked before");
+            assert_eq!(checked.tree, plain.tree, "{what}");
+            assert!(checked.remembered < checked.lexmins, "{what}: damaged optima used");
+        }
+    }
+    // Different points share ILPs: the reason for the memo.
+    assert!(shared > 0, "no lexmin shared between 2mm's points");
+}

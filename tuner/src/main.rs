@@ -4,6 +4,7 @@
 mod campaign;
 mod cmd;
 mod exit;
+mod memo;
 mod noise;
 mod program;
 mod slurm;

@@ -19,7 +19,7 @@ use isl_rs::{Context, UnionMap};
 
 use super::constraints::PREFIX;
 use super::group::{DepGroup, Group, Next, Result, RowStrategy};
-use super::ilp;
+use super::ilp::{self, memo::Memo};
 use super::nontrivial::SEARCH_BUDGET;
 use super::solver::Solver;
 use super::unified::{place_thread_x, thread_mapping, Unified};
@@ -31,12 +31,24 @@ use crate::preorder::Preorder;
 use crate::scop::Scop;
 use crate::spatial;
 
-pub(super) fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> Result<CoreSchedule> {
+pub(super) fn schedule(
+    scop: &Scop,
+    deps: &Dependences,
+    opts: &CoreOptions,
+    memo: Option<&dyn Memo>,
+) -> Result<CoreSchedule> {
     let ctx = new_context();
     let solves_before = ilp::solves();
     let all = dep_groups(&ctx, scop, deps)?;
-    let mut solver =
-        Solver { backend: opts.backend, cross_check: opts.cross_check, lexmins: 0, checked: 0, unchecked: 0 };
+    let mut solver = Solver {
+        backend: opts.backend,
+        cross_check: opts.cross_check,
+        memo,
+        lexmins: 0,
+        remembered: 0,
+        checked: 0,
+        unchecked: 0,
+    };
     let preorder = match &opts.fusion {
         Fusion::Original => Preorder::original(scop),
         Fusion::Preorder(p) => p.clone(),
@@ -90,6 +102,7 @@ pub(super) fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> R
         tree,
         rows,
         lexmins: solver.lexmins,
+        remembered: solver.remembered,
         ilps: ilp::solves() - solves_before,
         cross_checked: solver.checked,
         cross_unchecked: solver.unchecked,

@@ -32,6 +32,7 @@ use crate::knobs::SchedulerOptions;
 use crate::preorder::Preorder;
 use crate::scop::Scop;
 
+pub use ilp::memo::{InMemory, Key as MemoKey, Memo};
 pub use ilp::Backend;
 pub use tree::affine_text;
 
@@ -134,6 +135,9 @@ pub struct CoreSchedule {
     pub rows: Vec<Row>,
     /// Number of lexmin problems solved (each may be several ILPs on CBC).
     pub lexmins: usize,
+    /// Of those, answered by the memo ([`schedule_with`]).
+    #[serde(default)]
+    pub remembered: usize,
     /// Number of underlying ILP solves.
     pub ilps: u64,
     /// With `cross_check`: lexmins whose optima both backends found equal, and
@@ -170,12 +174,24 @@ pub fn unified(
     preorder: Option<Preorder>,
     knobs: &SchedulerOptions,
 ) -> Result<CoreSchedule, ScheduleError> {
-    driver::schedule(scop, deps, &CoreOptions::unified(preorder, knobs))
+    driver::schedule(scop, deps, &CoreOptions::unified(preorder, knobs), None)
 }
 
 /// Schedules `scop` under `deps` (validity = coincidence = proximity =
 /// flow ∪ anti ∪ output) with the given fusion structure. The result has
 /// passed the independent legality check.
 pub fn schedule(scop: &Scop, deps: &Dependences, opts: &CoreOptions) -> Result<CoreSchedule, ScheduleError> {
-    driver::schedule(scop, deps, opts)
+    driver::schedule(scop, deps, opts, None)
+}
+
+/// [`schedule`], answering each lexmin that `memo` remembers from an
+/// earlier schedule, and telling it the others: the same schedule, in less
+/// time when schedules share ILPs.
+pub fn schedule_with(
+    scop: &Scop,
+    deps: &Dependences,
+    opts: &CoreOptions,
+    memo: &dyn Memo,
+) -> Result<CoreSchedule, ScheduleError> {
+    driver::schedule(scop, deps, opts, Some(memo))
 }

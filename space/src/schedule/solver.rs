@@ -1,23 +1,29 @@
 //! The one place the driver solves ILPs: [`ilp::lexmin_below`] with the
 //! chosen backend, optionally cross-checked against the other, with
-//! repeated and trivially satisfied rows removed first.
+//! repeated and trivially satisfied rows removed first, and answered from
+//! a memo where an earlier schedule asked the same.
 
+use super::ilp::memo::{self, Memo};
 use super::ilp::{self, Backend, Outcome, Problem, Relation};
 use super::ScheduleError;
 
 type Result<T> = std::result::Result<T, ScheduleError>;
 
 /// Solves lexmins with the chosen backend, optionally cross-checked.
-pub(super) struct Solver {
+pub(super) struct Solver<'m> {
     pub backend: Backend,
     pub cross_check: bool,
+    /// Not used when cross-checking: that is for solving.
+    pub memo: Option<&'m dyn Memo>,
     pub lexmins: usize,
+    /// Lexmins answered by the memo.
+    pub remembered: usize,
     /// Cross-checked lexmins, and those isl gave up on (operation quota).
     pub checked: usize,
     pub unchecked: usize,
 }
 
-impl Solver {
+impl Solver<'_> {
     pub(super) fn lexmin(&mut self, p: &Problem) -> Result<Outcome> {
         Ok(self.lexmin_below(p, None)?.expect("no cutoff, no early stop"))
     }
@@ -25,9 +31,19 @@ impl Solver {
     /// [`ilp::lexmin_below`]: `None` when the optimum is not below `cutoff`.
     pub(super) fn lexmin_below(&mut self, p: &Problem, cutoff: Option<&[i64]>) -> Result<Option<Outcome>> {
         self.lexmins += 1;
+        let memo = self.memo.filter(|_| !self.cross_check).map(|m| (m, memo::key(p, self.backend, cutoff)));
+        if let Some((m, key)) = &memo {
+            if let Some(answer) = m.get(key).and_then(|text| memo::decode(&text, p)) {
+                self.remembered += 1;
+                return Ok(answer);
+            }
+        }
         let reduced = without_redundant_rows(p);
         let p = &reduced;
         let out = ilp::lexmin_below(p, self.backend, cutoff)?;
+        if let Some((m, key)) = &memo {
+            m.put(key, &memo::encode(&out));
+        }
         if self.cross_check {
             let other = if self.backend == Backend::Cbc { Backend::Isl } else { Backend::Cbc };
             let theirs = match ilp::lexmin_below(p, other, cutoff) {

@@ -66,8 +66,9 @@ pub fn run(args: Args) -> Result<()> {
 /// ([`SCHEDULES`], made for one invocation) when a point with the same
 /// scheduler on the same SCoP (and layout: `transpose`) made it already:
 /// points that differ only in tiles, threads or other code knobs share one
-/// schedule. Code generation checks
-/// a shared tree legal again, as any tree.
+/// schedule, and the others the answers of the ILPs they have in common
+/// ([`crate::memo`]). Code generation checks a shared tree legal again, as
+/// any tree.
 fn shared_schedule(p: &common::Program, point: &Point) -> Result<String, Failure> {
     let Some(dir) = std::env::var_os(SCHEDULES).map(std::path::PathBuf::from) else {
         return pipeline::schedule_of(&p.scop, &p.deps, point);
@@ -88,7 +89,7 @@ fn shared_schedule(p: &common::Program, point: &Point) -> Result<String, Failure
     if let Ok(tree) = std::fs::read_to_string(&path) {
         return Ok(tree);
     }
-    let tree = pipeline::schedule_of(&p.scop, &p.deps, point)?;
+    let tree = pipeline::schedule_with(&p.scop, &p.deps, point, Some(&crate::memo::Log::open(&dir)))?;
     // Written whole or not at all: two children may make it at once.
     let tmp = dir.join(format!(".{key}.{}", executor::process::unique_suffix()));
     if std::fs::write(&tmp, &tree).is_ok() && std::fs::rename(&tmp, &path).is_err() {

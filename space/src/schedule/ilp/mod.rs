@@ -28,7 +28,8 @@
 //! `cbc` the CBC backend, with `lattice` (equalities eliminated exactly),
 //! `presolve` (gcd division, parallel rows merged) and `fold` (runs of
 //! single-variable objectives as one solve) for it; `isl` the isl backend;
-//! `tests` both against each other and brute force.
+//! `tests` both against each other and brute force; `memo` answers
+//! remembered across schedules.
 
 use std::cell::Cell;
 
@@ -313,6 +314,7 @@ mod cbc;
 mod fold;
 mod isl;
 mod lattice;
+pub mod memo;
 mod presolve;
 
 #[cfg(test)]
