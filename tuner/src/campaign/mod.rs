@@ -4,9 +4,10 @@
 //! any moment and resumed by running the same command again.
 //!
 //! Order of work per kernel and dataset: the original program (the
-//! reference every output is compared with), then the reference points, then
-//! whatever the strategy proposes. Points whose generated code is identical
-//! to one already measured in this run share that measurement.
+//! reference every output is compared with), then the strategy's first
+//! batch with the reference points measured after it, then whatever the
+//! strategy proposes. Points whose generated code is identical to one
+//! already measured in this run share that measurement.
 
 mod batch;
 pub(crate) use batch::Reply;
@@ -428,14 +429,20 @@ impl<'a> Campaign<'a> {
                     builders.insert(dataset, b);
                 }
                 self.evaluator.builder = builders[&dataset].clone();
-                // The reference points come first on every dataset.
-                let points: Vec<Point> = if references.contains_key(&dataset) {
-                    proposals.into_iter().filter(|p| p.dataset == dataset).map(|p| p.point).collect()
-                } else {
+                let mut points: Vec<Point> =
+                    proposals.into_iter().filter(|p| p.dataset == dataset).map(|p| p.point).collect();
+                if !references.contains_key(&dataset) {
+                    // The reference points join the first batch on every
+                    // dataset (they come first for the budget) and are
+                    // measured last, so that they are raced against its
+                    // variants rather than against the original alone.
                     references.insert(dataset, self.reference(kernel, dataset, program)?);
                     let todo = kernel.references.iter().filter(|p| !self.outcomes.contains(dataset, p));
-                    todo.take(self.remaining_evals()).cloned().collect()
-                };
+                    let todo: Vec<Point> = todo.take(self.remaining_evals()).cloned().collect();
+                    points.retain(|p| !todo.contains(p));
+                    points.truncate(self.remaining_evals() - todo.len());
+                    points.extend(todo);
+                }
                 let mine = self.claim(dataset, program, points)?;
                 if !mine.is_empty() {
                     let on = On { kernel, dataset, program, reference: &references[&dataset] };
@@ -726,25 +733,24 @@ impl<'a> Campaign<'a> {
         // One queue per kind of slot.
         let queues: [(Vec<usize>, std::sync::atomic::AtomicUsize); 2] = [false, true]
             .map(|gpu| ((0..built.len()).filter(|&i| built[i].2 == gpu).collect(), Default::default()));
-        let best = self.best_so_far(on);
-        let config = MeasureConfig {
-            race_above_s: best.zip(self.config.race).map(|(b, f)| f * b),
-            remeasure_below_s: best.map(|b| CONTENDER * b),
-            ..self.evaluator.config.clone()
-        };
+        // The best time so far, lowered by each measurement of the batch as
+        // it ends: racing and re-measurement are relative to it.
+        let best = std::sync::Mutex::new(self.best_so_far(on));
+        let race = self.config.race;
+        let config = &self.evaluator.config;
         let cpu = self.slots.iter().map(|slot| (slot.clone(), config.clone(), &queues[0]));
         let gpus = self.gpus.iter().flat_map(|g| &g.slots);
         let gpu = gpus.map(|g| (g.host(), config.on_gpu(g), &queues[1]));
         let workers: Vec<_> = cpu.chain(gpu).collect();
         std::thread::scope(|scope| {
             for (slot, config, (queue, next)) in workers {
-                let evaluator = Evaluator {
+                let mut evaluator = Evaluator {
                     builder: self.evaluator.builder.clone(),
                     slot,
-                    config,
+                    config: config.clone(),
                     jobs: self.evaluator.jobs,
                 };
-                let (busy, peak, results, built) = (&busy, &peak, &results, &built);
+                let (busy, peak, results, built, best) = (&busy, &peak, &results, &built, &best);
                 scope.spawn(move || loop {
                     let Some(&i) = queue.get(next.fetch_add(1, Ordering::SeqCst)) else { break };
                     if interrupted() {
@@ -753,9 +759,19 @@ impl<'a> Campaign<'a> {
                     let now = busy.fetch_add(1, Ordering::SeqCst) + 1;
                     peak.fetch_max(now, Ordering::SeqCst);
                     let (_, threads, _, outcome) = &built[i];
+                    let best_s = *best.lock().expect("no panics while holding it");
+                    evaluator.config = MeasureConfig {
+                        race_above_s: best_s.zip(race).map(|(b, f)| f * b),
+                        remeasure_below_s: best_s.map(|b| CONTENDER * b),
+                        ..config.clone()
+                    };
                     let started = Instant::now();
                     let m = evaluator.measure(on.reference, outcome, *threads);
                     let run_s = started.elapsed().as_secs_f64();
+                    if let (Status::Ok, Some(t)) = (m.status, m.median_s.filter(|&t| t > 0.0)) {
+                        let mut best = best.lock().expect("no panics while holding it");
+                        *best = Some(best.map_or(t, |b| b.min(t)));
+                    }
                     busy.fetch_sub(1, Ordering::SeqCst);
                     if interrupted() {
                         break;
