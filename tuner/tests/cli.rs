@@ -362,10 +362,12 @@ fn a_busy_slot_is_warned_about_and_recorded_or_refused() {
     assert!(err.contains("--on-noise fail: slot `all`"), "{err}");
 }
 
-/// Issue 20, one cut: points that differ only in tiles (or threads, or code
-/// knobs) share one schedule through the campaign's schedule directory;
-/// `polytune variant` computes it for the first and reads it for the
-/// others, and the programs are those it would make without the directory.
+/// Issue 20, two cuts: points that differ only in tiles (or threads, or
+/// code knobs) share one schedule through the campaign's schedule
+/// directory, and points with other schedulers the lexmins they have in
+/// common (its `lexmins.log`); `polytune variant` computes a schedule for
+/// the first and reads it for the others, and the programs are those it
+/// would make without the directory.
 #[test]
 fn points_with_one_scheduler_share_one_schedule() {
     use space::knobs::{Point, Scheduler, SchedulerOptions};
@@ -391,13 +393,33 @@ fn points_with_one_scheduler_share_one_schedule() {
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let first = reply(&point(32), true);
-    let files = || std::fs::read_dir(&dir).unwrap().count();
-    assert_eq!(files(), 1, "the first point wrote its schedule");
+    let trees = || {
+        let names = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap());
+        names.filter(|n| n.ends_with(".yaml")).count()
+    };
+    let log = || std::fs::read_to_string(dir.join("lexmins.log")).unwrap_or_default().lines().count();
+    assert_eq!(trees(), 1, "the first point wrote its schedule");
+    let answers = log();
+    assert!(answers > 0, "and the answers of its lexmins");
     let second = reply(&point(16), true);
-    assert_eq!(files(), 1, "the second point read it");
+    assert_eq!((trees(), log()), (1, answers), "the second point read them");
     let alone = reply(&point(16), false);
     assert_eq!(first["answer"]["Ok"][0], second["answer"]["Ok"][0], "one schedule tree");
     assert_eq!(second["answer"]["Ok"], alone["answer"]["Ok"], "the same program as without sharing");
     assert!(first["answer"]["Ok"][1] != second["answer"]["Ok"][1], "tiles still differ");
+    // Another scheduler: its own tree, from the lexmins it shares with the
+    // first and those it solves, and the program it makes alone.
+    let mut other = point(16);
+    other.scheduler = Scheduler::Unified {
+        preorder: None,
+        options: SchedulerOptions::default().with_settings(&["hlim=4"]).unwrap(),
+    };
+    let third = reply(&other, true);
+    assert_eq!(trees(), 2);
+    assert_eq!(
+        third["answer"]["Ok"],
+        reply(&other, false)["answer"]["Ok"],
+        "the same program as without the log"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
