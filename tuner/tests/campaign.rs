@@ -186,6 +186,11 @@ fn the_same_seed_gives_the_same_campaign() {
     let b = order(&dir.join("b.db"), "7");
     let c = order(&dir.join("c.db"), "8");
     assert_eq!(a.len(), 1 + 6, "the reference and six evaluations");
+    // The original's point (the reference's) is also evaluated as a
+    // variant, with the other reference points, after the first batch's
+    // variants: racing measures them against those.
+    let original = a[1..].iter().position(|p| *p == a[0]).expect("the original's point evaluated");
+    assert!(original > 0, "the reference points are measured after the first batch's variants: {a:?}");
     assert_eq!(a, b);
     assert_ne!(a, c);
     std::fs::remove_dir_all(&dir).unwrap();
