@@ -23,8 +23,12 @@ use super::{grid, KernelSpec};
 use crate::program::{self, Dataset, Program, ProgramConfig};
 use crate::strategy::{self, StrategyKind};
 
-/// Points scheduled and compiled at once by a campaign's evaluator.
-pub const JOBS: usize = 2;
+/// Points scheduled and compiled at once by a campaign's evaluator: one
+/// per core this process may use (at least 2). Nothing is measured while a
+/// batch is made, so every core can make one.
+pub fn jobs() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()).max(2)
+}
 
 /// One kernel, loaded on every dataset the strategy may use.
 pub struct Kernel {
@@ -77,7 +81,7 @@ impl Setup {
             tolerance: Tolerance { relative: tolerance },
             ..MeasureConfig::default()
         };
-        Ok((Evaluator { builder, slot: self.slots[0].clone(), config, jobs: JOBS }, fingerprint))
+        Ok((Evaluator { builder, slot: self.slots[0].clone(), config, jobs: jobs() }, fingerprint))
     }
 }
 

@@ -13,7 +13,7 @@ mod batch;
 pub(crate) use batch::Reply;
 pub mod grid;
 mod kernel;
-pub use kernel::{measure_original, Kernel, Setup, JOBS};
+pub use kernel::{jobs, measure_original, Kernel, Setup};
 
 use std::collections::{HashMap, HashSet};
 use std::io::IsTerminal;

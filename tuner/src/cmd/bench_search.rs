@@ -25,7 +25,7 @@ use anyhow::Result;
 
 use super::common::Dataset;
 use super::query::seconds;
-use crate::campaign::{grid, Budget, Campaign, Config, Kernel, Setup, TraceEntry, JOBS};
+use crate::campaign::{grid, jobs, Budget, Campaign, Config, Kernel, Setup, TraceEntry};
 use crate::strategy::{self, StrategyKind};
 
 /// "Within 5% of the best".
@@ -107,9 +107,9 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         // The model also in the other strategies' batches: what refitting per pair buys.
         let (random, model) = (StrategyKind::Random, StrategyKind::Model);
         let replays = [
-            replayed(random, random.batch(JOBS)),
-            replayed(model, model.batch(JOBS)),
-            replayed(model, random.batch(JOBS)),
+            replayed(random, random.batch(jobs())),
+            replayed(model, model.batch(jobs())),
+            replayed(model, random.batch(jobs())),
         ];
         let mut traces = vec![exhaustive];
         for strategy in [StrategyKind::Random, StrategyKind::Halving, StrategyKind::Model] {
