@@ -22,12 +22,39 @@ use crate::program::Dataset;
 /// (see `polytune variant`), removed with it.
 pub(super) struct Schedules(pub PathBuf);
 
+const SCHEDULES_PREFIX: &str = "polytune-schedules-";
+
 impl Schedules {
+    /// A new directory, after removing those of campaigns killed before
+    /// they could: their process no longer runs and nothing was added to
+    /// them for an hour (a process in another PID namespace may share the
+    /// directory for temporary files).
     pub fn new() -> Result<Schedules> {
-        let dir = std::env::temp_dir().join(format!("polytune-schedules-{}", process::unique_suffix()));
+        let temp = std::env::temp_dir();
+        let idle = |e: &std::fs::DirEntry| {
+            let modified = e.metadata().and_then(|m| m.modified());
+            modified.is_ok_and(|t| t.elapsed().is_ok_and(|age| age > Duration::from_secs(3600)))
+        };
+        for entry in std::fs::read_dir(&temp).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let pid =
+                name.to_str().and_then(|n| n.strip_prefix(SCHEDULES_PREFIX)?.split('-').next()?.parse().ok());
+            if pid.is_some_and(|pid: libc::pid_t| !process_runs(pid)) && idle(&entry) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let dir = temp.join(format!("{SCHEDULES_PREFIX}{}", process::unique_suffix()));
         std::fs::create_dir_all(&dir)?;
         Ok(Schedules(dir))
     }
+}
+
+/// Whether a process `pid` exists (one of another user counts).
+fn process_runs(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    pid > 0
+        && (unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
 }
 
 impl Drop for Schedules {
@@ -153,5 +180,37 @@ fn reply_of_child(
                 format!("`polytune variant` failed ({s}): {}", r.output.text().trim()),
             ),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A killed campaign's directory goes when the next campaign starts; a
+    /// running campaign's, or one used within the hour, stays.
+    #[test]
+    fn schedule_directories_of_killed_campaigns_are_removed() {
+        let temp = std::env::temp_dir();
+        let unique = process::unique_suffix().replace('-', "x");
+        // Beyond any kernel's pid_max: no such process.
+        let dead = format!("{SCHEDULES_PREFIX}999999999-{unique}-0");
+        let live = format!("{SCHEDULES_PREFIX}{}-{unique}-1", std::process::id());
+        let fresh = format!("{SCHEDULES_PREFIX}999999999-{unique}-2");
+        let hour_ago = std::time::SystemTime::now() - Duration::from_secs(7200);
+        for name in [&dead, &live, &fresh] {
+            std::fs::create_dir_all(temp.join(name)).unwrap();
+            std::fs::write(temp.join(name).join("lexmins.log"), "").unwrap();
+        }
+        for name in [&dead, &live] {
+            std::fs::File::open(temp.join(name)).unwrap().set_modified(hour_ago).unwrap();
+        }
+        let new = Schedules::new().unwrap();
+        assert!(!temp.join(&dead).exists(), "the killed campaign's directory stayed");
+        assert!(temp.join(&live).exists() && temp.join(&fresh).exists());
+        for name in [&live, &fresh] {
+            std::fs::remove_dir_all(temp.join(name)).unwrap();
+        }
+        drop(new);
     }
 }

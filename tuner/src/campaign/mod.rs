@@ -413,7 +413,12 @@ impl<'a> Campaign<'a> {
                 }
                 let batch = self.batch.min(self.remaining_evals());
                 let proposals = strategy.propose(&self.outcomes, batch);
-                let Some(dataset) = proposals.first().map(|p| p.dataset) else {
+                // Reference points whose claim lapsed with a killed process
+                // are due on any dataset the search measured on.
+                let searched = |d: &Dataset| self.outcomes.measured.keys().any(|(m, _)| m == d);
+                let due =
+                    program_ids.keys().find(|d| searched(d) && !self.references_due(kernel, **d).is_empty());
+                let Some(dataset) = proposals.first().map(|p| p.dataset).or(due.copied()) else {
                     if self.outcomes.pending.is_empty() {
                         break;
                     }
@@ -429,20 +434,20 @@ impl<'a> Campaign<'a> {
                     builders.insert(dataset, b);
                 }
                 self.evaluator.builder = builders[&dataset].clone();
+                if !references.contains_key(&dataset) {
+                    references.insert(dataset, self.reference(kernel, dataset, program)?);
+                }
+                // The reference points join the first batch on every dataset
+                // (they come first for the budget) and are measured last, so
+                // that they are raced against its variants rather than
+                // against the original alone.
                 let mut points: Vec<Point> =
                     proposals.into_iter().filter(|p| p.dataset == dataset).map(|p| p.point).collect();
-                if !references.contains_key(&dataset) {
-                    // The reference points join the first batch on every
-                    // dataset (they come first for the budget) and are
-                    // measured last, so that they are raced against its
-                    // variants rather than against the original alone.
-                    references.insert(dataset, self.reference(kernel, dataset, program)?);
-                    let todo = kernel.references.iter().filter(|p| !self.outcomes.contains(dataset, p));
-                    let todo: Vec<Point> = todo.take(self.remaining_evals()).cloned().collect();
-                    points.retain(|p| !todo.contains(p));
-                    points.truncate(self.remaining_evals() - todo.len());
-                    points.extend(todo);
-                }
+                let mut todo = self.references_due(kernel, dataset);
+                todo.truncate(self.remaining_evals());
+                points.retain(|p| !todo.contains(p));
+                points.truncate(self.remaining_evals() - todo.len());
+                points.extend(todo);
                 let mine = self.claim(dataset, program, points)?;
                 if !mine.is_empty() {
                     let on = On { kernel, dataset, program, reference: &references[&dataset] };
@@ -477,6 +482,12 @@ impl<'a> Campaign<'a> {
             }
         }
         Ok(())
+    }
+
+    /// `kernel`'s reference points on `dataset` that no process has
+    /// measured or holds.
+    fn references_due(&self, kernel: &Kernel, dataset: Dataset) -> Vec<Point> {
+        kernel.references.iter().filter(|p| !self.outcomes.contains(dataset, p)).cloned().collect()
     }
 
     /// `points` that this worker now holds: each claimed in the store; one

@@ -64,7 +64,7 @@ pub struct Args {
     #[arg(long, value_parser = parse_race, default_value = "3")]
     race: Race,
     /// Halving's rungs: `auto` evaluates on SMALL and MEDIUM first only
-    /// where running is at least half of what the reference points cost on
+    /// where running is at least half of what its first 4 points cost on
     /// the campaign's dataset (else the campaign's dataset alone); `all`
     /// always.
     #[arg(long, value_enum, default_value_t = Rungs::Auto)]
