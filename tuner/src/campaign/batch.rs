@@ -3,6 +3,7 @@
 //! compiler, or nvcc and ours for a GPU point's CUDA form).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -12,10 +13,10 @@ use executor::cuda::Nvcc;
 use executor::measure::Status;
 use executor::pipeline::{Answer, Failure};
 use executor::process;
-use space::knobs::Point;
+use space::knobs::{Point, Scheduler};
 use store::{BuildRef, Costs};
 
-use super::Kernel;
+use super::{interrupted, Campaign, Kernel, On};
 use crate::program::Dataset;
 
 /// A directory of schedules the points of one campaign invocation share
@@ -180,6 +181,102 @@ fn reply_of_child(
                 format!("`polytune variant` failed ({s}): {}", r.output.text().trim()),
             ),
         },
+    }
+}
+
+/// A point of a batch whose child made its program.
+pub(super) struct Made {
+    pub point: Point,
+    pub schedule: String,
+    pub code: String,
+    /// Ours, or a peer's compiler.
+    pub builder: Builder,
+    pub cuda: Option<Cuda>,
+    pub costs: Costs,
+    /// The program's build key ([`Program::key`]).
+    pub key: String,
+    /// Its build, made by the batch's first point with this key when no
+    /// earlier batch measured it (taken when measured).
+    pub build: Option<BuildOutcome>,
+}
+
+impl Campaign<'_> {
+    /// The builder of `point`'s program: ours, or for a peer's point the
+    /// peer's compiler with the same cache and extra sources.
+    fn builder_of(&self, point: &Point) -> Result<Builder, Failure> {
+        let Scheduler::Peer { name } = &point.scheduler else { return Ok(self.evaluator.builder.clone()) };
+        let failed = |reason: String| Failure { status: Status::CompileError, reason };
+        let peer = executor::peers::find(name, point.threads).map_err(failed)?;
+        self.evaluator.builder.with_compiler(peer.compiler).map_err(|e| failed(format!("{name}: {e}")))
+    }
+
+    /// Every point's schedule and program, each made by a `polytune variant`
+    /// child (killed after `variant_timeout`) and then built, `jobs` points
+    /// at a time: a point's compile overlaps the next points' children. A
+    /// program is built by the first point of the batch that makes it, and
+    /// not at all when an earlier batch measured it.
+    pub(super) fn make(&self, on: &On, points: &[Point]) -> Vec<Result<Made, (Failure, Costs)>> {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let claimed = std::sync::Mutex::new(std::collections::HashSet::new());
+        let made: Vec<std::sync::Mutex<Option<Result<Made, (Failure, Costs)>>>> =
+            points.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        let nvcc = self.gpus.as_ref().map(|g| &g.nvcc);
+        std::thread::scope(|scope| {
+            for _ in 0..self.evaluator.jobs.max(1) {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= points.len() || interrupted() {
+                        break;
+                    }
+                    let point = &points[i];
+                    let (answer, costs) = answer_in_child(
+                        on.kernel,
+                        on.dataset,
+                        point,
+                        self.variant_timeout,
+                        &self.schedules.0,
+                    );
+                    // A peer's point is built by the peer's compiler.
+                    let answer = answer.and_then(|a| Ok((a, self.builder_of(point)?)));
+                    let m = match answer {
+                        Err(failure) => Err((failure, costs)),
+                        Ok(_) if interrupted() => break,
+                        Ok(((schedule, code, cuda), builder)) => {
+                            // A GPU point's CUDA form where the profile has GPU slots.
+                            let cuda = cuda.filter(|_| self.gpus.is_some());
+                            let program = Program {
+                                builder: &builder,
+                                code: &code,
+                                cuda: cuda.as_ref().and_then(|c| Some((nvcc?, c))),
+                            };
+                            let key = program.key();
+                            let first = !self.measured_code.contains_key(&key)
+                                && claimed.lock().expect("no panics while holding it").insert(key.clone());
+                            let build = first.then(|| program.build());
+                            Ok(Made {
+                                point: point.clone(),
+                                schedule,
+                                code,
+                                builder,
+                                cuda,
+                                costs,
+                                key,
+                                build,
+                            })
+                        }
+                    };
+                    *made[i].lock().expect("no panics while holding it") = Some(m);
+                });
+            }
+        });
+        made.into_iter()
+            .map(|m| {
+                m.into_inner().expect("no panics while holding it").unwrap_or_else(|| {
+                    let interrupted = Failure { status: Status::Interrupted, reason: "Ctrl-C".into() };
+                    Err((interrupted, Costs::default()))
+                })
+            })
+            .collect()
     }
 }
 

@@ -10,9 +10,11 @@
 //! already measured in this run share that measurement.
 
 mod batch;
+use batch::Made;
 pub(crate) use batch::Reply;
 pub mod grid;
 mod kernel;
+mod slots;
 pub use kernel::{jobs, measure_original, Kernel, Setup};
 
 use std::collections::{HashMap, HashSet};
@@ -24,12 +26,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use executor::build::{BuildOutcome, Builder};
 use executor::codegen;
-use executor::codegen::Cuda;
 use executor::cuda::Nvcc;
 use executor::evaluate::{Evaluator, Reference};
 use executor::machine::{GpuSlot, Slot};
-use executor::measure::{MeasureConfig, Measurement, Status};
-use executor::pipeline::Failure;
+use executor::measure::{Measurement, Status};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -83,10 +83,6 @@ fn is_default_rungs(rungs: &Rungs) -> bool {
 
 /// A variant three times slower than the best so far cannot win.
 pub const RACE: f64 = 3.0;
-
-/// A variant within this factor of the best so far is a contender: a high
-/// spread gets it more runs (`MeasureConfig::remeasure_below_s`).
-const CONTENDER: f64 = 1.25;
 
 fn default_race() -> Option<f64> {
     Some(RACE)
@@ -256,22 +252,6 @@ impl Executable {
 /// An evaluation's costs as strategies see them: making its program, and running it.
 fn split(c: &Costs) -> strategy::Split {
     strategy::Split { make_s: c.variant_s + c.compile_s, run_s: c.run_s }
-}
-
-/// A point of a batch whose child made its program.
-struct Made {
-    point: Point,
-    schedule: String,
-    code: String,
-    /// Ours, or a peer's compiler.
-    builder: Builder,
-    cuda: Option<Cuda>,
-    costs: Costs,
-    /// The program's build key ([`batch::Program::key`]).
-    key: String,
-    /// Its build, made by the batch's first point with this key when no
-    /// earlier batch measured it (taken when measured).
-    build: Option<BuildOutcome>,
 }
 
 /// A profile's GPU slots and the nvcc that builds for them.
@@ -720,87 +700,6 @@ impl<'a> Campaign<'a> {
         Ok(medians)
     }
 
-    /// The builder of `point`'s program: ours, or for a peer's point the
-    /// peer's compiler with the same cache and extra sources.
-    fn builder_of(&self, point: &Point) -> Result<Builder, Failure> {
-        let Scheduler::Peer { name } = &point.scheduler else { return Ok(self.evaluator.builder.clone()) };
-        let failed = |reason: String| Failure { status: Status::CompileError, reason };
-        let peer = executor::peers::find(name, point.threads).map_err(failed)?;
-        self.evaluator.builder.with_compiler(peer.compiler).map_err(|e| failed(format!("{name}: {e}")))
-    }
-
-    /// Measures each built program on the next free slot of its kind (a
-    /// CUDA form on a GPU slot), as many at once as there are slots; the
-    /// programs in their order, less those a Ctrl-C cut short (a child
-    /// killed by the user's signal is not a crash of the variant).
-    fn measure_on_slots<'c>(
-        &mut self,
-        on: &On,
-        built: Vec<(&'c String, Option<usize>, bool, BuildOutcome)>,
-    ) -> Vec<(&'c String, Measurement, f64)> {
-        let (busy, peak) = (std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0));
-        let results: Vec<std::sync::Mutex<Option<(Measurement, f64)>>> =
-            built.iter().map(|_| std::sync::Mutex::new(None)).collect();
-        // One queue per kind of slot.
-        let queues: [(Vec<usize>, std::sync::atomic::AtomicUsize); 2] = [false, true]
-            .map(|gpu| ((0..built.len()).filter(|&i| built[i].2 == gpu).collect(), Default::default()));
-        // The best time so far, lowered by each measurement of the batch as
-        // it ends: racing and re-measurement are relative to it.
-        let best = std::sync::Mutex::new(self.best_so_far(on));
-        let race = self.config.race;
-        let config = &self.evaluator.config;
-        let cpu = self.slots.iter().map(|slot| (slot.clone(), config.clone(), &queues[0]));
-        let gpus = self.gpus.iter().flat_map(|g| &g.slots);
-        let gpu = gpus.map(|g| (g.host(), config.on_gpu(g), &queues[1]));
-        let workers: Vec<_> = cpu.chain(gpu).collect();
-        std::thread::scope(|scope| {
-            for (slot, config, (queue, next)) in workers {
-                let mut evaluator = Evaluator {
-                    builder: self.evaluator.builder.clone(),
-                    slot,
-                    config: config.clone(),
-                    jobs: self.evaluator.jobs,
-                };
-                let (busy, peak, results, built, best) = (&busy, &peak, &results, &built, &best);
-                scope.spawn(move || loop {
-                    let Some(&i) = queue.get(next.fetch_add(1, Ordering::SeqCst)) else { break };
-                    if interrupted() {
-                        break;
-                    }
-                    let now = busy.fetch_add(1, Ordering::SeqCst) + 1;
-                    peak.fetch_max(now, Ordering::SeqCst);
-                    let (_, threads, _, outcome) = &built[i];
-                    let best_s = *best.lock().expect("no panics while holding it");
-                    evaluator.config = MeasureConfig {
-                        race_above_s: best_s.zip(race).map(|(b, f)| f * b),
-                        remeasure_below_s: best_s.map(|b| CONTENDER * b),
-                        ..config.clone()
-                    };
-                    let started = Instant::now();
-                    let m = evaluator.measure(on.reference, outcome, *threads);
-                    let run_s = started.elapsed().as_secs_f64();
-                    if let (Status::Ok, Some(t)) = (m.status, m.median_s.filter(|&t| t > 0.0)) {
-                        let mut best = best.lock().expect("no panics while holding it");
-                        *best = Some(best.map_or(t, |b| b.min(t)));
-                    }
-                    busy.fetch_sub(1, Ordering::SeqCst);
-                    if interrupted() {
-                        break;
-                    }
-                    *results[i].lock().expect("no panics while holding it") = Some((m, run_s));
-                });
-            }
-        });
-        self.peak_busy_slots = self.peak_busy_slots.max(peak.into_inner());
-        built
-            .into_iter()
-            .zip(results)
-            .filter_map(|((code, ..), m)| {
-                m.into_inner().expect("no panics while holding it").map(|(m, run_s)| (code, m, run_s))
-            })
-            .collect()
-    }
-
     /// Fails once this executable was replaced on disk since the campaign
     /// opened: the children that schedule points would be another program.
     fn same_executable(&self) -> Result<()> {
@@ -811,87 +710,6 @@ impl<'a> Campaign<'a> {
             );
         }
         Ok(())
-    }
-
-    /// The best time so far of `on`'s kernel and dataset, the original's
-    /// included (the best of every process, read with the outcomes before
-    /// the batch): racing and re-measurement are relative to it.
-    fn best_so_far(&self, on: &On) -> Option<f64> {
-        let measured = self.outcomes.measured.iter().filter(|((d, _), _)| *d == on.dataset);
-        measured
-            .filter_map(|(_, m)| *m)
-            .chain(on.reference.measurement.median_s)
-            .filter(|t| *t > 0.0)
-            .reduce(f64::min)
-    }
-
-    /// Every point's schedule and program, each made by a `polytune variant`
-    /// child (killed after `variant_timeout`) and then built, `jobs` points
-    /// at a time: a point's compile overlaps the next points' children. A
-    /// program is built by the first point of the batch that makes it, and
-    /// not at all when an earlier batch measured it.
-    fn make(&self, on: &On, points: &[Point]) -> Vec<Result<Made, (Failure, Costs)>> {
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let claimed = std::sync::Mutex::new(std::collections::HashSet::new());
-        let made: Vec<std::sync::Mutex<Option<Result<Made, (Failure, Costs)>>>> =
-            points.iter().map(|_| std::sync::Mutex::new(None)).collect();
-        let nvcc = self.gpus.as_ref().map(|g| &g.nvcc);
-        std::thread::scope(|scope| {
-            for _ in 0..self.evaluator.jobs.max(1) {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= points.len() || interrupted() {
-                        break;
-                    }
-                    let point = &points[i];
-                    let (answer, costs) = batch::answer_in_child(
-                        on.kernel,
-                        on.dataset,
-                        point,
-                        self.variant_timeout,
-                        &self.schedules.0,
-                    );
-                    // A peer's point is built by the peer's compiler.
-                    let answer = answer.and_then(|a| Ok((a, self.builder_of(point)?)));
-                    let m = match answer {
-                        Err(failure) => Err((failure, costs)),
-                        Ok(_) if interrupted() => break,
-                        Ok(((schedule, code, cuda), builder)) => {
-                            // A GPU point's CUDA form where the profile has GPU slots.
-                            let cuda = cuda.filter(|_| self.gpus.is_some());
-                            let program = batch::Program {
-                                builder: &builder,
-                                code: &code,
-                                cuda: cuda.as_ref().and_then(|c| Some((nvcc?, c))),
-                            };
-                            let key = program.key();
-                            let first = !self.measured_code.contains_key(&key)
-                                && claimed.lock().expect("no panics while holding it").insert(key.clone());
-                            let build = first.then(|| program.build());
-                            Ok(Made {
-                                point: point.clone(),
-                                schedule,
-                                code,
-                                builder,
-                                cuda,
-                                costs,
-                                key,
-                                build,
-                            })
-                        }
-                    };
-                    *made[i].lock().expect("no panics while holding it") = Some(m);
-                });
-            }
-        });
-        made.into_iter()
-            .map(|m| {
-                m.into_inner().expect("no panics while holding it").unwrap_or_else(|| {
-                    let interrupted = Failure { status: Status::Interrupted, reason: "Ctrl-C".into() };
-                    Err((interrupted, Costs::default()))
-                })
-            })
-            .collect()
     }
 
     /// Records one variant's measurement and updates the outcomes and the progress.
