@@ -414,8 +414,8 @@ impl<'a> Campaign<'a> {
                     builders.insert(dataset, b);
                 }
                 self.evaluator.builder = builders[&dataset].clone();
-                if !references.contains_key(&dataset) {
-                    references.insert(dataset, self.reference(kernel, dataset, program)?);
+                if let std::collections::hash_map::Entry::Vacant(e) = references.entry(dataset) {
+                    e.insert(self.reference(kernel, dataset, program)?);
                 }
                 // The reference points join the first batch on every dataset
                 // (they come first for the budget) and are measured last, so
