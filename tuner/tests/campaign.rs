@@ -81,7 +81,10 @@ fn snapshot(store: &Store, campaign: i64) -> BTreeMap<(i64, String, Role), (stor
 fn killed_campaign_resumes_without_losing_or_repeating_a_measurement() {
     let dir = temp_dir("kill");
     let db = dir.join("store.db");
-    let args = small_campaign(&db);
+    let mut args = small_campaign(&db);
+    // The killed process's claims lapse after this; the resumed campaign
+    // waits for them.
+    args.extend(["--lease".to_string(), "3s".into()]);
 
     // Run once, kill -9 as soon as a few variants are stored.
     let mut child = polytune().args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
