@@ -86,10 +86,7 @@ pub fn schedule_with(
             .map_err(|e| failed(format!("isl's scheduler for the GPU: {e}"))),
         Scheduler::Unified { preorder, options } => {
             let opts = CoreOptions::unified(preorder.clone(), options);
-            let schedule = match memo {
-                Some(memo) => space::schedule::schedule_with(scop, deps, &opts, memo),
-                None => space::schedule::schedule(scop, deps, &opts),
-            };
+            let schedule = space::schedule::schedule_with(scop, deps, &opts, memo);
             Ok(schedule.map_err(|e| failed(e.to_string()))?.tree)
         }
         Scheduler::Peer { name } => {

@@ -168,10 +168,10 @@ fn remembered_lexmins_give_the_same_schedules() {
             let what = format!("{preorder:?} {knobs:?}");
             let _watch = testkit::item(&what, std::time::Duration::from_secs(120));
             let plain = schedule::schedule(&s, &d, &opts).unwrap();
-            let first = schedule::schedule_with(&s, &d, &opts, &memo).unwrap();
+            let first = schedule::schedule_with(&s, &d, &opts, Some(&memo)).unwrap();
             shared += first.remembered;
-            let again = schedule::schedule_with(&s, &d, &opts, &memo).unwrap();
-            let checked = schedule::schedule_with(&s, &d, &opts, &Damaged(&memo)).unwrap();
+            let again = schedule::schedule_with(&s, &d, &opts, Some(&memo)).unwrap();
+            let checked = schedule::schedule_with(&s, &d, &opts, Some(&Damaged(&memo))).unwrap();
             assert_eq!(first.tree, plain.tree, "{what}");
             assert_eq!(again.tree, plain.tree, "{what}");
             assert_eq!(again.remembered, again.lexmins, "{what}: every lexmin asked before");

@@ -191,7 +191,7 @@ pub fn schedule_with(
     scop: &Scop,
     deps: &Dependences,
     opts: &CoreOptions,
-    memo: &dyn Memo,
+    memo: Option<&dyn Memo>,
 ) -> Result<CoreSchedule, ScheduleError> {
-    driver::schedule(scop, deps, opts, Some(memo))
+    driver::schedule(scop, deps, opts, memo)
 }

@@ -396,9 +396,13 @@ impl<'a> Campaign<'a> {
                 // Reference points whose claim lapsed with a killed process
                 // are due on any dataset the search measured on.
                 let searched = |d: &Dataset| self.outcomes.measured.keys().any(|(m, _)| m == d);
-                let due =
-                    program_ids.keys().find(|d| searched(d) && !self.references_due(kernel, **d).is_empty());
-                let Some(dataset) = proposals.first().map(|p| p.dataset).or(due.copied()) else {
+                let due = || {
+                    program_ids
+                        .keys()
+                        .copied()
+                        .find(|&d| searched(&d) && !self.references_due(kernel, d).is_empty())
+                };
+                let Some(dataset) = proposals.first().map(|p| p.dataset).or_else(due) else {
                     if self.outcomes.pending.is_empty() {
                         break;
                     }
