@@ -56,7 +56,34 @@ fn a_modulo_time_index_is_scheduled_over_its_exact_dependences() {
     // ... and the schedule that skews i by t is legal on them.
     let out = schedules_legally("modulo.c");
     assert_eq!(out.preorder.0.len(), 1);
-    assert_eq!(s.params.len(), 0);
+    // `N = 200` is a size: a parameter with its value (`T = 20` is not).
+    assert_eq!(s.params, ["polytune_c200"]);
+    assert_eq!(s.constants, [("polytune_c200".to_string(), 200)]);
+}
+
+/// trisolv with `#define N` 1500, 6000 or 100000: the literal is modelled
+/// as a parameter, so the schedule is the one of PolyBench's trisolv, whose
+/// size is the parameter `n` (before, 6000 had "no shared outer loop": its
+/// proximity bound needed a constant past the coefficient box, and 1500
+/// came out with other rows, `S2: j + 1499`).
+#[test]
+fn sizes_fixed_by_literals_schedule_as_with_a_parameter() {
+    let parametric = {
+        let k = testkit::load("linear-algebra/trisolv.c", "MINI");
+        let knobs = SchedulerOptions::default();
+        schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap().tree
+    };
+    for n in [1500, 6000, 100000] {
+        let opts = ExtractOptions { cc_args: vec![format!("-DN={n}")], ..Default::default() };
+        let (_, mut scops) = scop::extract(&own("trisolv-fixed.c"), &opts).unwrap();
+        let s = scops.remove(0);
+        let param = format!("polytune_c{n}");
+        assert_eq!(s.constants, [(param.clone(), n)]);
+        let d = deps::analyze(&s).unwrap();
+        let out = schedule::unified(&s, &d, None, &SchedulerOptions::default())
+            .unwrap_or_else(|e| panic!("N = {n}: {e}"));
+        assert_eq!(out.tree.replace(&param, "n"), parametric, "N = {n}");
+    }
 }
 
 #[test]
@@ -78,8 +105,21 @@ fn a_subscript_affine_by_pieces_is_one_disjunct_per_piece() {
     let (s, _) = load("piecewise.c");
     // B[i] = 0.5 * (A[i == 0 ? N - 1 : i - 1] + A[i == N - 1 ? 0 : i + 1]), N = 300.
     let (left, right) = (&s.statements[0].accesses[0].relation, &s.statements[0].accesses[1].relation);
-    assert!(equal_relations(left, "{ S1[t, i] -> A[i - 1] : i != 0; S1[t, 0] -> A[299] }"), "{left}");
-    assert!(equal_relations(right, "{ S1[t, i] -> A[i + 1] : i != 299; S1[t, 299] -> A[0] }"), "{right}");
+    // N = 300 is a size, `polytune_c300` (`Scop::constants`).
+    assert!(
+        equal_relations(
+            left,
+            "[polytune_c300] -> { S1[t, i] -> A[i - 1] : i != 0; S1[t, 0] -> A[polytune_c300 - 1] }"
+        ),
+        "{left}"
+    );
+    assert!(
+        equal_relations(
+            right,
+            "[polytune_c300] -> { S1[t, i] -> A[i + 1] : i != polytune_c300 - 1; S1[t, i] -> A[0] : i = polytune_c300 - 1 }"
+        ),
+        "{right}"
+    );
     schedules_legally("piecewise.c");
 }
 

@@ -46,7 +46,22 @@ pub struct Scop {
     /// `transpose` knob, [`crate::layout`]); none in an extracted SCoP.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub copies: Vec<crate::layout::TransposedCopy>,
+    /// Integer literals of [`LIFTED_LITERAL`] or more that the SCoP uses in
+    /// affine positions (`#define N 6000`), each modelled as a size
+    /// parameter (`polytune_c6000`) with its value here: the name and the
+    /// value. Close literals share one (`5999` is `polytune_c5999 + 0`,
+    /// `6000` is `polytune_c5999 + 1`). The model and the scheduler treat
+    /// them as they treat `n`, so a program's schedule does not depend on
+    /// the numbers chosen for its sizes (and the scheduler's ILPs keep
+    /// small coefficients); generated code declares them at the region.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constants: Vec<(String, i64)>,
 }
+
+/// The smallest integer literal that [`Scop::constants`] models as a size
+/// parameter; literals closer than this to a smaller one share its
+/// parameter.
+pub const LIFTED_LITERAL: i64 = 100;
 
 impl Scop {
     /// A SCoP at file scope, read as if it were a function body.

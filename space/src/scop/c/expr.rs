@@ -37,7 +37,9 @@ impl Walk<'_> {
     /// An affine expression of the enclosing iterators and the parameters, in isl syntax.
     pub(super) fn affine(&mut self, node: Node) -> Result<String> {
         if let Some(c) = self.constant(node) {
-            return Ok(c.to_string());
+            if !self.holds_lifted(node) {
+                return Ok(c.to_string());
+            }
         }
         let not_affine =
             |w: &Walk, why: &str| w.err(node, format!("`{}` is not affine: {why}", w.text(node)));
@@ -112,7 +114,10 @@ impl Walk<'_> {
             }
             "subscript_expression" => Err(not_affine(self, "it reads an array, so it is data-dependent")),
             "pointer_expression" => Err(not_affine(self, "pointer dereference")),
-            "number_literal" => Err(not_affine(self, "a non-integer constant")),
+            "number_literal" => match self.lifted_literal(node) {
+                Some(lifted) => Ok(lifted),
+                None => Err(not_affine(self, "a non-integer constant")),
+            },
             _ => Err(not_affine(self, &format!("unsupported expression ({})", node.kind()))),
         }
     }

@@ -14,6 +14,7 @@ mod control;
 mod decls;
 mod expr;
 mod inputs;
+mod lift;
 mod model;
 mod purity;
 
@@ -185,6 +186,9 @@ struct Walk<'s> {
     loops: Vec<Loop>,
     conds: Vec<String>,
     params: Vec<String>,
+    /// Literals modelled as parameters, and those parameters' values.
+    lifted: lift::Lifted,
+    constants: Vec<(String, i64)>,
     arrays: Vec<Array>,
     statements: Vec<Statement>,
 }
@@ -299,6 +303,8 @@ fn walk_region<'s>(src: &'s Source, unit: &'s Unit, region: Region, pragma: Node
         loops: Vec::new(),
         conds: Vec::new(),
         params: Vec::new(),
+        lifted: lift::lifted_literals(&src.parse_text, &body),
+        constants: Vec::new(),
         arrays: Vec::new(),
         statements: Vec::new(),
     };

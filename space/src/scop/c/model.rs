@@ -79,6 +79,7 @@ impl Walk<'_> {
             schedule: String::new(),
             schedule_map: format!("{{ {schedule_map} }}"),
             copies: Vec::new(),
+            constants: self.constants,
         };
         scop.schedule = format!("{{ domain: \"{}\"{root} }}", scop.domain());
         Ok(scop)
