@@ -47,10 +47,13 @@ impl Group<'_> {
             let name = &self.scop.statements[s].name;
             d.push((0..self.np).map(|l| p.add_var(format!("{name}.d{l}"), Some(0), None)).collect());
             e.push(p.add_var(format!("{name}.e"), Some(0), None));
-            c_minus
-                .push((0..self.dims[k]).map(|i| p.add_var(format!("{name}.c-{i}"), Some(0), None)).collect());
-            c_plus
-                .push((0..self.dims[k]).map(|i| p.add_var(format!("{name}.c+{i}"), Some(0), None)).collect());
+            let max = &self.max_coefficient[k];
+            c_minus.push(
+                (0..self.dims[k]).map(|i| p.add_var(format!("{name}.c-{i}"), Some(0), max[i])).collect(),
+            );
+            c_plus.push(
+                (0..self.dims[k]).map(|i| p.add_var(format!("{name}.c+{i}"), Some(0), max[i])).collect(),
+            );
         }
         Layout { u_minus, u_plus, w, d, e, c_minus, c_plus }
     }

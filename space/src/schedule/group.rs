@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use isl_rs::{Context, UnionMap};
+use isl_rs::{Context, Set, UnionMap};
 
 use super::farkas::Farkas;
 use super::ilp::Constraint;
@@ -122,6 +122,40 @@ pub(super) struct Group<'a> {
     pub farkas_cache: HashMap<String, Option<Farkas>>,
     /// isl relations of the current band, kept between ILPs.
     pub memo: BandMemo,
+    /// Per member, the largest iterator coefficient its rows may have, per
+    /// dimension (`None`: unbounded); see [`coalescing_bounds`].
+    pub max_coefficient: Vec<Vec<Option<i64>>>,
+}
+
+/// isl's treatment of loop coalescing: where the other dimensions of a
+/// statement's domain have constant sizes, a coefficient of half their
+/// smallest size or more makes the row walk whole loops in one (`3·i + j`
+/// for `j < 3`). Such rows are legal, and a Pluto band takes them while
+/// they are (a nest of depth d over loops of 3 iterations became a band of
+/// rows `i0`, `2·i0 + i1`, `6·i0 + 2·i1 + i2`, ..., with coefficients
+/// growing as 3^d and the ILPs with them: depth 9 did not schedule in
+/// 300 s), but they are useless for locality and parallelism. Bounding each
+/// coefficient by `ceil(min size of the others / 2)` ends the band instead.
+/// Sizes are measured on the domain's simple hull; dimensions of one value
+/// (fixed by an equality) and unbounded ones (parametric) give no bound.
+pub(super) fn coalescing_bounds(ctx: &Context, domain: &str, dims: usize) -> Vec<Option<i64>> {
+    let size = |k: usize| -> Option<i64> {
+        let set = Set::read_from_str(ctx, domain).ok()?.simple_hull().ok()?;
+        let set = Set::from_basic_set(set).ok()?;
+        let (lo, hi) = (set.copy().ok()?.dim_min_val(k as i32).ok()?, set.dim_max_val(k as i32).ok()?);
+        if !lo.is_int().ok()? || !hi.is_int().ok()? {
+            return None;
+        }
+        let n = hi.get_num_si().ok()? - lo.get_num_si().ok()? + 1;
+        (n > 1).then_some(n)
+    };
+    let sizes: Vec<Option<i64>> = (0..dims).map(size).collect();
+    (0..dims)
+        .map(|j| {
+            let min = (0..dims).filter(|&i| i != j).filter_map(|i| sizes[i]).min()?;
+            Some((min + 1) / 2)
+        })
+        .collect()
 }
 
 /// isl work kept between the ILPs of one group, behind `RefCell`s because
@@ -148,8 +182,13 @@ impl<'a> Group<'a> {
         members: Vec<usize>,
         deps: Vec<DepGroup>,
     ) -> Self {
-        let dims = members.iter().map(|&s| scop.statements[s].iterators.len()).collect();
+        let dims: Vec<usize> = members.iter().map(|&s| scop.statements[s].iterators.len()).collect();
         let n = members.len();
+        let max_coefficient = members
+            .iter()
+            .zip(&dims)
+            .map(|(&s, &d)| coalescing_bounds(ctx, &scop.statements[s].domain, d))
+            .collect();
         Group {
             ctx,
             scop,
@@ -164,6 +203,7 @@ impl<'a> Group<'a> {
             done: Vec::new(),
             farkas_cache: HashMap::new(),
             memo: BandMemo::default(),
+            max_coefficient,
         }
     }
 
