@@ -51,6 +51,18 @@ impl Compiler {
         Compiler { cc: cc.into(), flags: flags.into_iter().map(Into::into).collect() }
     }
 
+    /// Whether the compiler targets AVX-512 with its flags (defines
+    /// `__AVX512F__`: `-march=native` on an AVX-512 machine). gcc prefers 256-bit vectors even there, so
+    /// `vector_width=512` is worth searching only on such a target.
+    pub fn avx512(&self) -> bool {
+        let out = Command::new(&self.cc)
+            .args(&self.flags)
+            .args(["-dM", "-E", "-x", "c", "/dev/null"])
+            .stdin(std::process::Stdio::null())
+            .output();
+        out.is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("__AVX512F__"))
+    }
+
     /// First line of `cc --version`: part of the cache key and the machine fingerprint.
     pub fn version(&self) -> Result<String, BuildError> {
         let out = Command::new(&self.cc)

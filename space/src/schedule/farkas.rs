@@ -81,6 +81,13 @@ pub fn farkas(ctx: &Context, relation: &str, context: &str) -> Result<Option<Far
     if let Some(f) = intra(&rel).ctx(what)? {
         return Ok(Some(f));
     }
+    wrapped(rel, relation)
+}
+
+/// The dual of the wrapped relation `[S[x] -> T[y]]` (`relation`: its text,
+/// for errors).
+fn wrapped(rel: UnionMap, relation: &str) -> Result<Option<Farkas>, IslError> {
+    let what = || format!("Farkas coefficients of {relation}");
     let coef = rel.wrap().ctx(what)?.coefficients().ctx(what)?;
     let sets = coef.get_set_list().ctx(what)?;
     if sets.size().ctx(what)? != 1 {
@@ -211,8 +218,10 @@ mod tests {
     #[test]
     fn vanishing_forms_are_those_of_zero_distance() {
         let ctx = crate::isl::new_context();
-        // S[i] -> S[i + 1], 0 <= i < n - 1: slots (cst, n, x, y).
-        let f = farkas(&ctx, "[n] -> { S[i] -> S[i + 1] : 0 <= i < n - 1 }", "[n] -> { : n >= 2 }")
+        // S[i] -> T[i + 1], 0 <= i < n - 1: slots (cst, n, x, y). (Between
+        // two statements: the dual of the wrapped relation, which admits
+        // forms of x and y apart.)
+        let f = farkas(&ctx, "[n] -> { S[i] -> T[i + 1] : 0 <= i < n - 1 }", "[n] -> { : n >= 2 }")
             .unwrap()
             .unwrap();
         let zero = f.vanishing().unwrap();
@@ -230,6 +239,39 @@ mod tests {
                         let expected = admits(&f, &s) && admits(&f, &neg);
                         assert_eq!(admits(&zero, &s), expected, "{s:?}");
                         assert_eq!(expected, p == 0 && y == -x && cst == -y, "{s:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The dual of the distances admits exactly the forms of `y − x` that
+    /// the dual of the wrapped relation admits (brute force over small
+    /// coefficients, on a lexicographic order, a stencil-like relation and
+    /// one with parameters in its bounds).
+    #[test]
+    fn a_self_dependence_through_its_distances_admits_what_the_relation_does() {
+        let ctx = crate::isl::new_context();
+        let context = "[n] -> { : n >= 0 }";
+        for relation in [
+            "[n] -> { S[i, j] -> S[i', j'] : 0 <= i, j, i', j' < 3 and (i' > i or (i' = i and j' > j)) }",
+            "[n] -> { S[t, i] -> S[t + 1, i'] : 0 <= t < n and 1 <= i < n - 1 and i - 1 <= i' <= i + 1 }",
+            "[n] -> { S[i, j] -> S[i + 1, j - 1] : 0 <= i < n and 1 <= j < n }",
+        ] {
+            let read = || {
+                let model = Set::read_from_str(&ctx, context).unwrap().get_space().unwrap();
+                UnionMap::read_from_str(&ctx, relation).unwrap().align_params(model).unwrap()
+            };
+            let by_deltas = intra(&read()).unwrap().expect("a self-dependence");
+            let full = wrapped(read(), relation).unwrap().unwrap();
+            let r = -2..=2;
+            for cst in r.clone() {
+                for p in r.clone() {
+                    for a in r.clone() {
+                        for b in r.clone() {
+                            let s = [cst, p, -a, -b, a, b];
+                            assert_eq!(admits(&by_deltas, &s), admits(&full, &s), "{relation}: {s:?}");
+                        }
                     }
                 }
             }

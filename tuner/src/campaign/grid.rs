@@ -94,10 +94,18 @@ pub fn parse_tile(text: &str) -> Result<Tiles, String> {
 }
 
 /// The code-generation grid of CPU points: the defaults with `fixed`
-/// applied, times every value of each code knob not in `fixed`.
-pub fn code_grid(fixed: &[String], threads: usize) -> Result<Vec<CodeOptions>> {
+/// applied, times every value of each code knob not in `fixed`; with
+/// `avx512` (the machine's compiler targets it: `Compiler::avx512`), the
+/// 512-bit vector width too, which gcc does not prefer by default there.
+pub fn code_grid(fixed: &[String], threads: usize, avx512: bool) -> Result<Vec<CodeOptions>> {
     let schedule: &[&str] = &["static", "dynamic"];
-    code_grid_on(fixed, CODE_AXES.iter().copied().chain((threads > 1).then_some(("omp_schedule", schedule))))
+    let widths: &[&str] = &["default", "512"];
+    let axes = CODE_AXES
+        .iter()
+        .copied()
+        .chain((threads > 1).then_some(("omp_schedule", schedule)))
+        .chain(avx512.then_some(("vector_width", widths)));
+    code_grid_on(fixed, axes)
 }
 
 /// [`code_grid`] for GPU points: [`GPU_CODE_AXES`].
@@ -303,7 +311,7 @@ mod tests {
             );
             space::scop::extract_preprocessed(std::path::Path::new("k.c"), &text).unwrap().remove(0)
         };
-        let code = code_grid(&[], 2).unwrap();
+        let code = code_grid(&[], 2, false).unwrap();
         let syrk = for_scop(&code, &scop("C[i][j] += A[i][k] * A[j][k];")).unwrap();
         assert_eq!(syrk, code);
         let gemm = for_scop(&code, &scop("C[i][j] += A[i][k] * B[k][j];")).unwrap();
@@ -321,29 +329,36 @@ mod tests {
         assert!(fixed.iter().all(|o| o.hlim == Some(8) && o.target == Target::Seq));
         let e = knob_grid(&["spatial=diagonal".into()], 1).unwrap_err().to_string();
         assert!(e.contains("off|per-reference|grouped"), "{e}");
-        let code = code_grid(&["simd=none".into(), "spatial=off".into()], 1).unwrap();
+        let code = code_grid(&["simd=none".into(), "spatial=off".into()], 1, false).unwrap();
         assert_eq!(
             code.len(),
             4,
             "unroll_jam 1 and 4, transpose off and on; no OpenMP schedule on one thread"
         );
         assert!(code.iter().all(|c| c.restrict && c.simd == space::knobs::Simd::None));
-        assert_eq!(code_grid(&[], 2).unwrap().len(), 16);
+        assert_eq!(code_grid(&[], 2, false).unwrap().len(), 16);
+        // On a compiler that targets AVX-512, the 512-bit width is searched
+        // too, unless the user fixes or lists the widths.
+        let avx512 = code_grid(&[], 2, true).unwrap();
+        assert_eq!(avx512.iter().filter(|c| c.vector_width == 512).count(), 16);
+        assert_eq!(avx512.iter().filter(|c| c.vector_width == 0).count(), 16);
+        let fixed = code_grid(&["vector_width=256".into()], 2, true).unwrap();
+        assert!(fixed.len() == 16 && fixed.iter().all(|c| c.vector_width == 256));
         // Several values: searched over exactly these, on either table.
-        let wide = code_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2).unwrap();
+        let wide = code_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2, false).unwrap();
         assert_eq!(wide.len(), 32);
         assert_eq!(wide.iter().filter(|c| c.vector_width == 512).count(), 16);
         let hlims = knob_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2).unwrap();
         assert_eq!(hlims.len(), full.len());
         assert!(hlims.iter().all(|o| o.hlim == Some(4) || o.hlim == Some(8)));
-        assert!(code_grid(&["vector_width=default,384".into()], 2).unwrap_err().to_string().contains("512"));
+        assert!(code_grid(&["vector_width=default,384".into()], 2, false).unwrap_err().to_string().contains("512"));
         // GPU points search the block size, not the CPU's code knobs.
         let gpu = gpu_code_grid(&["target=gpu".into()]).unwrap();
         let blocks: Vec<u32> = gpu.iter().map(|c| c.gpu_block).collect();
         assert_eq!(blocks, [128, 256, 0]);
         assert!(gpu.iter().all(|c| CodeOptions { gpu_block: 0, ..c.clone() }
             == CodeOptions { restrict: true, ..CodeOptions::default() }));
-        assert!(code_grid(&[], 2).unwrap().iter().all(|c| c.gpu_block == 0));
+        assert!(code_grid(&[], 2, false).unwrap().iter().all(|c| c.gpu_block == 0));
         // ... and the Feautrier rows; in a campaign of both targets, each
         // point takes its own target's knobs.
         let both = knob_grid(&["target=openmp,gpu".into()], 2).unwrap();
@@ -352,7 +367,7 @@ mod tests {
         assert!(both.iter().all(|o| o.target == Target::Gpu || o.feautrier == space::knobs::Feautrier::All));
         let spec = Spec {
             knobs: both,
-            code: code_grid(&[], 2).unwrap(),
+            code: code_grid(&[], 2, false).unwrap(),
             gpu_code: gpu.clone(),
             tiles: vec![None],
             threads: 2,

@@ -40,7 +40,7 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
     let setup = Setup::new("default", None)?;
     let spec = grid::Spec {
         knobs: grid::knob_grid(settings, setup.threads)?,
-        code: grid::code_grid(settings, setup.threads)?,
+        code: grid::code_grid(settings, setup.threads, setup.profile.compiler().avx512())?,
         gpu_code: grid::gpu_code_grid(settings)?,
         tiles: grid::parse_tiles(grid::TILES).expect("default tiles parse"),
         threads: setup.threads,

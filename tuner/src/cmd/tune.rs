@@ -252,7 +252,7 @@ pub(super) fn execute(
     let threads = setup.threads;
     let spec = grid::Spec {
         knobs: grid::knob_grid(&args.settings, threads)?,
-        code: grid::code_grid(&args.settings, threads)?,
+        code: grid::code_grid(&args.settings, threads, setup.profile.compiler().avx512())?,
         gpu_code: grid::gpu_code_grid(&args.settings)?,
         tiles: args.tiles.clone(),
         threads,
