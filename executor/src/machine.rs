@@ -3,7 +3,7 @@
 //!
 //! A *slot* is a set of logical cores that one measurement owns while it runs.
 //! Slots of a profile are disjoint, so measurements may run in parallel on
-//! different slots without sharing cores (design, "Measurement protocol").
+//! different slots without sharing cores (docs/design.md, "The measurement protocol").
 //!
 //! Profile file format:
 //!

@@ -1,6 +1,6 @@
 //! Runs a built program under the measurement protocol and verifies its output.
 //!
-//! Protocol (design, "Measurement protocol"): `warmups` runs (default 1) whose
+//! Protocol (docs/design.md, "The measurement protocol"): `warmups` runs (default 1) whose
 //! times are kept but not used, then `runs` timed runs (default 5), each a
 //! separate process pinned to its slot's cores. A run's *sample* is the region
 //! time the runtime wrote to `POLYTUNE_TIME_FILE` (the sum, if the region ran

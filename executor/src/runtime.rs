@@ -10,8 +10,8 @@
 //! void polytune_rt_dump(const char *name, const char *type, const void *p, unsigned long bytes);
 //! ```
 //!
-//! The region is timed *inside* the program (design: "time the SCoP region, not
-//! the process"), and the arrays it writes are dumped right after it, so the
+//! The region is timed *inside* the program (docs/design.md, "The measurement protocol": the SCoP
+//! region, not the process), and the arrays it writes are dumped right after it, so the
 //! reference and each variant can be compared on the same inputs.
 //!
 //! # Dump format

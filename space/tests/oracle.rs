@@ -592,7 +592,7 @@ macro_rules! oracle {
     };
 }
 
-// The kernels named in the brief.
+// A first group: linear algebra, solvers, stencils, medley, data mining.
 oracle!(gemm, "linear-algebra/gemm.c", [("ni", 3), ("nj", 4), ("nk", 2)]);
 oracle!(two_mm, "linear-algebra/2mm.c", [("ni", 2), ("nj", 3), ("nk", 4), ("nl", 5)]);
 oracle!(atax, "linear-algebra/atax.c", [("m", 3), ("n", 4)]);

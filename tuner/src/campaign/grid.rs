@@ -227,8 +227,8 @@ pub fn points(preorders: &[Option<Preorder>], spec: &Spec) -> Vec<Point> {
     out
 }
 
-/// The peers every campaign measures before searching (DESIGN: reference
-/// modes): the identity schedule, isl's scheduler as ppcg uses it, and a
+/// The peers every campaign measures before searching (docs/design.md,
+/// "Reference points"): the identity schedule, isl's scheduler as ppcg uses it, and a
 /// Pluto-like setting of ours (no spatial proximity, maximal fusion as far as
 /// legal, Pluto's post-tile reordering); with GPU points (`gpu`), also isl's
 /// scheduler as ppcg runs it for GPUs, mapped to the GPU.

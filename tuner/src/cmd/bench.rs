@@ -1,4 +1,4 @@
-//! `polytune bench`: the numbers the README's performance section keeps —
+//! `polytune bench`: the numbers docs/performance.md keeps —
 //! extraction, dependence analysis, isl's and our scheduler (time, lexmins,
 //! ILPs), code generation per kernel, and compile throughput with 1 and 2
 //! parallel jobs. `bench search`, `bench ratios` and `bench peers` measure search
