@@ -10,6 +10,7 @@ use tree_sitter::{Node, Parser};
 use super::{Array, Location, Scop, ScopError, Source, Statement};
 
 mod access;
+mod bounds;
 mod control;
 mod decls;
 mod expr;
@@ -57,6 +58,7 @@ pub(super) fn extract_scops(src: &Source) -> Result<Vec<Scop>> {
         }
         None => src,
     };
+    check_depth(src, root)?;
     check_syntax(src, root)?;
     let globals = collect_decls(src, root, false);
     let purity = purity::verdicts(src, root, &globals);
@@ -88,6 +90,40 @@ fn inside_function(root: Node, byte: usize) -> bool {
     root.descendant_for_byte_range(byte, byte)
         .and_then(|n| ancestor_or_self(n, "function_definition"))
         .is_some()
+}
+
+/// How deep the syntax tree may nest (expressions, parentheses, blocks):
+/// the walks over it recurse, on a stack sized for this depth
+/// ([`crate::scop::on_large_stack`]). A 20,000-term sum nests 20,000 deep.
+pub(super) const MAX_DEPTH: usize = 50_000;
+
+/// Refuses a syntax tree deeper than [`MAX_DEPTH`], at its first node that
+/// deep, before any recursive walk.
+pub(super) fn check_depth(src: &Source, root: Node) -> Result<()> {
+    let mut cursor = root.walk();
+    let mut depth = 0;
+    loop {
+        if depth > MAX_DEPTH {
+            return Err(err_at(
+                src,
+                cursor.node(),
+                format!("nesting deeper than {MAX_DEPTH} levels (expressions, parentheses or blocks): split the expression or the block"),
+            ));
+        }
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return Ok(());
+            }
+            depth -= 1;
+        }
+    }
 }
 
 fn check_syntax(src: &Source, root: Node) -> Result<()> {
@@ -187,6 +223,11 @@ struct Walk<'s> {
     params: Vec<String>,
     arrays: Vec<Array>,
     statements: Vec<Statement>,
+    /// What the model leaves out and why (statements that never run).
+    notes: Vec<String>,
+    /// The declared extents of each array the statements reference, as
+    /// isl expressions (`None` where unknown).
+    extents: HashMap<String, Vec<Option<String>>>,
 }
 
 fn extract_one(
@@ -301,6 +342,8 @@ fn walk_region<'s>(src: &'s Source, unit: &'s Unit, region: Region, pragma: Node
         params: Vec::new(),
         arrays: Vec::new(),
         statements: Vec::new(),
+        notes: Vec::new(),
+        extents: HashMap::new(),
     };
     for n in &body {
         walk.prescan(*n);
@@ -308,6 +351,13 @@ fn walk_region<'s>(src: &'s Source, unit: &'s Unit, region: Region, pragma: Node
     let mut tree = Vec::new();
     for n in &body {
         walk.statement(*n, &mut tree)?;
+    }
+    if walk.statements.is_empty() && !walk.notes.is_empty() {
+        return Err(err_at(
+            src,
+            pragma,
+            format!("no statement of the SCoP ever runs:\n  {}", walk.notes.join("\n  ")),
+        ));
     }
     if walk.statements.is_empty() {
         return Err(err_at(src, pragma, "the SCoP holds no statement"));
