@@ -174,7 +174,16 @@ pub fn analyze_in(ctx: &Context, scop: &Scop) -> Result<Dependences, IslError> {
     // "Runs before", per pair of statements: shared by all their references.
     let mut before: HashMap<(usize, usize), Map> = HashMap::new();
     let mut deps = Vec::new();
-    for (i, j) in candidate_pairs(&located) {
+    let pairs = candidate_pairs(&located);
+    // Only a read that some write may reach, and that write, take part in
+    // the dataflow analysis (isl's is quadratic in the tagged references).
+    let mut in_flow = vec![false; located.len()];
+    for &(i, j) in &pairs {
+        if located[i].access.kind == AccessKind::Write && located[j].access.kind == AccessKind::Read {
+            (in_flow[i], in_flow[j]) = (true, true);
+        }
+    }
+    for (i, j) in pairs {
         let (src, snk) = (&located[i], &located[j]);
         let kind = match (src.access.kind, snk.access.kind) {
             (AccessKind::Write, AccessKind::Read) => DepKind::Raw,
@@ -203,7 +212,7 @@ pub fn analyze_in(ctx: &Context, scop: &Scop) -> Result<Dependences, IslError> {
             deps.push(dependence(kind, src.access, snk.access, rel.to_str().ctx(what)?));
         }
     }
-    deps.extend(flow(ctx, &located)?);
+    deps.extend(flow(ctx, &located, &in_flow)?);
     Ok(Dependences { deps })
 }
 
@@ -265,12 +274,13 @@ fn dependence(kind: DepKind, src: &Access, snk: &Access, relation: &str) -> Depe
 }
 
 /// isl's dataflow analysis on tagged accesses `[S[i] -> refN[]] -> A[...]`.
-fn flow(ctx: &Context, located: &[Located]) -> Result<Vec<Dependence>, IslError> {
+/// `in_flow` says which references take part.
+fn flow(ctx: &Context, located: &[Located], in_flow: &[bool]) -> Result<Vec<Dependence>, IslError> {
     let what = || "value-based flow dependences".to_string();
     let mut reads = UnionMap::empty_ctx(ctx).ctx(what)?;
     let mut writes = UnionMap::empty_ctx(ctx).ctx(what)?;
     let mut schedule = UnionMap::empty_ctx(ctx).ctx(what)?;
-    for l in located {
+    for l in located.iter().zip(in_flow).filter(|(_, &f)| f).map(|(l, _)| l) {
         let tag = UnionSet::read_from_str(ctx, &l.tag_domain).ctx(what)?;
         // [S[i] -> refN[]] -> S[i]
         let untag = tag.unwrap().ctx(what)?.domain_map().ctx(what)?;

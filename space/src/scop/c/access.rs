@@ -280,7 +280,7 @@ impl Walk<'_> {
             self.variable(node, base, indices.len())?
         };
         if !indices.is_empty() {
-            self.note_extents(&name, &decl, node);
+            self.note_extents(&name, &decl);
         }
         if decl.extents.len() != indices.len() {
             return Err(self.err(

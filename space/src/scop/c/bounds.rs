@@ -10,14 +10,11 @@ impl Walk<'_> {
     /// Reads the declared extents of `name` (once per array) as affine
     /// expressions of the parameters; an extent that is not one, or that
     /// names a symbol the SCoP does not otherwise use, is unknown (`None`).
-    pub(super) fn note_extents(&mut self, name: &str, decl: &Decl, at: Node) {
+    pub(super) fn note_extents(&mut self, name: &str, decl: &Decl) {
         if self.extents.contains_key(name) {
             return;
         }
-        let mut root = at;
-        while let Some(p) = root.parent() {
-            root = p;
-        }
+        let root = self.root;
         let mut out = Vec::new();
         for span in &decl.sizes {
             let node = span.and_then(|(a, b)| {

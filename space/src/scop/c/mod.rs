@@ -204,6 +204,9 @@ struct Loop {
 
 struct Walk<'s> {
     src: &'s Source,
+    /// The syntax tree's root (a node's parent costs a walk down from it in
+    /// tree-sitter, so nothing climbs up to it).
+    root: Node<'s>,
     /// At file scope, names nobody declares are inferred as clan does:
     /// integer parameters in affine expressions, arrays when subscripted,
     /// `double` scalars otherwise.
@@ -230,10 +233,10 @@ struct Walk<'s> {
     extents: HashMap<String, Vec<Option<String>>>,
 }
 
-fn extract_one(
-    src: &Source,
-    root: Node,
-    unit: &Unit,
+fn extract_one<'s>(
+    src: &'s Source,
+    root: Node<'s>,
+    unit: &'s Unit,
     open: (usize, usize),
     close: (usize, usize),
 ) -> Result<Scop> {
@@ -275,15 +278,15 @@ fn extract_one(
 
     let start = src.location(open.0).unwrap_or(Location { line: 0, column: 0 });
     let region = Region { function, name: fname, body, start, span: (open.0, close.1), fragment: false };
-    walk_region(src, unit, region, pragma)
+    walk_region(src, unit, root, region, pragma)
 }
 
 /// A SCoP at file scope, read as the body of the function its pragma lines
 /// became (see `FRAGMENT_HEAD`).
-fn extract_fragment(
-    src: &Source,
-    root: Node,
-    unit: &Unit,
+fn extract_fragment<'s>(
+    src: &'s Source,
+    root: Node<'s>,
+    unit: &'s Unit,
     open: (usize, usize),
     close: (usize, usize),
 ) -> Result<Scop> {
@@ -299,7 +302,7 @@ fn extract_fragment(
     let start = src.location(open.0).unwrap_or(Location { line: 0, column: 0 });
     let region =
         Region { function, name: String::new(), body, start, span: (open.0, close.1), fragment: true };
-    walk_region(src, unit, region, function)
+    walk_region(src, unit, root, region, function)
 }
 
 /// What the whole translation unit says: its file-scope declarations and
@@ -321,7 +324,13 @@ struct Region<'t> {
     fragment: bool,
 }
 
-fn walk_region<'s>(src: &'s Source, unit: &'s Unit, region: Region, pragma: Node) -> Result<Scop> {
+fn walk_region<'s>(
+    src: &'s Source,
+    unit: &'s Unit,
+    root: Node<'s>,
+    region: Region,
+    pragma: Node,
+) -> Result<Scop> {
     let Region { function, name: fname, body, start, span, fragment } = region;
     let mut decls = unit.globals.clone();
     decls.extend(collect_decls(src, function, true));
@@ -329,6 +338,7 @@ fn walk_region<'s>(src: &'s Source, unit: &'s Unit, region: Region, pragma: Node
     outer_names.extend(decls::names_in_scope(src, function, span.0));
     let mut walk = Walk {
         src,
+        root,
         purity: &unit.purity,
         structs: &unit.structs,
         outer_names,
