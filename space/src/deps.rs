@@ -126,8 +126,11 @@ struct Located<'a> {
     /// Constant bounds on each subscript over every instance and parameter
     /// value (`None`: unbounded that way): two references whose boxes do
     /// not meet never touch one element.
-    bounds: Vec<(Option<i64>, Option<i64>)>,
+    bounds: Vec<Bounds>,
 }
+
+/// The constant lower and upper bounds of one subscript, where it has them.
+type Bounds = (Option<i64>, Option<i64>);
 
 /// Memory-based and value-based dependences of `scop` under its original schedule.
 pub fn analyze(scop: &Scop) -> Result<Dependences, IslError> {
@@ -219,7 +222,7 @@ pub fn analyze_in(ctx: &Context, scop: &Scop) -> Result<Dependences, IslError> {
 /// Constant lower and upper bounds of each subscript of `relation` (an
 /// access restricted to its domain) over all instances and all parameter
 /// values of `context`.
-fn subscript_bounds(relation: &Map, context: &Set) -> Result<Vec<(Option<i64>, Option<i64>)>, LibISLError> {
+fn subscript_bounds(relation: &Map, context: &Set) -> Result<Vec<Bounds>, LibISLError> {
     let range = relation.copy()?.range()?.intersect_params(context.copy()?)?.project_out_all_params()?;
     let as_int = |v: isl_rs::Val| -> Result<Option<i64>, LibISLError> {
         Ok(if v.is_int()? { Some(v.get_num_si()?) } else { None })
@@ -319,7 +322,8 @@ fn flow(ctx: &Context, located: &[Located], in_flow: &[bool]) -> Result<Vec<Depe
         let m = maps.get_at(k).ctx(what)?;
         let source = tag(m.copy().ctx(what)?.domain().ctx(what)?)?;
         let sink = tag(m.copy().ctx(what)?.range().ctx(what)?)?;
-        let pair = m.domain_factor_domain().ctx(what)?.range_factor_domain().ctx(what)?.coalesce().ctx(what)?;
+        let pair =
+            m.domain_factor_domain().ctx(what)?.range_factor_domain().ctx(what)?.coalesce().ctx(what)?;
         if !pair.is_empty().ctx(what)? {
             found.push((source, sink, pair.to_str().ctx(what)?.to_string()));
         }

@@ -236,7 +236,9 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
 fn constructs_outside_the_model_are_refused_with_their_reason() {
     for (what, body, at, reason) in REFUSED {
         let file = format!("{}.c", what.replace(' ', "-"));
-        let code = format!("{HEADER}void k(double V[calls]) {{\n  int k;\n#pragma scop\n{body}#pragma endscop\n}}\n");
+        let code = format!(
+            "{HEADER}void k(double V[calls]) {{\n  int k;\n#pragma scop\n{body}#pragma endscop\n}}\n"
+        );
         let err = match extract_text(&file, &code) {
             Ok(_) => panic!("{what}: accepted"),
             Err(e) => e.to_string(),
@@ -347,7 +349,10 @@ fn in_bounds_accesses_under_parameters_and_unsigned_values_that_cannot_wrap_are_
 /// `s = a[0] + a[1] + ... + a[N - 1];` in one statement.
 fn long_sum(terms: usize) -> String {
     let sum: Vec<String> = (0..terms).map(|k| format!("a[{k}]")).collect();
-    format!("double a[{terms}], s;\nvoid k(void) {{\n#pragma scop\n  s = {};\n#pragma endscop\n}}\n", sum.join(" + "))
+    format!(
+        "double a[{terms}], s;\nvoid k(void) {{\n#pragma scop\n  s = {};\n#pragma endscop\n}}\n",
+        sum.join(" + ")
+    )
 }
 
 /// `s = ((((a[0]))));` nested `depth` deep, and as deep in blocks.

@@ -129,7 +129,9 @@ fn scop_reads_long_and_deep_statements_without_aborting() {
     std::fs::create_dir_all(&dir).unwrap();
     let write = |name: &str, statement: String| {
         let path = dir.join(name);
-        let code = format!("double a[20000], s;\nvoid k(void) {{\n#pragma scop\n  {statement}\n#pragma endscop\n}}\n");
+        let code = format!(
+            "double a[20000], s;\nvoid k(void) {{\n#pragma scop\n  {statement}\n#pragma endscop\n}}\n"
+        );
         std::fs::write(&path, code).unwrap();
         path.to_str().unwrap().to_string()
     };

@@ -202,7 +202,9 @@ fn on_large_stack<T: Send>(
             .name("scop-walk".into())
             .stack_size(WALK_STACK)
             .spawn_scoped(scope, f)
-            .map_err(|e| ScopError::new(path, None, format!("cannot start the thread that reads the C file: {e}")))?;
+            .map_err(|e| {
+                ScopError::new(path, None, format!("cannot start the thread that reads the C file: {e}"))
+            })?;
         match walk.join() {
             Ok(out) => out,
             Err(panic) => std::panic::resume_unwind(panic),

@@ -174,10 +174,14 @@ fn implicit_int(text: &str) -> Vec<usize> {
             while i < b.len() && ident(b[i]) {
                 i += 1;
             }
-            if depth == 0 && parens == 0 && item_start && !c.is_ascii_digit() {
-                if !KEYWORDS.contains(&&text[start..i]) && defines_a_function(&text[i..]) {
-                    out.push(start);
-                }
+            if depth == 0
+                && parens == 0
+                && item_start
+                && !c.is_ascii_digit()
+                && !KEYWORDS.contains(&&text[start..i])
+                && defines_a_function(&text[i..])
+            {
+                out.push(start);
             }
             (last, item_start) = (b'a', false);
             continue;
@@ -238,11 +242,56 @@ fn defines_a_function(rest: &str) -> bool {
 
 /// Words that begin a declaration or statement, never a function's name.
 const KEYWORDS: &[&str] = &[
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
-    "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short",
-    "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile",
-    "while", "_Bool", "_Complex", "_Static_assert", "_Noreturn", "_Alignas", "_Thread_local", "__extension__",
-    "__attribute__", "__asm__", "asm", "__inline", "__inline__", "__restrict", "__thread", "__typeof__", "typeof",
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "_Bool",
+    "_Complex",
+    "_Static_assert",
+    "_Noreturn",
+    "_Alignas",
+    "_Thread_local",
+    "__extension__",
+    "__attribute__",
+    "__asm__",
+    "asm",
+    "__inline",
+    "__inline__",
+    "__restrict",
+    "__thread",
+    "__typeof__",
+    "typeof",
 ];
 
 /// `# 12 "file.c" 2` → (12, "file.c").
@@ -291,7 +340,11 @@ mod tests {
         let src = Source::from_preprocessed(Path::new("k.c"), text.to_string());
         assert!(src.text.contains("\nint main()\n"), "{}", src.text);
         assert!(src.text.contains("\nint f(a, b) int a;"), "{}", src.text);
-        assert!(src.text.contains("\nint h(void)") && src.text.contains("\nstruct s k(void)"), "{}", src.text);
+        assert!(
+            src.text.contains("\nint h(void)") && src.text.contains("\nstruct s k(void)"),
+            "{}",
+            src.text
+        );
         assert!(src.text.contains("\nstatic t(void);"), "{}", src.text);
         assert_eq!(src.location(src.text.find("return 0").unwrap()), Some(Location { line: 4, column: 3 }));
     }

@@ -32,16 +32,17 @@ struct Report<'a> {
 pub fn run(args: Args) -> Result<()> {
     let opts = ExtractOptions { cc_args: args.cc_args, ..ExtractOptions::default() };
     let file = args.file.clone();
-    let (scops, analysed) = common::in_time(&format!("modelling {}", args.file.display()), args.timeout, move || {
-        let (_, scops) = scop::extract(&file, &opts)?;
-        let mut analysed = Vec::new();
-        for s in &scops {
-            let d = deps::analyze(s)
-                .with_context(|| format!("dependence analysis of the SCoP at line {}", s.start.line))?;
-            analysed.push(d);
-        }
-        Ok((scops, analysed))
-    })?;
+    let (scops, analysed) =
+        common::in_time(&format!("modelling {}", args.file.display()), args.timeout, move || {
+            let (_, scops) = scop::extract(&file, &opts)?;
+            let mut analysed = Vec::new();
+            for s in &scops {
+                let d = deps::analyze(s)
+                    .with_context(|| format!("dependence analysis of the SCoP at line {}", s.start.line))?;
+                analysed.push(d);
+            }
+            Ok((scops, analysed))
+        })?;
     if args.json {
         let reports: Vec<Report> =
             scops.iter().zip(&analysed).map(|(scop, dependences)| Report { scop, dependences }).collect();

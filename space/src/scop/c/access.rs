@@ -371,7 +371,12 @@ impl Walk<'_> {
             return Err(self.err(node, format!("loop iterator `{name}` is assigned inside the loop body")));
         }
         if self.fragment && !self.decls.contains_key(&name) {
-            let decl = Decl { ty: "double".into(), extents: vec![None; rank], sizes: vec![None; rank], integer: false };
+            let decl = Decl {
+                ty: "double".into(),
+                extents: vec![None; rank],
+                sizes: vec![None; rank],
+                integer: false,
+            };
             self.decls.insert(name.clone(), decl);
         }
         let decl = self

@@ -94,21 +94,26 @@ impl Walk<'_> {
                 }
                 let declared: String = extents
                     .iter()
-                    .zip(&self.arrays.iter().find(|x| x.name == a.array).map(|x| x.extents.clone()).unwrap_or_default())
+                    .zip(
+                        &self
+                            .arrays
+                            .iter()
+                            .find(|x| x.name == a.array)
+                            .map(|x| x.extents.clone())
+                            .unwrap_or_default(),
+                    )
                     .map(|(isl, c)| format!("[{}]", c.as_deref().or(isl.as_deref()).unwrap_or("")))
                     .collect();
                 let mut names: Vec<String> = self.params.clone();
                 names.extend(s.iterators.iter().cloned());
                 names.extend(vars.iter().cloned());
-                let first = offending.copy().and_then(|m| m.wrap()).and_then(|w| w.flatten()).map_err(internal)?;
+                let first =
+                    offending.copy().and_then(|m| m.wrap()).and_then(|w| w.flatten()).map_err(internal)?;
                 let first = match model::first_values(first) {
                     Some(values) if values.len() == names.len() => {
                         let k = self.params.len() + s.iterators.len();
-                        let at: Vec<String> = names[..k]
-                            .iter()
-                            .zip(&values[..k])
-                            .map(|(n, v)| format!("{n} = {v}"))
-                            .collect();
+                        let at: Vec<String> =
+                            names[..k].iter().zip(&values[..k]).map(|(n, v)| format!("{n} = {v}")).collect();
                         let at = if at.is_empty() { String::new() } else { format!(" at {}", at.join(", ")) };
                         format!(": first{at}, where it touches `{}[{}]`", a.array, values[k..].join("]["))
                     }

@@ -98,7 +98,10 @@ impl Walk<'_> {
                 match op {
                     "+" | "-" => {
                         let (a, b) = (self.typed(l)?, self.typed(r)?);
-                        Ok(Affine { text: format!("{} {op} {}", a.text, b.text), unsigned: a.unsigned || b.unsigned })
+                        Ok(Affine {
+                            text: format!("{} {op} {}", a.text, b.text),
+                            unsigned: a.unsigned || b.unsigned,
+                        })
                     }
                     "*" => {
                         let (factor, other) = match (self.constant(l), self.constant(r)) {
@@ -143,11 +146,16 @@ impl Walk<'_> {
                 let mut cursor = args.walk();
                 let list: Vec<Node> = args.named_children(&mut cursor).collect();
                 match (f, list.len()) {
-                    ("min" | "max", 2) => self.min_max_of(if f == "min" { "min" } else { "max" }, list[0], list[1]),
+                    ("min" | "max", 2) => {
+                        self.min_max_of(if f == "min" { "min" } else { "max" }, list[0], list[1])
+                    }
                     ("floord" | "ceild", 2) => match self.constant(list[1]) {
                         Some(c) if c > 0 => {
                             let a = self.affine(list[0])?;
-                            Ok(signed(format!("{}(({a}) / {c})", if f == "floord" { "floor" } else { "ceil" })))
+                            Ok(signed(format!(
+                                "{}(({a}) / {c})",
+                                if f == "floord" { "floor" } else { "ceil" }
+                            )))
                         }
                         _ => Err(not_affine(self, "the divisor must be a positive constant")),
                     },
@@ -196,7 +204,9 @@ impl Walk<'_> {
                 let suffix = &t[t.trim_end_matches(['u', 'U', 'l', 'L']).len()..];
                 suffix.contains(['u', 'U'])
             }
-            "identifier" => self.decls.get(self.text(node)).is_some_and(|d| d.integer && is_unsigned_type(&d.ty)),
+            "identifier" => {
+                self.decls.get(self.text(node)).is_some_and(|d| d.integer && is_unsigned_type(&d.ty))
+            }
             "parenthesized_expression" => node.named_child(0).is_some_and(|c| self.is_unsigned(c)),
             "unary_expression" => {
                 let op = node.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
@@ -275,8 +285,10 @@ impl Walk<'_> {
             Some(d) => Err(self
                 .err(node, format!("`{name}` has type `{}`; affine expressions need integer scalars", d.ty))),
             None if self.fragment => {
-                self.decls
-                    .insert(name.to_string(), Decl { ty: "int".into(), extents: vec![], sizes: vec![], integer: true });
+                self.decls.insert(
+                    name.to_string(),
+                    Decl { ty: "int".into(), extents: vec![], sizes: vec![], integer: true },
+                );
                 self.affine_name(node)
             }
             None => Err(self.err(node, format!("`{name}` is not declared"))),

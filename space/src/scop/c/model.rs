@@ -37,8 +37,10 @@ impl Walk<'_> {
     fn settle_arrays(&mut self) {
         let accesses = || self.statements.iter().flat_map(|s| &s.accesses);
         let accessed: HashSet<String> = accesses().map(|a| a.array.clone()).collect();
-        let written: HashSet<String> =
-            accesses().filter(|a| a.kind == crate::scop::AccessKind::Write).map(|a| a.array.clone()).collect();
+        let written: HashSet<String> = accesses()
+            .filter(|a| a.kind == crate::scop::AccessKind::Write)
+            .map(|a| a.array.clone())
+            .collect();
         self.arrays.retain(|a| accessed.contains(&a.name));
         let root = |name: &str| name.split('.').next().unwrap_or(name).to_string();
         let mut roots = Vec::new();
@@ -241,7 +243,10 @@ mod tests {
             " (first at i = 0)"
         );
         assert_eq!(
-            first_point(set("[n] -> { [i, j] : 0 <= i < n and j = i - 1 and n >= 3 }"), &names(&["n", "i", "j"])),
+            first_point(
+                set("[n] -> { [i, j] : 0 <= i < n and j = i - 1 and n >= 3 }"),
+                &names(&["n", "i", "j"])
+            ),
             " (first at n = 3, i = 0, j = -1)"
         );
         assert_eq!(first_point(set("{ [i] : i < 0 }"), &names(&["i"])), "");
