@@ -5,10 +5,11 @@
 //! on accesses tagged with their reference, so every dependence still names the
 //! two references that created it (the unified scheduler groups by reference).
 
-use std::collections::BTreeMap;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use isl_rs::{Context, Map, Set, UnionAccessInfo, UnionMap, UnionSet};
+use isl_rs::{Context, DimType, LibISLError, Map, Set, UnionAccessInfo, UnionMap, UnionSet};
 use serde::{Deserialize, Serialize};
 
 use crate::isl::{IslError, IslResultExt};
@@ -117,10 +118,19 @@ const VALIDITY: [DepKind; 3] = [DepKind::Flow, DepKind::War, DepKind::Waw];
 /// original schedule.
 struct Located<'a> {
     access: &'a Access,
+    /// Index of the statement in the SCoP.
+    statement: usize,
     relation: Map,
     schedule: Map,
     tag_domain: String,
+    /// Constant bounds on each subscript over every instance and parameter
+    /// value (`None`: unbounded that way): two references whose boxes do
+    /// not meet never touch one element.
+    bounds: Vec<Bounds>,
 }
+
+/// The constant lower and upper bounds of one subscript, where it has them.
+type Bounds = (Option<i64>, Option<i64>);
 
 /// Memory-based and value-based dependences of `scop` under its original schedule.
 pub fn analyze(scop: &Scop) -> Result<Dependences, IslError> {
@@ -131,60 +141,129 @@ pub fn analyze(scop: &Scop) -> Result<Dependences, IslError> {
 pub fn analyze_in(ctx: &Context, scop: &Scop) -> Result<Dependences, IslError> {
     let schedule =
         UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(|| "reading the original schedule".into())?;
+    let context = Set::read_from_str(ctx, &scop.context).ctx(|| "reading the context".into())?;
     let mut located = Vec::new();
-    for s in &scop.statements {
+    for (k, s) in scop.statements.iter().enumerate() {
         let domain = Set::read_from_str(ctx, &s.domain).ctx(|| format!("domain of {}", s.name))?;
         let sched = schedule
             .copy()
             .ctx(|| "copy".into())?
             .intersect_domain(UnionSet::from_set(domain.copy().ctx(|| "copy".into())?).ctx(|| "set".into())?)
-            .ctx(|| format!("schedule of {}", s.name))?
-            .as_map()
             .ctx(|| format!("schedule of {}", s.name))?;
+        if sched.is_empty().ctx(|| format!("schedule of {}", s.name))? {
+            // A statement that never runs (extraction leaves those out) has no dependence.
+            continue;
+        }
+        let sched = sched.as_map().ctx(|| format!("schedule of {}", s.name))?;
         for a in &s.accesses {
             let relation = Map::read_from_str(ctx, &a.relation)
                 .ctx(|| format!("access {} of {}", a.text, s.name))?
                 .intersect_domain(domain.copy().ctx(|| "copy".into())?)
                 .ctx(|| format!("access {} of {}", a.text, s.name))?;
             let tag_domain = format!("{{ [{}[{}] -> {}[]] }}", s.name, s.iterators.join(", "), a.id);
+            let bounds = subscript_bounds(&relation, &context)
+                .ctx(|| format!("bounds of the access {} of {}", a.text, s.name))?;
             located.push(Located {
                 access: a,
+                statement: k,
                 relation,
                 schedule: sched.copy().ctx(|| "copy".into())?,
                 tag_domain,
+                bounds,
             });
         }
     }
 
+    // "Runs before", per pair of statements: shared by all their references.
+    let mut before: HashMap<(usize, usize), Map> = HashMap::new();
     let mut deps = Vec::new();
-    for src in &located {
-        for snk in &located {
-            if src.access.array != snk.access.array {
-                continue;
+    let pairs = candidate_pairs(&located);
+    // Only a read that some write may reach, and that write, take part in
+    // the dataflow analysis (isl's is quadratic in the tagged references).
+    let mut in_flow = vec![false; located.len()];
+    for &(i, j) in &pairs {
+        if located[i].access.kind == AccessKind::Write && located[j].access.kind == AccessKind::Read {
+            (in_flow[i], in_flow[j]) = (true, true);
+        }
+    }
+    for (i, j) in pairs {
+        let (src, snk) = (&located[i], &located[j]);
+        let kind = match (src.access.kind, snk.access.kind) {
+            (AccessKind::Write, AccessKind::Read) => DepKind::Raw,
+            (AccessKind::Read, AccessKind::Write) => DepKind::War,
+            (AccessKind::Write, AccessKind::Write) => DepKind::Waw,
+            (AccessKind::Read, AccessKind::Read) => DepKind::Rar,
+        };
+        let what = || format!("{kind} dependence {} -> {}", src.access.id, snk.access.id);
+        let same_element = src
+            .relation
+            .copy()
+            .ctx(what)?
+            .apply_range(snk.relation.copy().ctx(what)?.reverse().ctx(what)?)
+            .ctx(what)?;
+        if same_element.is_empty().ctx(what)? {
+            continue;
+        }
+        let order = match before.entry((src.statement, snk.statement)) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                e.insert(src.schedule.copy().ctx(what)?.lex_lt_map(snk.schedule.copy().ctx(what)?).ctx(what)?)
             }
-            let kind = match (src.access.kind, snk.access.kind) {
-                (AccessKind::Write, AccessKind::Read) => DepKind::Raw,
-                (AccessKind::Read, AccessKind::Write) => DepKind::War,
-                (AccessKind::Write, AccessKind::Write) => DepKind::Waw,
-                (AccessKind::Read, AccessKind::Read) => DepKind::Rar,
-            };
-            let what = || format!("{kind} dependence {} -> {}", src.access.id, snk.access.id);
-            let same_element = src
-                .relation
-                .copy()
-                .ctx(what)?
-                .apply_range(snk.relation.copy().ctx(what)?.reverse().ctx(what)?)
-                .ctx(what)?;
-            let before =
-                src.schedule.copy().ctx(what)?.lex_lt_map(snk.schedule.copy().ctx(what)?).ctx(what)?;
-            let rel = same_element.intersect(before).ctx(what)?.coalesce().ctx(what)?;
-            if !rel.is_empty().ctx(what)? {
-                deps.push(dependence(kind, src.access, snk.access, rel.to_str().ctx(what)?));
+        };
+        let rel = same_element.intersect(order.copy().ctx(what)?).ctx(what)?.coalesce().ctx(what)?;
+        if !rel.is_empty().ctx(what)? {
+            deps.push(dependence(kind, src.access, snk.access, rel.to_str().ctx(what)?));
+        }
+    }
+    deps.extend(flow(ctx, &located, &in_flow)?);
+    Ok(Dependences { deps })
+}
+
+/// Constant lower and upper bounds of each subscript of `relation` (an
+/// access restricted to its domain) over all instances and all parameter
+/// values of `context`.
+fn subscript_bounds(relation: &Map, context: &Set) -> Result<Vec<Bounds>, LibISLError> {
+    let range = relation.copy()?.range()?.intersect_params(context.copy()?)?.project_out_all_params()?;
+    let as_int = |v: isl_rs::Val| -> Result<Option<i64>, LibISLError> {
+        Ok(if v.is_int()? { Some(v.get_num_si()?) } else { None })
+    };
+    let rank = range.dim(DimType::Set)?;
+    let mut out = Vec::new();
+    for d in 0..rank {
+        out.push((as_int(range.copy()?.dim_min_val(d)?)?, as_int(range.copy()?.dim_max_val(d)?)?));
+    }
+    Ok(out)
+}
+
+/// The ordered pairs of references (source, sink) of one array whose
+/// subscript boxes meet, in the order of a loop over sources then sinks: a
+/// sweep along the first subscript, so that references to far apart
+/// elements (`a[0] + a[1] + ... + a[1999]`) cost no isl work.
+fn candidate_pairs(located: &[Located]) -> Vec<(usize, usize)> {
+    let mut by_array: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (k, l) in located.iter().enumerate() {
+        by_array.entry(l.access.array.as_str()).or_default().push(k);
+    }
+    let lo = |k: usize, d: usize| located[k].bounds.get(d).and_then(|b| b.0).unwrap_or(i64::MIN);
+    let hi = |k: usize, d: usize| located[k].bounds.get(d).and_then(|b| b.1).unwrap_or(i64::MAX);
+    let meet = |a: usize, b: usize| {
+        let rank = located[a].bounds.len().max(located[b].bounds.len());
+        (0..rank).all(|d| lo(a, d) <= hi(b, d) && lo(b, d) <= hi(a, d))
+    };
+    let mut pairs = Vec::new();
+    for mut refs in by_array.into_values() {
+        refs.sort_by_key(|&k| (lo(k, 0), k));
+        for (n, &a) in refs.iter().enumerate() {
+            pairs.push((a, a));
+            for &b in refs[n + 1..].iter().take_while(|&&b| lo(b, 0) <= hi(a, 0)) {
+                if meet(a, b) {
+                    pairs.extend([(a, b), (b, a)]);
+                }
             }
         }
     }
-    deps.extend(flow(ctx, &located)?);
-    Ok(Dependences { deps })
+    pairs.sort_unstable();
+    pairs
 }
 
 fn dependence(kind: DepKind, src: &Access, snk: &Access, relation: &str) -> Dependence {
@@ -198,12 +277,13 @@ fn dependence(kind: DepKind, src: &Access, snk: &Access, relation: &str) -> Depe
 }
 
 /// isl's dataflow analysis on tagged accesses `[S[i] -> refN[]] -> A[...]`.
-fn flow(ctx: &Context, located: &[Located]) -> Result<Vec<Dependence>, IslError> {
+/// `in_flow` says which references take part.
+fn flow(ctx: &Context, located: &[Located], in_flow: &[bool]) -> Result<Vec<Dependence>, IslError> {
     let what = || "value-based flow dependences".to_string();
     let mut reads = UnionMap::empty_ctx(ctx).ctx(what)?;
     let mut writes = UnionMap::empty_ctx(ctx).ctx(what)?;
     let mut schedule = UnionMap::empty_ctx(ctx).ctx(what)?;
-    for l in located {
+    for l in located.iter().zip(in_flow).filter(|(_, &f)| f).map(|(l, _)| l) {
         let tag = UnionSet::read_from_str(ctx, &l.tag_domain).ctx(what)?;
         // [S[i] -> refN[]] -> S[i]
         let untag = tag.unwrap().ctx(what)?.domain_map().ctx(what)?;
@@ -225,30 +305,33 @@ fn flow(ctx: &Context, located: &[Located]) -> Result<Vec<Dependence>, IslError>
         .set_schedule_map(schedule)
         .ctx(what)?;
     let result = info.compute_flow().ctx(what)?.get_may_dependence().ctx(what)?;
-    let mut out = Vec::new();
-    for src in located.iter().filter(|l| l.access.kind == AccessKind::Write) {
-        for snk in
-            located.iter().filter(|l| l.access.kind == AccessKind::Read && l.access.array == src.access.array)
-        {
-            let s = UnionSet::read_from_str(ctx, &src.tag_domain).ctx(what)?;
-            let t = UnionSet::read_from_str(ctx, &snk.tag_domain).ctx(what)?;
-            let pair = result
-                .copy()
-                .ctx(what)?
-                .intersect_domain(s)
-                .ctx(what)?
-                .intersect_range(t)
-                .ctx(what)?
-                .domain_factor_domain()
-                .ctx(what)?
-                .range_factor_domain()
-                .ctx(what)?
-                .coalesce()
-                .ctx(what)?;
-            if !pair.is_empty().ctx(what)? {
-                out.push(dependence(DepKind::Flow, src.access, snk.access, pair.to_str().ctx(what)?));
-            }
+    // One map per pair of tagged references: their tags name them.
+    let index: HashMap<&str, usize> =
+        located.iter().enumerate().map(|(k, l)| (l.access.id.as_str(), k)).collect();
+    let tag = |s: Set| -> Result<usize, IslError> {
+        let m = s.unwrap().ctx(what)?;
+        let name = m.get_tuple_name(DimType::Out).ctx(what)?;
+        index.get(name).copied().ok_or_else(|| IslError {
+            what: what(),
+            message: format!("a flow dependence names the unknown reference {name}"),
+        })
+    };
+    let maps = result.get_map_list().ctx(what)?;
+    let mut found = Vec::new();
+    for k in 0..maps.size().ctx(what)? {
+        let m = maps.get_at(k).ctx(what)?;
+        let source = tag(m.copy().ctx(what)?.domain().ctx(what)?)?;
+        let sink = tag(m.copy().ctx(what)?.range().ctx(what)?)?;
+        let pair =
+            m.domain_factor_domain().ctx(what)?.range_factor_domain().ctx(what)?.coalesce().ctx(what)?;
+        if !pair.is_empty().ctx(what)? {
+            found.push((source, sink, pair.to_str().ctx(what)?.to_string()));
         }
+    }
+    found.sort_by_key(|f| (f.0, f.1));
+    let mut out = Vec::new();
+    for (i, j, relation) in found {
+        out.push(dependence(DepKind::Flow, located[i].access, located[j].access, &relation));
     }
     Ok(out)
 }

@@ -228,13 +228,57 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "14:12",
         "call to `elsewhere`, which may have side effects: its body is not in this file",
     ),
+    (
+        "unbounded loop",
+        "  for (int i = 0; i < i + 1; i++)\n    B[0] = A[0];\n",
+        "13:19",
+        "the loop condition `i < i + 1` does not bound `i`: the iteration domain",
+    ),
+    (
+        "unsigned wrap in a subscript",
+        "  for (int i = 0; i < N; i++)\n    B[i] = A[(unsigned)i - 1u];\n",
+        "14:14",
+        "`(unsigned)i - 1u` is unsigned and wraps around below zero (first at i = 0)",
+    ),
+    (
+        "unsigned wrap in a bound",
+        "  for (unsigned u = 0; u < calls - 1u; u++)\n    B[u] = A[u];\n",
+        "13:28",
+        "`calls - 1u` is unsigned and wraps around below zero (first at calls = 0, u = 0)",
+    ),
+    (
+        "unsigned loop down to zero",
+        "  for (unsigned u = N - 1; u >= 0; u--)\n    B[u] = A[u];\n",
+        "13:29",
+        "`u` is unsigned and wraps around below zero: C computes it modulo 2^w",
+    ),
+    (
+        "access before the array",
+        "  for (int i = 0; i < N; i++)\n    B[i] = A[i - 1];\n",
+        "14:5",
+        "`A[i - 1]` reads outside `A[50]` whenever the statement runs: first at i = 0, where it touches `A[-1]`",
+    ),
+    (
+        "write past a parametric extent",
+        "  for (int i = 0; i < calls; i++)\n    V[i + 1] = A[0];\n",
+        "14:5",
+        "`V[i + 1]` writes outside `V[calls]` whenever the statement runs: first at calls = 1, i = 0, where it touches `V[1]`",
+    ),
+    (
+        "nothing ever runs",
+        "  for (int i = 0; i < 0; i++)\n    B[i] = A[i];\n",
+        "12:1",
+        "no statement of the SCoP ever runs:\n  ",
+    ),
 ];
 
 #[test]
 fn constructs_outside_the_model_are_refused_with_their_reason() {
     for (what, body, at, reason) in REFUSED {
         let file = format!("{}.c", what.replace(' ', "-"));
-        let code = format!("{HEADER}void k(void) {{\n  int k;\n#pragma scop\n{body}#pragma endscop\n}}\n");
+        let code = format!(
+            "{HEADER}void k(double V[calls]) {{\n  int k;\n#pragma scop\n{body}#pragma endscop\n}}\n"
+        );
         let err = match extract_text(&file, &code) {
             Ok(_) => panic!("{what}: accepted"),
             Err(e) => e.to_string(),
@@ -268,4 +312,133 @@ fn a_program_that_reads_arguments_or_files_or_is_a_fragment_is_not_runnable() {
     for name in ["noparam.c", "modulo.c", "nondet.c"] {
         inputs(&own(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
+}
+
+#[test]
+fn negative_constants_and_negated_expressions_are_affine() {
+    let (s, _) = load("negative.c");
+    // for (int i = -5; i < N; i++) if (i > -1)
+    //   B[i + (-1) + 5] = A[i * -1 + 99] + A[-(i + 1) + N];
+    let st = &s.statements[0];
+    let ctx = new_context();
+    let domain = isl_rs::Set::read_from_str(&ctx, &st.domain).unwrap();
+    let expected = isl_rs::Set::read_from_str(&ctx, "{ S1[i] : 0 <= i < 100 }").unwrap();
+    assert!(domain.is_equal(&expected).unwrap(), "{}", st.domain);
+    let relation = |k: usize| st.accesses[k].relation.as_str();
+    assert!(equal_relations(relation(0), "{ S1[i] -> A[99 - i] }"), "{}", relation(0));
+    assert!(equal_relations(relation(1), "{ S1[i] -> A[99 - i] }"), "{}", relation(1));
+    assert!(equal_relations(relation(2), "{ S1[i] -> B[i + 4] }"), "{}", relation(2));
+    schedules_legally("negative.c");
+}
+
+#[test]
+fn a_statement_that_never_runs_is_left_out_with_a_note() {
+    let (s, d) = load("neverruns.c");
+    // `A[i] = B[i] + 1` under `i > 200` and `B[j] = 0` under `0 <= j < 0`.
+    let texts: Vec<&str> = s.statements.iter().map(|st| st.text.as_str()).collect();
+    assert_eq!(texts, ["B[i] = A[i] * 2;"]);
+    assert_eq!(s.notes.len(), 2, "{:?}", s.notes);
+    assert!(s.notes[0].contains("neverruns.c:10:7: `A[i] = B[i] + 1;` never runs"), "{:?}", s.notes);
+    assert!(s.notes[1].contains("neverruns.c:13:5: `B[j] = 0;` never runs"), "{:?}", s.notes);
+    // A is only read now, and no dependence names the statement left out.
+    assert!(s.arrays.iter().any(|a| a.name == "A" && !a.written));
+    assert!(d.deps.iter().all(|dep| dep.relation.contains("S1[")), "{d:?}");
+    schedules_legally("neverruns.c");
+}
+
+#[test]
+fn a_struct_declared_inside_the_scop_is_local_with_its_members() {
+    let (s, _) = load("localstruct.c");
+    let arrays: Vec<(&str, &str, bool, bool)> =
+        s.arrays.iter().map(|a| (a.name.as_str(), a.element_type.as_str(), a.written, a.local)).collect();
+    assert_eq!(
+        arrays,
+        [
+            ("p.a", "double", true, true),
+            ("in", "double", false, false),
+            ("p.b", "double", true, true),
+            ("out", "double", true, false),
+            ("p", "struct pair", false, true),
+        ]
+    );
+    schedules_legally("localstruct.c");
+}
+
+#[test]
+fn an_implicit_int_main_is_read() {
+    let (s, _) = load("implicitint.c");
+    assert_eq!(s.function, "main");
+    assert_eq!(s.statements.len(), 1);
+    assert_eq!(s.start.line, 8);
+    schedules_legally("implicitint.c");
+}
+
+#[test]
+fn in_bounds_accesses_under_parameters_and_unsigned_values_that_cannot_wrap_are_kept() {
+    // PolyBench's shape: loops to a parameter over arrays of constant
+    // extent (out of bounds only where n > 100, so n <= 100 is taken);
+    // `size_t` iterators, and `i - 1u` where i >= 1.
+    let code = "#include <stddef.h>\ndouble A[100], B[100];\nvoid k(int n, size_t m) {\n#pragma scop\n\
+                for (int i = 0; i < n; i++)\n  B[i] = A[i];\n\
+                for (size_t j = 1; j < m; j++)\n  B[j - 1u] = A[j] + A[(unsigned)j - 1u];\n#pragma endscop\n}\n";
+    let scops = extract_text("inbounds.c", code).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scops[0].statements.len(), 2);
+    assert!(equal_relations(&scops[0].statements[1].accesses[1].relation, "[n, m] -> { S2[j] -> A[j - 1] }"));
+}
+
+/// `s = a[0] + a[1] + ... + a[N - 1];` in one statement.
+fn long_sum(terms: usize) -> String {
+    let sum: Vec<String> = (0..terms).map(|k| format!("a[{k}]")).collect();
+    format!(
+        "double a[{terms}], s;\nvoid k(void) {{\n#pragma scop\n  s = {};\n#pragma endscop\n}}\n",
+        sum.join(" + ")
+    )
+}
+
+/// `s = ((((a[0]))));` nested `depth` deep, and as deep in blocks.
+fn deep(depth: usize) -> (String, String) {
+    let parens = format!(
+        "double a[1], s;\nvoid k(void) {{\n#pragma scop\n  s = {}a[0]{};\n#pragma endscop\n}}\n",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let blocks = format!(
+        "double a[1], s;\nvoid k(void) {{\n#pragma scop\n  {}s = a[0];{}\n#pragma endscop\n}}\n",
+        "{".repeat(depth),
+        "}".repeat(depth)
+    );
+    (parens, blocks)
+}
+
+#[test]
+fn long_and_deep_expressions_are_read_or_refused_at_their_depth() {
+    let scops = extract_text("sum.c", &long_sum(20_000)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scops[0].statements[0].accesses.len(), 20_001);
+    let (parens, blocks) = deep(10_000);
+    let scops = extract_text("parens.c", &parens).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scops[0].statements[0].accesses.len(), 2);
+    let scops = extract_text("blocks.c", &blocks).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scops[0].statements.len(), 1);
+    // Deeper than the walks go: a clear error where the nesting gets too deep.
+    let (parens, _) = deep(60_000);
+    let err = extract_text("deeper.c", &parens).unwrap_err().to_string();
+    assert!(err.contains("deeper.c:4:") && err.contains("nesting deeper than 50000 levels"), "{err}");
+}
+
+#[test]
+fn dependences_of_many_references_to_distinct_elements_are_exact() {
+    // The references' subscript boxes never meet except on `s`: no
+    // dependence between the reads of `a`, one per reference pair on `s`.
+    let scops = extract_text("sum2000.c", &long_sum(2_000)).unwrap_or_else(|e| panic!("{e}"));
+    let d = deps::analyze(&scops[0]).unwrap();
+    assert!(d.deps.iter().all(|dep| dep.array == "s"), "{:?}", &d.deps[..3.min(d.deps.len())]);
+    // Two overlapping references still pair: a[i] and a[i + 1] in a loop.
+    let code = "double a[100];\nvoid k(void) {\n#pragma scop\n  for (int i = 0; i < 99; i++)\n    a[i + 1] = a[i] + a[0];\n#pragma endscop\n}\n";
+    let scops = extract_text("pair.c", code).unwrap_or_else(|e| panic!("{e}"));
+    let d = deps::analyze(&scops[0]).unwrap();
+    let flows: Vec<(&str, &str)> =
+        d.of_kind(deps::DepKind::Flow).map(|f| (f.source.as_str(), f.sink.as_str())).collect();
+    // a[0] is never written: only a[i] reads what a[i + 1] wrote.
+    assert_eq!(flows, [("ref2", "ref0")], "{d:?}");
+    assert_eq!(d.of_kind(deps::DepKind::Rar).count(), 2, "{d:?}");
 }

@@ -1,4 +1,5 @@
-//! Exit codes scripts can use: 0 done, 1 an error, 2 nothing to answer with (no
+//! Exit codes scripts can use: 0 done, 1 an error, 2 a usage error (clap's: an
+//! unknown option, a value out of range), 3 nothing to answer with (no
 //! measurement of the kernel, no verified variant), 130 interrupted by Ctrl-C (as shells
 //! report SIGINT).
 
@@ -29,7 +30,8 @@ impl std::error::Error for Interrupted {}
 
 pub const OK: u8 = 0;
 pub const ERROR: u8 = 1;
-pub const NO_RESULT: u8 = 2;
+// 2 is clap's own exit status for a command line it cannot read.
+pub const NO_RESULT: u8 = 3;
 pub const INTERRUPTED: u8 = 130;
 
 /// The exit code for a command's error.

@@ -20,7 +20,7 @@ use clap::{Parser, Subcommand};
     name = "polytune",
     version,
     about = "Iterative empirical autotuning of C loop nests",
-    after_help = "Exit status: 0 done; 1 an error; 2 no result (nothing measured for the kernel, no verified variant); 130 interrupted (Ctrl-C)."
+    after_help = "Exit status: 0 done; 1 an error; 2 a usage error (an unknown option, a value out of range); 3 no result (nothing measured for the kernel, no verified variant); 130 interrupted (Ctrl-C)."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -164,7 +164,7 @@ fn killed_campaign_resumes_without_losing_or_repeating_a_measurement() {
     let machines: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(machines.as_array().unwrap().len(), 1);
     let out = output(polytune().args(["best", "nosuchkernel", "--db", db_arg]));
-    assert_eq!(out.status.code(), Some(2), "no result, not an error");
+    assert_eq!(out.status.code(), Some(3), "no result, not an error");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nosuchkernel") && err.contains("atax"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
@@ -421,8 +421,8 @@ fn a_point_that_takes_too_long_is_a_status_not_a_stuck_campaign() {
     let mut args = small_campaign(&db);
     args.extend(["--variant-timeout".to_string(), "0.001s".into(), "--evals".into(), "5".into()]);
     let out = output(polytune().args(&args));
-    // The campaign ends normally with nothing verified: exit status 2, "no result".
-    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    // The campaign ends normally with nothing verified: exit status 3, "no result".
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
     let store = Store::open(db.to_str().unwrap()).unwrap();
     let rows = store.outcomes(store.campaigns().unwrap()[0].id).unwrap();
     let variants: Vec<_> = rows.iter().filter(|o| o.role == Role::Variant).collect();

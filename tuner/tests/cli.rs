@@ -80,6 +80,86 @@ fn bad_input_exits_non_zero_with_file_line_and_reason() {
     assert!(out.stdout.is_empty());
 }
 
+/// Scripts tell the outcomes apart by exit status: 2 for a command line
+/// clap refuses (`--threads 0`, `--runs 0` on every command that takes
+/// them), 1 for an error (a directory as FILE), 3 for no result.
+#[test]
+fn usage_errors_errors_and_no_result_have_their_own_exit_status() {
+    let kernel = "polybench/linear-algebra/atax.c";
+    let zero: &[&[&str]] = &[
+        &["run", kernel, "--threads", "0"],
+        &["run", kernel, "--runs", "0"],
+        &["tune", kernel, "--threads", "0"],
+        &["tune", kernel, "--runs", "0"],
+        &["bench", "peers", kernel, "--threads", "0"],
+        &["bench", "peers", kernel, "--runs", "0"],
+        &["bench", "search", kernel, "--runs", "0"],
+        &["bench", "ratios", kernel, "--runs", "0"],
+    ];
+    for args in zero {
+        let out = polytune(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("invalid value '0'") && err.contains("must be at least 1"), "{args:?}: {err}");
+    }
+    for cmd in ["scop", "schedule", "run", "tune"] {
+        let out = polytune(&[cmd, "polybench"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {err}");
+        assert!(err.contains("polybench: is a directory; name a C file"), "{cmd}: {err}");
+    }
+    // No result: a kernel the store has not measured.
+    let dir = std::env::temp_dir().join(format!("polytune-cli-exit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("store.db");
+    store::Store::open(db.to_str().unwrap()).unwrap();
+    let out = polytune(&["best", "gemm", "--db", db.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("no correct measurement of kernel `gemm`"), "{err}");
+}
+
+/// `scop` on 2,000 references in one statement, 10,000-deep parentheses
+/// and blocks, and a 20,000-term sum: each modelled (never an abort of the
+/// walks' recursion); 60,000-deep parentheses are refused at their depth;
+/// `--timeout` bounds it.
+#[test]
+fn scop_reads_long_and_deep_statements_without_aborting() {
+    let dir = std::env::temp_dir().join(format!("polytune-cli-deep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, statement: String| {
+        let path = dir.join(name);
+        let code = format!(
+            "double a[20000], s;\nvoid k(void) {{\n#pragma scop\n  {statement}\n#pragma endscop\n}}\n"
+        );
+        std::fs::write(&path, code).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let sum = |n: usize| (0..n).map(|k| format!("a[{k}]")).collect::<Vec<_>>().join(" + ");
+    let parens = |n: usize| format!("s = {}a[0]{};", "(".repeat(n), ")".repeat(n));
+    let cases = [
+        (write("sum2000.c", format!("s = {};", sum(2000))), 2001),
+        (write("sum20000.c", format!("s = {};", sum(20_000))), 20_001),
+        (write("parens.c", parens(10_000)), 2),
+        (write("blocks.c", format!("{}s = a[0];{}", "{".repeat(10_000), "}".repeat(10_000))), 2),
+    ];
+    for (file, refs) in &cases {
+        let out = polytune(&["scop", file, "--json"]);
+        assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v[0]["scop"]["statements"][0]["accesses"].as_array().map(Vec::len), Some(*refs), "{file}");
+    }
+    let deeper = write("deeper.c", parens(60_000));
+    let out = polytune(&["scop", &deeper]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("deeper.c:4:") && err.contains("nesting deeper than 50000 levels"), "{err}");
+    let out = polytune(&["scop", &cases[1].0, "--timeout", "0.01"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no result after 0.01 s (--timeout)"), "{err}");
+}
+
 #[test]
 fn run_builds_times_and_verifies_a_variant() {
     let v = run_json(

@@ -23,8 +23,20 @@ fn polytune(tag: &str, args: &[&str]) -> (Output, PathBuf) {
 
 #[test]
 fn programs_in_the_model_run_verified_under_the_unified_scheduler() {
-    for name in ["noparam.c", "modulo.c", "piecewise.c", "chained.c", "purefn.c", "blockdecl.c", "structs.c"]
-    {
+    let names = [
+        "noparam.c",
+        "modulo.c",
+        "piecewise.c",
+        "chained.c",
+        "purefn.c",
+        "blockdecl.c",
+        "structs.c",
+        "negative.c",
+        "neverruns.c",
+        "localstruct.c",
+        "implicitint.c",
+    ];
+    for name in names {
         let file = own(name);
         let args = ["run", file.to_str().unwrap(), "--schedule", "unified", "--runs", "2", "--json"];
         let (out, _) = polytune(name, &args);

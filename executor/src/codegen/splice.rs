@@ -34,13 +34,14 @@ pub(super) fn splice(source: &Source, scop: &Scop, code: &str) -> Result<String,
 
 /// The SCoP's literals modelled as parameters ([`Scop::constants`]), and
 /// its block-scope variables, declared once for the whole region (the
-/// statements of a schedule may leave the blocks that declared them).
+/// statements of a schedule may leave the blocks that declared them). A
+/// local struct's members (`p.a`) come with the struct (`p`).
 fn local_declarations(scop: &Scop) -> String {
     let mut out = String::new();
     for (name, value) in &scop.constants {
         out.push_str(&format!("  const long {name} = {value}L;\n"));
     }
-    for a in scop.arrays.iter().filter(|a| a.local) {
+    for a in scop.arrays.iter().filter(|a| a.local && !a.name.contains('.')) {
         let extents: String = a.extents.iter().map(|e| format!("[{}]", e.as_deref().unwrap_or(""))).collect();
         out.push_str(&format!("  {} {}{extents};\n", a.element_type, a.name));
     }

@@ -22,8 +22,15 @@ pub fn isl_name(c_name: &str) -> String {
 }
 
 /// A C integer literal (decimal, hex, octal, with u/l suffixes) or `None` if it is
-/// not an integer.
+/// not an integer. tree-sitter-c reads a sign before digits as part of the
+/// literal (`i * -1`, `A[-1]`), so a leading `-` or `+` is taken too.
 pub fn parse_int_literal(text: &str) -> Option<i64> {
+    if let Some(rest) = text.strip_prefix('-') {
+        return parse_int_literal(rest.trim_start()).and_then(i64::checked_neg);
+    }
+    if let Some(rest) = text.strip_prefix('+') {
+        return parse_int_literal(rest.trim_start());
+    }
     let t = text.trim_end_matches(['u', 'U', 'l', 'L']);
     if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         return i64::from_str_radix(hex, 16).ok();
@@ -55,6 +62,8 @@ mod tests {
         assert_eq!(parse_int_literal("0x10"), Some(16));
         assert_eq!(parse_int_literal("010"), Some(8));
         assert_eq!(parse_int_literal("7UL"), Some(7));
+        assert_eq!(parse_int_literal("-5"), Some(-5));
+        assert_eq!(parse_int_literal("+0x10"), Some(16));
         assert_eq!(parse_int_literal("1.0"), None);
         assert_eq!(parse_int_literal("1e3"), None);
     }

@@ -56,6 +56,10 @@ pub struct Scop {
     /// small coefficients); generated code declares them at the region.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub constants: Vec<(String, i64)>,
+    /// What extraction left out of the model, each at `file:line:column`
+    /// with its reason (a statement that never runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The smallest integer literal that [`Scop::constants`] models as a size
@@ -192,8 +196,35 @@ impl Default for ExtractOptions {
 /// refer to. A file without `#pragma scop` is an error.
 pub fn extract(path: &Path, opts: &ExtractOptions) -> Result<(Source, Vec<Scop>), ScopError> {
     let source = Source::preprocess(path, &opts.cc, &opts.cc_args)?;
-    let scops = c::extract_scops(&source)?;
+    let scops = on_large_stack(path, || c::extract_scops(&source))?;
     Ok((source, scops))
+}
+
+/// The stack of the thread that walks a syntax tree: the walks recurse
+/// once per level, and a tree may nest [`c::MAX_DEPTH`] levels (a debug
+/// build's frames are the largest). Reserved, not committed: pages are
+/// touched only as deep as a walk goes.
+const WALK_STACK: usize = 1 << 30;
+
+/// Runs `f` (a walk over a syntax tree) on a thread whose stack holds
+/// [`c::MAX_DEPTH`] levels of recursion, instead of the caller's.
+fn on_large_stack<T: Send>(
+    path: &Path,
+    f: impl FnOnce() -> Result<T, ScopError> + Send,
+) -> Result<T, ScopError> {
+    std::thread::scope(|scope| {
+        let walk = std::thread::Builder::new()
+            .name("scop-walk".into())
+            .stack_size(WALK_STACK)
+            .spawn_scoped(scope, f)
+            .map_err(|e| {
+                ScopError::new(path, None, format!("cannot start the thread that reads the C file: {e}"))
+            })?;
+        match walk.join() {
+            Ok(out) => out,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
 }
 
 /// Whether the program holding `scop` can be built and run to tune it: the
@@ -209,11 +240,11 @@ pub fn check_runnable(source: &Source, scop: &Scop) -> Result<(), ScopError> {
             "this SCoP stands at file scope (a fragment): `scop` and `schedule` read it, but `run` and `tune` need a whole program with `main`",
         ));
     }
-    c::check_inputs(source)
+    on_large_stack(&source.path, || c::check_inputs(source))
 }
 
 /// Extraction from text that has already been preprocessed (tests, tools).
 pub fn extract_preprocessed(path: &Path, text: &str) -> Result<Vec<Scop>, ScopError> {
     let source = Source::from_preprocessed(path, text.to_string());
-    c::extract_scops(&source)
+    on_large_stack(path, || c::extract_scops(&source))
 }

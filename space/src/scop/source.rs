@@ -34,6 +34,9 @@ impl Source {
     /// Runs `cc -E` on `path` with the extra arguments (`-I`, `-D`, ...).
     pub fn preprocess(path: &Path, cc: &str, cc_args: &[String]) -> Result<Source, ScopError> {
         let whole = |reason: String| ScopError::new(path, None, reason);
+        if path.is_dir() {
+            return Err(whole("is a directory; name a C file".into()));
+        }
         if !path.is_file() {
             return Err(whole("no such file".into()));
         }
@@ -52,8 +55,24 @@ impl Source {
         Ok(Source::from_preprocessed(path, text))
     }
 
-    /// Builds the line map of already preprocessed text (`# N "file"` markers).
+    /// Builds the line map of already preprocessed text (`# N "file"`
+    /// markers). A function of the user's file defined with an implicit
+    /// `int` (gnu89's `main() { ... }`) gets its `int` written out, here
+    /// and so in every program built from this text.
     pub fn from_preprocessed(path: &Path, text: String) -> Source {
+        let source = Source::mapped(path, text);
+        let at = implicit_int(&source.parse_text);
+        if at.is_empty() {
+            return source;
+        }
+        let mut text = source.text;
+        for &p in at.iter().rev() {
+            text.insert_str(p, "int ");
+        }
+        Source::mapped(path, text)
+    }
+
+    fn mapped(path: &Path, text: String) -> Source {
         let mut line_origin = Vec::new();
         let mut line_starts = Vec::new();
         let mut parse_text = String::with_capacity(text.len());
@@ -115,6 +134,166 @@ impl Source {
     }
 }
 
+/// Where, at file scope, a function definition has no type (`main() {`,
+/// K&R `f(a) int a; {`): the byte offsets of their names. C89 took the type
+/// to be `int`; C99 has no implicit `int`, nor has tree-sitter's grammar.
+/// An item starts at the beginning of the text, after a `;`, or after the
+/// `}` of a function body; string and character literals and directive
+/// lines are skipped.
+fn implicit_int(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut out = Vec::new();
+    let (mut depth, mut parens, mut i, mut item_start) = (0usize, 0usize, 0usize, true);
+    // For each open brace: whether it opens a function body (follows `)`,
+    // or the `;` of K&R parameter declarations).
+    let mut bodies: Vec<bool> = Vec::new();
+    let (mut last, mut fresh_line) = (b';', true);
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            fresh_line |= c == b'\n';
+            i += 1;
+            continue;
+        }
+        if c == b'#' && fresh_line {
+            i = text[i..].find('\n').map_or(b.len(), |n| i + n);
+            continue;
+        }
+        fresh_line = false;
+        if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < b.len() && b[i] != c && b[i] != b'\n' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            (i, last, item_start) = (i + 1, c, false);
+            continue;
+        }
+        if ident(c) {
+            let start = i;
+            while i < b.len() && ident(b[i]) {
+                i += 1;
+            }
+            if depth == 0
+                && parens == 0
+                && item_start
+                && !c.is_ascii_digit()
+                && !KEYWORDS.contains(&&text[start..i])
+                && defines_a_function(&text[i..])
+            {
+                out.push(start);
+            }
+            (last, item_start) = (b'a', false);
+            continue;
+        }
+        match c {
+            b'(' => parens += 1,
+            b')' => parens = parens.saturating_sub(1),
+            b'{' => {
+                bodies.push(last == b')' || last == b';');
+                depth += 1;
+            }
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                let body = bodies.pop().unwrap_or(false);
+                (i, last, item_start) = (i + 1, c, depth == 0 && body);
+                continue;
+            }
+            b';' if depth == 0 && parens == 0 => {
+                (i, last, item_start) = (i + 1, c, true);
+                continue;
+            }
+            _ => {}
+        }
+        (i, last, item_start) = (i + 1, c, false);
+    }
+    out
+}
+
+/// Whether `rest`, what follows a name at file scope, is a parameter list
+/// and then a body: `(...) {`, or `(...)` K&R declarations ending in `;`
+/// and `{`.
+fn defines_a_function(rest: &str) -> bool {
+    let rest = rest.trim_start();
+    if !rest.starts_with('(') {
+        return false;
+    }
+    let mut level = 0;
+    let mut close = None;
+    for (k, c) in rest.char_indices() {
+        match c {
+            '(' => level += 1,
+            ')' => {
+                level -= 1;
+                if level == 0 {
+                    close = Some(k);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some(close) = close else { return false };
+    let after = &rest[close + 1..];
+    let Some(brace) = after.find('{') else { return false };
+    let between = after[..brace].trim();
+    !between.contains(['(', ')', '=', '}', '{']) && (between.is_empty() || between.ends_with(';'))
+}
+
+/// Words that begin a declaration or statement, never a function's name.
+const KEYWORDS: &[&str] = &[
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "_Bool",
+    "_Complex",
+    "_Static_assert",
+    "_Noreturn",
+    "_Alignas",
+    "_Thread_local",
+    "__extension__",
+    "__attribute__",
+    "__asm__",
+    "asm",
+    "__inline",
+    "__inline__",
+    "__restrict",
+    "__thread",
+    "__typeof__",
+    "typeof",
+];
+
 /// `# 12 "file.c" 2` → (12, "file.c").
 fn parse_line_marker(line: &str) -> Option<(u32, String)> {
     let rest = line.strip_prefix('#')?.trim_start();
@@ -153,5 +332,20 @@ mod tests {
         assert_eq!(src.parse_text.len(), text.len());
         assert!(!src.parse_text.contains("int h"));
         assert!(src.parse_text.contains("int a"));
+    }
+
+    #[test]
+    fn an_implicit_int_function_gets_its_int() {
+        let text = "# 1 \"k.c\"\nstruct s { int a; } g;\nmain()\n{\n  return 0;\n}\nf(a, b) int a; char b;\n{ return a; }\nint h(void) { return 1; }\nstruct s k(void) { struct s x = { 1 }; return x; }\nstatic t(void);\n";
+        let src = Source::from_preprocessed(Path::new("k.c"), text.to_string());
+        assert!(src.text.contains("\nint main()\n"), "{}", src.text);
+        assert!(src.text.contains("\nint f(a, b) int a;"), "{}", src.text);
+        assert!(
+            src.text.contains("\nint h(void)") && src.text.contains("\nstruct s k(void)"),
+            "{}",
+            src.text
+        );
+        assert!(src.text.contains("\nstatic t(void);"), "{}", src.text);
+        assert_eq!(src.location(src.text.find("return 0").unwrap()), Some(Location { line: 4, column: 3 }));
     }
 }

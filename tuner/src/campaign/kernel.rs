@@ -96,6 +96,9 @@ impl Kernel {
         build: &ProgramConfig,
         spec: &grid::Spec,
     ) -> Result<Kernel> {
+        if file.is_dir() {
+            bail!("{}: is a directory; name a C file", file.display());
+        }
         let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
         let mut programs = HashMap::new();

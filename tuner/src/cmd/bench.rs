@@ -49,10 +49,10 @@ struct PeersArgs {
     #[arg(long, value_enum, default_value_t = Dataset::Large)]
     dataset: Dataset,
     /// OpenMP threads of every variant, the parallel peers and dgemm.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = common::at_least_one)]
     threads: usize,
     /// Timed runs per measurement.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = common::at_least_one)]
     runs: usize,
     /// Per kernel.
     #[command(flatten)]
@@ -69,7 +69,7 @@ struct SearchArgs {
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     settings: Vec<String>,
     /// Timed runs per measurement.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = common::at_least_one)]
     runs: usize,
 }
 
@@ -80,7 +80,7 @@ struct RatiosArgs {
     #[arg(long, value_enum, default_value_t = Dataset::Large)]
     dataset: Dataset,
     /// Timed runs per measurement.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = common::at_least_one)]
     runs: usize,
     /// Per kernel.
     #[command(flatten)]

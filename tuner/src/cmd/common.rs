@@ -57,6 +57,16 @@ pub struct TimeoutArg {
     pub seconds: f64,
 }
 
+/// `--threads` and `--runs`: a count of at least 1 (clap refuses 0 as a
+/// usage error, exit status 2).
+pub fn at_least_one(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("`{s}` is not a count: {e}")),
+    }
+}
+
 fn positive_seconds(s: &str) -> std::result::Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if x > 0.0 && x.is_finite() => Ok(x),

@@ -40,7 +40,7 @@ pub struct Args {
     #[arg(long, value_parser = crate::campaign::grid::parse_tile)]
     tile: Option<crate::campaign::grid::Tiles>,
     /// OpenMP threads (default: every core of the measurement slot).
-    #[arg(long)]
+    #[arg(long, value_parser = common::at_least_one)]
     threads: Option<usize>,
     /// A knob, `KNOB=VALUE`; repeatable. The unified scheduler's (with
     /// `--schedule unified`): target, hlim, spatial, posttile_reorder,
@@ -55,7 +55,7 @@ pub struct Args {
     #[arg(long, default_value_t = Tolerance::default().relative)]
     tolerance: f64,
     /// Timed runs (after one warm-up).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = common::at_least_one)]
     runs: usize,
     /// Machine profile: a name in configs/machines or a path to a .toml file.
     #[arg(long, default_value = "default")]

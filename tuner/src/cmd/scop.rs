@@ -7,6 +7,8 @@ use serde::Serialize;
 use space::deps::{self, Dependences};
 use space::scop::{self, ExtractOptions, Scop};
 
+use super::common;
+
 #[derive(clap::Args)]
 pub struct Args {
     /// The C file holding `#pragma scop` regions.
@@ -17,6 +19,8 @@ pub struct Args {
     /// An argument for the C preprocessor (`-I...`, `-DMINI_DATASET`); repeatable.
     #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
     cc_args: Vec<String>,
+    #[command(flatten)]
+    timeout: common::TimeoutArg,
 }
 
 #[derive(Serialize)]
@@ -27,13 +31,18 @@ struct Report<'a> {
 
 pub fn run(args: Args) -> Result<()> {
     let opts = ExtractOptions { cc_args: args.cc_args, ..ExtractOptions::default() };
-    let (_, scops) = scop::extract(&args.file, &opts)?;
-    let mut analysed = Vec::new();
-    for s in &scops {
-        let d = deps::analyze(s)
-            .with_context(|| format!("dependence analysis of the SCoP at line {}", s.start.line))?;
-        analysed.push(d);
-    }
+    let file = args.file.clone();
+    let (scops, analysed) =
+        common::in_time(&format!("modelling {}", args.file.display()), args.timeout, move || {
+            let (_, scops) = scop::extract(&file, &opts)?;
+            let mut analysed = Vec::new();
+            for s in &scops {
+                let d = deps::analyze(s)
+                    .with_context(|| format!("dependence analysis of the SCoP at line {}", s.start.line))?;
+                analysed.push(d);
+            }
+            Ok((scops, analysed))
+        })?;
     if args.json {
         let reports: Vec<Report> =
             scops.iter().zip(&analysed).map(|(scop, dependences)| Report { scop, dependences }).collect();
@@ -71,6 +80,9 @@ fn print_text(s: &Scop, d: &Dependences) {
             };
             println!("      {kind} {:<6} {}", a.id, a.relation);
         }
+    }
+    for note in &s.notes {
+        println!("  note: {note}");
     }
     println!("  original schedule: {}", s.schedule);
     let counts: Vec<String> = d.counts().iter().map(|(k, n)| format!("{k} {n}")).collect();

@@ -31,7 +31,7 @@ pub struct Args {
     dataset: Dataset,
     /// OpenMP threads of every variant (default: every core of the smallest slot; variants
     /// are measured on all the machine profile's slots at once).
-    #[arg(long)]
+    #[arg(long, value_parser = super::common::at_least_one)]
     threads: Option<usize>,
     /// Seed of the random choices: the same seed, the same campaign.
     #[arg(long, default_value_t = 0)]
@@ -52,7 +52,7 @@ pub struct Args {
     #[arg(long, value_parser = parse_duration, default_value = "300s")]
     variant_timeout: Duration,
     /// Timed runs per measurement (after one warm-up).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = super::common::at_least_one)]
     runs: usize,
     /// Relative tolerance when comparing outputs with the original's.
     #[arg(long, default_value_t = Tolerance::default().relative)]

@@ -7,7 +7,7 @@ use decls::add_decl;
 
 impl Walk<'_> {
     /// An expression statement `lhs op= rhs;` or `x++;`: a polyhedral statement.
-    pub(super) fn assignment(&mut self, stmt: Node, expr: Node) -> Result<usize> {
+    pub(super) fn assignment(&mut self, stmt: Node, expr: Node) -> Result<Option<usize>> {
         let index = self.statements.len();
         let name = format!("S{}", index + 1);
         let mut accesses = Vec::new();
@@ -34,7 +34,7 @@ impl Walk<'_> {
             }
         }
         let text = self.text(stmt).to_string();
-        Ok(self.push_statement(name, accesses, text, stmt))
+        self.push_statement(name, accesses, text, stmt)
     }
 
     /// A block-scope declaration inside the SCoP, `double c = A[i] * 2;`.
@@ -103,13 +103,22 @@ impl Walk<'_> {
             self.reads(value, &stmt, &mut accesses)?;
             self.reference(ident, AccessKind::Write, &stmt, &mut accesses)?;
             let text = format!("{name} = {};", self.text(value));
-            out.push(Tree::Stmt(self.push_statement(stmt, accesses, text, d)));
+            out.extend(self.push_statement(stmt, accesses, text, d)?.map(Tree::Stmt));
         }
         Ok(())
     }
 
-    /// Adds statement `name` at `at`, under the enclosing loops and conditions.
-    fn push_statement(&mut self, name: String, accesses: Vec<Access>, text: String, at: Node) -> usize {
+    /// Adds statement `name` at `at`, under the enclosing loops and
+    /// conditions; `None` where it never runs (its domain is empty, for
+    /// every value of the parameters): it is left out with a note, and the
+    /// next statement takes its name.
+    fn push_statement(
+        &mut self,
+        name: String,
+        accesses: Vec<Access>,
+        text: String,
+        at: Node,
+    ) -> Result<Option<usize>> {
         let index = self.statements.len();
         let iterators: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
         let c_iterators = self.loops.iter().map(|l| l.c_name.clone()).collect();
@@ -121,8 +130,31 @@ impl Walk<'_> {
         }
         domain.push_str(" }");
         let location = self.src.location(at.start_byte()).unwrap_or(Location { line: 0, column: 0 });
+        if self.never_runs(&domain, at)? {
+            let body = domain.split_once("-> ").map(|(_, b)| b).unwrap_or(&domain);
+            self.notes.push(format!(
+                "{}:{}:{}: `{}` never runs (its domain {} is empty): left out of the model",
+                self.src.path.display(),
+                location.line,
+                location.column,
+                text.trim(),
+                body.replacen(&tuple, &format!("[{}]", iterators.join(", ")), 1),
+            ));
+            return Ok(None);
+        }
         self.statements.push(Statement { name, iterators, c_iterators, domain, accesses, text, location });
-        index
+        Ok(Some(index))
+    }
+
+    /// Whether the domain `domain` (isl text) is empty where the parameters are non-negative.
+    fn never_runs(&self, domain: &str, at: Node) -> Result<bool> {
+        let ctx = crate::isl::new_context();
+        let internal = |e: isl_rs::LibISLError| {
+            self.err(at, format!("internal error: isl rejects the domain we built `{domain}`: {e:?}"))
+        };
+        let context = Set::read_from_str(&ctx, &model::context(&self.params)).map_err(internal)?;
+        let set = Set::read_from_str(&ctx, domain).map_err(internal)?;
+        set.intersect_params(context).map_err(internal)?.is_empty().map_err(internal)
     }
 
     /// `lhs op= rhs`, where `rhs` may itself be an assignment (`a = b = c`,
@@ -247,6 +279,9 @@ impl Walk<'_> {
         } else {
             self.variable(node, base, indices.len())?
         };
+        if !indices.is_empty() {
+            self.note_extents(&name, &decl);
+        }
         if decl.extents.len() != indices.len() {
             return Err(self.err(
                 node,
@@ -336,7 +371,12 @@ impl Walk<'_> {
             return Err(self.err(node, format!("loop iterator `{name}` is assigned inside the loop body")));
         }
         if self.fragment && !self.decls.contains_key(&name) {
-            let decl = Decl { ty: "double".into(), extents: vec![None; rank], integer: false };
+            let decl = Decl {
+                ty: "double".into(),
+                extents: vec![None; rank],
+                sizes: vec![None; rank],
+                integer: false,
+            };
             self.decls.insert(name.clone(), decl);
         }
         let decl = self

@@ -69,7 +69,7 @@ impl Walk<'_> {
             "if_statement" => self.if_statement(node, out),
             "expression_statement" => {
                 if let Some(e) = node.named_child(0) {
-                    out.push(Tree::Stmt(self.assignment(node, e)?));
+                    out.extend(self.assignment(node, e)?.map(Tree::Stmt));
                 }
                 Ok(())
             }
@@ -145,23 +145,31 @@ impl Walk<'_> {
         let isl = isl_name(&iter);
         // Bounds are read with the enclosing loops only: `i` itself may appear in
         // the condition but not in its lower bound.
-        let lb = self.affine(lb)?;
+        let lb = self.affine_value(lb)?;
+        let lower = if step > 0 { format!("{isl} >= {lb}") } else { format!("{isl} <= {lb}") };
         self.loops.push(Loop { c_name: iter.clone(), isl: isl.clone() });
+        // The condition is read where the loop has started: its operands'
+        // wrap-around test knows the lower bound.
+        self.conds.push(lower.clone());
         let cond_text = self.condition(cond, true);
-        let cond_text = match cond_text {
-            Ok(c) => c,
+        self.conds.pop();
+        let mut pushed = match cond_text {
+            Ok(c) => vec![lower, c],
             Err(e) => {
                 self.loops.pop();
                 return Err(e);
             }
         };
-        let mut pushed =
-            vec![if step > 0 { format!("{isl} >= {lb}") } else { format!("{isl} <= {lb}") }, cond_text];
         if step.abs() > 1 {
             pushed.push(format!("({isl} - ({lb})) mod {} = 0", step.abs()));
         }
         let n = pushed.len();
         self.conds.extend(pushed);
+        if let Err(e) = self.bounded_loop(cond, &iter) {
+            self.conds.truncate(self.conds.len() - n);
+            self.loops.pop();
+            return Err(e);
+        }
         let mut inner = Vec::new();
         let result = self.statement(body, &mut inner);
         self.conds.truncate(self.conds.len() - n);
@@ -171,6 +179,36 @@ impl Walk<'_> {
             out.push(Tree::Loop { iter: isl, sign: step.signum(), body: inner });
         }
         Ok(())
+    }
+
+    /// Refuses a loop whose iterations, under the enclosing loops and
+    /// conditions, are unbounded for some parameter values: C runs it
+    /// forever (or until its iterator overflows), and no schedule of an
+    /// unbounded domain is code. `self.conds` ends with the loop's own
+    /// bounds.
+    fn bounded_loop(&mut self, cond: Node, iter: &str) -> Result<()> {
+        let its: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
+        let mut conds: Vec<String> = self.params.iter().map(|p| format!("{p} >= 0")).collect();
+        conds.extend(self.conds.iter().map(|c| format!("({c})")));
+        let text =
+            format!("[{}] -> {{ [{}] : {} }}", self.params.join(", "), its.join(", "), conds.join(" and "));
+        let ctx = crate::isl::new_context();
+        let internal = |e: isl_rs::LibISLError| {
+            self.err(cond, format!("internal error: isl rejects the loop's domain `{text}`: {e:?}"))
+        };
+        let set = Set::read_from_str(&ctx, &text).map_err(internal)?;
+        // Bounded for each value of the parameters: isl's recession cone
+        // keeps them fixed.
+        if set.is_bounded().map_err(internal)? {
+            return Ok(());
+        }
+        Err(self.err(
+            cond,
+            format!(
+                "the loop condition `{}` does not bound `{iter}`: the iteration domain `{text}` is unbounded, so the loop never ends (or ends only when `{iter}` overflows)",
+                self.text(cond)
+            ),
+        ))
     }
 
     /// The constant step of `i++`, `--i`, `i += 2`, `i = i - 1`, ...

@@ -7,6 +7,9 @@ use super::*;
 pub(super) struct Decl {
     pub(super) ty: String,
     pub(super) extents: Vec<Option<String>>,
+    /// Where each stated extent stands in the parser's text (a byte range),
+    /// so that the walk can read it as an affine expression.
+    pub(super) sizes: Vec<Option<(usize, usize)>>,
     pub(super) integer: bool,
 }
 
@@ -37,7 +40,7 @@ pub(super) fn add_decl(src: &Source, decl: Node, out: &mut HashMap<String, Decl>
     let integer_type = is_integer_type(&ty);
     let mut cursor = decl.walk();
     for d in decl.children_by_field_name("declarator", &mut cursor) {
-        let mut extents = Vec::new();
+        let (mut extents, mut sizes) = (Vec::new(), Vec::new());
         let mut node = d;
         let name = loop {
             match node.kind() {
@@ -47,8 +50,9 @@ pub(super) fn add_decl(src: &Source, decl: Node, out: &mut HashMap<String, Decl>
                         node.child_by_field_name("declarator").unwrap_or(node.named_child(0).unwrap_or(node));
                 }
                 "array_declarator" => {
-                    let size = node.child_by_field_name("size").map(|s| node_text(src, s).to_string());
-                    extents.push(size);
+                    let size = node.child_by_field_name("size");
+                    extents.push(size.map(|s| node_text(src, s).to_string()));
+                    sizes.push(size.map(|s| (s.start_byte(), s.end_byte())));
                     match node.child_by_field_name("declarator") {
                         Some(n) => node = n,
                         None => break None,
@@ -56,6 +60,7 @@ pub(super) fn add_decl(src: &Source, decl: Node, out: &mut HashMap<String, Decl>
                 }
                 "pointer_declarator" => {
                     extents.push(None);
+                    sizes.push(None);
                     match node.child_by_field_name("declarator") {
                         Some(n) => node = n,
                         None => break None,
@@ -71,8 +76,9 @@ pub(super) fn add_decl(src: &Source, decl: Node, out: &mut HashMap<String, Decl>
         if let Some(name) = name {
             // Declarators read outside-in give the innermost dimension first.
             extents.reverse();
+            sizes.reverse();
             let integer = integer_type && extents.is_empty();
-            out.insert(name, Decl { ty: ty.clone(), extents, integer });
+            out.insert(name, Decl { ty: ty.clone(), extents, sizes, integer });
         }
     }
 }
@@ -98,6 +104,15 @@ pub(super) fn is_integer_type(ty: &str) -> bool {
                 | "register"
         )
     })
+}
+
+/// Whether values of the integer type `ty` are unsigned after integer
+/// promotion: `unsigned char` and `unsigned short` promote to `int`.
+pub(super) fn is_unsigned_type(ty: &str) -> bool {
+    let words: Vec<&str> = ty.split_whitespace().collect();
+    let promoted = words.iter().any(|w| matches!(*w, "char" | "short"));
+    let unsigned = words.iter().any(|w| matches!(*w, "unsigned" | "size_t" | "uint32_t" | "uint64_t"));
+    unsigned && !promoted
 }
 
 /// The names in scope where the region starting at byte `start` of

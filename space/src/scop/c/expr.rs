@@ -2,7 +2,13 @@
 
 use super::*;
 use crate::scop::affine::{isl_name, parse_int_literal};
-use decls::is_integer_type;
+use decls::{is_integer_type, is_unsigned_type};
+
+/// An affine expression in isl syntax, and whether C computes it unsigned.
+struct Affine {
+    text: String,
+    unsigned: bool,
+}
 
 impl Walk<'_> {
     /// An integer constant expression, folded.
@@ -36,21 +42,54 @@ impl Walk<'_> {
 
     /// An affine expression of the enclosing iterators and the parameters, in isl syntax.
     pub(super) fn affine(&mut self, node: Node) -> Result<String> {
+        self.typed(node).map(|a| a.text)
+    }
+
+    /// An affine expression used where its value counts (a subscript, a
+    /// loop's lower bound): an unsigned one must not have wrapped around.
+    pub(super) fn affine_value(&mut self, node: Node) -> Result<String> {
+        let a = self.typed(node)?;
+        if a.unsigned {
+            self.no_wrap(node, &a.text)?;
+        }
+        Ok(a.text)
+    }
+
+    /// An affine expression in isl syntax with whether C computes it in an
+    /// unsigned type (modulo 2^w). Sums, differences, negations and
+    /// products of an unsigned value are exact modulo 2^w, so they are
+    /// checked where their value is used (a subscript, a comparison, a
+    /// division, a cast): there it must be non-negative ([`Self::no_wrap`]).
+    fn typed(&mut self, node: Node) -> Result<Affine> {
         if let Some(c) = self.constant(node) {
+            let unsigned = self.is_unsigned(node);
+            if unsigned && c < 0 {
+                return Err(self.err(
+                    node,
+                    format!("`{}` is unsigned and wraps around to a large value ({c} modulo 2^w): polytune models exact integers; use a signed type", self.text(node)),
+                ));
+            }
             if !self.holds_lifted(node) {
-                return Ok(c.to_string());
+                return Ok(Affine { text: c.to_string(), unsigned });
             }
         }
         let not_affine =
             |w: &Walk, why: &str| w.err(node, format!("`{}` is not affine: {why}", w.text(node)));
+        let signed = |text: String| Affine { text, unsigned: false };
         match node.kind() {
-            "identifier" => self.affine_name(node),
-            "parenthesized_expression" => Ok(format!("({})", self.affine(node.named_child(0).unwrap())?)),
+            "identifier" => {
+                let text = self.affine_name(node)?;
+                Ok(Affine { text, unsigned: self.is_unsigned(node) })
+            }
+            "parenthesized_expression" => {
+                let a = self.typed(node.named_child(0).unwrap())?;
+                Ok(Affine { text: format!("({})", a.text), ..a })
+            }
             "unary_expression" => {
-                let arg = self.affine(node.child_by_field_name("argument").unwrap())?;
+                let a = self.typed(node.child_by_field_name("argument").unwrap())?;
                 match self.text(node.child_by_field_name("operator").unwrap()) {
-                    "-" => Ok(format!("-({arg})")),
-                    "+" => Ok(arg),
+                    "-" => Ok(Affine { text: format!("-({})", a.text), ..a }),
+                    "+" => Ok(a),
                     _ => Err(not_affine(self, "only `+` and `-` apply to affine values")),
                 }
             }
@@ -59,20 +98,37 @@ impl Walk<'_> {
                     (node.child_by_field_name("left").unwrap(), node.child_by_field_name("right").unwrap());
                 let op = self.text(node.child_by_field_name("operator").unwrap());
                 match op {
-                    "+" | "-" => Ok(format!("{} {op} {}", self.affine(l)?, self.affine(r)?)),
-                    "*" => match (self.constant(l), self.constant(r)) {
-                        (Some(c), _) => Ok(format!("{c} * ({})", self.affine(r)?)),
-                        (_, Some(c)) => Ok(format!("{c} * ({})", self.affine(l)?)),
-                        _ => Err(not_affine(self, "a product of two variables")),
-                    },
+                    "+" | "-" => {
+                        let (a, b) = (self.typed(l)?, self.typed(r)?);
+                        Ok(Affine {
+                            text: format!("{} {op} {}", a.text, b.text),
+                            unsigned: a.unsigned || b.unsigned,
+                        })
+                    }
+                    "*" => {
+                        let (factor, other) = match (self.constant(l), self.constant(r)) {
+                            (Some(c), _) => (c, r),
+                            (_, Some(c)) => (c, l),
+                            _ => return Err(not_affine(self, "a product of two variables")),
+                        };
+                        let a = self.typed(other)?;
+                        let unsigned = a.unsigned || self.is_unsigned(node);
+                        Ok(Affine { text: format!("{factor} * ({})", a.text), unsigned })
+                    }
                     "/" | "%" => match self.constant(r) {
                         Some(c) if c > 0 => {
-                            let l = self.affine(l)?;
-                            Ok(if op == "/" {
+                            let a = self.typed(l)?;
+                            let unsigned = a.unsigned || self.is_unsigned(r);
+                            if unsigned {
+                                self.no_wrap(l, &a.text)?;
+                            }
+                            let l = a.text;
+                            let text = if op == "/" {
                                 format!("floor(({l}) / {c})")
                             } else {
                                 format!("(({l}) mod {c})")
-                            })
+                            };
+                            Ok(Affine { text, unsigned })
                         }
                         _ => Err(not_affine(self, "division by a non-constant or non-positive value")),
                     },
@@ -80,7 +136,7 @@ impl Walk<'_> {
                 }
             }
             "conditional_expression" => match self.min_max(node) {
-                Some((f, a, b)) => Ok(format!("{f}({}, {})", self.affine(a)?, self.affine(b)?)),
+                Some((f, a, b)) => self.min_max_of(f, a, b),
                 None => Err(not_affine(
                     self,
                     "a conditional value other than a min or max (it may bound a loop or guard an `if`)",
@@ -93,12 +149,15 @@ impl Walk<'_> {
                 let list: Vec<Node> = args.named_children(&mut cursor).collect();
                 match (f, list.len()) {
                     ("min" | "max", 2) => {
-                        Ok(format!("{f}({}, {})", self.affine(list[0])?, self.affine(list[1])?))
+                        self.min_max_of(if f == "min" { "min" } else { "max" }, list[0], list[1])
                     }
                     ("floord" | "ceild", 2) => match self.constant(list[1]) {
                         Some(c) if c > 0 => {
                             let a = self.affine(list[0])?;
-                            Ok(format!("{}(({a}) / {c})", if f == "floord" { "floor" } else { "ceil" }))
+                            Ok(signed(format!(
+                                "{}(({a}) / {c})",
+                                if f == "floord" { "floor" } else { "ceil" }
+                            )))
                         }
                         _ => Err(not_affine(self, "the divisor must be a positive constant")),
                     },
@@ -110,16 +169,100 @@ impl Walk<'_> {
                 if !is_integer_type(ty) {
                     return Err(not_affine(self, &format!("cast to `{ty}`")));
                 }
-                self.affine(node.child_by_field_name("value").unwrap())
+                let value = node.child_by_field_name("value").unwrap();
+                let a = self.typed(value)?;
+                if a.unsigned {
+                    self.no_wrap(value, &a.text)?;
+                }
+                Ok(Affine { text: a.text, unsigned: is_unsigned_type(ty) })
             }
             "subscript_expression" => Err(not_affine(self, "it reads an array, so it is data-dependent")),
             "pointer_expression" => Err(not_affine(self, "pointer dereference")),
             "number_literal" => match self.lifted_literal(node) {
-                Some(lifted) => Ok(lifted),
+                Some(text) => Ok(Affine { text, unsigned: self.is_unsigned(node) }),
                 None => Err(not_affine(self, "a non-integer constant")),
             },
             _ => Err(not_affine(self, &format!("unsupported expression ({})", node.kind()))),
         }
+    }
+
+    /// `min(a, b)` or `max(a, b)`: a comparison, so unsigned operands are
+    /// checked as [`Self::compare`] checks them.
+    fn min_max_of(&mut self, f: &str, a: Node, b: Node) -> Result<Affine> {
+        let (x, y) = (self.typed(a)?, self.typed(b)?);
+        let unsigned = x.unsigned || y.unsigned;
+        if unsigned {
+            self.no_wrap(a, &x.text)?;
+            self.no_wrap(b, &y.text)?;
+        }
+        Ok(Affine { text: format!("{f}({}, {})", x.text, y.text), unsigned })
+    }
+
+    /// Whether C gives the integer expression `node` an unsigned type
+    /// (usual arithmetic conversions, integer promotion of `unsigned char`
+    /// and `unsigned short` to `int`; a `long` mixed with an `unsigned` is
+    /// taken as unsigned, which only refuses more).
+    pub(super) fn is_unsigned(&self, node: Node) -> bool {
+        match node.kind() {
+            "number_literal" => {
+                let t = self.text(node);
+                let suffix = &t[t.trim_end_matches(['u', 'U', 'l', 'L']).len()..];
+                suffix.contains(['u', 'U'])
+            }
+            "identifier" => {
+                self.decls.get(self.text(node)).is_some_and(|d| d.integer && is_unsigned_type(&d.ty))
+            }
+            "parenthesized_expression" => node.named_child(0).is_some_and(|c| self.is_unsigned(c)),
+            "unary_expression" => {
+                let op = node.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
+                matches!(op, "-" | "+" | "~")
+                    && node.child_by_field_name("argument").is_some_and(|c| self.is_unsigned(c))
+            }
+            "binary_expression" => {
+                let op = node.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
+                matches!(op, "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^")
+                    && ["left", "right"]
+                        .iter()
+                        .any(|f| node.child_by_field_name(f).is_some_and(|c| self.is_unsigned(c)))
+            }
+            "cast_expression" => {
+                node.child_by_field_name("type").is_some_and(|t| is_unsigned_type(self.text(t)))
+            }
+            "conditional_expression" => ["consequence", "alternative"]
+                .iter()
+                .any(|f| node.child_by_field_name(f).is_some_and(|c| self.is_unsigned(c))),
+            _ => false,
+        }
+    }
+
+    /// Refuses the unsigned affine value `value` of `node` unless it is
+    /// non-negative at every point of the current domain (the enclosing
+    /// loops and conditions, parameters non-negative): C computes it modulo
+    /// 2^w, the model exactly, and the two agree only there.
+    pub(super) fn no_wrap(&mut self, node: Node, value: &str) -> Result<()> {
+        let its: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
+        let mut conds: Vec<String> = self.params.iter().map(|p| format!("{p} >= 0")).collect();
+        conds.extend(self.conds.iter().map(|c| format!("({c})")));
+        conds.push(format!("({value}) < 0"));
+        let text =
+            format!("[{}] -> {{ [{}] : {} }}", self.params.join(", "), its.join(", "), conds.join(" and "));
+        let ctx = crate::isl::new_context();
+        let internal = |e: isl_rs::LibISLError| {
+            self.err(node, format!("internal error: isl rejects the wrap-around test `{text}`: {e:?}"))
+        };
+        let wraps = Set::read_from_str(&ctx, &text).map_err(internal)?;
+        if wraps.is_empty().map_err(internal)? {
+            return Ok(());
+        }
+        let names: Vec<String> = self.params.iter().chain(&its).cloned().collect();
+        let at = model::first_point(wraps, &names);
+        Err(self.err(
+            node,
+            format!(
+                "`{}` is unsigned and wraps around below zero{at}: C computes it modulo 2^w, polytune's model exactly; use a signed type or keep the value non-negative",
+                self.text(node)
+            ),
+        ))
     }
 
     pub(super) fn affine_name(&mut self, node: Node) -> Result<String> {
@@ -147,8 +290,10 @@ impl Walk<'_> {
             Some(d) => Err(self
                 .err(node, format!("`{name}` has type `{}`; affine expressions need integer scalars", d.ty))),
             None if self.fragment => {
-                self.decls
-                    .insert(name.to_string(), Decl { ty: "int".into(), extents: vec![], integer: true });
+                self.decls.insert(
+                    name.to_string(),
+                    Decl { ty: "int".into(), extents: vec![], sizes: vec![], integer: true },
+                );
                 self.affine_name(node)
             }
             None => Err(self.err(node, format!("`{name}` is not declared"))),
@@ -209,7 +354,13 @@ impl Walk<'_> {
                 return Ok(format!("(({c}) and ({cx})) or (not ({c}) and ({cy}))"));
             }
         }
-        Ok(format!("{} {op} {}", self.affine(l)?, self.affine(r)?))
+        let (a, b) = (self.typed(l)?, self.typed(r)?);
+        if a.unsigned || b.unsigned {
+            // The usual arithmetic conversions make both sides unsigned.
+            self.no_wrap(l, &a.text)?;
+            self.no_wrap(r, &b.text)?;
+        }
+        Ok(format!("{} {op} {}", a.text, b.text))
     }
 
     /// `a < b ? a : b` and its variants: `Some(("min" | "max", a, b))`.
@@ -244,7 +395,7 @@ impl Walk<'_> {
     pub(super) fn pieces(&mut self, node: Node) -> Result<Vec<(Option<String>, String)>> {
         let bare = strip_parens(node);
         if bare.kind() != "conditional_expression" || self.min_max(bare).is_some() {
-            return Ok(vec![(None, self.affine(node)?)]);
+            return Ok(vec![(None, self.affine_value(node)?)]);
         }
         let c = self.condition(bare.child_by_field_name("condition").unwrap(), false)?;
         let mut out = Vec::new();

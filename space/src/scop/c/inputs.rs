@@ -5,7 +5,7 @@
 
 use tree_sitter::Node;
 
-use super::{node_text, parse};
+use super::{check_depth, node_text, parse};
 use crate::scop::{ScopError, Source};
 
 /// Library calls that read a stream or a file.
@@ -18,6 +18,7 @@ const READERS: &[&str] = &[
 /// input stream or file; `Ok(())` when there is none.
 pub(in crate::scop) fn check(src: &Source) -> Result<(), ScopError> {
     let tree = parse(src, &src.parse_text)?;
+    check_depth(src, tree.root_node())?;
     match first_input(src, tree.root_node()) {
         Some((node, what)) => Err(ScopError::new(
             &src.path,

@@ -10,6 +10,7 @@ use tree_sitter::{Node, Parser};
 use super::{Array, Location, Scop, ScopError, Source, Statement};
 
 mod access;
+mod bounds;
 mod control;
 mod decls;
 mod expr;
@@ -58,6 +59,7 @@ pub(super) fn extract_scops(src: &Source) -> Result<Vec<Scop>> {
         }
         None => src,
     };
+    check_depth(src, root)?;
     check_syntax(src, root)?;
     let globals = collect_decls(src, root, false);
     let purity = purity::verdicts(src, root, &globals);
@@ -89,6 +91,40 @@ fn inside_function(root: Node, byte: usize) -> bool {
     root.descendant_for_byte_range(byte, byte)
         .and_then(|n| ancestor_or_self(n, "function_definition"))
         .is_some()
+}
+
+/// How deep the syntax tree may nest (expressions, parentheses, blocks):
+/// the walks over it recurse, on a stack sized for this depth
+/// ([`crate::scop::on_large_stack`]). A 20,000-term sum nests 20,000 deep.
+pub(super) const MAX_DEPTH: usize = 50_000;
+
+/// Refuses a syntax tree deeper than [`MAX_DEPTH`], at its first node that
+/// deep, before any recursive walk.
+pub(super) fn check_depth(src: &Source, root: Node) -> Result<()> {
+    let mut cursor = root.walk();
+    let mut depth = 0;
+    loop {
+        if depth > MAX_DEPTH {
+            return Err(err_at(
+                src,
+                cursor.node(),
+                format!("nesting deeper than {MAX_DEPTH} levels (expressions, parentheses or blocks): split the expression or the block"),
+            ));
+        }
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return Ok(());
+            }
+            depth -= 1;
+        }
+    }
 }
 
 fn check_syntax(src: &Source, root: Node) -> Result<()> {
@@ -169,6 +205,9 @@ struct Loop {
 
 struct Walk<'s> {
     src: &'s Source,
+    /// The syntax tree's root (a node's parent costs a walk down from it in
+    /// tree-sitter, so nothing climbs up to it).
+    root: Node<'s>,
     /// At file scope, names nobody declares are inferred as clan does:
     /// integer parameters in affine expressions, arrays when subscripted,
     /// `double` scalars otherwise.
@@ -191,12 +230,17 @@ struct Walk<'s> {
     constants: Vec<(String, i64)>,
     arrays: Vec<Array>,
     statements: Vec<Statement>,
+    /// What the model leaves out and why (statements that never run).
+    notes: Vec<String>,
+    /// The declared extents of each array the statements reference, as
+    /// isl expressions (`None` where unknown).
+    extents: HashMap<String, Vec<Option<String>>>,
 }
 
-fn extract_one(
-    src: &Source,
-    root: Node,
-    unit: &Unit,
+fn extract_one<'s>(
+    src: &'s Source,
+    root: Node<'s>,
+    unit: &'s Unit,
     open: (usize, usize),
     close: (usize, usize),
 ) -> Result<Scop> {
@@ -238,15 +282,15 @@ fn extract_one(
 
     let start = src.location(open.0).unwrap_or(Location { line: 0, column: 0 });
     let region = Region { function, name: fname, body, start, span: (open.0, close.1), fragment: false };
-    walk_region(src, unit, region, pragma)
+    walk_region(src, unit, root, region, pragma)
 }
 
 /// A SCoP at file scope, read as the body of the function its pragma lines
 /// became (see `FRAGMENT_HEAD`).
-fn extract_fragment(
-    src: &Source,
-    root: Node,
-    unit: &Unit,
+fn extract_fragment<'s>(
+    src: &'s Source,
+    root: Node<'s>,
+    unit: &'s Unit,
     open: (usize, usize),
     close: (usize, usize),
 ) -> Result<Scop> {
@@ -262,7 +306,7 @@ fn extract_fragment(
     let start = src.location(open.0).unwrap_or(Location { line: 0, column: 0 });
     let region =
         Region { function, name: String::new(), body, start, span: (open.0, close.1), fragment: true };
-    walk_region(src, unit, region, function)
+    walk_region(src, unit, root, region, function)
 }
 
 /// What the whole translation unit says: its file-scope declarations and
@@ -284,7 +328,13 @@ struct Region<'t> {
     fragment: bool,
 }
 
-fn walk_region<'s>(src: &'s Source, unit: &'s Unit, region: Region, pragma: Node) -> Result<Scop> {
+fn walk_region<'s>(
+    src: &'s Source,
+    unit: &'s Unit,
+    root: Node<'s>,
+    region: Region,
+    pragma: Node,
+) -> Result<Scop> {
     let Region { function, name: fname, body, start, span, fragment } = region;
     let mut decls = unit.globals.clone();
     decls.extend(collect_decls(src, function, true));
@@ -292,6 +342,7 @@ fn walk_region<'s>(src: &'s Source, unit: &'s Unit, region: Region, pragma: Node
     outer_names.extend(decls::names_in_scope(src, function, span.0));
     let mut walk = Walk {
         src,
+        root,
         purity: &unit.purity,
         structs: &unit.structs,
         outer_names,
@@ -307,6 +358,8 @@ fn walk_region<'s>(src: &'s Source, unit: &'s Unit, region: Region, pragma: Node
         constants: Vec::new(),
         arrays: Vec::new(),
         statements: Vec::new(),
+        notes: Vec::new(),
+        extents: HashMap::new(),
     };
     for n in &body {
         walk.prescan(*n);
@@ -314,6 +367,13 @@ fn walk_region<'s>(src: &'s Source, unit: &'s Unit, region: Region, pragma: Node
     let mut tree = Vec::new();
     for n in &body {
         walk.statement(*n, &mut tree)?;
+    }
+    if walk.statements.is_empty() && !walk.notes.is_empty() {
+        return Err(err_at(
+            src,
+            pragma,
+            format!("no statement of the SCoP ever runs:\n  {}", walk.notes.join("\n  ")),
+        ));
     }
     if walk.statements.is_empty() {
         return Err(err_at(src, pragma, "the SCoP holds no statement"));

@@ -29,6 +29,40 @@ impl Walk<'_> {
         Ok(())
     }
 
+    /// The arrays the statements access, each written or not and local or
+    /// not. A statement left out (it never runs) takes its references
+    /// along. A member `p.a` of a struct `p` declared inside the SCoP is
+    /// local to it, and `p` itself joins the arrays as a local that no
+    /// statement names, so that code generation declares it.
+    fn settle_arrays(&mut self) {
+        let accesses = || self.statements.iter().flat_map(|s| &s.accesses);
+        let accessed: HashSet<String> = accesses().map(|a| a.array.clone()).collect();
+        let written: HashSet<String> = accesses()
+            .filter(|a| a.kind == crate::scop::AccessKind::Write)
+            .map(|a| a.array.clone())
+            .collect();
+        self.arrays.retain(|a| accessed.contains(&a.name));
+        let root = |name: &str| name.split('.').next().unwrap_or(name).to_string();
+        let mut roots = Vec::new();
+        for a in &mut self.arrays {
+            a.written = written.contains(&a.name);
+            a.local = self.locals.contains_key(&root(&a.name));
+            if a.local && a.name.contains('.') && !roots.contains(&root(&a.name)) {
+                roots.push(root(&a.name));
+            }
+        }
+        for r in roots {
+            let decl = &self.locals[&r];
+            self.arrays.push(Array {
+                name: r,
+                element_type: decl.ty.clone(),
+                extents: decl.extents.clone(),
+                written: false,
+                local: true,
+            });
+        }
+    }
+
     pub(super) fn finish(
         mut self,
         function: String,
@@ -36,9 +70,7 @@ impl Walk<'_> {
         span: (usize, usize),
         tree: &[Tree],
     ) -> Result<Scop> {
-        for a in &mut self.arrays {
-            a.local = self.locals.contains_key(&a.name);
-        }
+        self.settle_arrays();
         let prefix = self.param_prefix();
         let mut n = 0;
         for s in &mut self.statements {
@@ -52,6 +84,7 @@ impl Walk<'_> {
             }
         }
         self.normalize()?;
+        self.check_extents()?;
         let root = schedule_yaml(tree, &self.statements).map(|c| format!(", child: {c}")).unwrap_or_default();
         let mut rows = vec![Vec::new(); self.statements.len()];
         flat_rows(tree, &mut Vec::new(), &mut rows);
@@ -80,14 +113,51 @@ impl Walk<'_> {
             schedule_map: format!("{{ {schedule_map} }}"),
             copies: Vec::new(),
             constants: self.constants,
+            notes: self.notes,
         };
         scop.schedule = format!("{{ domain: \"{}\"{root} }}", scop.domain());
         Ok(scop)
     }
 }
 
+/// The lexicographically first point of a non-empty set with parameters,
+/// named (`" (first at n = 1, i = 0)"`): the parameters are moved in front
+/// of the set's dimensions; `names` are theirs, in that order. Empty where
+/// isl finds no first point (unbounded below).
+pub(super) fn first_point(set: Set, names: &[String]) -> String {
+    match first_values(set) {
+        Some(values) if values.len() == names.len() && !names.is_empty() => {
+            let pairs: Vec<String> = names.iter().zip(values).map(|(n, v)| format!("{n} = {v}")).collect();
+            format!(" (first at {})", pairs.join(", "))
+        }
+        _ => String::new(),
+    }
+}
+
+/// The values of the lexicographically first point of `set`, parameters
+/// first; `None` where there is none or isl fails.
+pub(super) fn first_values(set: Set) -> Option<Vec<String>> {
+    let point = || -> std::result::Result<String, isl_rs::LibISLError> {
+        let n = set.dim(isl_rs::DimType::Param)?;
+        let set = set.move_dims(isl_rs::DimType::Set, 0, isl_rs::DimType::Param, 0, n as u32)?;
+        Ok(set.lexmin()?.to_str()?.to_string())
+    };
+    parse_point(&point().ok()?)
+}
+
+/// `{ [1, j = 0] }` → `["1", "0"]`; `None` unless the text is one integer point.
+fn parse_point(text: &str) -> Option<Vec<String>> {
+    let inner = text.trim().strip_prefix('{')?.strip_suffix('}')?.trim();
+    let inner = inner.split_once("->").map(|(_, r)| r).unwrap_or(inner).trim();
+    let inner = inner.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_');
+    let inner = inner.strip_prefix('[')?.strip_suffix(']')?;
+    let values: Vec<String> =
+        inner.split(',').map(|v| v.rsplit('=').next().unwrap_or(v).trim().to_string()).collect();
+    values.iter().all(|v| v.parse::<i64>().is_ok()).then_some(values)
+}
+
 /// Parameters are sizes: the model assumes them non-negative, as pet and Pluto do.
-fn context(params: &[String]) -> String {
+pub(super) fn context(params: &[String]) -> String {
     let cond: Vec<String> = params.iter().map(|p| format!("{p} >= 0")).collect();
     let cond = if cond.is_empty() { String::new() } else { format!(" {}", cond.join(" and ")) };
     format!("[{}] -> {{ :{cond} }}", params.join(", "))
@@ -157,5 +227,29 @@ fn flat_rows(tree: &[Tree], prefix: &mut Vec<String>, rows: &mut [Vec<String>]) 
             }
         }
         prefix.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_point_names_parameters_and_dimensions() {
+        let ctx = crate::isl::new_context();
+        let set = |t: &str| Set::read_from_str(&ctx, t).unwrap();
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            first_point(set("[] -> { [i] : i >= 0 and i < 50 and i - 1 < 0 }"), &names(&["i"])),
+            " (first at i = 0)"
+        );
+        assert_eq!(
+            first_point(
+                set("[n] -> { [i, j] : 0 <= i < n and j = i - 1 and n >= 3 }"),
+                &names(&["n", "i", "j"])
+            ),
+            " (first at n = 3, i = 0, j = -1)"
+        );
+        assert_eq!(first_point(set("{ [i] : i < 0 }"), &names(&["i"])), "");
     }
 }
