@@ -46,7 +46,7 @@ impl BuildArgs {
     }
 }
 
-/// `--timeout` of `schedule`, `run` and `bench`: a limit on the in-process
+/// `--timeout` of `scop`, `schedule`, `run` and `bench`: a limit on the in-process
 /// steps (scheduling, code generation) of one program, in seconds. Generous:
 /// the slowest PolyBench kernel (adi, unified scheduler) takes about 40 s.
 #[derive(clap::Args, Debug, Clone, Copy)]
