@@ -51,7 +51,7 @@ impl BuildArgs {
 /// the slowest PolyBench kernel (adi, unified scheduler) takes about 40 s.
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct TimeoutArg {
-    /// Give up on scheduling and code generation of a program after this many
+    /// Give up on modelling (scop), scheduling and code generation of a program after this many
     /// seconds (measurements have their own limits, scaled from the original).
     #[arg(long = "timeout", value_name = "SECONDS", default_value_t = 600.0, value_parser = positive_seconds)]
     pub seconds: f64,
