@@ -225,7 +225,8 @@ pub fn analyze_in(ctx: &Context, scop: &Scop) -> Result<Dependences, IslError> {
 fn subscript_bounds(relation: &Map, context: &Set) -> Result<Vec<Bounds>, LibISLError> {
     let range = relation.copy()?.range()?.intersect_params(context.copy()?)?.project_out_all_params()?;
     let as_int = |v: isl_rs::Val| -> Result<Option<i64>, LibISLError> {
-        Ok(if v.is_int()? { Some(v.get_num_si()?) } else { None })
+        // A bound beyond 64 bits is no bound here.
+        Ok(if v.is_int()? { v.get_num_si().ok() } else { None })
     };
     let rank = range.dim(DimType::Set)?;
     let mut out = Vec::new();

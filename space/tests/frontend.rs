@@ -253,6 +253,12 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "`u` is unsigned and wraps around below zero: C computes it modulo 2^w",
     ),
     (
+        "negative dividend",
+        "  for (int i = 0; i < N; i++)\n    B[i] = A[(i - 5) / 2 + 10];\n",
+        "14:14",
+        "`(i - 5)` may be negative where it is divided (first at i = 0): C's `/` and `%` round toward zero",
+    ),
+    (
         "access before the array",
         "  for (int i = 0; i < N; i++)\n    B[i] = A[i - 1];\n",
         "14:5",
@@ -322,11 +328,17 @@ fn negative_constants_and_negated_expressions_are_affine() {
     let st = &s.statements[0];
     let ctx = new_context();
     let domain = isl_rs::Set::read_from_str(&ctx, &st.domain).unwrap();
-    let expected = isl_rs::Set::read_from_str(&ctx, "{ S1[i] : 0 <= i < 100 }").unwrap();
+    // N = 100 is a size (`Scop::constants`).
+    let expected =
+        isl_rs::Set::read_from_str(&ctx, "[polytune_c100] -> { S1[i] : 0 <= i < polytune_c100 }").unwrap();
     assert!(domain.is_equal(&expected).unwrap(), "{}", st.domain);
     let relation = |k: usize| st.accesses[k].relation.as_str();
     assert!(equal_relations(relation(0), "{ S1[i] -> A[99 - i] }"), "{}", relation(0));
-    assert!(equal_relations(relation(1), "{ S1[i] -> A[99 - i] }"), "{}", relation(1));
+    assert!(
+        equal_relations(relation(1), "[polytune_c100] -> { S1[i] -> A[polytune_c100 - 1 - i] }"),
+        "{}",
+        relation(1)
+    );
     assert!(equal_relations(relation(2), "{ S1[i] -> B[i + 4] }"), "{}", relation(2));
     schedules_legally("negative.c");
 }
@@ -419,6 +431,14 @@ fn long_and_deep_expressions_are_read_or_refused_at_their_depth() {
     assert_eq!(scops[0].statements[0].accesses.len(), 2);
     let scops = extract_text("blocks.c", &blocks).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scops[0].statements.len(), 1);
+    // As deep in an affine subscript (folded bottom-up: once quadratic).
+    let subscript = format!(
+        "double a[10], s;\nvoid k(void) {{\n#pragma scop\n  for (int i = 0; i < 5; i++)\n    s = a[{}i + (2 - 1){}];\n#pragma endscop\n}}\n",
+        "(".repeat(10_000),
+        ")".repeat(10_000)
+    );
+    let scops = extract_text("subscript.c", &subscript).unwrap_or_else(|e| panic!("{e}"));
+    assert!(equal_relations(&scops[0].statements[0].accesses[0].relation, "{ S1[i] -> a[i + 1] }"));
     // Deeper than the walks go: a clear error where the nesting gets too deep.
     let (parens, _) = deep(60_000);
     let err = extract_text("deeper.c", &parens).unwrap_err().to_string();

@@ -146,7 +146,8 @@ fn intra(rel: &UnionMap) -> Result<Option<Farkas>, isl_rs::LibISLError> {
     }
     let n_params = map.dim(DimType::Param)? as usize;
     let dims = map.dim(DimType::In)? as usize;
-    let coef = map.deltas()?.coefficients()?;
+    // Projecting x out of (x, y − x) leaves existentials: dropped, as above.
+    let coef = map.deltas()?.remove_divs()?.coefficients()?;
     if coef.dim(DimType::Div)? > 0 {
         return Ok(None);
     }

@@ -196,34 +196,52 @@ impl Default for ExtractOptions {
 /// refer to. A file without `#pragma scop` is an error.
 pub fn extract(path: &Path, opts: &ExtractOptions) -> Result<(Source, Vec<Scop>), ScopError> {
     let source = Source::preprocess(path, &opts.cc, &opts.cc_args)?;
-    let scops = on_large_stack(path, || c::extract_scops(&source))?;
+    let scops = on_large_stack(path, |depth| c::extract_scops(&source, depth))?;
     Ok((source, scops))
 }
 
 /// The stack of the thread that walks a syntax tree: the walks recurse
 /// once per level, and a tree may nest [`c::MAX_DEPTH`] levels (a debug
-/// build's frames are the largest). Reserved, not committed: pages are
-/// touched only as deep as a walk goes.
-const WALK_STACK: usize = 1 << 30;
+/// build's frames are the largest: 49,000 levels of each kind of nesting
+/// fit in 1 GiB). Reserved, not committed: pages are touched only as deep
+/// as a walk goes. Where the system refuses to reserve that much (strict
+/// overcommit), smaller stacks are tried, and the depth limit shrinks with
+/// them.
+const WALK_STACKS: [usize; 3] = [1 << 30, 1 << 28, 1 << 26];
 
-/// Runs `f` (a walk over a syntax tree) on a thread whose stack holds
-/// [`c::MAX_DEPTH`] levels of recursion, instead of the caller's.
+/// Runs `f` (a walk over a syntax tree, given the depth it may reach) on a
+/// thread whose stack holds that many levels of recursion, instead of the
+/// caller's.
 fn on_large_stack<T: Send>(
     path: &Path,
-    f: impl FnOnce() -> Result<T, ScopError> + Send,
+    f: impl FnOnce(usize) -> Result<T, ScopError> + Send,
 ) -> Result<T, ScopError> {
+    // Where a thread cannot start, its closure is dropped: `f` stays here
+    // for the next try.
+    let f = std::sync::Mutex::new(Some(f));
     std::thread::scope(|scope| {
-        let walk = std::thread::Builder::new()
-            .name("scop-walk".into())
-            .stack_size(WALK_STACK)
-            .spawn_scoped(scope, f)
-            .map_err(|e| {
-                ScopError::new(path, None, format!("cannot start the thread that reads the C file: {e}"))
-            })?;
-        match walk.join() {
-            Ok(out) => out,
-            Err(panic) => std::panic::resume_unwind(panic),
+        let mut refused = String::new();
+        for stack in WALK_STACKS {
+            let depth = c::MAX_DEPTH / (WALK_STACKS[0] / stack);
+            let f = &f;
+            let spawned = std::thread::Builder::new()
+                .name("scop-walk".into())
+                .stack_size(stack)
+                .spawn_scoped(scope, move || {
+                    let f = f.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    (f.expect("one thread runs the walk"))(depth)
+                });
+            match spawned {
+                Ok(walk) => {
+                    return match walk.join() {
+                        Ok(out) => out,
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    };
+                }
+                Err(e) => refused = e.to_string(),
+            }
         }
+        Err(ScopError::new(path, None, format!("cannot start the thread that reads the C file: {refused}")))
     })
 }
 
@@ -240,11 +258,11 @@ pub fn check_runnable(source: &Source, scop: &Scop) -> Result<(), ScopError> {
             "this SCoP stands at file scope (a fragment): `scop` and `schedule` read it, but `run` and `tune` need a whole program with `main`",
         ));
     }
-    on_large_stack(&source.path, || c::check_inputs(source))
+    on_large_stack(&source.path, |depth| c::check_inputs(source, depth))
 }
 
 /// Extraction from text that has already been preprocessed (tests, tools).
 pub fn extract_preprocessed(path: &Path, text: &str) -> Result<Vec<Scop>, ScopError> {
     let source = Source::from_preprocessed(path, text.to_string());
-    on_large_stack(path, || c::extract_scops(&source))
+    on_large_stack(path, |depth| c::extract_scops(&source, depth))
 }

@@ -46,12 +46,12 @@ impl BuildArgs {
     }
 }
 
-/// `--timeout` of `schedule`, `run` and `bench`: a limit on the in-process
+/// `--timeout` of `scop`, `schedule`, `run` and `bench`: a limit on the in-process
 /// steps (scheduling, code generation) of one program, in seconds. Generous:
 /// the slowest PolyBench kernel (adi, unified scheduler) takes about 40 s.
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct TimeoutArg {
-    /// Give up on scheduling and code generation of a program after this many
+    /// Give up on modelling (scop), scheduling and code generation of a program after this many
     /// seconds (measurements have their own limits, scaled from the original).
     #[arg(long = "timeout", value_name = "SECONDS", default_value_t = 600.0, value_parser = positive_seconds)]
     pub seconds: f64,

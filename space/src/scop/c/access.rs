@@ -146,13 +146,14 @@ impl Walk<'_> {
         Ok(Some(index))
     }
 
-    /// Whether the domain `domain` (isl text) is empty where the parameters are non-negative.
+    /// Whether the domain `domain` (isl text) is empty where the parameters
+    /// are non-negative and the literals have their values.
     fn never_runs(&self, domain: &str, at: Node) -> Result<bool> {
         let ctx = crate::isl::new_context();
         let internal = |e: isl_rs::LibISLError| {
             self.err(at, format!("internal error: isl rejects the domain we built `{domain}`: {e:?}"))
         };
-        let context = Set::read_from_str(&ctx, &model::context(&self.params)).map_err(internal)?;
+        let context = Set::read_from_str(&ctx, &self.pinned_context()).map_err(internal)?;
         let set = Set::read_from_str(&ctx, domain).map_err(internal)?;
         set.intersect_params(context).map_err(internal)?.is_empty().map_err(internal)
     }

@@ -48,11 +48,7 @@ impl Walk<'_> {
     /// unbounded, the program is taken to run with the others).
     pub(super) fn check_extents(&self) -> Result<()> {
         let ctx = crate::isl::new_context();
-        // Literals modelled as parameters (`lift`) take their values here:
-        // the program runs with those, whatever the schedule assumes.
-        let pinned: Vec<String> = self.constants.iter().map(|(p, v)| format!(" and {p} = {v}")).collect();
-        let context = model::context(&self.params).replace(" }", &format!("{} }}", pinned.concat()));
-        let context = Set::read_from_str(&ctx, &context).map_err(|e| {
+        let context = Set::read_from_str(&ctx, &self.pinned_context()).map_err(|e| {
             ScopError::new(&self.src.path, None, format!("internal error: isl rejects the context: {e:?}"))
         })?;
         for s in &self.statements {

@@ -4,10 +4,29 @@ use super::*;
 use crate::scop::affine::{isl_name, parse_int_literal};
 use decls::{is_integer_type, is_unsigned_type};
 
-/// An affine expression in isl syntax, and whether C computes it unsigned.
+/// An affine expression in isl syntax: its value where it is a constant
+/// (folded as C folds it, bottom-up, so that deep expressions cost their
+/// size), and whether C computes it unsigned.
 struct Affine {
     text: String,
+    value: Option<i64>,
     unsigned: bool,
+    /// A literal modelled as a size parameter (`lift`): `text` names the
+    /// parameter, `value` is the literal's, and it folds with no other
+    /// constant (`N - 1` stays `polytune_c6000 - 1`).
+    lifted: bool,
+}
+
+impl Affine {
+    fn constant(c: i64, unsigned: bool) -> Affine {
+        let text = if c < 0 { format!("({c})") } else { c.to_string() };
+        Affine { text, value: Some(c), unsigned, lifted: false }
+    }
+
+    /// The value to fold with: none for a parameter, lifted or not.
+    fn folds(&self) -> Option<i64> {
+        self.value.filter(|_| !self.lifted)
+    }
 }
 
 impl Walk<'_> {
@@ -61,35 +80,51 @@ impl Walk<'_> {
     /// checked where their value is used (a subscript, a comparison, a
     /// division, a cast): there it must be non-negative ([`Self::no_wrap`]).
     fn typed(&mut self, node: Node) -> Result<Affine> {
-        if let Some(c) = self.constant(node) {
-            let unsigned = self.is_unsigned(node);
-            if unsigned && c < 0 {
-                return Err(self.err(
-                    node,
-                    format!("`{}` is unsigned and wraps around to a large value ({c} modulo 2^w): polytune models exact integers; use a signed type", self.text(node)),
-                ));
-            }
-            if !self.holds_lifted(node) {
-                return Ok(Affine { text: c.to_string(), unsigned });
-            }
-        }
         let not_affine =
             |w: &Walk, why: &str| w.err(node, format!("`{}` is not affine: {why}", w.text(node)));
-        let signed = |text: String| Affine { text, unsigned: false };
+        let overflow = |w: &Walk| w.err(node, format!("`{}` overflows a 64-bit integer", w.text(node)));
+        let folded = |w: &Walk, c: Option<i64>, unsigned: bool| match c {
+            Some(c) => Ok(Affine::constant(c, unsigned)),
+            None => Err(overflow(w)),
+        };
         match node.kind() {
+            "number_literal" => {
+                let t = self.text(node);
+                match parse_int_literal(t) {
+                    Some(c) => {
+                        let suffix = &t[t.trim_end_matches(['u', 'U', 'l', 'L']).len()..];
+                        let unsigned = suffix.contains(['u', 'U']);
+                        Ok(match self.lifted_literal(node) {
+                            Some(text) => Affine { text, value: Some(c), unsigned, lifted: true },
+                            None => Affine::constant(c, unsigned),
+                        })
+                    }
+                    None => Err(not_affine(self, "a non-integer constant")),
+                }
+            }
             "identifier" => {
                 let text = self.affine_name(node)?;
-                Ok(Affine { text, unsigned: self.is_unsigned(node) })
+                let unsigned =
+                    self.decls.get(self.text(node)).is_some_and(|d| d.integer && is_unsigned_type(&d.ty));
+                Ok(Affine { text, value: None, unsigned, lifted: false })
             }
             "parenthesized_expression" => {
                 let a = self.typed(node.named_child(0).unwrap())?;
-                Ok(Affine { text: format!("({})", a.text), ..a })
+                match a.value {
+                    Some(_) => Ok(a),
+                    None => Ok(Affine { text: format!("({})", a.text), ..a }),
+                }
             }
             "unary_expression" => {
                 let a = self.typed(node.child_by_field_name("argument").unwrap())?;
-                match self.text(node.child_by_field_name("operator").unwrap()) {
-                    "-" => Ok(Affine { text: format!("-({})", a.text), ..a }),
-                    "+" => Ok(a),
+                match (self.text(node.child_by_field_name("operator").unwrap()), a.folds()) {
+                    ("-", Some(c)) => folded(self, c.checked_neg(), a.unsigned),
+                    ("-", None) => Ok(Affine {
+                        text: format!("-({})", a.text),
+                        value: a.value.and_then(i64::checked_neg),
+                        ..a
+                    }),
+                    ("+", _) => Ok(a),
                     _ => Err(not_affine(self, "only `+` and `-` apply to affine values")),
                 }
             }
@@ -98,40 +133,62 @@ impl Walk<'_> {
                     (node.child_by_field_name("left").unwrap(), node.child_by_field_name("right").unwrap());
                 let op = self.text(node.child_by_field_name("operator").unwrap());
                 match op {
-                    "+" | "-" => {
+                    "+" | "-" | "*" => {
                         let (a, b) = (self.typed(l)?, self.typed(r)?);
-                        Ok(Affine {
-                            text: format!("{} {op} {}", a.text, b.text),
-                            unsigned: a.unsigned || b.unsigned,
-                        })
-                    }
-                    "*" => {
-                        let (factor, other) = match (self.constant(l), self.constant(r)) {
-                            (Some(c), _) => (c, r),
-                            (_, Some(c)) => (c, l),
-                            _ => return Err(not_affine(self, "a product of two variables")),
+                        let unsigned = a.unsigned || b.unsigned;
+                        let text = match (op, a.folds(), b.folds()) {
+                            ("+", Some(x), Some(y)) => return folded(self, x.checked_add(y), unsigned),
+                            ("-", Some(x), Some(y)) => return folded(self, x.checked_sub(y), unsigned),
+                            ("*", Some(x), Some(y)) => return folded(self, x.checked_mul(y), unsigned),
+                            ("*", Some(c), None) => format!("{c} * ({})", b.text),
+                            ("*", None, Some(c)) => format!("{c} * ({})", a.text),
+                            // A lifted literal as a coefficient (`1000 * i`) is its value.
+                            ("*", None, None) => match (a.value, b.value) {
+                                (Some(c), _) => format!("{c} * ({})", b.text),
+                                (_, Some(c)) => format!("{c} * ({})", a.text),
+                                _ => return Err(not_affine(self, "a product of two variables")),
+                            },
+                            _ => format!("{} {op} {}", a.text, b.text),
                         };
-                        let a = self.typed(other)?;
-                        let unsigned = a.unsigned || self.is_unsigned(node);
-                        Ok(Affine { text: format!("{factor} * ({})", a.text), unsigned })
+                        Ok(Affine { text, value: None, unsigned, lifted: false })
                     }
-                    "/" | "%" => match self.constant(r) {
-                        Some(c) if c > 0 => {
-                            let a = self.typed(l)?;
-                            let unsigned = a.unsigned || self.is_unsigned(r);
-                            if unsigned {
-                                self.no_wrap(l, &a.text)?;
-                            }
-                            let l = a.text;
-                            let text = if op == "/" {
-                                format!("floor(({l}) / {c})")
-                            } else {
-                                format!("(({l}) mod {c})")
-                            };
-                            Ok(Affine { text, unsigned })
+                    "/" | "%" => {
+                        let divisor = self.typed(r).ok().filter(|b| b.value.is_some_and(|c| c != 0));
+                        let Some(b) = divisor else {
+                            return Err(not_affine(self, "division by a non-constant or non-positive value"));
+                        };
+                        let c = b.value.unwrap_or(1);
+                        let a = self.typed(l)?;
+                        let unsigned = a.unsigned || b.unsigned;
+                        if let Some(x) = a.value {
+                            // C's own rounding, toward zero.
+                            return folded(
+                                self,
+                                if op == "/" { x.checked_div(c) } else { x.checked_rem(c) },
+                                unsigned,
+                            );
                         }
-                        _ => Err(not_affine(self, "division by a non-constant or non-positive value")),
-                    },
+                        if c < 0 {
+                            return Err(not_affine(self, "division by a non-constant or non-positive value"));
+                        }
+                        if unsigned {
+                            self.no_wrap(l, &a.text)?;
+                        } else {
+                            self.non_negative(
+                                l,
+                                &a.text,
+                                "may be negative where it is divided",
+                                "C's `/` and `%` round toward zero, the model's floor and mod round down, and the two agree only on non-negative values; keep the dividend non-negative",
+                            )?;
+                        }
+                        let l = a.text;
+                        let text = if op == "/" {
+                            format!("floor(({l}) / {c})")
+                        } else {
+                            format!("(({l}) mod {c})")
+                        };
+                        Ok(Affine { text, value: None, unsigned, lifted: false })
+                    }
                     _ => Err(not_affine(self, &format!("operator `{op}`"))),
                 }
             }
@@ -154,10 +211,9 @@ impl Walk<'_> {
                     ("floord" | "ceild", 2) => match self.constant(list[1]) {
                         Some(c) if c > 0 => {
                             let a = self.affine(list[0])?;
-                            Ok(signed(format!(
-                                "{}(({a}) / {c})",
-                                if f == "floord" { "floor" } else { "ceil" }
-                            )))
+                            let text =
+                                format!("{}(({a}) / {c})", if f == "floord" { "floor" } else { "ceil" });
+                            Ok(Affine { text, value: None, unsigned: false, lifted: false })
                         }
                         _ => Err(not_affine(self, "the divisor must be a positive constant")),
                     },
@@ -174,14 +230,10 @@ impl Walk<'_> {
                 if a.unsigned {
                     self.no_wrap(value, &a.text)?;
                 }
-                Ok(Affine { text: a.text, unsigned: is_unsigned_type(ty) })
+                Ok(Affine { unsigned: is_unsigned_type(ty), ..a })
             }
             "subscript_expression" => Err(not_affine(self, "it reads an array, so it is data-dependent")),
             "pointer_expression" => Err(not_affine(self, "pointer dereference")),
-            "number_literal" => match self.lifted_literal(node) {
-                Some(text) => Ok(Affine { text, unsigned: self.is_unsigned(node) }),
-                None => Err(not_affine(self, "a non-integer constant")),
-            },
             _ => Err(not_affine(self, &format!("unsupported expression ({})", node.kind()))),
         }
     }
@@ -195,44 +247,7 @@ impl Walk<'_> {
             self.no_wrap(a, &x.text)?;
             self.no_wrap(b, &y.text)?;
         }
-        Ok(Affine { text: format!("{f}({}, {})", x.text, y.text), unsigned })
-    }
-
-    /// Whether C gives the integer expression `node` an unsigned type
-    /// (usual arithmetic conversions, integer promotion of `unsigned char`
-    /// and `unsigned short` to `int`; a `long` mixed with an `unsigned` is
-    /// taken as unsigned, which only refuses more).
-    pub(super) fn is_unsigned(&self, node: Node) -> bool {
-        match node.kind() {
-            "number_literal" => {
-                let t = self.text(node);
-                let suffix = &t[t.trim_end_matches(['u', 'U', 'l', 'L']).len()..];
-                suffix.contains(['u', 'U'])
-            }
-            "identifier" => {
-                self.decls.get(self.text(node)).is_some_and(|d| d.integer && is_unsigned_type(&d.ty))
-            }
-            "parenthesized_expression" => node.named_child(0).is_some_and(|c| self.is_unsigned(c)),
-            "unary_expression" => {
-                let op = node.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
-                matches!(op, "-" | "+" | "~")
-                    && node.child_by_field_name("argument").is_some_and(|c| self.is_unsigned(c))
-            }
-            "binary_expression" => {
-                let op = node.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
-                matches!(op, "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^")
-                    && ["left", "right"]
-                        .iter()
-                        .any(|f| node.child_by_field_name(f).is_some_and(|c| self.is_unsigned(c)))
-            }
-            "cast_expression" => {
-                node.child_by_field_name("type").is_some_and(|t| is_unsigned_type(self.text(t)))
-            }
-            "conditional_expression" => ["consequence", "alternative"]
-                .iter()
-                .any(|f| node.child_by_field_name(f).is_some_and(|c| self.is_unsigned(c))),
-            _ => false,
-        }
+        Ok(Affine { text: format!("{f}({}, {})", x.text, y.text), value: None, unsigned, lifted: false })
     }
 
     /// Refuses the unsigned affine value `value` of `node` unless it is
@@ -240,6 +255,18 @@ impl Walk<'_> {
     /// loops and conditions, parameters non-negative): C computes it modulo
     /// 2^w, the model exactly, and the two agree only there.
     pub(super) fn no_wrap(&mut self, node: Node, value: &str) -> Result<()> {
+        self.non_negative(
+            node,
+            value,
+            "is unsigned and wraps around below zero",
+            "C computes it modulo 2^w, polytune's model exactly; use a signed type or keep the value non-negative",
+        )
+    }
+
+    /// Refuses `node`, whose affine value is `value`, unless it is
+    /// non-negative at every point of the current domain; the error says
+    /// `what` of it, the first point where it is negative, and `why`.
+    fn non_negative(&mut self, node: Node, value: &str, what: &str, why: &str) -> Result<()> {
         let its: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
         let mut conds: Vec<String> = self.params.iter().map(|p| format!("{p} >= 0")).collect();
         conds.extend(self.conds.iter().map(|c| format!("({c})")));
@@ -248,21 +275,15 @@ impl Walk<'_> {
             format!("[{}] -> {{ [{}] : {} }}", self.params.join(", "), its.join(", "), conds.join(" and "));
         let ctx = crate::isl::new_context();
         let internal = |e: isl_rs::LibISLError| {
-            self.err(node, format!("internal error: isl rejects the wrap-around test `{text}`: {e:?}"))
+            self.err(node, format!("internal error: isl rejects the sign test `{text}`: {e:?}"))
         };
-        let wraps = Set::read_from_str(&ctx, &text).map_err(internal)?;
-        if wraps.is_empty().map_err(internal)? {
+        let negative = Set::read_from_str(&ctx, &text).map_err(internal)?;
+        if negative.is_empty().map_err(internal)? {
             return Ok(());
         }
         let names: Vec<String> = self.params.iter().chain(&its).cloned().collect();
-        let at = model::first_point(wraps, &names);
-        Err(self.err(
-            node,
-            format!(
-                "`{}` is unsigned and wraps around below zero{at}: C computes it modulo 2^w, polytune's model exactly; use a signed type or keep the value non-negative",
-                self.text(node)
-            ),
-        ))
+        let at = model::first_point(negative, &names);
+        Err(self.err(node, format!("`{}` {what}{at}: {why}", self.text(node))))
     }
 
     pub(super) fn affine_name(&mut self, node: Node) -> Result<String> {

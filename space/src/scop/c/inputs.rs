@@ -16,9 +16,9 @@ const READERS: &[&str] = &[
 
 /// The first place where the program reads an argument past `argv[0]` or an
 /// input stream or file; `Ok(())` when there is none.
-pub(in crate::scop) fn check(src: &Source) -> Result<(), ScopError> {
+pub(in crate::scop) fn check(src: &Source, max_depth: usize) -> Result<(), ScopError> {
     let tree = parse(src, &src.parse_text)?;
-    check_depth(src, tree.root_node())?;
+    check_depth(src, tree.root_node(), max_depth)?;
     match first_input(src, tree.root_node()) {
         Some((node, what)) => Err(ScopError::new(
             &src.path,

@@ -68,33 +68,6 @@ pub(super) fn lifted_literals(text: &str, body: &[Node]) -> Lifted {
 }
 
 impl Walk<'_> {
-    /// Whether the expression at `node` holds a literal modelled as a parameter.
-    pub(super) fn holds_lifted(&self, node: Node) -> bool {
-        if self.lifted.is_empty() {
-            return false;
-        }
-        let mut cursor = node.walk();
-        'walk: loop {
-            let n = cursor.node();
-            if n.kind() == "number_literal"
-                && parse_int_literal(self.text(n)).is_some_and(|v| self.lifted.contains_key(&v.abs()))
-            {
-                return true;
-            }
-            if cursor.goto_first_child() {
-                continue;
-            }
-            loop {
-                if cursor.goto_next_sibling() {
-                    continue 'walk;
-                }
-                if !cursor.goto_parent() || cursor.node() == node {
-                    return false;
-                }
-            }
-        }
-    }
-
     /// The literal at `node` as its parameter plus its offset, in isl
     /// syntax; `None` for a literal not modelled as a parameter.
     pub(super) fn lifted_literal(&mut self, node: Node) -> Option<String> {

@@ -24,7 +24,9 @@ pub(super) use inputs::check as check_inputs;
 
 type Result<T> = std::result::Result<T, ScopError>;
 
-pub(super) fn extract_scops(src: &Source) -> Result<Vec<Scop>> {
+/// The SCoPs of `src`; its syntax tree may nest `max_depth` levels (see
+/// [`MAX_DEPTH`]).
+pub(super) fn extract_scops(src: &Source, max_depth: usize) -> Result<Vec<Scop>> {
     let pairs = pragma_pairs(src)?;
     if pairs.is_empty() {
         return Err(ScopError::new(&src.path, None, "no `#pragma scop` region in this file"));
@@ -59,7 +61,7 @@ pub(super) fn extract_scops(src: &Source) -> Result<Vec<Scop>> {
         }
         None => src,
     };
-    check_depth(src, root)?;
+    check_depth(src, root, max_depth)?;
     check_syntax(src, root)?;
     let globals = collect_decls(src, root, false);
     let purity = purity::verdicts(src, root, &globals);
@@ -98,17 +100,17 @@ fn inside_function(root: Node, byte: usize) -> bool {
 /// ([`crate::scop::on_large_stack`]). A 20,000-term sum nests 20,000 deep.
 pub(super) const MAX_DEPTH: usize = 50_000;
 
-/// Refuses a syntax tree deeper than [`MAX_DEPTH`], at its first node that
-/// deep, before any recursive walk.
-pub(super) fn check_depth(src: &Source, root: Node) -> Result<()> {
+/// Refuses a syntax tree deeper than `max` (at most [`MAX_DEPTH`]), at its
+/// first node that deep, before any recursive walk.
+pub(super) fn check_depth(src: &Source, root: Node, max: usize) -> Result<()> {
     let mut cursor = root.walk();
     let mut depth = 0;
     loop {
-        if depth > MAX_DEPTH {
+        if depth > max {
             return Err(err_at(
                 src,
                 cursor.node(),
-                format!("nesting deeper than {MAX_DEPTH} levels (expressions, parentheses or blocks): split the expression or the block"),
+                format!("nesting deeper than {max} levels (expressions, parentheses or blocks): split the expression or the block"),
             ));
         }
         if cursor.goto_first_child() {

@@ -163,6 +163,21 @@ pub(super) fn context(params: &[String]) -> String {
     format!("[{}] -> {{ :{cond} }}", params.join(", "))
 }
 
+impl Walk<'_> {
+    /// [`context`] with the literals modelled as parameters (`lift`) at
+    /// their values: what holds when the program runs, whatever the
+    /// schedule assumes (a statement that never runs, an access out of
+    /// bounds, are decided under it).
+    pub(super) fn pinned_context(&self) -> String {
+        let pinned: Vec<String> = self.constants.iter().map(|(p, v)| format!(" and {p} = {v}")).collect();
+        let context = context(&self.params);
+        match context.strip_suffix(" }") {
+            Some(head) if !pinned.is_empty() => format!("{head}{} }}", pinned.concat()),
+            _ => context,
+        }
+    }
+}
+
 fn tree_statements(tree: &[Tree], out: &mut Vec<usize>) {
     for t in tree {
         match t {
