@@ -835,9 +835,23 @@ fn var(v: usize) -> &'static str {
 }
 
 /// `2 * i - j + 5`; with negative literals allowed, sometimes `i * -2` or `+ -5`.
+///
+/// Without negative literals, no `-` is followed by a digit unless it is a
+/// subtraction: a positive term goes first, else `-(4 * i)`, `-(3)`.
 fn print_aff(a: &Aff, neg: bool, rng: &mut Rng) -> String {
     let mut out = String::new();
-    for (c, v) in &a.terms {
+    let mut terms = a.terms.clone();
+    if !neg {
+        if let Some(p) = terms.iter().position(|t| t.0 > 0) {
+            let t = terms.remove(p);
+            terms.insert(0, t);
+        }
+    }
+    for (c, v) in &terms {
+        if !neg && out.is_empty() && *c < -1 {
+            let _ = write!(out, "-({} * {})", -c, var(*v));
+            continue;
+        }
         let first = out.is_empty();
         let name = var(*v);
         if neg && *c < 0 && rng.pct(40) {
@@ -858,10 +872,11 @@ fn print_aff(a: &Aff, neg: bool, rng: &mut Rng) -> String {
         }
     }
     if out.is_empty() {
-        if neg && a.c < 0 && rng.pct(50) {
-            return format!("({})", a.c);
-        }
-        return a.c.to_string();
+        return match (neg, a.c < 0) {
+            (false, true) => format!("-({})", -a.c),
+            (true, true) if rng.pct(50) => format!("({})", a.c),
+            _ => a.c.to_string(),
+        };
     }
     if a.c != 0 {
         if neg && a.c < 0 && rng.pct(40) {
