@@ -21,7 +21,7 @@
 //!   (`random_scop::Options::all`: negative literals, empty domains).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -242,16 +242,78 @@ fn class(reason: &str) -> String {
     words.join(" ")
 }
 
+/// The limit on one program's child process (all of its steps).
+const CHILD_LIMIT: Duration = Duration::from_secs(300);
+
+/// Lines of a child's stdout that carry its outcome.
+const TAG: &str = "fuzz-outcome ";
+
+/// The child's side: checks the program of `seed` and prints its outcome
+/// (newlines escaped) on tagged lines.
+fn child(seed: u64, opts: &Options) {
+    let program = random_scop::generate(seed, opts);
+    let dir = testkit::root().join(format!("target/tmp/fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("seed{seed}.c"));
+    std::fs::write(&path, &program.text).unwrap();
+    let ev = testkit::evaluator("fuzz", &["-O1", "-ffp-contract=off", "-fopenmp"], Some(2), Tolerance::BITWISE);
+    let r = check(seed, &path, &ev);
+    let _ = std::fs::remove_dir_all(&dir);
+    let line = |kind: &str, text: &str| println!("{TAG}{kind} {}", text.replace('\n', "\u{1}"));
+    match r {
+        Ok(Outcome::Verified { variants, refusals }) => {
+            for r in refusals {
+                line("refusal", &r);
+            }
+            line("verified", &variants.to_string());
+        }
+        Ok(Outcome::Refused(reason)) => line("refused", &reason),
+        Err(e) => line("failed", &e),
+    }
+}
+
+/// Runs the program of `seed` in a child process (this test, with
+/// `POLYTUNE_FUZZ_CHILD`): a hang, a crash or an abort in a solver is then
+/// that program's failure, and the run goes on.
+fn run_child(seed: u64) -> Result<Outcome, String> {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "random_programs_are_refused_with_a_reason_or_verify", "--nocapture", "--test-threads=1"])
+        .env("POLYTUNE_FUZZ_CHILD", seed.to_string());
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| testkit::output_within(&mut cmd, CHILD_LIMIT)))
+        .map_err(|p| {
+            let msg = p.downcast_ref::<String>().cloned().unwrap_or_default();
+            format!("hung: {msg}")
+        })?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut refusals = Vec::new();
+    for l in stdout.lines() {
+        // libtest's "test NAME ... " may stand before the first tag.
+        let Some(at) = l.find(TAG) else { continue };
+        let rest = &l[at + TAG.len()..];
+        let (kind, text) = rest.split_once(' ').unwrap_or((rest, ""));
+        let text = text.replace('\u{1}', "\n");
+        match kind {
+            "refusal" => refusals.push(text),
+            "verified" => return Ok(Outcome::Verified { variants: text.parse().unwrap_or(0), refusals }),
+            "refused" => return Ok(Outcome::Refused(text)),
+            _ => return Err(text),
+        }
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tail: Vec<&str> = stderr.lines().rev().take(30).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    Err(format!("the child ended without an outcome ({}):\n{}", out.status, tail.join("\n")))
+}
+
 #[test]
 fn random_programs_are_refused_with_a_reason_or_verify() {
+    let opts = if std::env::var_os("POLYTUNE_FUZZ_ALL").is_some() { Options::all() } else { Options::default() };
+    if let Some(seed) = env_u64("POLYTUNE_FUZZ_CHILD") {
+        return child(seed, &opts);
+    }
     let n = env_u64("POLYTUNE_FUZZ_N").unwrap_or(CI_SEEDS);
     let first = env_u64("POLYTUNE_FUZZ_SEED").unwrap_or(0);
-    let opts = if std::env::var_os("POLYTUNE_FUZZ_ALL").is_some() { Options::all() } else { Options::default() };
-    let root = testkit::root().join("target/tmp");
-    let dir = root.join(format!("fuzz-{}", std::process::id()));
-    let kept = root.join("fuzz-failures");
-    std::fs::create_dir_all(&dir).unwrap();
-    let ev = testkit::evaluator("fuzz", &["-O1", "-ffp-contract=off", "-fopenmp"], Some(2), Tolerance::BITWISE);
+    let kept = testkit::root().join("target/tmp/fuzz-failures");
     let started = Instant::now();
     let next = Mutex::new(first);
     let results: Mutex<Vec<(u64, Result<Outcome, String>, String)>> = Mutex::new(Vec::new());
@@ -267,31 +329,21 @@ fn random_programs_are_refused_with_a_reason_or_verify() {
                     break;
                 }
                 let program = random_scop::generate(seed, &opts);
-                let path: PathBuf = dir.join(format!("seed{seed}.c"));
-                std::fs::write(&path, &program.text).unwrap();
                 let t = Instant::now();
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(seed, &path, &ev)));
+                let r = run_child(seed);
                 let took = t.elapsed().as_secs_f64();
                 if took > 5.0 {
                     eprintln!("seed {seed}: {took:.1} s");
                 }
-                let r = r.unwrap_or_else(|p| {
-                    let msg = p
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_default();
-                    Err(format!("panic: {msg}"))
-                });
                 if r.is_err() {
                     std::fs::create_dir_all(&kept).unwrap();
                     std::fs::write(kept.join(format!("seed{seed}.c")), &program.text).unwrap();
+                    eprintln!("seed {seed}: failed");
                 }
                 results.lock().unwrap().push((seed, r, program.text));
             });
         }
     });
-    let _ = std::fs::remove_dir_all(&dir);
     let mut results = results.into_inner().unwrap();
     results.sort_by_key(|r| r.0);
     let (mut verified, mut variants, mut refused) = (0, 0, 0);
