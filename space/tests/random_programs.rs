@@ -30,9 +30,16 @@ fn a_flow_dependence_through_a_modulo_subscript_is_scheduled() {
     let flow: Vec<_> = stated.deps.iter().filter(|x| x.kind == deps::DepKind::Flow).collect();
     assert_eq!(flow.len(), 1, "{d:?}");
     // The direction as a constraint of its own: 2i < n, i.e. i' = n - i > i.
-    assert!(flow[0].relation.contains("mod 3") && flow[0].relation.contains("2i < n"), "{}", flow[0].relation);
+    assert!(
+        flow[0].relation.contains("mod 3") && flow[0].relation.contains("2i < n"),
+        "{}",
+        flow[0].relation
+    );
     let same = |a: &str, b: &str| {
-        let (a, b) = (isl_rs::UnionMap::read_from_str(&ctx, a).unwrap(), isl_rs::UnionMap::read_from_str(&ctx, b).unwrap());
+        let (a, b) = (
+            isl_rs::UnionMap::read_from_str(&ctx, a).unwrap(),
+            isl_rs::UnionMap::read_from_str(&ctx, b).unwrap(),
+        );
         a.is_equal(&b).unwrap()
     };
     for (a, b) in d.deps.iter().zip(&stated.deps) {

@@ -323,15 +323,24 @@ impl Gen<'_> {
         let mut lower = Aff { c: big + self.rng.range(-3, 3), ..Default::default() };
         if depth > 0 && self.rng.pct(30) {
             // Triangular: from an outer iterator.
-            lower = Aff { terms: vec![(1, self.rng.range(0, depth as i64 - 1) as usize)], c: self.rng.range(-2, 2) };
+            lower = Aff {
+                terms: vec![(1, self.rng.range(0, depth as i64 - 1) as usize)],
+                c: self.rng.range(-2, 2),
+            };
         }
         let mut uppers = Vec::new();
         let first = match self.rng.range(0, 9) {
-            0..=3 => Aff { terms: vec![(1, PARAM + self.rng.range(0, 1) as usize)], c: big + self.rng.range(-2, 2) },
+            0..=3 => Aff {
+                terms: vec![(1, PARAM + self.rng.range(0, 1) as usize)],
+                c: big + self.rng.range(-2, 2),
+            },
             4..=5 => Aff { c: big + self.rng.range(2, 12), ..Default::default() },
             6..=7 if depth > 0 => {
                 // Triangular: up to an outer iterator.
-                Aff { terms: vec![(1, self.rng.range(0, depth as i64 - 1) as usize)], c: self.rng.range(-1, 3) }
+                Aff {
+                    terms: vec![(1, self.rng.range(0, depth as i64 - 1) as usize)],
+                    c: self.rng.range(-1, 3),
+                }
             }
             _ => Aff {
                 terms: vec![(1, PARAM), (self.rng.range(-1, 1), PARAM + 1)],
@@ -421,7 +430,11 @@ impl Gen<'_> {
             return IExpr::Aff(Aff { c: self.rng.range(0, 3), ..Default::default() });
         }
         let roll = self.rng.range(0, 99);
-        let v = if self.rng.pct(70) { (depth - 1).saturating_sub(dim) } else { self.rng.range(0, depth as i64 - 1) as usize };
+        let v = if self.rng.pct(70) {
+            (depth - 1).saturating_sub(dim)
+        } else {
+            self.rng.range(0, depth as i64 - 1) as usize
+        };
         match roll {
             0..=54 => IExpr::Aff(Aff { terms: vec![(1, v)], c: self.rng.range(-3, 3) }),
             55..=64 => IExpr::Aff(Aff { terms: vec![(-1, v), (1, PARAM)], c: self.rng.range(-3, 3) }),
@@ -549,7 +562,17 @@ fn weighted(rng: &mut Rng, terms: &[String], total: i64) -> String {
             _ => 1,
         };
         let neg = i > 0 && rng.pct(30);
-        let _ = write!(out, "{}{w} * {t}", if i == 0 { "" } else if neg { " - " } else { " + " });
+        let _ = write!(
+            out,
+            "{}{w} * {t}",
+            if i == 0 {
+                ""
+            } else if neg {
+                " - "
+            } else {
+                " + "
+            }
+        );
     }
     out
 }
@@ -589,7 +612,11 @@ impl Sim {
     }
 
     fn aff(&self, a: &Aff, it: &[i64; 5]) -> i64 {
-        a.terms.iter().map(|(c, v)| c * if *v >= PARAM { self.params[v - PARAM] } else { it[*v] }).sum::<i64>() + a.c
+        a.terms
+            .iter()
+            .map(|(c, v)| c * if *v >= PARAM { self.params[v - PARAM] } else { it[*v] })
+            .sum::<i64>()
+            + a.c
     }
 
     fn expr(&self, e: &IExpr, it: &[i64; 5]) -> i64 {
@@ -637,8 +664,11 @@ impl Sim {
                     }
                     let start = *at;
                     let mut end = None;
-                    let mut values: Box<dyn Iterator<Item = i64>> =
-                        if *down { Box::new((lo..=hi).rev()) } else { Box::new((lo..=hi).step_by(*step as usize)) };
+                    let mut values: Box<dyn Iterator<Item = i64>> = if *down {
+                        Box::new((lo..=hi).rev())
+                    } else {
+                        Box::new((lo..=hi).step_by(*step as usize))
+                    };
                     if lo > hi {
                         values = Box::new(std::iter::empty());
                     }
@@ -743,7 +773,13 @@ fn skip(nodes: &[Node], at: Counters) -> Counters {
 
 /// Counts (in text order) modulo conditions, references (array, rank),
 /// modulo/division subscripts and statements.
-fn number(nodes: &[Node], conds: &mut usize, refs: &mut Vec<(usize, usize)>, subs: &mut usize, stmts: &mut usize) {
+fn number(
+    nodes: &[Node],
+    conds: &mut usize,
+    refs: &mut Vec<(usize, usize)>,
+    subs: &mut usize,
+    stmts: &mut usize,
+) {
     for node in nodes {
         match node {
             Node::Loop { body, .. } => number(body, conds, refs, subs, stmts),
@@ -925,7 +961,9 @@ fn print_nodes(g: &Gen, nodes: &[Node], indent: usize, out: &mut String, rng: &m
                 } else {
                     let conds: Vec<String> = uppers
                         .iter()
-                        .map(|(u, strict)| format!("{v} {} {}", if *strict { "<" } else { "<=" }, print_iexpr(u, neg, rng)))
+                        .map(|(u, strict)| {
+                            format!("{v} {} {}", if *strict { "<" } else { "<=" }, print_iexpr(u, neg, rng))
+                        })
                         .collect();
                     let step = match (*step, rng.pct(50)) {
                         (1, true) => format!("{v}++"),
@@ -1011,7 +1049,8 @@ fn print_program(g: &Gen, seed: u64, top: &[Node], extents: &[Vec<i64>], used: &
         for (d, v) in idx.iter().enumerate() {
             let _ = write!(line, "for (int {v} = 0; {v} < {}; {v}++) ", extents[a][d]);
         }
-        let mix: Vec<String> = idx.iter().enumerate().map(|(d, v)| format!("{} * {v}", [7, 13, 5][d])).collect();
+        let mix: Vec<String> =
+            idx.iter().enumerate().map(|(d, v)| format!("{} * {v}", [7, 13, 5][d])).collect();
         let sel: String = idx.iter().map(|v| format!("[{v}]")).collect();
         let value = match array.ty {
             Ty::Double => format!("(double)(({} + {a}) % 17) / 17.0 + 0.1", mix.join(" + ")),
