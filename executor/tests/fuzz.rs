@@ -111,7 +111,7 @@ fn plans(seed: u64) -> Vec<Plan> {
     // One fusion of the core scheduler's, one setting of the unified
     // scheduler's, and isl's: three schedules keep a program within about
     // two seconds of a debug build.
-    let fusion = if seed % 2 == 0 { Fusion::Original } else { Fusion::Max };
+    let fusion = if seed & 1 == 0 { Fusion::Original } else { Fusion::Max };
     {
         let (set, tiles, threads) = after(&mut rng);
         // The core scheduler's code: tiles, threads and code knobs only.
@@ -259,6 +259,9 @@ fn class(reason: &str) -> String {
     words.join(" ")
 }
 
+/// A program's seed, how it ended and its text.
+type Checked = (u64, Result<Outcome, String>, String);
+
 /// The limit on one program's child process (all of its steps).
 const CHILD_LIMIT: Duration = Duration::from_secs(300);
 
@@ -345,7 +348,7 @@ fn random_programs_are_refused_with_a_reason_or_verify() {
     let kept = testkit::root().join("target/tmp/fuzz-failures");
     let started = Instant::now();
     let next = Mutex::new(first);
-    let results: Mutex<Vec<(u64, Result<Outcome, String>, String)>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<Checked>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..2 {
             scope.spawn(|| loop {

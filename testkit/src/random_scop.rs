@@ -25,19 +25,13 @@ use std::fmt::Write as _;
 
 /// What the generator may produce beyond the constructs every program
 /// uses; [`Options::default`] is what the CI seed set runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Options {
     /// Negative integer literals in affine positions (`i * -1`, `+ -5`,
     /// `for (int i = -3; ...)`), not only subtraction.
     pub negative_literals: bool,
     /// Statements that may never run (a guard no instance meets).
     pub empty_domains: bool,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options { negative_literals: false, empty_domains: false }
-    }
 }
 
 impl Options {
@@ -230,7 +224,7 @@ fn attempt(rng: &mut Rng, seed: u64, opts: &Options) -> Option<Program> {
     g.max_depth = g.rng.range(1, 5) as usize;
     let mut top = Vec::new();
     while g.statements < g.max_statements {
-        let node = g.node(0, &mut Vec::new());
+        let node = g.node(0);
         top.push(node);
     }
     // Every statement's instances, and each expression's range on them.
@@ -239,7 +233,7 @@ fn attempt(rng: &mut Rng, seed: u64, opts: &Options) -> Option<Program> {
     if sim.instances == 0 || sim.instances > MAX_INSTANCES || sim.overflow {
         return None;
     }
-    if !opts.empty_domains && sim.runs.iter().any(|&r| r == 0) {
+    if !opts.empty_domains && sim.runs.contains(&0) {
         return None;
     }
     // Modulo operands of conditions first (they decide what runs), then
@@ -259,7 +253,7 @@ fn attempt(rng: &mut Rng, seed: u64, opts: &Options) -> Option<Program> {
     if sim.instances == 0 || sim.overflow {
         return None;
     }
-    if !opts.empty_domains && sim.runs.iter().any(|&r| r == 0) {
+    if !opts.empty_domains && sim.runs.contains(&0) {
         return None;
     }
     fix_subscripts(&mut top, &sim, &mut Counters::default());
@@ -297,28 +291,28 @@ fn attempt(rng: &mut Rng, seed: u64, opts: &Options) -> Option<Program> {
 
 impl Gen<'_> {
     /// A loop, an `if` or a statement at `depth` (loops open so far).
-    fn node(&mut self, depth: usize, guards: &mut Vec<()>) -> Node {
+    fn node(&mut self, depth: usize) -> Node {
         let left = self.max_statements - self.statements;
         let roll = self.rng.range(0, 99);
         if depth < self.max_depth && (depth == 0 || roll < 45) {
-            return self.for_loop(depth, guards);
+            return self.for_loop(depth);
         }
         if depth > 0 && roll < 57 && left > 0 {
             let (atoms, or) = self.condition(depth);
-            let mut body = vec![self.node(depth, guards)];
+            let mut body = vec![self.node(depth)];
             while self.statements < self.max_statements && self.rng.pct(20) {
-                body.push(self.node(depth, guards));
+                body.push(self.node(depth));
             }
             let mut other = Vec::new();
             if self.statements < self.max_statements && self.rng.pct(20) {
-                other.push(self.node(depth, guards));
+                other.push(self.node(depth));
             }
             return Node::If { atoms, or, body, other };
         }
         Node::Stmt(self.statement(depth))
     }
 
-    fn for_loop(&mut self, depth: usize, guards: &mut Vec<()>) -> Node {
+    fn for_loop(&mut self, depth: usize) -> Node {
         let big = if self.rng.pct(8) { self.rng.range(990, 1000) } else { 0 };
         let mut lower = Aff { c: big + self.rng.range(-3, 3), ..Default::default() };
         if depth > 0 && self.rng.pct(30) {
@@ -360,7 +354,7 @@ impl Gen<'_> {
         let step = if !down && self.rng.pct(8) { self.rng.range(2, 3) } else { 1 };
         let mut body = Vec::new();
         loop {
-            body.push(self.node(depth + 1, guards));
+            body.push(self.node(depth + 1));
             if self.statements >= self.max_statements || !self.rng.pct(35) {
                 break;
             }
@@ -638,7 +632,7 @@ impl Sim {
         self.cond_min = vec![i64::MAX; conds];
         self.refs = refs.into_iter().map(|(a, rank)| (a, vec![(i64::MAX, i64::MIN); rank])).collect();
         self.sub_min = vec![i64::MAX; subs];
-        self.walk(nodes, it, 0, &mut Counters::default());
+        self.walk(nodes, it, &mut Counters::default());
         for r in &mut self.refs {
             for d in &mut r.1 {
                 if d.0 > d.1 {
@@ -649,7 +643,7 @@ impl Sim {
         self.negative_condition = self.cond_min.iter().any(|&m| m < 0 && m != i64::MAX);
     }
 
-    fn walk(&mut self, nodes: &[Node], it: &mut [i64; 5], depth: usize, at: &mut Counters) {
+    fn walk(&mut self, nodes: &[Node], it: &mut [i64; 5], at: &mut Counters) {
         for node in nodes {
             if self.overflow {
                 return;
@@ -680,7 +674,7 @@ impl Sim {
                         }
                         it[*d] = v;
                         let mut inner = start;
-                        self.walk(body, it, depth + 1, &mut inner);
+                        self.walk(body, it, &mut inner);
                         end = Some(inner);
                         if self.overflow {
                             return;
@@ -714,11 +708,11 @@ impl Sim {
                     }
                     let taken = if *or { values.iter().any(|&b| b) } else { values.iter().all(|&b| b) };
                     if taken {
-                        self.walk(body, it, depth, at);
+                        self.walk(body, it, at);
                         *at = skip(other, *at);
                     } else {
                         *at = skip(body, *at);
-                        self.walk(other, it, depth, at);
+                        self.walk(other, it, at);
                     }
                 }
                 Node::Stmt(s) => {
