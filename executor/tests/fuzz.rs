@@ -370,7 +370,8 @@ fn random_programs_are_refused_with_a_reason_or_verify() {
                 if r.is_err() {
                     std::fs::create_dir_all(&kept).unwrap();
                     std::fs::write(kept.join(format!("seed{seed}.c")), &program.text).unwrap();
-                    eprintln!("seed {seed}: failed");
+                    let why = r.as_ref().err().map(|e| e.lines().take(3).collect::<Vec<_>>().join(" | "));
+                    eprintln!("seed {seed}: failed: {}", why.unwrap_or_default());
                 }
                 results.lock().unwrap().push((seed, r, program.text));
             });
