@@ -267,6 +267,43 @@ fn candidate_pairs(located: &[Located]) -> Vec<(usize, usize)> {
     pairs
 }
 
+/// `deps` with each value-based flow whose rational relaxation goes
+/// backward intersected with the original order: what the scheduler's
+/// Farkas constraints are built from. Flow goes forward in the original
+/// schedule, but where its relation has local variables (a `%`
+/// subscript), isl's dataflow may say so only through them; the rational
+/// relaxation that Farkas' lemma sees (`schedule::farkas`) then holds
+/// backward pairs, and no schedule fits, not even the original loops
+/// (issue 36, random program 28: "no row carries", "no shared outer
+/// loop"). Intersected with "before", the order is stated in affine
+/// constraints of its own, and the integer pairs stay the same. The
+/// dependences themselves keep isl's text: the pieces of "before" cost
+/// isl's own scheduler minutes on some relations.
+pub fn with_stated_order(ctx: &Context, scop: &Scop, deps: &Dependences) -> Result<Dependences, IslError> {
+    let what = || "the original order of flow dependences".to_string();
+    let mut out = deps.clone();
+    let mut before = None;
+    for d in out.deps.iter_mut().filter(|d| d.kind == DepKind::Flow) {
+        if !["floor", "mod", "exists"].iter().any(|w| d.relation.contains(w)) {
+            continue;
+        }
+        let before = match &before {
+            Some(b) => b,
+            None => {
+                let s = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
+                before.insert(s.copy().ctx(what)?.lex_lt_union_map(s).ctx(what)?)
+            }
+        };
+        let rel = UnionMap::read_from_str(ctx, &d.relation).ctx(what)?;
+        let relaxed = rel.copy().ctx(what)?.remove_divs().ctx(what)?;
+        if !relaxed.is_subset(before).ctx(what)? {
+            let stated = rel.intersect(before.copy().ctx(what)?).ctx(what)?.coalesce().ctx(what)?;
+            d.relation = stated.to_str().ctx(what)?.to_string();
+        }
+    }
+    Ok(out)
+}
+
 fn dependence(kind: DepKind, src: &Access, snk: &Access, relation: &str) -> Dependence {
     Dependence {
         kind,

@@ -17,7 +17,7 @@ pub trait IslResultExt<T> {
 
 impl<T> IslResultExt<T> for Result<T, LibISLError> {
     fn ctx(self, what: impl FnOnce() -> String) -> Result<T, IslError> {
-        self.map_err(|e| IslError { what: what(), message: format!("{e:?}") })
+        self.map_err(|e| IslError { what: what(), message: e.to_string() })
     }
 }
 

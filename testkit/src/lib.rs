@@ -15,6 +15,8 @@
 //!   executor's evaluator as the tests configure it.
 //! - [`instances`]: which statement instances a program runs (an oracle
 //!   that does not depend on outputs).
+//! - [`random_scop`]: random, well-formed SCoPs with a `main` (the
+//!   random-program oracle's programs, `executor/tests/fuzz.rs`).
 //! - [`tree::Tree`]: a schedule tree's bands (depth, flags, statements,
 //!   isolation) and marks read through isl, for assertions on structure
 //!   rather than on YAML text.
@@ -28,6 +30,7 @@ mod evaluate;
 mod gpu;
 pub mod instances;
 mod kernels;
+pub mod random_scop;
 pub mod tree;
 
 pub use evaluate::evaluator;

@@ -1,0 +1,416 @@
+//! The random-program oracle (issue 36): programs nobody wrote, from
+//! `testkit::random_scop`, each taken through what `polytune scop`,
+//! `schedule` and `run` do: extracted, its dependences analysed, scheduled
+//! by the core scheduler (original and maximal fusion), by the unified
+//! scheduler under a sample of knobs and by isl's scheduler, each schedule's
+//! code generated (legality and permutability checked there), built and
+//! run against the original program, outputs compared bit for bit (every
+//! dependence is kept, so not even a reduction may change its order).
+//!
+//! Every program must either be refused with a reason (a `ScopError`, a
+//! scheduler that finds no schedule) or verify. Anything else fails the
+//! test, naming the seed and printing the program: a panic, wrong output,
+//! a crash, generated code that does not compile, an illegal schedule, and
+//! raw isl errors (`LibISLError`, "internal error") where a reason was due.
+//! Failing programs are also written to `target/tmp/fuzz-failures/`.
+//!
+//! CI runs a fixed seed set ([`CI_SEEDS`] programs from seed 0, about two
+//! minutes in a debug build on two cores). On demand:
+//! - `POLYTUNE_FUZZ_N=N`: N programs, `POLYTUNE_FUZZ_SEED=S` from seed S;
+//! - `POLYTUNE_FUZZ_KNOWN=negative-literals,empty-domains` (or `all`): the
+//!   generator's constructs that the frontend mishandles today too
+//!   (`random_scop::Options`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use executor::codegen::{self, CodegenOptions};
+use executor::evaluate::Evaluator;
+use executor::measure::Status;
+use executor::pipeline;
+use executor::runtime::Tolerance;
+use space::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions};
+use space::schedule::{CoreOptions, Fusion, ScheduleError};
+use space::scop::{self, ExtractOptions};
+use testkit::random_scop::{self, Options, Rng};
+
+/// Programs of the CI seed set (seeds `0..CI_SEEDS`).
+const CI_SEEDS: u64 = 50;
+
+/// The limit on one in-process step (extraction, one schedule, one code
+/// generation) of one program: they take well under a second.
+const ITEM_LIMIT: Duration = Duration::from_secs(120);
+
+/// The unified scheduler's settings sampled from.
+const SCHEDULERS: &[&[&str]] = &[
+    &[],
+    &["spatial=off"],
+    &["spatial=per-reference", "hlim=4", "consecutivity=global", "line_bytes=32"],
+    &["target=seq", "hlim=2"],
+    &["hlim=1", "feautrier=self-first"],
+    &["hlim=1"],
+    &["consecutivity=global"],
+    &["target=gpu", "spatial=per-reference"],
+    &["target=gpu", "feautrier=self-first"],
+];
+
+/// What acts after scheduling: (knobs, tiles, threads).
+type After = (&'static [&'static str], Option<&'static [u32]>, usize);
+const AFTER: &[After] = &[
+    (&[], None, 1),
+    (&[], None, 2),
+    (&[], Some(&[4]), 2),
+    (&["posttile_reorder=none"], Some(&[8]), 1),
+    (&["wavefront=all"], Some(&[4]), 2),
+    (&["wavefront=single", "posttile_reorder=none"], Some(&[8, 4]), 2),
+    (&["consecutivity=intra-tile"], Some(&[4]), 1),
+    (&["restrict=on", "simd=innermost", "unroll_jam=2"], Some(&[4]), 2),
+    (&["simd=innermost", "unroll_jam=4", "omp_schedule=dynamic", "parallel_min=2"], Some(&[8]), 2),
+    (&["restrict=on", "l2_tile=2"], Some(&[4]), 2),
+    (&["transpose=on", "restrict=on", "simd=innermost"], Some(&[4, 8]), 2),
+];
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+/// How one program ended.
+enum Outcome {
+    /// Variants built, run and matching the original (refused schedules
+    /// with their reasons beside them).
+    Verified { variants: usize, refusals: Vec<String> },
+    /// Refused as a whole (not a SCoP we model), with the reason.
+    Refused(String),
+}
+
+/// A message that is isl's own error text where a reason was due.
+fn raw_isl(message: &str) -> bool {
+    message.contains("LibISLError") || message.contains("internal error")
+}
+
+/// One variant to make: its label, how to schedule, how to generate.
+struct Plan {
+    label: String,
+    how: How,
+}
+
+enum How {
+    Core(Fusion, Option<Vec<u32>>, usize, (CodeOptions, Vec<String>)),
+    Point(Point),
+}
+
+fn plans(seed: u64) -> Vec<Plan> {
+    let mut rng = Rng::new(seed ^ 0xf022);
+    let after = |rng: &mut Rng| -> (Vec<String>, Option<Vec<u32>>, usize) {
+        let (set, tiles, threads) = rng.pick(AFTER);
+        (set.iter().map(|s| s.to_string()).collect(), tiles.map(|t| t.to_vec()), *threads)
+    };
+    let mut out = Vec::new();
+    // One fusion of the core scheduler's, one setting of the unified
+    // scheduler's, and isl's: three schedules keep a program within about
+    // two seconds of a debug build.
+    let fusion = if seed & 1 == 0 { Fusion::Original } else { Fusion::Max };
+    {
+        let (set, tiles, threads) = after(&mut rng);
+        // The core scheduler's code: tiles, threads and code knobs only.
+        let code = CodeOptions::default().with_settings(&set).unwrap();
+        let label = format!("core {fusion:?} {set:?} tiles {tiles:?} threads {threads}");
+        out.push(Plan { label, how: How::Core(fusion, tiles, threads, (code, set)) });
+    }
+    {
+        let scheduler = *rng.pick(SCHEDULERS);
+        let (mut set, tiles, threads) = after(&mut rng);
+        if set.iter().any(|s| s == "consecutivity=intra-tile") {
+            set.retain(|s| !s.starts_with("consecutivity="));
+            set.push("consecutivity=intra-tile".into());
+        }
+        let mut all: Vec<String> = scheduler.iter().map(|s| s.to_string()).collect();
+        if set.iter().any(|s| s.starts_with("consecutivity=")) {
+            all.retain(|s| !s.starts_with("consecutivity="));
+        }
+        all.extend(set);
+        let options = SchedulerOptions::default().with_settings(&all).unwrap();
+        let code = CodeOptions::default().with_settings(&all).unwrap();
+        let point = Point {
+            scheduler: Scheduler::Unified { preorder: None, options },
+            tiles: tiles.clone(),
+            threads,
+            code,
+        };
+        out.push(Plan {
+            label: format!("unified {all:?} tiles {tiles:?} threads {threads}"),
+            how: How::Point(point),
+        });
+    }
+    let (set, tiles, threads) = after(&mut rng);
+    let code = CodeOptions::default().with_settings(&set).unwrap();
+    let point = Point { scheduler: Scheduler::Isl, tiles: tiles.clone(), threads, code };
+    out.push(Plan {
+        label: format!("isl {set:?} tiles {tiles:?} threads {threads}"),
+        how: How::Point(point),
+    });
+    out
+}
+
+/// Takes the program of `seed` through the pipeline; `Err` is a failure.
+fn check(seed: u64, path: &Path, ev: &Evaluator) -> Result<Outcome, String> {
+    let extracted = {
+        let _item = testkit::item(format!("seed {seed}: extract"), ITEM_LIMIT);
+        scop::extract(path, &ExtractOptions::default())
+    };
+    let (source, scops) = match extracted {
+        Ok(x) => x,
+        Err(e) if raw_isl(&e.to_string()) => return Err(format!("extract: raw isl error: {e}")),
+        Err(e) => return Ok(Outcome::Refused(e.reason.clone())),
+    };
+    let [scop] = &scops[..] else { return Err(format!("{} SCoPs found, not one", scops.len())) };
+    let deps = {
+        let _item = testkit::item(format!("seed {seed}: dependences"), ITEM_LIMIT);
+        space::deps::analyze(scop).map_err(|e| format!("dependences: {e}"))?
+    };
+    let original = codegen::original_program(&source, scop).map_err(|e| format!("original program: {e}"))?;
+    let t = Instant::now();
+    let reference = ev.reference(&original).map_err(|e| format!("the original program: {e}"))?;
+    let mut times = vec![("reference", t.elapsed().as_secs_f64())];
+    let mut refusals = Vec::new();
+    let mut programs: Vec<(String, String)> = Vec::new();
+    for plan in plans(seed) {
+        let t = Instant::now();
+        let item = testkit::item(format!("seed {seed}: {}: schedule", plan.label), ITEM_LIMIT);
+        let (tree, opts) = match &plan.how {
+            How::Core(fusion, tiles, threads, code) => {
+                let opts = CoreOptions { fusion: fusion.clone(), ..Default::default() };
+                match space::schedule::schedule(scop, &deps, &opts) {
+                    Ok(s) => {
+                        // Post-tile reordering, wavefronts and intra-tile
+                        // consecutivity act in code generation, for any schedule.
+                        let knobs = SchedulerOptions::default().with_settings(&code.1).unwrap();
+                        let cg = CodegenOptions {
+                            code: code.0.clone(),
+                            ..CodegenOptions::for_point(tiles.clone(), *threads, Some(&knobs))
+                        };
+                        (s.tree, cg)
+                    }
+                    Err(e @ (ScheduleError::Isl(_) | ScheduleError::Illegal(_))) => {
+                        return Err(format!("{}: schedule: {e}", plan.label))
+                    }
+                    Err(e) if raw_isl(&e.to_string()) => {
+                        return Err(format!("{}: schedule: {e}", plan.label))
+                    }
+                    Err(e) => {
+                        refusals.push(format!("{}: {e}", plan.label));
+                        continue;
+                    }
+                }
+            }
+            How::Point(point) => match pipeline::schedule_of(scop, &deps, point) {
+                Ok(tree) => (tree, pipeline::codegen_options(point)),
+                Err(f)
+                    if raw_isl(&f.reason)
+                        || f.reason.starts_with("isl: ")
+                        || f.reason.contains("legality") =>
+                {
+                    return Err(format!("{}: schedule: {f}", plan.label))
+                }
+                Err(f) => {
+                    refusals.push(format!("{}: {f}", plan.label));
+                    continue;
+                }
+            },
+        };
+        drop(item);
+        times.push(("schedule", t.elapsed().as_secs_f64()));
+        let t = Instant::now();
+        let _item = testkit::item(format!("seed {seed}: {}: codegen", plan.label), ITEM_LIMIT);
+        match pipeline::generate_variant(&source, scop, &deps, &opts, &tree) {
+            Ok(v) => {
+                times.push(("codegen", t.elapsed().as_secs_f64()));
+                programs.push((plan.label, v.program))
+            }
+            Err(f) => return Err(format!("{}: codegen: {f}\nschedule: {tree}", plan.label)),
+        }
+    }
+    let sources: Vec<String> = programs.iter().map(|(_, p)| p.clone()).collect();
+    let t = Instant::now();
+    let measured = ev.evaluate(&reference, &sources).map_err(|e| format!("evaluate: {e}"))?;
+    times.push(("evaluate", t.elapsed().as_secs_f64()));
+    if std::env::var_os("POLYTUNE_FUZZ_TIMES").is_some() {
+        eprintln!("seed {seed}: {times:.1?}");
+    }
+    let mut wrong = Vec::new();
+    for ((label, _), m) in programs.iter().zip(&measured) {
+        if m.status != Status::Ok {
+            wrong.push(format!("{label}: {} {}", m.status, m.reason));
+        }
+    }
+    if !wrong.is_empty() {
+        return Err(wrong.join("\n"));
+    }
+    Ok(Outcome::Verified { variants: programs.len(), refusals })
+}
+
+/// The first words of a reason: what the summary groups refusals by.
+fn class(reason: &str) -> String {
+    let reason = reason.split_once("]: ").map_or(reason, |(_, r)| r);
+    let reason = reason.rsplit_once("threads ").map_or(reason, |(_, r)| r.get(2..).unwrap_or(r));
+    let words: Vec<&str> = reason.split_whitespace().take(6).collect();
+    words.join(" ")
+}
+
+/// A program's seed, how it ended and its text.
+type Checked = (u64, Result<Outcome, String>, String);
+
+/// The limit on one program's child process (all of its steps).
+const CHILD_LIMIT: Duration = Duration::from_secs(300);
+
+/// Lines of a child's stdout that carry its outcome.
+const TAG: &str = "fuzz-outcome ";
+
+/// The child's side: checks the program of `seed` and prints its outcome
+/// (newlines escaped) on tagged lines.
+fn child(seed: u64, opts: &Options) {
+    let program = random_scop::generate(seed, opts);
+    let dir = testkit::root().join(format!("target/tmp/fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("seed{seed}.c"));
+    std::fs::write(&path, &program.text).unwrap();
+    let ev =
+        testkit::evaluator("fuzz", &["-O1", "-ffp-contract=off", "-fopenmp"], Some(2), Tolerance::BITWISE);
+    let r = check(seed, &path, &ev);
+    let _ = std::fs::remove_dir_all(&dir);
+    let line = |kind: &str, text: &str| println!("{TAG}{kind} {}", text.replace('\n', "\u{1}"));
+    match r {
+        Ok(Outcome::Verified { variants, refusals }) => {
+            for r in refusals {
+                line("refusal", &r);
+            }
+            line("verified", &variants.to_string());
+        }
+        Ok(Outcome::Refused(reason)) => line("refused", &reason),
+        Err(e) => line("failed", &e),
+    }
+}
+
+/// Runs the program of `seed` in a child process (this test, with
+/// `POLYTUNE_FUZZ_CHILD`): a hang, a crash or an abort in a solver is then
+/// that program's failure, and the run goes on.
+fn run_child(seed: u64) -> Result<Outcome, String> {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        "random_programs_are_refused_with_a_reason_or_verify",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("POLYTUNE_FUZZ_CHILD", seed.to_string());
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        testkit::output_within(&mut cmd, CHILD_LIMIT)
+    }))
+    .map_err(|p| {
+        let msg = p.downcast_ref::<String>().cloned().unwrap_or_default();
+        format!("hung: {msg}")
+    })?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut refusals = Vec::new();
+    for l in stdout.lines() {
+        // libtest's "test NAME ... " may stand before the first tag.
+        let Some(at) = l.find(TAG) else { continue };
+        let rest = &l[at + TAG.len()..];
+        let (kind, text) = rest.split_once(' ').unwrap_or((rest, ""));
+        let text = text.replace('\u{1}', "\n");
+        match kind {
+            "refusal" => refusals.push(text),
+            "verified" => return Ok(Outcome::Verified { variants: text.parse().unwrap_or(0), refusals }),
+            "refused" => return Ok(Outcome::Refused(text)),
+            _ => return Err(text),
+        }
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tail: Vec<&str> = stderr.lines().rev().take(30).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    Err(format!("the child ended without an outcome ({}):\n{}", out.status, tail.join("\n")))
+}
+
+#[test]
+fn random_programs_are_refused_with_a_reason_or_verify() {
+    let known = std::env::var("POLYTUNE_FUZZ_KNOWN").unwrap_or_default();
+    let opts = Options {
+        negative_literals: known.contains("negative-literals") || known == "all",
+        empty_domains: known.contains("empty-domains") || known == "all",
+    };
+    if let Some(seed) = env_u64("POLYTUNE_FUZZ_CHILD") {
+        return child(seed, &opts);
+    }
+    let n = env_u64("POLYTUNE_FUZZ_N").unwrap_or(CI_SEEDS);
+    let first = env_u64("POLYTUNE_FUZZ_SEED").unwrap_or(0);
+    let kept = testkit::root().join("target/tmp/fuzz-failures");
+    let started = Instant::now();
+    let next = Mutex::new(first);
+    let results: Mutex<Vec<Checked>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let seed = {
+                    let mut s = next.lock().unwrap();
+                    *s += 1;
+                    *s - 1
+                };
+                if seed >= first + n {
+                    break;
+                }
+                let program = random_scop::generate(seed, &opts);
+                let t = Instant::now();
+                let r = run_child(seed);
+                let took = t.elapsed().as_secs_f64();
+                if took > 5.0 {
+                    eprintln!("seed {seed}: {took:.1} s");
+                }
+                if r.is_err() {
+                    std::fs::create_dir_all(&kept).unwrap();
+                    std::fs::write(kept.join(format!("seed{seed}.c")), &program.text).unwrap();
+                    let why = r.as_ref().err().map(|e| e.lines().take(3).collect::<Vec<_>>().join(" | "));
+                    eprintln!("seed {seed}: failed: {}", why.unwrap_or_default());
+                }
+                results.lock().unwrap().push((seed, r, program.text));
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|r| r.0);
+    let (mut verified, mut variants, mut refused) = (0, 0, 0);
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for (seed, r, text) in &results {
+        match r {
+            Ok(Outcome::Verified { variants: v, refusals }) => {
+                verified += 1;
+                variants += v;
+                for r in refusals {
+                    eprintln!("seed {seed}: refused: {r}");
+                    *reasons.entry(format!("schedule: {}", class(r))).or_default() += 1;
+                }
+            }
+            Ok(Outcome::Refused(reason)) => {
+                refused += 1;
+                *reasons.entry(format!("scop: {}", class(reason))).or_default() += 1;
+            }
+            Err(e) => failures.push(format!("seed {seed}: {e}\n{text}")),
+        }
+    }
+    eprintln!(
+        "random programs: {} (seeds {first}..{}), {verified} verified ({variants} variants), {refused} refused, \
+         {} failed, {:.0} s",
+        results.len(),
+        first + n,
+        failures.len(),
+        started.elapsed().as_secs_f64()
+    );
+    for (reason, count) in &reasons {
+        eprintln!("  refused {count}x: {reason}");
+    }
+    assert!(failures.is_empty(), "{} failures:\n\n{}", failures.len(), failures.join("\n\n"));
+    // The oracle must exercise the pipeline, not only the frontend's refusals.
+    assert!(verified * 2 >= results.len(), "only {verified} of {} programs verified", results.len());
+}

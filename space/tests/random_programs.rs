@@ -1,0 +1,56 @@
+//! Programs the random-program oracle (`executor/tests/fuzz.rs`, issue 36)
+//! found wrong, minimised: each is scheduled legally now.
+
+use std::path::{Path, PathBuf};
+
+use space::deps;
+use space::isl::new_context;
+use space::knobs::SchedulerOptions;
+use space::legality;
+use space::schedule::{self, CoreOptions};
+use space::scop::{self, ExtractOptions};
+
+fn own(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/own").join(name)
+}
+
+/// Random program 28: a flow dependence whose direction isl's dataflow
+/// stated only through a modulo's local variable. The scheduler's Farkas
+/// constraints now come from its relation intersected with the original
+/// order (`deps::with_stated_order`; the integer pairs unchanged), and the
+/// core and unified schedulers find legal schedules. (isl's own scheduler,
+/// on the same relaxation, still reports "unable to carry dependences".)
+#[test]
+fn a_flow_dependence_through_a_modulo_subscript_is_scheduled() {
+    let (_, scops) = scop::extract(&own("modflow.c"), &ExtractOptions::default()).unwrap();
+    let s = &scops[0];
+    let d = deps::analyze(s).unwrap();
+    let ctx = new_context();
+    let stated = deps::with_stated_order(&ctx, s, &d).unwrap();
+    let flow: Vec<_> = stated.deps.iter().filter(|x| x.kind == deps::DepKind::Flow).collect();
+    assert_eq!(flow.len(), 1, "{d:?}");
+    // The direction as a constraint of its own: 2i < n, i.e. i' = n - i > i.
+    assert!(
+        flow[0].relation.contains("mod 3") && flow[0].relation.contains("2i < n"),
+        "{}",
+        flow[0].relation
+    );
+    let same = |a: &str, b: &str| {
+        let (a, b) = (
+            isl_rs::UnionMap::read_from_str(&ctx, a).unwrap(),
+            isl_rs::UnionMap::read_from_str(&ctx, b).unwrap(),
+        );
+        a.is_equal(&b).unwrap()
+    };
+    for (a, b) in d.deps.iter().zip(&stated.deps) {
+        assert!(same(&a.relation, &b.relation), "{} became {}", a.relation, b.relation);
+    }
+    assert!(legality::violations(&ctx, &s.context, &s.schedule, &d).unwrap().is_empty());
+    let core = schedule::schedule(s, &d, &CoreOptions::default()).unwrap_or_else(|e| panic!("core: {e}"));
+    assert!(legality::violations(&ctx, &s.context, &core.tree, &d).unwrap().is_empty());
+    for set in [&[][..], &["target=gpu"], &["hlim=1"]] {
+        let knobs = SchedulerOptions::default().with_settings(set).unwrap();
+        let u = schedule::unified(s, &d, None, &knobs).unwrap_or_else(|e| panic!("unified {set:?}: {e}"));
+        assert!(legality::violations(&ctx, &s.context, &u.tree, &d).unwrap().is_empty());
+    }
+}
