@@ -342,8 +342,8 @@ mod tests {
         let avx512 = code_grid(&[], 2, true).unwrap();
         assert_eq!(avx512.iter().filter(|c| c.vector_width == 512).count(), 16);
         assert_eq!(avx512.iter().filter(|c| c.vector_width == 0).count(), 16);
-        let fixed = code_grid(&["vector_width=256".into()], 2, true).unwrap();
-        assert!(fixed.len() == 16 && fixed.iter().all(|c| c.vector_width == 256));
+        let one_width = code_grid(&["vector_width=256".into()], 2, true).unwrap();
+        assert!(one_width.len() == 16 && one_width.iter().all(|c| c.vector_width == 256));
         // Several values: searched over exactly these, on either table.
         let wide = code_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2, false).unwrap();
         assert_eq!(wide.len(), 32);
