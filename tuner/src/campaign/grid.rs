@@ -351,7 +351,10 @@ mod tests {
         let hlims = knob_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2).unwrap();
         assert_eq!(hlims.len(), full.len());
         assert!(hlims.iter().all(|o| o.hlim == Some(4) || o.hlim == Some(8)));
-        assert!(code_grid(&["vector_width=default,384".into()], 2, false).unwrap_err().to_string().contains("512"));
+        assert!(code_grid(&["vector_width=default,384".into()], 2, false)
+            .unwrap_err()
+            .to_string()
+            .contains("512"));
         // GPU points search the block size, not the CPU's code knobs.
         let gpu = gpu_code_grid(&["target=gpu".into()]).unwrap();
         let blocks: Vec<u32> = gpu.iter().map(|c| c.gpu_block).collect();

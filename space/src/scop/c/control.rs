@@ -186,12 +186,18 @@ impl Walk<'_> {
     /// forever (or until its iterator overflows), and no schedule of an
     /// unbounded domain is code. `self.conds` ends with the loop's own
     /// bounds.
-    fn bounded_loop(&mut self, cond: Node, iter: &str) -> Result<()> {
+    /// The enclosing loops' iterations under the current conditions (and
+    /// `extra`), parameters non-negative, as an isl set.
+    pub(super) fn enclosing_set(&self, extra: Option<&str>) -> String {
         let its: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
         let mut conds: Vec<String> = self.params.iter().map(|p| format!("{p} >= 0")).collect();
         conds.extend(self.conds.iter().map(|c| format!("({c})")));
-        let text =
-            format!("[{}] -> {{ [{}] : {} }}", self.params.join(", "), its.join(", "), conds.join(" and "));
+        conds.extend(extra.map(|e| format!("({e})")));
+        format!("[{}] -> {{ [{}] : {} }}", self.params.join(", "), its.join(", "), conds.join(" and "))
+    }
+
+    fn bounded_loop(&mut self, cond: Node, iter: &str) -> Result<()> {
+        let text = self.enclosing_set(None);
         let ctx = crate::isl::new_context();
         let internal = |e: isl_rs::LibISLError| {
             self.err(cond, format!("internal error: isl rejects the loop's domain `{text}`: {e:?}"))

@@ -268,11 +268,7 @@ impl Walk<'_> {
     /// `what` of it, the first point where it is negative, and `why`.
     fn non_negative(&mut self, node: Node, value: &str, what: &str, why: &str) -> Result<()> {
         let its: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
-        let mut conds: Vec<String> = self.params.iter().map(|p| format!("{p} >= 0")).collect();
-        conds.extend(self.conds.iter().map(|c| format!("({c})")));
-        conds.push(format!("({value}) < 0"));
-        let text =
-            format!("[{}] -> {{ [{}] : {} }}", self.params.join(", "), its.join(", "), conds.join(" and "));
+        let text = self.enclosing_set(Some(&format!("({value}) < 0")));
         let ctx = crate::isl::new_context();
         let internal = |e: isl_rs::LibISLError| {
             self.err(node, format!("internal error: isl rejects the sign test `{text}`: {e:?}"))
