@@ -142,6 +142,10 @@ pub fn analyze_in(ctx: &Context, scop: &Scop) -> Result<Dependences, IslError> {
     let schedule =
         UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(|| "reading the original schedule".into())?;
     let context = Set::read_from_str(ctx, &scop.context).ctx(|| "reading the context".into())?;
+    // The subscripts' boxes with the lifted literals at their values
+    // (`a[150]` is `a[polytune_c100 + 50]`): otherwise they have no
+    // constant bounds and every pair of references meets.
+    let context = pinned(context, scop).ctx(|| "pinning the literals in the context".into())?;
     let mut located = Vec::new();
     for (k, s) in scop.statements.iter().enumerate() {
         let domain = Set::read_from_str(ctx, &s.domain).ctx(|| format!("domain of {}", s.name))?;
@@ -234,6 +238,18 @@ fn subscript_bounds(relation: &Map, context: &Set) -> Result<Vec<Bounds>, LibISL
         out.push((as_int(range.copy()?.dim_min_val(d)?)?, as_int(range.copy()?.dim_max_val(d)?)?));
     }
     Ok(out)
+}
+
+/// `context` with the literals modelled as parameters ([`Scop::constants`])
+/// fixed at their values.
+fn pinned(mut context: Set, scop: &Scop) -> Result<Set, LibISLError> {
+    for (p, v) in &scop.constants {
+        let pos = context.find_dim_by_name(DimType::Param, p)?;
+        if let (Ok(pos), Ok(v)) = (u32::try_from(pos), i32::try_from(*v)) {
+            context = context.fix_si(DimType::Param, pos, v)?;
+        }
+    }
+    Ok(context)
 }
 
 /// The ordered pairs of references (source, sink) of one array whose

@@ -120,9 +120,9 @@ fn usage_errors_errors_and_no_result_have_their_own_exit_status() {
 }
 
 /// `scop` on 2,000 references in one statement, 10,000-deep parentheses
-/// and blocks, and a 20,000-term sum: each modelled (never an abort of the
-/// walks' recursion); 60,000-deep parentheses are refused at their depth;
-/// `--timeout` bounds it.
+/// and blocks: each modelled (never an abort of the walks' recursion);
+/// 60,000-deep parentheses are refused at their depth; `--timeout` bounds
+/// it. (The frontend's tests read a 20,000-term sum.)
 #[test]
 fn scop_reads_long_and_deep_statements_without_aborting() {
     let dir = std::env::temp_dir().join(format!("polytune-cli-deep-{}", std::process::id()));
@@ -139,7 +139,6 @@ fn scop_reads_long_and_deep_statements_without_aborting() {
     let parens = |n: usize| format!("s = {}a[0]{};", "(".repeat(n), ")".repeat(n));
     let cases = [
         (write("sum2000.c", format!("s = {};", sum(2000))), 2001),
-        (write("sum20000.c", format!("s = {};", sum(20_000))), 20_001),
         (write("parens.c", parens(10_000)), 2),
         (write("blocks.c", format!("{}s = a[0];{}", "{".repeat(10_000), "}".repeat(10_000))), 2),
     ];
@@ -154,7 +153,7 @@ fn scop_reads_long_and_deep_statements_without_aborting() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("deeper.c:4:") && err.contains("nesting deeper than 50000 levels"), "{err}");
-    let out = polytune(&["scop", &cases[1].0, "--timeout", "0.01"]);
+    let out = polytune(&["scop", &cases[0].0, "--timeout", "0.01"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("no result after 0.01 s (--timeout)"), "{err}");
