@@ -38,11 +38,16 @@ fn points() -> Vec<Point> {
     ]
 }
 
-/// A sample by default (about a minute in debug; the stencils' register tiles take
-/// 25–45 s each to generate); the 30 kernels with `POLYTUNE_FULL_SWEEP=1`.
+/// A sample (the stencils' register tiles take 25–45 s each to generate in
+/// debug): two kernels in the fast tier, four in the heavy tier, the 30
+/// kernels in the full sweep.
 fn kernels() -> Vec<Kernel> {
-    let sample = ["gemm", "2mm", "lu", "gramschmidt"];
-    let full = std::env::var_os("POLYTUNE_FULL_SWEEP").is_some();
+    use testkit::Tier;
+    let sample: &[&str] = match testkit::tier() {
+        Tier::Fast => &["gemm", "gramschmidt"],
+        _ => &["gemm", "2mm", "lu", "gramschmidt"],
+    };
+    let full = testkit::tier() == Tier::Full;
     testkit::kernels()
         .into_iter()
         .filter(|p| full || sample.iter().any(|s| p.file_stem().is_some_and(|f| f == *s)))

@@ -14,8 +14,9 @@
 //! raw isl errors (`LibISLError`, "internal error") where a reason was due.
 //! Failing programs are also written to `target/tmp/fuzz-failures/`.
 //!
-//! CI runs a fixed seed set ([`CI_SEEDS`] programs from seed 0, about two
-//! minutes in a debug build on two cores). On demand:
+//! The fast tier runs a fixed seed set ([`FAST_SEEDS`] programs from seed
+//! 0), the heavy tier [`CI_SEEDS`] (about two minutes in a debug build on
+//! two cores). On demand:
 //! - `POLYTUNE_FUZZ_N=N`: N programs, `POLYTUNE_FUZZ_SEED=S` from seed S;
 //! - `POLYTUNE_FUZZ_KNOWN=negative-literals,empty-domains` (or `all`): the
 //!   generator's constructs that the frontend mishandles today too
@@ -36,8 +37,10 @@ use space::schedule::{CoreOptions, Fusion, ScheduleError};
 use space::scop::{self, ExtractOptions};
 use testkit::random_scop::{self, Options, Rng};
 
-/// Programs of the CI seed set (seeds `0..CI_SEEDS`).
+/// Programs of the heavy tier's seed set (seeds `0..CI_SEEDS`).
 const CI_SEEDS: u64 = 50;
+/// Programs of the fast tier's seed set.
+const FAST_SEEDS: u64 = 16;
 
 /// The limit on one in-process step (extraction, one schedule, one code
 /// generation) of one program: they take well under a second.
@@ -343,7 +346,8 @@ fn random_programs_are_refused_with_a_reason_or_verify() {
     if let Some(seed) = env_u64("POLYTUNE_FUZZ_CHILD") {
         return child(seed, &opts);
     }
-    let n = env_u64("POLYTUNE_FUZZ_N").unwrap_or(CI_SEEDS);
+    let tier_seeds = if testkit::tier() == testkit::Tier::Fast { FAST_SEEDS } else { CI_SEEDS };
+    let n = env_u64("POLYTUNE_FUZZ_N").unwrap_or(tier_seeds);
     let first = env_u64("POLYTUNE_FUZZ_SEED").unwrap_or(0);
     let kept = testkit::root().join("target/tmp/fuzz-failures");
     let started = Instant::now();

@@ -77,8 +77,8 @@ const SCHEDULERS: [&[&str]; 6] = [
     &["hlim=1", "feautrier=self-first"],
 ];
 
-/// Left out of the default sweep (the full sweep, `POLYTUNE_FULL_SWEEP=1`,
-/// runs them): `(kernel, setting substring, why)`.
+/// Left out of the fast and heavy tiers (the full sweep,
+/// `POLYTUNE_TIER=full`, runs them): `(kernel, setting substring, why)`.
 const KNOWN: &[(&str, &str, &str)] = &[
     // Passes the full sweep (release); in a debug build it alone would take
     // a large part of CI's time.
@@ -86,8 +86,12 @@ const KNOWN: &[(&str, &str, &str)] = &[
 ];
 
 fn full_sweep() -> bool {
-    std::env::var_os("POLYTUNE_FULL_SWEEP").is_some()
+    testkit::tier() == testkit::Tier::Full
 }
+
+/// The fast tier takes every `FAST_STRIDE`-th setting of each kernel
+/// (shifted per kernel); the heavy tier takes them all.
+const FAST_STRIDE: usize = 16;
 
 /// `POLYTUNE_SWEEP_KERNELS=gemm,jacobi-2d`: only these kernels, known
 /// failures included (for reproducing one kernel's failures).
@@ -98,8 +102,8 @@ fn only_kernels() -> Option<Vec<String>> {
 
 /// Knob settings of the sweep for kernel `i`: scheduler settings × what acts
 /// after tiling (tiles, post-tile reordering, wavefront, intra-tile
-/// consecutivity, threads, the code-generation knobs). The default sweep keeps CI within its time:
-/// tiles 16 and 32 only (the full sweep adds 8).
+/// consecutivity, threads, the code-generation knobs). Tiles 16 and 32 only
+/// (the full sweep adds 8).
 fn settings(i: usize) -> Vec<(Vec<String>, Option<Vec<u32>>, usize)> {
     let schedulers = [SCHEDULERS[0], SCHEDULERS[1 + i % (SCHEDULERS.len() - 1)]];
     let tile_sizes: &[u32] = if full_sweep() { &[8, 16, 32] } else { &[16, 32] };
@@ -162,7 +166,8 @@ fn settings(i: usize) -> Vec<(Vec<String>, Option<Vec<u32>>, usize)> {
 /// generated (legality and permutability checked again), compiled and run at
 /// SMALL, outputs compared with the original's, and each statement instance
 /// run once (counted). Settings that lead to the same program are built and
-/// run once. A failure is a status in the list.
+/// run once. A failure is a status in the list. The fast tier takes a
+/// sample of the settings ([`FAST_STRIDE`]), the heavy tier all of them.
 #[test]
 fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
     let paths = kernels();
@@ -206,7 +211,15 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
                 if only.as_ref().is_some_and(|o| !o.contains(&name)) {
                     continue;
                 }
-                let settings: Vec<_> = settings(i).into_iter().filter(|(set, _, _)| !known(&name, set)).collect();
+                // The fast tier: 3 settings per kernel, every setting on some kernel.
+                let settings: Vec<_> = settings(i)
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(j, (set, _, _))| {
+                        (only.is_some() || testkit::fast_sample(i, *j, FAST_STRIDE)) && !known(&name, set)
+                    })
+                    .map(|(_, s)| s)
+                    .collect();
                 if settings.is_empty() {
                     continue;
                 }

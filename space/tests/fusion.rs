@@ -63,6 +63,9 @@ fn no_backward_dependence(scop: &Scop, deps: &Dependences, p: &Preorder) -> bool
 /// asks the scheduler about.
 const SHARD: &str = "POLYTUNE_FUSION_ORACLE_SHARD";
 
+/// The fast tier's sample of the partitions (see [`oracle`]).
+const FAST_STRIDE: usize = 4;
+
 /// Marks the child's answers in its output.
 const ANSWER: &str = "oracle-answer: ";
 
@@ -91,12 +94,18 @@ fn scheduled(
 ///
 /// With `test` (the name of the calling test), half of the scheduler calls
 /// run in a second process running that test: CBC is locked process-wide,
-/// so threads do not help, and 3mm needs 352 schedules.
+/// so threads do not help, and 3mm needs 352 schedules. The fast tier asks
+/// the scheduler about one partition in [`FAST_STRIDE`] (and checks the
+/// optima against that sample), the heavy tier about every one.
 fn oracle(rel: &str, test: Option<&str>) {
     let (s, d) = load(rel);
+    let stride = if testkit::tier() == testkit::Tier::Fast { FAST_STRIDE } else { 1 };
+    let shards = if test.is_some() { 2 } else { 1 };
+    let step = shards * stride;
+    let sampled = |i: usize| i % step < shards;
     if std::env::var(SHARD).is_ok() {
         let all = ordered_partitions(s.statements.len());
-        for (i, err) in scheduled(&s, &d, &all, 1, 2) {
+        for (i, err) in scheduled(&s, &d, &all, 1, step) {
             match err {
                 None => println!("\n{ANSWER}scheduled {i}"),
                 Some(e) => println!("\n{ANSWER}refused {i} {}", e.replace('\n', " ")),
@@ -113,7 +122,8 @@ fn oracle(rel: &str, test: Option<&str>) {
     assert_eq!(Count::from_u64(all.len() as u64), Count::fubini(n));
     assert_eq!(space.unpruned(), Count::fubini(n));
     let started = Instant::now();
-    let calls = all.iter().filter(|p| no_backward_dependence(&s, &d, p)).count();
+    let calls =
+        all.iter().enumerate().filter(|(i, p)| sampled(*i) && no_backward_dependence(&s, &d, p)).count();
     let mut answers: HashMap<usize, Option<String>> = HashMap::new();
     match test {
         Some(name) => {
@@ -125,7 +135,7 @@ fn oracle(rel: &str, test: Option<&str>) {
                 .stderr(std::process::Stdio::null())
                 .spawn()
                 .unwrap();
-            answers.extend(scheduled(&s, &d, &all, 0, 2));
+            answers.extend(scheduled(&s, &d, &all, 0, step));
             let out = child.wait_with_output().unwrap();
             assert!(out.status.success(), "{rel}: the second oracle process failed");
             let text = String::from_utf8_lossy(&out.stdout);
@@ -142,13 +152,16 @@ fn oracle(rel: &str, test: Option<&str>) {
             // Every partition that passes the check got an answer.
             assert_eq!(answers.len(), calls, "{rel}: {text}");
         }
-        None => answers.extend(scheduled(&s, &d, &all, 0, 1)),
+        None => answers.extend(scheduled(&s, &d, &all, 0, step)),
     }
     let mut wrong = Vec::new();
     let mut legal = Vec::new();
     for (i, p) in all.iter().enumerate() {
         let in_f = f.contains(&p.0);
         assert_eq!(space.contains(p), in_f, "{rel}: encoding and enumeration disagree on {}", p.display());
+        if !sampled(i) {
+            continue;
+        }
         let scheduled = matches!(answers.get(&i), Some(None));
         if scheduled {
             legal.push(p.clone());
@@ -160,12 +173,19 @@ fn oracle(rel: &str, test: Option<&str>) {
     }
     eprintln!("{rel}: |O| {} |F| {} scheduler calls {calls} in {:?}", all.len(), f.len(), started.elapsed());
     assert!(wrong.is_empty(), "{rel}: {wrong:#?}");
-    let most = legal.iter().map(FusionSpace::fused_pairs).max().unwrap();
-    let least = legal.iter().map(FusionSpace::fused_pairs).min().unwrap();
+    let most = legal.iter().map(FusionSpace::fused_pairs).max().unwrap_or_default();
+    let least = legal.iter().map(FusionSpace::fused_pairs).min().unwrap_or(usize::MAX);
     let max_fusion = space.optimise(&Objective::MaxFusion).unwrap().unwrap();
     let max_distribution = space.optimise(&Objective::MaxDistribution).unwrap().unwrap();
-    assert_eq!(FusionSpace::fused_pairs(&max_fusion), most, "{rel}: {}", max_fusion.display());
-    assert_eq!(FusionSpace::fused_pairs(&max_distribution), least, "{rel}: {}", max_distribution.display());
+    let (fused, distributed) =
+        (FusionSpace::fused_pairs(&max_fusion), FusionSpace::fused_pairs(&max_distribution));
+    if stride == 1 {
+        assert_eq!(fused, most, "{rel}: {}", max_fusion.display());
+        assert_eq!(distributed, least, "{rel}: {}", max_distribution.display());
+    } else {
+        assert!(fused >= most, "{rel}: {}", max_fusion.display());
+        assert!(distributed <= least, "{rel}: {}", max_distribution.display());
+    }
     assert!(f.contains(&max_fusion.0) && f.contains(&max_distribution.0));
 }
 

@@ -146,7 +146,7 @@ fn every_band_row_is_linearly_independent_for_each_statement_that_needs_one() {
 /// lexmins (over a hundred variables, over a hundred objectives each) and a
 /// few of gramschmidt's and deriche's are beyond it. Each lexmin covers a
 /// row's whole objective vector (sign-case nodes included), so about 900 are
-/// compared in all.
+/// compared in all (every third kernel's in the fast tier).
 const ISL_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
 
 #[test]
@@ -156,7 +156,9 @@ fn cbc_and_isl_reach_equal_optima_on_every_ilp_of_the_30_kernels() {
     assert_eq!(files.len(), 30);
     let (mut checked, mut unchecked) = (0, 0);
     let mut failures = Vec::new();
-    for f in &files {
+    // The fast tier: every third kernel (about 300 lexmins).
+    let sample: Vec<_> = files.iter().enumerate().filter(|(i, _)| testkit::fast_sample(*i, 0, 3)).collect();
+    for &(_, f) in &sample {
         let name = f.file_stem().unwrap().to_string_lossy().into_owned();
         let rel = f.strip_prefix(&root).unwrap().to_str().unwrap().to_string();
         let (s, d) = load(&rel);
@@ -184,7 +186,7 @@ fn cbc_and_isl_reach_equal_optima_on_every_ilp_of_the_30_kernels() {
     }
     eprintln!("cross-checked {checked} lexmins, isl gave up on {unchecked}");
     assert!(failures.is_empty(), "{failures:#?}");
-    assert!(checked > 800, "{checked}");
+    assert!(checked > 800 * sample.len() / files.len(), "{checked}");
 }
 
 /// A reduction into one scalar at the bottom of a 10-deep nest of constant

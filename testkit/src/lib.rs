@@ -21,7 +21,10 @@
 //!   isolation) and marks read through isl, for assertions on structure
 //!   rather than on YAML text.
 //!
-//! Two environment variables, for the tests only:
+//! - [`tier`]: the fast tier (the default), the heavy tier and the full
+//!   sweeps (`POLYTUNE_TIER`), and the fast tier's samples.
+//!
+//! Two more environment variables, for the tests only:
 //! - `POLYTUNE_ITEM_LIMIT_S=N` replaces every limit (seconds);
 //! - `POLYTUNE_TEST_HANG=TEXT` makes every [`item`] whose name contains
 //!   `TEXT` hang where it starts: the hook that shows a hang fails fast.
@@ -31,11 +34,13 @@ mod gpu;
 pub mod instances;
 mod kernels;
 pub mod random_scop;
+pub mod tier;
 pub mod tree;
 
 pub use evaluate::evaluator;
 pub use gpu::{gpu_profile, has_gpu};
 pub use kernels::{gemm_with_an_empty_dataset, kernel, kernels, load, root, Kernel};
+pub use tier::{fast_sample, tier, Tier};
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -227,5 +232,21 @@ mod tests {
             (out.status.code(), &out.stdout[..], &out.stderr[..]),
             (Some(3), &b"out\n"[..], &b"err\n"[..])
         );
+    }
+}
+
+/// The PostgreSQL server of the tests that need one (`POLYTUNE_TEST_POSTGRES`,
+/// which `.ci/run` sets), or `None` after saying the test is skipped. Where
+/// `CI` or `POLYTUNE_EXPECT_POSTGRES` is set a missing server fails the
+/// test, so a run that must test PostgreSQL cannot skip it unnoticed.
+pub fn postgres_url() -> Option<String> {
+    match std::env::var("POLYTUNE_TEST_POSTGRES") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            let must = ["CI", "POLYTUNE_EXPECT_POSTGRES"].iter().any(|v| std::env::var_os(v).is_some());
+            assert!(!must, "CI or POLYTUNE_EXPECT_POSTGRES is set but POLYTUNE_TEST_POSTGRES is not");
+            eprintln!("POLYTUNE_TEST_POSTGRES is not set: the PostgreSQL test is skipped");
+            None
+        }
     }
 }

@@ -364,11 +364,7 @@ fn two_campaigns_write_one_sqlite_file_at_once() {
 /// The same campaign against the PostgreSQL server `.ci/run` starts.
 #[test]
 fn a_campaign_into_postgres() {
-    let Ok(url) = std::env::var("POLYTUNE_TEST_POSTGRES") else {
-        assert!(std::env::var_os("CI").is_none(), "CI must provide POLYTUNE_TEST_POSTGRES");
-        eprintln!("POLYTUNE_TEST_POSTGRES is not set: nothing to test against");
-        return;
-    };
+    let Some(url) = testkit::postgres_url() else { return };
     // A seed of its own makes a new campaign in a server that outlives test runs.
     let seed =
         format!("{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());

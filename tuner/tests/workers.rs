@@ -173,11 +173,7 @@ fn a_worker_refuses_a_campaign_of_another_machine_or_an_unknown_one() {
 /// another after its lease (3 s) expired.
 #[test]
 fn four_workers_on_postgres_survive_a_kill() {
-    let Ok(url) = std::env::var("POLYTUNE_TEST_POSTGRES") else {
-        assert!(std::env::var_os("CI").is_none(), "CI must provide POLYTUNE_TEST_POSTGRES");
-        eprintln!("POLYTUNE_TEST_POSTGRES is not set: nothing to test against");
-        return;
-    };
+    let Some(url) = testkit::postgres_url() else { return };
     let seed = fresh_seed();
     let dir = temp_dir("postgres");
     let started = Instant::now();

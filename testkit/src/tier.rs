@@ -1,0 +1,54 @@
+//! The test suite's tiers. The README's test command, `cargo test
+//! --workspace`, is the fast tier: each heavy sweep (the knob sweep, the
+//! GPU sweep, the explain round trip, the random programs, the core
+//! scheduler's variants) takes a small, fixed sample of its items that
+//! still touches every setting. `POLYTUNE_TIER=heavy` (CI's second tier,
+//! `.ci/run`) takes the larger sample; `POLYTUNE_TIER=full` (or the older
+//! `POLYTUNE_FULL_SWEEP=1`) takes every item.
+
+/// How much of each heavy sweep a test run takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    Fast,
+    Heavy,
+    Full,
+}
+
+/// The tier of this test run, from `POLYTUNE_TIER` (`fast`, `heavy`,
+/// `full`) or `POLYTUNE_FULL_SWEEP`. An unknown value stops the test, naming it.
+pub fn tier() -> Tier {
+    if std::env::var_os("POLYTUNE_FULL_SWEEP").is_some() {
+        return Tier::Full;
+    }
+    match std::env::var("POLYTUNE_TIER").as_deref().map(str::trim) {
+        Err(_) | Ok("") | Ok("fast") => Tier::Fast,
+        Ok("heavy") => Tier::Heavy,
+        Ok("full") => Tier::Full,
+        Ok(other) => panic!("POLYTUNE_TIER={other}: expected fast, heavy or full"),
+    }
+}
+
+/// Whether item `j` of sweep row `i` (a kernel) is in the fast tier's
+/// sample: every `stride`-th item, shifted by the row, so that across the
+/// rows every item is taken. Every item is taken in the other tiers.
+pub fn fast_sample(i: usize, j: usize, stride: usize) -> bool {
+    tier() != Tier::Fast || sampled(i, j, stride)
+}
+
+fn sampled(i: usize, j: usize, stride: usize) -> bool {
+    (i + j) % stride.max(1) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fast_sample_takes_every_item_across_the_rows() {
+        // 30 kernels, 48 settings, stride 16: 3 settings each, every setting at least once.
+        let taken: Vec<Vec<usize>> =
+            (0..30).map(|i| (0..48).filter(|&j| sampled(i, j, 16)).collect()).collect();
+        assert!(taken.iter().all(|t| t.len() == 3));
+        assert!((0..48).all(|j| taken.iter().any(|t| t.contains(&j))));
+    }
+}
