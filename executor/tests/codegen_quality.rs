@@ -4,7 +4,6 @@
 //! isolation gives up within its budget where it would be expensive.
 
 use executor::codegen::{self, CodegenOptions};
-use executor::measure::Status;
 use executor::runtime::Tolerance;
 use space::knobs::SchedulerOptions;
 use testkit::tree::Tree;
@@ -68,11 +67,11 @@ fn gemm_full_tiles_have_constant_point_loops_and_no_guard() {
 /// dataset `k` was loaded with and compares their outputs bit for bit.
 fn same_outputs(k: &Kernel, program: String) {
     let flags = ["-O2", "-ffp-contract=off", "-fopenmp"];
-    let ev = testkit::evaluator("codegen-quality", &flags, Some(2), Tolerance::BITWISE);
-    let original = codegen::original_program(&k.source, &k.scop).unwrap();
-    let reference = ev.reference(&original).unwrap();
-    let m = ev.evaluate(&reference, &[program]).unwrap().remove(0);
-    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+    testkit::assert_same_outputs(
+        &testkit::evaluator("codegen-quality", &flags, Some(2), Tolerance::BITWISE),
+        k,
+        program,
+    );
 }
 
 /// `k` under the unified scheduler's defaults, tiled by `tiles` on

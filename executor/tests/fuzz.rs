@@ -351,35 +351,23 @@ fn random_programs_are_refused_with_a_reason_or_verify() {
     let first = env_u64("POLYTUNE_FUZZ_SEED").unwrap_or(0);
     let kept = testkit::root().join("target/tmp/fuzz-failures");
     let started = Instant::now();
-    let next = Mutex::new(first);
     let results: Mutex<Vec<Checked>> = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| loop {
-                let seed = {
-                    let mut s = next.lock().unwrap();
-                    *s += 1;
-                    *s - 1
-                };
-                if seed >= first + n {
-                    break;
-                }
-                let program = random_scop::generate(seed, &opts);
-                let t = Instant::now();
-                let r = run_child(seed);
-                let took = t.elapsed().as_secs_f64();
-                if took > 5.0 {
-                    eprintln!("seed {seed}: {took:.1} s");
-                }
-                if r.is_err() {
-                    std::fs::create_dir_all(&kept).unwrap();
-                    std::fs::write(kept.join(format!("seed{seed}.c")), &program.text).unwrap();
-                    let why = r.as_ref().err().map(|e| e.lines().take(3).collect::<Vec<_>>().join(" | "));
-                    eprintln!("seed {seed}: failed: {}", why.unwrap_or_default());
-                }
-                results.lock().unwrap().push((seed, r, program.text));
-            });
+    testkit::on_two_threads(n as usize, |i| {
+        let seed = first + i as u64;
+        let program = random_scop::generate(seed, &opts);
+        let t = Instant::now();
+        let r = run_child(seed);
+        let took = t.elapsed().as_secs_f64();
+        if took > 5.0 {
+            eprintln!("seed {seed}: {took:.1} s");
         }
+        if r.is_err() {
+            std::fs::create_dir_all(&kept).unwrap();
+            std::fs::write(kept.join(format!("seed{seed}.c")), &program.text).unwrap();
+            let why = r.as_ref().err().map(|e| e.lines().take(3).collect::<Vec<_>>().join(" | "));
+            eprintln!("seed {seed}: failed: {}", why.unwrap_or_default());
+        }
+        results.lock().unwrap().push((seed, r, program.text));
     });
     let mut results = results.into_inner().unwrap();
     results.sort_by_key(|r| r.0);

@@ -30,11 +30,11 @@ fn launches(region: &str) -> usize {
 /// Builds the original and `program`, runs both at the dataset `k` was
 /// loaded with and compares their outputs.
 fn same_outputs(k: &testkit::Kernel, program: String) {
-    let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
-    let original = codegen::original_program(&k.source, &k.scop).unwrap();
-    let reference = ev.reference(&original).unwrap();
-    let m = ev.evaluate(&reference, &[program]).unwrap().remove(0);
-    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+    testkit::assert_same_outputs(
+        &testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default()),
+        k,
+        program,
+    );
 }
 
 #[test]
@@ -166,95 +166,80 @@ fn a_mapping_that_would_race_falls_back_to_one_thread() {
 fn every_kernel_mapped_to_the_gpu_matches_the_original_when_emulated() {
     let paths = kernels();
     let failures = Mutex::new(Vec::<String>::new());
-    let next = Mutex::new(0usize);
     let started = std::time::Instant::now();
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| loop {
-                let i = {
-                    let mut n = next.lock().unwrap();
-                    *n += 1;
-                    *n - 1
-                };
-                let Some(path) = paths.get(i) else { break };
-                // The fast tier: every third kernel; the heavy tier: all 30.
-                if !testkit::fast_sample(i, 0, 3) {
+    testkit::on_two_threads(paths.len(), |i| {
+        let path = &paths[i];
+        // The fast tier: every third kernel; the heavy tier: all 30.
+        if !testkit::fast_sample(i, 0, 3) {
+            return;
+        }
+        let k = load(path, "SMALL");
+        // Both kinds of Feautrier rows; the second only where it
+        // changes the schedule.
+        let mut trees = Vec::new();
+        for feautrier in ["all", "self-first"] {
+            let knobs = SchedulerOptions::default()
+                .with_settings(&["target=gpu".to_string(), format!("feautrier={feautrier}")])
+                .unwrap();
+            let fail = |what: String| {
+                failures.lock().unwrap().push(format!("{} feautrier={feautrier}: {what}", k.name))
+            };
+            let tree = {
+                let _item = testkit::item(format!("{}: schedule", k.name), ITEM_LIMIT);
+                space::schedule::unified(&k.scop, &k.deps, None, &knobs)
+            };
+            let tree = match tree {
+                Ok(s) => s.tree,
+                Err(e) => {
+                    fail(format!("schedule: {e}"));
                     continue;
                 }
-                let k = load(path, "SMALL");
-                // Both kinds of Feautrier rows; the second only where it
-                // changes the schedule.
-                let mut trees = Vec::new();
-                for feautrier in ["all", "self-first"] {
-                    let knobs = SchedulerOptions::default()
-                        .with_settings(&["target=gpu".to_string(), format!("feautrier={feautrier}")])
-                        .unwrap();
-                    let fail = |what: String| {
-                        failures.lock().unwrap().push(format!("{} feautrier={feautrier}: {what}", k.name))
-                    };
-                    let tree = {
-                        let _item = testkit::item(format!("{}: schedule", k.name), ITEM_LIMIT);
-                        space::schedule::unified(&k.scop, &k.deps, None, &knobs)
-                    };
-                    let tree = match tree {
-                        Ok(s) => s.tree,
-                        Err(e) => {
-                            fail(format!("schedule: {e}"));
-                            continue;
-                        }
-                    };
-                    if trees.contains(&tree) {
-                        continue;
-                    }
-                    trees.push(tree.clone());
-                    let mut opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
-                    // Every other kernel with blocks of at most 64 threads (gpu_block).
-                    if i % 2 == 1 {
-                        opts.code.gpu_block = 64;
-                    }
-                    let v = {
-                        let _item = testkit::item(format!("{}: codegen", k.name), ITEM_LIMIT);
-                        codegen::generate(&k.source, &k.scop, &k.deps, &tree, &opts)
-                    };
-                    let v = match v {
-                        Ok(v) => v,
-                        Err(e) => {
-                            fail(format!("codegen: {e}"));
-                            continue;
-                        }
-                    };
-                    match (&v.cuda, executor::cuda::nvcc()) {
-                        (None, _) => fail("no CUDA unit".into()),
-                        (Some(c), Some(nvcc)) => {
-                            let dir = testkit::root().join("target/tmp/polytune-gpu-test-units");
-                            std::fs::create_dir_all(&dir).unwrap();
-                            let unit = dir.join(format!("{}.{feautrier}.cu", k.name));
-                            std::fs::write(&unit, &c.unit).unwrap();
-                            let _item = testkit::item(format!("{}: nvcc", k.name), ITEM_LIMIT);
-                            if let Err(e) = executor::cuda::compile_check(&nvcc, &unit, &["sm_80", "sm_90"]) {
-                                fail(format!("nvcc: {e}"));
-                            }
-                        }
-                        (Some(_), None) => assert!(
-                        std::env::var_os("POLYTUNE_EXPECT_NVCC").is_none(),
-                        "POLYTUNE_EXPECT_NVCC is set but no nvcc was found (POLYTUNE_NVCC, PATH, CUDA_HOME)"
-                    ),
-                    }
-                    let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
-                    let original = codegen::original_program(&k.source, &k.scop).unwrap();
-                    let reference = ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name));
-                    let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
-                    if m.status != Status::Ok {
-                        fail(format!("{} {}", m.status, m.reason));
-                    }
-                    eprintln!(
-                        "{} feautrier={feautrier}: {} launch sites, {}",
-                        k.name,
-                        launches(&v.region),
-                        m.status
-                    );
+            };
+            if trees.contains(&tree) {
+                continue;
+            }
+            trees.push(tree.clone());
+            let mut opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
+            // Every other kernel with blocks of at most 64 threads (gpu_block).
+            if i % 2 == 1 {
+                opts.code.gpu_block = 64;
+            }
+            let v = {
+                let _item = testkit::item(format!("{}: codegen", k.name), ITEM_LIMIT);
+                codegen::generate(&k.source, &k.scop, &k.deps, &tree, &opts)
+            };
+            let v = match v {
+                Ok(v) => v,
+                Err(e) => {
+                    fail(format!("codegen: {e}"));
+                    continue;
                 }
-            });
+            };
+            match (&v.cuda, executor::cuda::nvcc()) {
+                (None, _) => fail("no CUDA unit".into()),
+                (Some(c), Some(nvcc)) => {
+                    let dir = testkit::root().join("target/tmp/polytune-gpu-test-units");
+                    std::fs::create_dir_all(&dir).unwrap();
+                    let unit = dir.join(format!("{}.{feautrier}.cu", k.name));
+                    std::fs::write(&unit, &c.unit).unwrap();
+                    let _item = testkit::item(format!("{}: nvcc", k.name), ITEM_LIMIT);
+                    if let Err(e) = executor::cuda::compile_check(&nvcc, &unit, &["sm_80", "sm_90"]) {
+                        fail(format!("nvcc: {e}"));
+                    }
+                }
+                (Some(_), None) => assert!(
+                    std::env::var_os("POLYTUNE_EXPECT_NVCC").is_none(),
+                    "POLYTUNE_EXPECT_NVCC is set but no nvcc was found (POLYTUNE_NVCC, PATH, CUDA_HOME)"
+                ),
+            }
+            let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
+            let original = codegen::original_program(&k.source, &k.scop).unwrap();
+            let reference = ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
+            if m.status != Status::Ok {
+                fail(format!("{} {}", m.status, m.reason));
+            }
+            eprintln!("{} feautrier={feautrier}: {} launch sites, {}", k.name, launches(&v.region), m.status);
         }
     });
     let failures = failures.into_inner().unwrap();

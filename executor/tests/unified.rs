@@ -89,9 +89,16 @@ fn full_sweep() -> bool {
     testkit::tier() == testkit::Tier::Full
 }
 
-/// The fast tier takes every `FAST_STRIDE`-th setting of each kernel
-/// (shifted per kernel); the heavy tier takes them all.
-const FAST_STRIDE: usize = 16;
+/// Every kernel takes every `stride()`-th of its settings (shifted per
+/// kernel, so that each setting runs on some kernel): 3 of 48 in the fast
+/// tier, 12 in the heavy tier, all of them in the full sweep.
+fn stride() -> usize {
+    match testkit::tier() {
+        testkit::Tier::Fast => 16,
+        testkit::Tier::Heavy => 4,
+        testkit::Tier::Full => 1,
+    }
+}
 
 /// `POLYTUNE_SWEEP_KERNELS=gemm,jacobi-2d`: only these kernels, known
 /// failures included (for reproducing one kernel's failures).
@@ -166,8 +173,8 @@ fn settings(i: usize) -> Vec<(Vec<String>, Option<Vec<u32>>, usize)> {
 /// generated (legality and permutability checked again), compiled and run at
 /// SMALL, outputs compared with the original's, and each statement instance
 /// run once (counted). Settings that lead to the same program are built and
-/// run once. A failure is a status in the list. The fast tier takes a
-/// sample of the settings ([`FAST_STRIDE`]), the heavy tier all of them.
+/// run once. A failure is a status in the list. The tiers take a sample
+/// of the settings ([`stride`]).
 #[test]
 fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
     let paths = kernels();
@@ -197,136 +204,123 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
     // (kernel index, threads) -> programs, deduplicated.
     // Each program with the settings that produce it.
     let programs: Mutex<HashMap<(usize, usize), Vec<(String, Vec<String>)>>> = Mutex::new(HashMap::new());
-    let next = Mutex::new(0usize);
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| loop {
-                let i = {
-                    let mut n = next.lock().unwrap();
-                    *n += 1;
-                    *n - 1
-                };
-                let Some(path) = paths.get(i) else { break };
-                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-                if only.as_ref().is_some_and(|o| !o.contains(&name)) {
+    testkit::on_two_threads(paths.len(), |i| {
+        let path = &paths[i];
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if only.as_ref().is_some_and(|o| !o.contains(&name)) {
+            return;
+        }
+        let settings: Vec<_> = settings(i)
+            .into_iter()
+            .enumerate()
+            .filter(|(j, (set, _, _))| (only.is_some() || (i + j) % stride() == 0) && !known(&name, set))
+            .map(|(_, s)| s)
+            .collect();
+        if settings.is_empty() {
+            return;
+        }
+        let k = load(path, "SMALL");
+        let t = std::time::Instant::now();
+        let mut schedules: HashMap<(SchedulerOptions, bool), Result<String, String>> = HashMap::new();
+        let mut codegen_s = 0.0;
+        for (set, tiles, threads) in &settings {
+            let knobs = SchedulerOptions::default().with_settings(set).unwrap();
+            let code = space::knobs::CodeOptions::default().with_settings(set).unwrap();
+            // `transpose=on` schedules and generates on the SCoP with its copies.
+            let gpu = knobs.target == space::knobs::Target::Gpu;
+            let (scop, deps) = pipeline::model(&k.scop, &k.deps, &code, gpu).unwrap();
+            let tree = schedules
+                .entry((sched_key(&knobs), !scop.copies.is_empty()))
+                .or_insert_with(|| {
+                    let _item = testkit::item(format!("{} {set:?}: schedule", k.name), ITEM_LIMIT);
+                    space::schedule::unified(&scop, &deps, None, &knobs)
+                        .map(|s| s.tree)
+                        .map_err(|e| e.to_string())
+                })
+                .clone();
+            let tree = match tree {
+                Ok(t) => t,
+                Err(e) => {
+                    failures.lock().unwrap().push(format!("{} {set:?}: schedule: {e}", k.name));
                     continue;
                 }
-                // The fast tier: 3 settings per kernel, every setting on some kernel.
-                let settings: Vec<_> = settings(i)
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(j, (set, _, _))| {
-                        (only.is_some() || testkit::fast_sample(i, *j, FAST_STRIDE)) && !known(&name, set)
-                    })
-                    .map(|(_, s)| s)
-                    .collect();
-                if settings.is_empty() {
-                    continue;
-                }
-                let k = load(path, "SMALL");
-                let t = std::time::Instant::now();
-                let mut schedules: HashMap<(SchedulerOptions, bool), Result<String, String>> = HashMap::new();
-                let mut codegen_s = 0.0;
-                for (set, tiles, threads) in &settings {
-                    let knobs = SchedulerOptions::default().with_settings(set).unwrap();
-                    let code = space::knobs::CodeOptions::default().with_settings(set).unwrap();
-                    // `transpose=on` schedules and generates on the SCoP with its copies.
-                    let gpu = knobs.target == space::knobs::Target::Gpu;
-                    let (scop, deps) = pipeline::model(&k.scop, &k.deps, &code, gpu).unwrap();
-                    let tree = schedules
-                        .entry((sched_key(&knobs), !scop.copies.is_empty()))
-                        .or_insert_with(|| {
-                            let _item = testkit::item(format!("{} {set:?}: schedule", k.name), ITEM_LIMIT);
-                            space::schedule::unified(&scop, &deps, None, &knobs)
-                                .map(|s| s.tree)
-                                .map_err(|e| e.to_string())
-                        })
-                        .clone();
-                    let tree = match tree {
-                        Ok(t) => t,
-                        Err(e) => {
-                            failures.lock().unwrap().push(format!("{} {set:?}: schedule: {e}", k.name));
-                            continue;
-                        }
-                    };
-                    let opts = CodegenOptions { code, ..CodegenOptions::for_point(tiles.clone(), *threads, Some(&knobs)) };
-                    let c = std::time::Instant::now();
-                    let generated = {
-                        let _item = testkit::item(format!("{} {set:?} {tiles:?}: codegen", k.name), ITEM_LIMIT);
-                        codegen::generate(&k.source, &scop, &deps, &tree, &opts)
-                    };
-                    codegen_s += c.elapsed().as_secs_f64();
-                    match generated {
-                        Ok(v) => {
-                            let mut p = programs.lock().unwrap();
-                            let list = p.entry((i, *threads)).or_default();
-                            let how = format!("{set:?} {tiles:?}");
-                            match list.iter_mut().find(|(p, _)| *p == v.program) {
-                                Some((_, hows)) => hows.push(how),
-                                None => list.push((v.program, vec![how])),
-                            }
-                        }
-                        Err(e) => failures
-                            .lock()
-                            .unwrap()
-                            .push(format!("{} {set:?} {tiles:?}: codegen: {e}", k.name)),
+            };
+            let opts =
+                CodegenOptions { code, ..CodegenOptions::for_point(tiles.clone(), *threads, Some(&knobs)) };
+            let c = std::time::Instant::now();
+            let generated = {
+                let _item = testkit::item(format!("{} {set:?} {tiles:?}: codegen", k.name), ITEM_LIMIT);
+                codegen::generate(&k.source, &scop, &deps, &tree, &opts)
+            };
+            codegen_s += c.elapsed().as_secs_f64();
+            match generated {
+                Ok(v) => {
+                    let mut p = programs.lock().unwrap();
+                    let list = p.entry((i, *threads)).or_default();
+                    let how = format!("{set:?} {tiles:?}");
+                    match list.iter_mut().find(|(p, _)| *p == v.program) {
+                        Some((_, hows)) => hows.push(how),
+                        None => list.push((v.program, vec![how])),
                     }
                 }
-                let total = t.elapsed().as_secs_f64();
-                // Build and run this kernel's distinct programs now, so that
-                // progress and failures show as the sweep goes.
-                let mut n = 0;
+                Err(e) => {
+                    failures.lock().unwrap().push(format!("{} {set:?} {tiles:?}: codegen: {e}", k.name))
+                }
+            }
+        }
+        let total = t.elapsed().as_secs_f64();
+        // Build and run this kernel's distinct programs now, so that
+        // progress and failures show as the sweep goes.
+        let mut n = 0;
+        for threads in [1, 2] {
+            let Some(list) = programs.lock().unwrap().get(&(i, threads)).cloned() else { continue };
+            n += list.len();
+            let ev = evaluator(threads);
+            let original = codegen::original_program(&k.source, &k.scop).unwrap();
+            let reference = ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            let sources: Vec<String> = list.iter().map(|(p, _)| p.clone()).collect();
+            for (j, m) in ev.evaluate(&reference, &sources).unwrap().into_iter().enumerate() {
+                if m.status != Status::Ok {
+                    failures.lock().unwrap().push(format!(
+                        "{} threads={threads} variant {j} ({}): {} {}",
+                        k.name,
+                        list[j].1.join(" | "),
+                        m.status,
+                        m.reason
+                    ));
+                }
+            }
+        }
+        // Whatever the outputs say, each program runs every statement
+        // instance once (the instance oracle, `testkit::instances`).
+        let c = std::time::Instant::now();
+        let mut counted: Vec<String> = Vec::new();
+        match testkit::instances::original(&k) {
+            Ok(want) => {
                 for threads in [1, 2] {
                     let Some(list) = programs.lock().unwrap().get(&(i, threads)).cloned() else { continue };
-                    n += list.len();
-                    let ev = evaluator(threads);
-                    let original = codegen::original_program(&k.source, &k.scop).unwrap();
-                    let reference = ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name));
-                    let sources: Vec<String> = list.iter().map(|(p, _)| p.clone()).collect();
-                    for (j, m) in ev.evaluate(&reference, &sources).unwrap().into_iter().enumerate() {
-                        if m.status != Status::Ok {
-                            failures.lock().unwrap().push(format!(
-                                "{} threads={threads} variant {j} ({}): {} {}",
-                                k.name,
-                                list[j].1.join(" | "),
-                                m.status,
-                                m.reason
-                            ));
+                    for (p, hows) in list {
+                        if counted.contains(&p) {
+                            continue;
                         }
+                        if let Err(e) = testkit::instances::check(&k, &want, &p) {
+                            failures.lock().unwrap().push(format!("{} ({}): {e}", k.name, hows.join(" | ")));
+                        }
+                        counted.push(p);
                     }
                 }
-                // Whatever the outputs say, each program runs every statement
-                // instance once (the instance oracle, `testkit::instances`).
-                let c = std::time::Instant::now();
-                let mut counted: Vec<String> = Vec::new();
-                match testkit::instances::original(&k) {
-                    Ok(want) => {
-                        for threads in [1, 2] {
-                            let Some(list) = programs.lock().unwrap().get(&(i, threads)).cloned() else { continue };
-                            for (p, hows) in list {
-                                if counted.contains(&p) {
-                                    continue;
-                                }
-                                if let Err(e) = testkit::instances::check(&k, &want, &p) {
-                                    failures.lock().unwrap().push(format!("{} ({}): {e}", k.name, hows.join(" | ")));
-                                }
-                                counted.push(p);
-                            }
-                        }
-                    }
-                    Err(e) => failures.lock().unwrap().push(format!("{} : counting instances: {e}", k.name)),
-                }
-                let counting_s = c.elapsed().as_secs_f64();
-                let bad = failures.lock().unwrap().iter().filter(|f| f.starts_with(&format!("{} ", k.name))).count();
-                eprintln!(
+            }
+            Err(e) => failures.lock().unwrap().push(format!("{} : counting instances: {e}", k.name)),
+        }
+        let counting_s = c.elapsed().as_secs_f64();
+        let bad = failures.lock().unwrap().iter().filter(|f| f.starts_with(&format!("{} ", k.name))).count();
+        eprintln!(
                     "{}: schedules {:.1} s, codegen {codegen_s:.1} s, {n} programs run in {:.1} s, instances of {} counted in {counting_s:.1} s, {bad} failures",
                     k.name,
                     total - codegen_s,
                     t.elapsed().as_secs_f64() - total - counting_s,
                     counted.len()
                 );
-            });
-        }
     });
     let programs = programs.into_inner().unwrap();
     let failures = failures.into_inner().unwrap();

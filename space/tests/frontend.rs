@@ -61,6 +61,21 @@ fn a_modulo_time_index_is_scheduled_over_its_exact_dependences() {
     assert_eq!(s.constants, [("polytune_c200".to_string(), 200)]);
 }
 
+/// A dividend that is non-negative for the literals' values is accepted:
+/// the sign test pins the literals modelled as parameters (here `200` and
+/// `1000`; free, `i - 200 + 1000` would be negative where the first is
+/// large and the second small).
+#[test]
+fn a_sign_is_decided_with_the_literals_at_their_values() {
+    let code = "double A[300], s;\nvoid k(void) {\n#pragma scop\n  for (int i = 0; i < 400; i++)\n    s += A[(i - 200 + 1000) / 4];\n#pragma endscop\n}\n";
+    let scops = extract_text("sign.c", code).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scops[0].constants.len(), 3, "{:?}", scops[0].constants);
+    // A negative one is still refused, at a point without the literals.
+    let code = "double A[300], s;\nvoid k(int n) {\n#pragma scop\n  for (int i = 0; i < 400; i++)\n    s += A[(i - n + 1000) / 4];\n#pragma endscop\n}\n";
+    let err = extract_text("sign.c", code).unwrap_err().to_string();
+    assert!(err.contains("may be negative where it is divided (first at n = 1001, i = 0)"), "{err}");
+}
+
 /// trisolv with `#define N` 1500, 6000 or 100000: the literal is modelled
 /// as a parameter, so the schedule is the one of PolyBench's trisolv, whose
 /// size is the parameter `n` (before, 6000 had "no shared outer loop": its

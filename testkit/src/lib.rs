@@ -250,3 +250,34 @@ pub fn postgres_url() -> Option<String> {
         }
     }
 }
+
+/// Runs `work(i)` for `i` in `0..n` on two threads, each taking the next
+/// item when it is done with one (a sweep's items differ widely in cost).
+pub fn on_two_threads(n: usize, work: impl Fn(usize) + Sync) {
+    let next = Mutex::new(0usize);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let i = {
+                    let mut next = next.lock().unwrap();
+                    *next += 1;
+                    *next - 1
+                };
+                if i >= n {
+                    break;
+                }
+                work(i);
+            });
+        }
+    });
+}
+
+/// Builds the original program of `k` and `program` with `ev`, runs both
+/// at the dataset `k` was loaded with, and asserts that the outputs agree
+/// (to `ev`'s tolerance).
+pub fn assert_same_outputs(ev: &executor::evaluate::Evaluator, k: &Kernel, program: String) {
+    let original = executor::codegen::original_program(&k.source, &k.scop).unwrap();
+    let reference = ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+    let m = ev.evaluate(&reference, &[program]).unwrap().remove(0);
+    assert_eq!(m.status, executor::measure::Status::Ok, "{}: {}", k.name, m.reason);
+}

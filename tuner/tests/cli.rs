@@ -1,20 +1,9 @@
 //! The `polytune` binary as a user runs it.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-/// Every command of these tests ends within this, or fails the test naming
-/// it (`POLYTUNE_ITEM_LIMIT_S` overrides).
-const LIMIT: Duration = Duration::from_secs(600);
-
-fn polytune(args: &[&str]) -> std::process::Output {
-    testkit::output_within(Command::new(env!("CARGO_BIN_EXE_polytune")).args(args).current_dir(root()), LIMIT)
-}
+mod common;
+use common::{root, run as polytune, LIMIT};
 
 /// `polytune run ARGS --json` with its output and build cache in a fresh
 /// directory named after `tag`: the report, after checking the exit status.

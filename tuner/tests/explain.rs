@@ -2,18 +2,9 @@
 //! user meets first.
 
 use std::path::PathBuf;
-use std::process::Command;
-use std::time::Duration;
 
-const LIMIT: Duration = Duration::from_secs(300);
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn polytune(args: &[&str]) -> std::process::Output {
-    testkit::output_within(Command::new(env!("CARGO_BIN_EXE_polytune")).args(args).current_dir(root()), LIMIT)
-}
+mod common;
+use common::run as polytune;
 
 #[test]
 fn a_schedule_file_is_explained_as_steps_of_the_original() {
