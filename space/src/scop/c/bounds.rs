@@ -51,7 +51,12 @@ impl Walk<'_> {
         let context = Set::read_from_str(&ctx, &self.pinned_context()).map_err(|e| {
             ScopError::new(&self.src.path, None, format!("internal error: isl rejects the context: {e:?}"))
         })?;
+        // Per array, the elements outside its extents (read once: a
+        // statement of thousands of references reads few arrays).
+        let mut outside_of: HashMap<&str, Set> = HashMap::new();
         for s in &self.statements {
+            // The statement's instances under the context, once for its references.
+            let mut domain: Option<Set> = None;
             for a in &s.accesses {
                 let Some(extents) = self.extents.get(&a.array) else { continue };
                 if extents.iter().all(Option::is_none) {
@@ -65,24 +70,38 @@ impl Walk<'_> {
                     )
                 };
                 let vars: Vec<String> = (0..extents.len()).map(|d| format!("x{d}")).collect();
-                let outside: Vec<String> = extents
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(d, e)| e.as_ref().map(|e| format!("x{d} < 0 or x{d} >= {e}")))
-                    .collect();
-                let outside = format!(
-                    "[{}] -> {{ {}[{}] : {} }}",
-                    self.params.join(", "),
-                    isl_name(&a.array),
-                    vars.join(", "),
-                    outside.join(" or ")
-                );
-                let domain = Set::read_from_str(&ctx, &s.domain)
-                    .and_then(|d| d.intersect_params(context.copy()?))
-                    .map_err(internal)?;
+                let outside = match outside_of.get(a.array.as_str()) {
+                    Some(o) => o.copy().map_err(internal)?,
+                    None => {
+                        let outside: Vec<String> = extents
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(d, e)| e.as_ref().map(|e| format!("x{d} < 0 or x{d} >= {e}")))
+                            .collect();
+                        let outside = format!(
+                            "[{}] -> {{ {}[{}] : {} }}",
+                            self.params.join(", "),
+                            isl_name(&a.array),
+                            vars.join(", "),
+                            outside.join(" or ")
+                        );
+                        let o = Set::read_from_str(&ctx, &outside).map_err(internal)?;
+                        outside_of.insert(a.array.as_str(), o.copy().map_err(internal)?);
+                        o
+                    }
+                };
+                let domain = match &domain {
+                    Some(d) => d.copy().map_err(internal)?,
+                    None => {
+                        let d = Set::read_from_str(&ctx, &s.domain)
+                            .and_then(|d| d.intersect_params(context.copy()?))
+                            .map_err(internal)?;
+                        domain.insert(d).copy().map_err(internal)?
+                    }
+                };
                 let offending = Map::read_from_str(&ctx, &a.relation)
                     .and_then(|m| m.intersect_domain(domain.copy()?))
-                    .and_then(|m| m.intersect_range(Set::read_from_str(&ctx, &outside)?))
+                    .and_then(|m| m.intersect_range(outside))
                     .map_err(internal)?;
                 if offending.is_empty().map_err(internal)? {
                     continue;

@@ -22,7 +22,9 @@ impl Walk<'_> {
                 s.domain = set.to_str().map_err(|e| bad("domain", e))?.to_string();
             }
             for a in &mut s.accesses {
-                let m = Map::read_from_str(&ctx, &a.relation).map_err(|e| bad("access relation", e))?;
+                let m = Map::read_from_str(&ctx, &a.relation)
+                    .and_then(|m| without_unused_literals(m, &self.constants))
+                    .map_err(|e| bad("access relation", e))?;
                 a.relation = m.to_str().map_err(|e| bad("access relation", e))?.to_string();
             }
         }
@@ -176,6 +178,24 @@ impl Walk<'_> {
             _ => context,
         }
     }
+}
+
+/// `m` without the literals modelled as parameters that it does not use:
+/// each relation would otherwise name them all, and a statement of
+/// thousands of distinct constant subscripts (hundreds of lifted literals)
+/// grows quadratically in text and in isl's work.
+fn without_unused_literals(
+    mut m: Map,
+    constants: &[(String, i64)],
+) -> std::result::Result<Map, isl_rs::LibISLError> {
+    for pos in (0..m.dim(isl_rs::DimType::Param)? as u32).rev() {
+        let lifted =
+            constants.iter().any(|(p, _)| m.get_dim_name(isl_rs::DimType::Param, pos).is_ok_and(|n| n == p));
+        if lifted && !m.involves_dims(isl_rs::DimType::Param, pos, 1)? {
+            m = m.project_out(isl_rs::DimType::Param, pos, 1)?;
+        }
+    }
+    Ok(m)
 }
 
 fn tree_statements(tree: &[Tree], out: &mut Vec<usize>) {
