@@ -35,7 +35,9 @@ pub fn fast_sample(i: usize, j: usize, stride: usize) -> bool {
     tier() != Tier::Fast || sampled(i, j, stride)
 }
 
-fn sampled(i: usize, j: usize, stride: usize) -> bool {
+/// Whether item `j` of row `i` is among every `stride`-th item, shifted by
+/// the row (whatever the tier).
+pub fn sampled(i: usize, j: usize, stride: usize) -> bool {
     (i + j) % stride.max(1) == 0
 }
 

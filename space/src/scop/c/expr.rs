@@ -280,14 +280,11 @@ impl Walk<'_> {
         // The literals modelled as parameters are left out: they have their values.
         let lifted = |p: &str| self.constants.iter().any(|(c, _)| c == p);
         let n = self.params.len();
-        let negative = match (0..n)
+        let negative = (0..n)
             .rev()
             .filter(|&k| lifted(&self.params[k]))
             .try_fold(negative, |s, k| s.project_out(isl_rs::DimType::Param, k as u32, 1))
-        {
-            Ok(s) => s,
-            Err(e) => return Err(internal(e)),
-        };
+            .map_err(internal)?;
         let names: Vec<String> = self.params.iter().filter(|p| !lifted(p)).chain(&its).cloned().collect();
         let at = model::first_point(negative, &names);
         Err(self.err(node, format!("`{}` {what}{at}: {why}", self.text(node))))
