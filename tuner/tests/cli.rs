@@ -9,14 +9,14 @@ use common::{root, run as polytune, LIMIT};
 /// directory named after `tag`: the report, after checking the exit status.
 fn run_json(tag: &str, args: &[&str]) -> serde_json::Value {
     let dir = std::env::temp_dir().join(format!("polytune-cli-{tag}-{}", std::process::id()));
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_polytune"));
-    cmd.arg("run")
-        .args(args)
-        .args(["--json", "--out"])
-        .arg(dir.join("out"))
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .current_dir(root());
-    let out = testkit::output_within(&mut cmd, LIMIT);
+    let out = common::output(
+        common::polytune()
+            .arg("run")
+            .args(args)
+            .args(["--json", "--out"])
+            .arg(dir.join("out"))
+            .env("XDG_CACHE_HOME", dir.join("cache")),
+    );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -449,10 +449,9 @@ fn points_with_one_scheduler_share_one_schedule() {
         code: Default::default(),
     };
     let reply = |p: &Point, shared: bool| -> serde_json::Value {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_polytune"));
+        let mut cmd = common::polytune();
         cmd.args(["variant", "polybench/linear-algebra/gemm.c", "--dataset", "MINI", "--point"])
-            .arg(p.canonical_json())
-            .current_dir(root());
+            .arg(p.canonical_json());
         if shared {
             cmd.env("POLYTUNE_SCHEDULE_DIR", &dir);
         }

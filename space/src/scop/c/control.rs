@@ -181,27 +181,23 @@ impl Walk<'_> {
         Ok(())
     }
 
-    /// Refuses a loop whose iterations, under the enclosing loops and
-    /// conditions, are unbounded for some parameter values: C runs it
-    /// forever (or until its iterator overflows), and no schedule of an
-    /// unbounded domain is code. `self.conds` ends with the loop's own
-    /// bounds.
     /// The enclosing loops' iterations under the current conditions (and
-    /// `extra`), parameters non-negative and the literals modelled as
-    /// parameters at their values (what the program runs: a sign or a
-    /// bound decided for other values would refuse a correct program), as
-    /// an isl set.
+    /// `extra`) and the pinned sizes ([`Walk::size_conditions`]: a sign or
+    /// a bound decided for other values of the literals would refuse a
+    /// correct program), as an isl set.
     pub(super) fn enclosing_set(&self, extra: Option<&str>) -> String {
         let its: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
-        let mut conds: Vec<String> = self.params.iter().map(|p| format!("{p} >= 0")).collect();
-        conds.extend(
-            self.constants.iter().filter(|(p, _)| self.params.contains(p)).map(|(p, v)| format!("{p} = {v}")),
-        );
+        let mut conds = self.size_conditions();
         conds.extend(self.conds.iter().map(|c| format!("({c})")));
         conds.extend(extra.map(|e| format!("({e})")));
         format!("[{}] -> {{ [{}] : {} }}", self.params.join(", "), its.join(", "), conds.join(" and "))
     }
 
+    /// Refuses a loop whose iterations, under the enclosing loops and
+    /// conditions, are unbounded for some parameter values: C runs it
+    /// forever (or until its iterator overflows), and no schedule of an
+    /// unbounded domain is code. `self.conds` ends with the loop's own
+    /// bounds.
     fn bounded_loop(&mut self, cond: Node, iter: &str) -> Result<()> {
         let text = self.enclosing_set(None);
         let ctx = crate::isl::new_context();

@@ -171,12 +171,19 @@ impl Walk<'_> {
     /// schedule assumes (a statement that never runs, an access out of
     /// bounds, are decided under it).
     pub(super) fn pinned_context(&self) -> String {
-        let pinned: Vec<String> = self.constants.iter().map(|(p, v)| format!(" and {p} = {v}")).collect();
-        let context = context(&self.params);
-        match context.strip_suffix(" }") {
-            Some(head) if !pinned.is_empty() => format!("{head}{} }}", pinned.concat()),
-            _ => context,
-        }
+        let cond = self.size_conditions();
+        let cond = if cond.is_empty() { String::new() } else { format!(" {}", cond.join(" and ")) };
+        format!("[{}] -> {{ :{cond} }}", self.params.join(", "))
+    }
+
+    /// The parameters non-negative and the literals modelled as parameters
+    /// at their values, as isl constraints.
+    pub(super) fn size_conditions(&self) -> Vec<String> {
+        let mut conds: Vec<String> = self.params.iter().map(|p| format!("{p} >= 0")).collect();
+        conds.extend(
+            self.constants.iter().filter(|(p, _)| self.params.contains(p)).map(|(p, v)| format!("{p} = {v}")),
+        );
+        conds
     }
 }
 
@@ -189,8 +196,8 @@ fn without_unused_literals(
     constants: &[(String, i64)],
 ) -> std::result::Result<Map, isl_rs::LibISLError> {
     for pos in (0..m.dim(isl_rs::DimType::Param)? as u32).rev() {
-        let lifted =
-            constants.iter().any(|(p, _)| m.get_dim_name(isl_rs::DimType::Param, pos).is_ok_and(|n| n == p));
+        let name = m.get_dim_name(isl_rs::DimType::Param, pos)?;
+        let lifted = constants.iter().any(|(p, _)| p == name);
         if lifted && !m.involves_dims(isl_rs::DimType::Param, pos, 1)? {
             m = m.project_out(isl_rs::DimType::Param, pos, 1)?;
         }
