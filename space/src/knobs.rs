@@ -175,6 +175,10 @@ pub struct CodeOptions {
     /// 0: CUDA's limit, 1024.
     #[serde(skip_serializing_if = "is_zero")]
     pub gpu_block: u32,
+    /// GPU variants read and write global memory only (`gpu_shared=off`):
+    /// no tile of an array a block reuses is staged in shared memory.
+    #[serde(skip_serializing_if = "is_false")]
+    pub gpu_global: bool,
     /// Two-level tiling: a tiled band's tile loops are tiled again by this
     /// factor, outer tiles of `factor` tiles per member (L2 tiles over L1
     /// tiles); the outer tile loops are the parallel ones. 1: one level.
@@ -206,6 +210,7 @@ impl Default for CodeOptions {
             vector_width: 0,
             transpose: false,
             gpu_block: 0,
+            gpu_global: false,
             l2_tile: 1,
         }
     }
@@ -403,6 +408,17 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         values: "64|128|256|512|1024",
         set: |o, v| set_one_of_or_zero(&mut o.gpu_block, v, "1024", &[64, 128, 256, 512]),
         get: |o| zero_as(o.gpu_block, "1024"),
+    },
+    Knob {
+        name: "gpu_shared",
+        values: "on|off",
+        set: |o, v| {
+            let mut on = !o.gpu_global;
+            let ok = set_switch(&mut on, v);
+            o.gpu_global = !on;
+            ok
+        },
+        get: |o| switch(!o.gpu_global),
     },
 ];
 

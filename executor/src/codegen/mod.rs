@@ -68,6 +68,10 @@ pub struct CodegenOptions {
     /// above; every action must find its band.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<Vec<Planned>>,
+    /// Fault injection for the tests of the GPU emulation: a GPU variant
+    /// leaves out this barrier (numbered from 0 in each kernel).
+    #[serde(skip)]
+    pub drop_barrier: Option<usize>,
 }
 
 impl CodegenOptions {
@@ -302,28 +306,50 @@ fn generate_gpu(
     // Mapped and generated where every statement runs, as CPU code is.
     let (runs, guard) = every_statement_runs(ctx, scop)?;
     let guard = guard.as_deref();
-    let (host, kernels) = gpu::map(ctx, &runs, tree, &sizes, opts.code.gpu_block, deps)?;
+    let mapping = gpu::Mapping {
+        sizes: &sizes,
+        block: opts.code.gpu_block,
+        checks: deps,
+        promote: (!opts.code.gpu_global).then_some(scop),
+        drop_barrier: opts.drop_barrier,
+    };
+    let (host, kernels) = gpu::map(ctx, &runs, tree, &mapping)?;
     let prefix = iterator_prefix(scop);
     let schedule = host.to_str().ctx(|| "printing the schedule".into())?.to_string();
     let prefixes: Vec<String> = kernels.iter().map(|k| k.prefix.clone()).collect();
     let (ast, occurrences) = build_annotated_ast(ctx, &runs, host, &prefix, &prefixes)?;
     // One kernel per occurrence of a mark in host code, for its instances.
+    // Each kernel's code for the GPU, and as its emulation runs it (the
+    // same code, in phases where it has barriers).
     let mut bodies = Vec::new();
+    let mut emulated_bodies = Vec::new();
     for (k, instances) in occurrences {
         let what = || "a kernel's tree".to_string();
         let instances = isl_rs::UnionSet::read_from_str(ctx, &instances).ctx(what)?;
         let tree = kernels[k].tree.copy().ctx(what)?.intersect_domain(instances).ctx(what)?;
         let ast = build_ast(ctx, &kernels[k].context, tree, &prefix)?;
+        let (prelude, postlude) = match &kernels[k].promotion {
+            Some(p) => (p.prelude.as_str(), p.postlude.as_str()),
+            None => ("", ""),
+        };
+        let shape = &kernels[k].shape;
         let mut body = Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop));
         body.node(&ast, None)?;
-        bodies.push((kernels[k].shape.clone(), body.out));
+        let mut emulated = body.out.clone();
+        if shape.phased {
+            let mut phases = Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop));
+            phases.phased(&ast, &shape.thread_loops())?;
+            emulated = phases.out;
+        }
+        bodies.push((shape.clone(), format!("{prelude}{}{postlude}", body.out)));
+        emulated_bodies.push((shape.clone(), format!("{prelude}{emulated}{postlude}")));
     }
     let print_host = |launches: Vec<print::Launch>| -> Result<String, CodegenError> {
         let mut printer = Printer { launches, ..Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop)) };
         printer.node(&ast, None)?;
         Ok(printer.out)
     };
-    let emulated = bodies
+    let emulated = emulated_bodies
         .iter()
         .map(|(shape, body)| {
             let (shape, body) = (shape.clone(), body.clone());

@@ -2,6 +2,7 @@
 
 use super::ast::node_type;
 use super::ast::MAX_LOOP_DEPTH;
+use super::gpu::shared::BARRIER;
 use super::gpu::KERNEL_MARK;
 use super::outline::Outliner;
 use super::transform::{PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
@@ -276,6 +277,136 @@ impl Printer {
     }
 }
 
+impl Printer {
+    /// A kernel with barriers as its emulation runs it: between two
+    /// barriers (a phase) every thread of the block runs its part, one
+    /// thread after the other, in the order of `threads` (the loops over a
+    /// block's threads, outermost first, each opening a brace); a barrier
+    /// prints nothing. So a thread reads what the others wrote before the
+    /// barrier and nothing they write after it, as on the GPU, and a
+    /// missing barrier shows as wrong output. The loops and conditions
+    /// around a barrier must be the same for every thread.
+    pub(super) fn phased(&mut self, node: &ASTNode, threads: &[String]) -> Result<(), CodegenError> {
+        let what = || "printing a kernel's phases".to_string();
+        if !has_barrier(node)? {
+            return self.in_threads(&[node], threads);
+        }
+        let uniform = |text: &str| -> Result<(), CodegenError> {
+            match text.contains("polytune_t") {
+                true => Err(CodegenError::Unsupported(format!(
+                    "a barrier under `{text}`, which depends on the thread"
+                ))),
+                false => Ok(()),
+            }
+        };
+        match node_type(node) {
+            ASTNodeType::Block => {
+                let list = node.block_get_children().ctx(what)?;
+                let mut run = Vec::new();
+                for i in 0..list.size().ctx(what)? {
+                    let child = list.get_at(i).ctx(what)?;
+                    if has_barrier(&child)? {
+                        self.in_threads(&run.iter().collect::<Vec<_>>(), threads)?;
+                        run.clear();
+                        self.phased(&child, threads)?;
+                    } else {
+                        run.push(child);
+                    }
+                }
+                self.in_threads(&run.iter().collect::<Vec<_>>(), threads)?;
+            }
+            ASTNodeType::For => {
+                let it = node.for_get_iterator().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                let init = node.for_get_init().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                uniform(&init)?;
+                if node.for_is_degenerate().ctx(what)? {
+                    self.line("{");
+                    self.indent += 1;
+                    self.line(&format!("const int {it} = {init};"));
+                } else {
+                    let cond = node.for_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                    let inc = node.for_get_inc().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                    uniform(&cond)?;
+                    uniform(&inc)?;
+                    let step = if inc == "1" { format!("{it}++") } else { format!("{it} += {inc}") };
+                    self.line(&format!("for (int {it} = {init}; {cond}; {step}) {{"));
+                    self.indent += 1;
+                }
+                self.loops.push(it);
+                self.phased(&node.for_get_body().ctx(what)?, threads)?;
+                self.loops.pop();
+                self.indent -= 1;
+                self.line("}");
+            }
+            ASTNodeType::If => {
+                let cond = node.if_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
+                uniform(&cond)?;
+                self.line(&format!("if ({cond}) {{"));
+                self.indent += 1;
+                self.phased(&node.if_get_then_node().ctx(what)?, threads)?;
+                self.indent -= 1;
+                if node.if_has_else_node().ctx(what)? {
+                    self.line("} else {");
+                    self.indent += 1;
+                    self.phased(&node.if_get_else_node().ctx(what)?, threads)?;
+                    self.indent -= 1;
+                }
+                self.line("}");
+            }
+            ASTNodeType::Mark => self.phased(&node.mark_get_node().ctx(what)?, threads)?,
+            // The barrier itself: the phases around it are apart already.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `nodes`, in order, inside the loops over the block's threads.
+    fn in_threads(&mut self, nodes: &[&ASTNode], threads: &[String]) -> Result<(), CodegenError> {
+        if nodes.is_empty() {
+            return Ok(());
+        }
+        for t in threads {
+            self.line(t);
+            self.indent += 1;
+        }
+        for n in nodes {
+            self.node(n, None)?;
+        }
+        for _ in threads {
+            self.indent -= 1;
+            self.line("}");
+        }
+        Ok(())
+    }
+}
+
+/// Whether a barrier statement (`shared::BARRIER`) is in the AST at `node`.
+fn has_barrier(node: &ASTNode) -> Result<bool, CodegenError> {
+    let what = || "looking for barriers".to_string();
+    Ok(match node_type(node) {
+        ASTNodeType::User => {
+            let expr = node.user_get_expr().ctx(what)?;
+            expr.get_op_n_arg().ctx(what)? > 0
+                && expr.get_op_arg(0).ctx(what)?.to_C_str().ctx(what)?.starts_with(BARRIER)
+        }
+        ASTNodeType::For => has_barrier(&node.for_get_body().ctx(what)?)?,
+        ASTNodeType::If => {
+            has_barrier(&node.if_get_then_node().ctx(what)?)?
+                || (node.if_has_else_node().ctx(what)? && has_barrier(&node.if_get_else_node().ctx(what)?)?)
+        }
+        ASTNodeType::Block => {
+            let list = node.block_get_children().ctx(what)?;
+            let mut any = false;
+            for i in 0..list.size().ctx(what)? {
+                any |= has_barrier(&list.get_at(i).ctx(what)?)?;
+            }
+            any
+        }
+        ASTNodeType::Mark => has_barrier(&node.mark_get_node().ctx(what)?)?,
+        _ => false,
+    })
+}
+
 /// Whether the loop `node`, starting at `init`, runs from a constant to a
 /// constant (`c <= 3`, not `c <= min(3, n - c0 - 1)`).
 fn constant_trip(node: &ASTNode, init: &str) -> Result<bool, CodegenError> {
@@ -347,11 +478,17 @@ pub(super) fn restrict_pointers(scop: &Scop, body: &str) -> String {
 pub(super) fn statement_macros(scop: &Scop) -> String {
     let mut out = String::from(AST_MACROS);
     for s in &scop.statements {
-        let body = s.text.trim().trim_end_matches(';').replace(['\n', '\r'], " ");
-        let body = parenthesize(&body, &s.c_iterators);
+        let body = statement_body(s);
         out.push_str(&format!("#define {MACRO_PREFIX}{}({}) {body}\n", s.name, s.c_iterators.join(", ")));
     }
     out
+}
+
+/// A statement's macro body: its text on one line, without its `;`, each
+/// iterator parenthesized.
+pub(super) fn statement_body(s: &space::scop::Statement) -> String {
+    let body = s.text.trim().trim_end_matches(';').replace(['\n', '\r'], " ");
+    parenthesize(&body, &s.c_iterators)
 }
 
 pub(super) const UNDEF_AST_MACROS: &str = "#undef floord\n#undef ceild\n#undef min\n#undef max\n";
@@ -366,7 +503,7 @@ pub(super) fn undef_macros(scop: &Scop) -> String {
 
 /// Wraps every use of an iterator in parentheses, so that a macro argument
 /// such as `c0 + 1` keeps its meaning inside `A[2 * i]`.
-fn parenthesize(body: &str, iterators: &[String]) -> String {
+pub(super) fn parenthesize(body: &str, iterators: &[String]) -> String {
     let mut out = String::with_capacity(body.len() + 16);
     let bytes = body.as_bytes();
     let mut i = 0;

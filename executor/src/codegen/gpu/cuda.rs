@@ -97,6 +97,9 @@ impl Shape {
         for i in 0..self.threads.len() {
             out.push_str(&format!("  const int polytune_t{i} = threadIdx.{};\n", ["x", "y", "z"][i]));
         }
+        for b in &self.buffers {
+            out.push_str(&format!("  __shared__ {b};\n"));
+        }
         out.push_str(defines);
         out.push_str(body);
         out.push_str(undefs);

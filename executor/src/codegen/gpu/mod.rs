@@ -20,6 +20,7 @@
 //! whose check fails drops its threads, then its blocks.
 
 pub mod cuda;
+pub(super) mod shared;
 
 use super::ast::c_expr;
 use super::CodegenError;
@@ -29,6 +30,7 @@ use isl_rs::{
 use space::deps::Dependences;
 use space::isl::IslResultExt;
 use space::legality;
+use space::scop::Scop;
 
 /// The mark above each kernel's subtree, with the kernel's number
 /// (`polytune_kernel_2`).
@@ -47,6 +49,8 @@ pub(super) struct Kernel {
     /// The tree of one launch, and the parameter context to generate it in.
     pub tree: Schedule,
     pub context: String,
+    /// Shared-memory buffers, copies and barriers, where any.
+    pub promotion: Option<shared::Promotion>,
 }
 
 /// A kernel's grid and blocks.
@@ -63,23 +67,37 @@ pub(super) struct Shape {
     /// For each block dimension, its first and last tile index: C
     /// expressions in the parameters and the `polytune_h` host values.
     pub range: Vec<(String, String)>,
+    /// The block's shared buffers (`double polytune_shared_0[32][32]`).
+    pub buffers: Vec<String>,
+    /// The kernel has barriers: its emulated body holds its own loops over
+    /// the block's threads, one per phase (`Printer::phased`).
+    pub phased: bool,
 }
 
 /// The tree with a `KERNEL_MARK` above every kernel (host code prints a
 /// launch there), and the kernels in mark order. `sizes` are the tile sizes
 /// of block dimensions, outermost first, the last repeating; a block has at
 /// most `block` threads (0: CUDA's limit). With `checks`, each mapping is
-/// checked against the dependences.
+/// checked against the dependences. With `promote`, what blocks reuse is
+/// staged in shared memory (`shared`).
+pub(super) struct Mapping<'a> {
+    pub sizes: &'a [u32],
+    pub block: u32,
+    pub checks: Option<&'a Dependences>,
+    pub promote: Option<&'a Scop>,
+    /// Leave out this barrier (fault injection for the emulation's tests).
+    pub drop_barrier: Option<usize>,
+}
+
 pub(super) fn map(
     ctx: &Context,
     context: &str,
     tree: Schedule,
-    sizes: &[u32],
-    block: u32,
-    checks: Option<&Dependences>,
+    mapping: &Mapping,
 ) -> Result<(Schedule, Vec<Kernel>), CodegenError> {
+    let (sizes, checks) = (mapping.sizes, mapping.checks);
     let what = || "mapping to the GPU".to_string();
-    let block = match block {
+    let block = match mapping.block {
         0 => MAX_THREADS,
         n => i64::from(n).min(MAX_THREADS),
     };
@@ -90,7 +108,7 @@ pub(super) fn map(
     for (k, &j) in coincident.iter().enumerate() {
         let at = find_mark(host.get_root().ctx(what)?, &format!("{KERNEL_MARK}_{k}"))?
             .ok_or_else(|| CodegenError::Unsupported(format!("kernel {k}: its mark went missing")))?;
-        kernels.push(kernel(ctx, context, &at, j, sizes, block, checks)?);
+        kernels.push(kernel(ctx, context, &at, j, sizes, block, checks, mapping)?);
     }
     Ok((host, kernels))
 }
@@ -211,6 +229,7 @@ fn block_sizes(tiles: &[i64], block: i64) -> Vec<i64> {
 
 /// The kernel under the mark `at`, whose band has `j` leading coincident
 /// members, with blocks of at most `block` threads.
+#[allow(clippy::too_many_arguments)]
 fn kernel(
     ctx: &Context,
     context: &str,
@@ -219,6 +238,7 @@ fn kernel(
     sizes: &[u32],
     block: i64,
     checks: Option<&Dependences>,
+    mapping: &Mapping,
 ) -> Result<Kernel, CodegenError> {
     let what = || "building a kernel".to_string();
     let depth = at.get_schedule_depth().ctx(what)? as usize;
@@ -281,20 +301,21 @@ fn kernel(
     }
     let tiles = all_tiles[..nb].to_vec();
     let threads = block_sizes(&all_tiles[..nt], block);
-    // The filter: this block's tile and this thread's residue.
-    let mut filter = launch.copy().ctx(what)?;
+    // The filters: this block's tile, then this thread's residue.
+    let mut block_filter = launch.copy().ctx(what)?;
+    let mut thread_filter = launch.copy().ctx(what)?;
     let mut names = Vec::new();
     for (k, &t) in tiles.iter().enumerate() {
         let (o, b) = (format!("polytune_o{k}"), format!("polytune_b{k}"));
         let start = param(ctx, &domain, &o)?.add(param(ctx, &domain, &b)?).ctx(what)?;
         let eq = tile_of(k, t)?.sub(start).ctx(what)?.zero_union_set().ctx(what)?;
-        filter = filter.intersect(eq).ctx(what)?;
+        block_filter = block_filter.intersect(eq).ctx(what)?;
         names.push(format!("0 <= {b}"));
     }
     for (k, &b) in threads.iter().enumerate() {
         let t = format!("polytune_t{}", threads.len() - 1 - k);
         let eq = residue_of(k, b)?.sub(param(ctx, &domain, &t)?).ctx(what)?.zero_union_set().ctx(what)?;
-        filter = filter.intersect(eq).ctx(what)?;
+        thread_filter = thread_filter.intersect(eq).ctx(what)?;
         names.push(format!("0 <= {t} < {b}"));
     }
     // The first and last tile of each block dimension, for one launch.
@@ -314,7 +335,29 @@ fn kernel(
         let hi = c_expr(ctx, &host_context, values.dim_max(0).ctx(what)?)?;
         range.push((lo, hi));
     }
-    let tree = at.get_child(0).ctx(what)?.insert_filter(filter).ctx(what)?.get_schedule().ctx(what)?;
+    let blocked = at.get_child(0).ctx(what)?.insert_filter(block_filter).ctx(what)?;
+    let mut promotion = None;
+    let mut tree = None;
+    if let (Some(scop), true) = (mapping.promote, !tiles.is_empty() && !threads.is_empty()) {
+        let cfg = shared::Config {
+            scop,
+            sizes,
+            mapped: j,
+            threads: &threads,
+            thread_filter: &thread_filter,
+            drop_barrier: mapping.drop_barrier,
+        };
+        if let Some((root, p)) = shared::promote(ctx, blocked.get_child(0).ctx(what)?, &cfg)? {
+            tree = Some(root.get_schedule().ctx(what)?);
+            promotion = Some(p);
+        }
+    }
+    let tree = match tree {
+        Some(t) => t,
+        None => {
+            blocked.child(0).ctx(what)?.insert_filter(thread_filter).ctx(what)?.get_schedule().ctx(what)?
+        }
+    };
     let tree = tree.intersect_domain(launch).ctx(what)?;
     let ids: Vec<String> = (0..tiles.len())
         .flat_map(|k| [format!("polytune_o{k}"), format!("polytune_b{k}")])
@@ -331,7 +374,17 @@ fn kernel(
     .ctx(what)?;
     let context = with_host()?.intersect_params(mapped).ctx(what)?.to_str().ctx(what)?.to_string();
     let prefix = at.get_prefix_schedule_union_map().ctx(what)?.to_str().ctx(what)?.to_string();
-    Ok(Kernel { shape: Shape { depth, tiles, threads, range }, prefix, tree, context })
+    let (buffers, phased) = match &promotion {
+        Some(p) => (p.buffers.clone(), p.barriers > 0),
+        None => (Vec::new(), false),
+    };
+    Ok(Kernel {
+        shape: Shape { depth, tiles, threads, range, buffers, phased },
+        prefix,
+        tree,
+        context,
+        promotion,
+    })
 }
 
 impl Shape {
@@ -364,18 +417,36 @@ impl Shape {
                 "  for (long polytune_b{k} = polytune_g{k} - 1; polytune_b{k} >= 0; polytune_b{k}--)\n"
             ));
         }
-        // Member k of n has thread index n - 1 - k.
-        let n = self.threads.len();
-        for i in (0..n).rev() {
-            let last = self.threads[n - 1 - i] - 1;
-            out.push_str(&format!(
-                "  for (int polytune_t{i} = {last}; polytune_t{i} >= 0; polytune_t{i}--)\n"
-            ));
+        out.push_str("  {\n");
+        for b in &self.buffers {
+            out.push_str(&format!("  {b};\n"));
+        }
+        if !self.phased {
+            for l in self.thread_loops() {
+                out.push_str(&format!("  {l}\n"));
+            }
         }
         out.push_str("  {\n");
         out.push_str(body);
+        out.push_str("  }\n");
+        if !self.phased {
+            out.push_str(&"  }\n".repeat(self.threads.len()));
+        }
         out.push_str("  }\n}\n");
         Ok(out)
+    }
+
+    /// The loops over a block's threads, outermost first, each opening a
+    /// brace: member k of n has thread index n - 1 - k.
+    pub(super) fn thread_loops(&self) -> Vec<String> {
+        let n = self.threads.len();
+        (0..n)
+            .rev()
+            .map(|i| {
+                let last = self.threads[n - 1 - i] - 1;
+                format!("for (int polytune_t{i} = {last}; polytune_t{i} >= 0; polytune_t{i}--) {{")
+            })
+            .collect()
     }
 }
 

@@ -1,0 +1,576 @@
+//! Shared-memory promotion inside a kernel (ppcg's model, TACO 2013 §4):
+//! the kernel's sequential loops are tiled, and at each tile of them the
+//! block's threads first copy what the tile reads of an array into a
+//! `__shared__` buffer, together and with consecutive threads on
+//! consecutive addresses, then compute from the buffer, a barrier between
+//! the two phases and one after.
+//!
+//! The kernel's mapped band (block and thread members) is sunk to the
+//! leaves first, so that the loops of one thread run inside the tile loops
+//! of the block: legal because every member of that band is coincident
+//! (dependences within a launch join instances of equal values there).
+//! Copies and barriers are statements of their own, grafted into the tree
+//! as extension nodes at the tile loop (`polytune_shared_in_…`,
+//! `polytune_barrier_…`); their domains are the block's, not the thread's,
+//! so every thread of a block reaches every barrier.
+//!
+//! A buffer holds the box isl bounds the tile's footprint by
+//! (`get_range_simple_fixed_box_hull`), indexed by each subscript modulo
+//! the box's extent along it: any run of at most that many consecutive
+//! values lands on distinct slots, so no offset needs computing where a
+//! statement reads. An array is promoted where it is read and not written
+//! in the kernel, where the block reuses what it reads (more than one
+//! reference, or one that reads an element for several instances), where
+//! every use in the statements' text is subscripted in full, and while the
+//! buffers fit the block's budget.
+
+use isl_rs::{
+    Context, DimType, Id, Map, MultiUnionPwAff, MultiVal, ScheduleNode, ScheduleNodeType, Set, UnionMap,
+    UnionSet, Val,
+};
+use space::isl::IslResultExt;
+use space::scop::{Access, AccessKind, Scop};
+
+use super::super::print::{parenthesize, statement_body, MACRO_PREFIX};
+use super::super::CodegenError;
+
+/// A block's shared memory, in bytes: what CUDA gives a block's static
+/// `__shared__` arrays.
+pub(crate) const BUDGET: usize = 48 * 1024;
+
+/// Marks the point band of a tiled inner band until its copies are grafted.
+const STAGE_MARK: &str = "polytune_stage";
+
+/// The statements' names: `polytune_shared_in_3` copies for buffer 3,
+/// `polytune_barrier_1` is the second barrier.
+pub(crate) const COPY: &str = "shared_in_";
+pub(crate) const BARRIER: &str = "barrier_";
+
+/// What promotion added to one kernel.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Promotion {
+    /// Each buffer's declaration without `__shared__`:
+    /// `double polytune_shared_0[32][32]`.
+    pub buffers: Vec<String>,
+    /// Macros defined before the kernel's code (copies, barriers, the
+    /// statements that read buffers) and what restores them after.
+    pub prelude: String,
+    pub postlude: String,
+    /// Barriers grafted.
+    pub barriers: usize,
+}
+
+/// How to promote.
+pub(crate) struct Config<'a> {
+    pub scop: &'a Scop,
+    /// Tile sizes of the kernel's members, outermost first, the last
+    /// repeating; the sequential members inside take those after the
+    /// `mapped` ones.
+    pub sizes: &'a [u32],
+    pub mapped: usize,
+    /// Threads along each mapped member, outermost first (the innermost is
+    /// `polytune_t0`, CUDA's x).
+    pub threads: &'a [i64],
+    /// One thread's instances (`polytune_t…` as parameters).
+    pub thread_filter: &'a UnionSet,
+    /// Leave out barrier number `n` (a test that the emulation notices).
+    pub drop_barrier: Option<usize>,
+}
+
+/// Promotes in the kernel whose mapped band is `band` (in a tree filtered
+/// to one block, not yet to one thread); returns the root of the new tree
+/// and what was added, or `None` where nothing was promoted (the caller
+/// keeps its tree).
+pub(crate) fn promote(
+    ctx: &Context,
+    band: ScheduleNode,
+    cfg: &Config,
+) -> Result<Option<(ScheduleNode, Promotion)>, CodegenError> {
+    let what = || "promoting to shared memory".to_string();
+    let inner = band.child(0).ctx(what)?;
+    let inner =
+        if has_band(&inner)? { stage_inner_bands(ctx, inner, cfg)? } else { insert_stage(ctx, inner)? };
+    let band = inner.parent().ctx(what)?.band_sink().ctx(what)?;
+    let band = filter_threads(band, cfg.thread_filter)?;
+    let written = written_in(cfg.scop, &band.get_domain().ctx(what)?)?;
+    let mut root = band.root().ctx(what)?;
+    let mut promotion = Promotion::default();
+    let mut buffer_bytes = 0usize;
+    while let Some(mark) = find(root.copy().ctx(what)?, STAGE_MARK)? {
+        let point = mark.delete().ctx(what)?;
+        let point = stage_copies(ctx, point, cfg, &written, &mut promotion, &mut buffer_bytes)?;
+        root = point.root().ctx(what)?;
+    }
+    Ok((!promotion.buffers.is_empty()).then_some((root, promotion)))
+}
+
+/// The thread filter above each sunk copy of the mapped band (a band over
+/// a leaf): the loops around it stay the block's, so that every thread
+/// runs them, its barriers and its share of the copies, and each thread's
+/// own instances are picked only where they run. Returns a node at
+/// `node`'s position.
+fn filter_threads(node: ScheduleNode, filter: &UnionSet) -> Result<ScheduleNode, CodegenError> {
+    let what = || "filtering a kernel's threads".to_string();
+    let kind = node.get_type().ctx(what)?;
+    if kind == ScheduleNodeType::Band
+        && node.n_children().ctx(what)? == 1
+        && node.get_child(0).ctx(what)?.get_type().ctx(what)? == ScheduleNodeType::Leaf
+    {
+        return Ok(node.insert_filter(filter.copy().ctx(what)?).ctx(what)?);
+    }
+    let mut node = node;
+    for i in 0..node.n_children().ctx(what)? {
+        node = filter_threads(node.child(i).ctx(what)?, filter)?.parent().ctx(what)?;
+    }
+    Ok(node)
+}
+
+fn has_band(node: &ScheduleNode) -> Result<bool, CodegenError> {
+    let what = || "looking for bands".to_string();
+    if node.get_type().ctx(what)? == ScheduleNodeType::Band {
+        return Ok(true);
+    }
+    for i in 0..node.n_children().ctx(what)? {
+        if has_band(&node.get_child(i).ctx(what)?)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn insert_stage(ctx: &Context, node: ScheduleNode) -> Result<ScheduleNode, CodegenError> {
+    let what = || "marking a stage".to_string();
+    let id = Id::read_from_str(ctx, STAGE_MARK).ctx(what)?;
+    Ok(node.insert_mark(id).ctx(what)?)
+}
+
+/// Tiles the first band on each path below `node` (its first member only
+/// where the band is not permutable) and marks its point band as a stage;
+/// returns a node at `node`'s position.
+fn stage_inner_bands(
+    ctx: &Context,
+    mut node: ScheduleNode,
+    cfg: &Config,
+) -> Result<ScheduleNode, CodegenError> {
+    let what = || "tiling a kernel's inner loops".to_string();
+    if node.get_type().ctx(what)? == ScheduleNodeType::Band {
+        let mut n = node.band_n_member().ctx(what)? as usize;
+        if n == 0 {
+            return Ok(node);
+        }
+        if n > 1 && !node.band_get_permutable().ctx(what)? {
+            node = node.band_split(1).ctx(what)?;
+            n = 1;
+        }
+        let mut sizes = MultiVal::zero(node.band_get_space().ctx(what)?).ctx(what)?;
+        for m in 0..n {
+            let s = cfg.sizes.get(cfg.mapped + m).or(cfg.sizes.last()).copied().unwrap_or(32).max(1);
+            sizes = sizes.set_val(m as i32, Val::int_from_si(ctx, i64::from(s)).ctx(what)?).ctx(what)?;
+        }
+        let tile = node.band_tile(sizes).ctx(what)?;
+        let staged = insert_stage(ctx, tile.child(0).ctx(what)?)?;
+        return Ok(staged.parent().ctx(what)?);
+    }
+    for i in 0..node.n_children().ctx(what)? {
+        node = stage_inner_bands(ctx, node.child(i).ctx(what)?, cfg)?.parent().ctx(what)?;
+    }
+    Ok(node)
+}
+
+fn find(node: ScheduleNode, name: &str) -> Result<Option<ScheduleNode>, CodegenError> {
+    let what = || "finding a stage".to_string();
+    if node.get_type().ctx(what)? == ScheduleNodeType::Mark
+        && node.mark_get_id().ctx(what)?.to_str().ctx(what)? == name
+    {
+        return Ok(Some(node));
+    }
+    for i in 0..node.n_children().ctx(what)? {
+        if let Some(found) = find(node.get_child(i).ctx(what)?, name)? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
+}
+
+/// The statements of `domain`, by name.
+fn statements(domain: &UnionSet) -> Result<Vec<String>, CodegenError> {
+    let what = || "listing a kernel's statements".to_string();
+    let list = domain.get_set_list().ctx(what)?;
+    let mut out = Vec::new();
+    for i in 0..list.size().ctx(what)? {
+        out.push(list.get_at(i).ctx(what)?.get_tuple_name().ctx(what)?.to_string());
+    }
+    Ok(out)
+}
+
+/// The arrays (C names) the statements of `domain` write.
+fn written_in(scop: &Scop, domain: &UnionSet) -> Result<Vec<String>, CodegenError> {
+    let names = statements(domain)?;
+    Ok(scop
+        .statements
+        .iter()
+        .filter(|s| names.contains(&s.name))
+        .flat_map(|s| s.accesses.iter().filter(|a| a.kind == AccessKind::Write).map(|a| a.array.clone()))
+        .collect())
+}
+
+fn element_bytes(ty: &str) -> Option<usize> {
+    match ty.trim() {
+        "double" | "long" | "long int" | "unsigned long" | "long long" | "unsigned long long" | "int64_t"
+        | "uint64_t" | "size_t" => Some(8),
+        "float" | "int" | "unsigned" | "unsigned int" | "int32_t" | "uint32_t" => Some(4),
+        "short" | "unsigned short" | "int16_t" | "uint16_t" => Some(2),
+        "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" => Some(1),
+        _ => None,
+    }
+}
+
+/// Copies into buffers, and barriers, around the point band `point` (a
+/// stage) for the arrays its statements read with reuse; returns the node
+/// at `point`'s position.
+fn stage_copies(
+    ctx: &Context,
+    mut point: ScheduleNode,
+    cfg: &Config,
+    written: &[String],
+    promotion: &mut Promotion,
+    buffer_bytes: &mut usize,
+) -> Result<ScheduleNode, CodegenError> {
+    let what = || "staging a tile in shared memory".to_string();
+    let domain = point.get_domain().ctx(what)?;
+    let names = statements(&domain)?;
+    let prefix = point.get_prefix_schedule_union_map().ctx(what)?;
+    let stmts: Vec<_> = cfg.scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
+    let mut copies = Vec::new();
+    let mut rewritten: Vec<(String, String)> = Vec::new();
+    for array in &cfg.scop.arrays {
+        if array.rank() == 0 || written.contains(&array.name) {
+            continue;
+        }
+        let Some(bytes) = element_bytes(&array.element_type) else { continue };
+        // Each read with its statement's iterators (to spell it as the
+        // statement's macro does).
+        let reads: Vec<(&Access, &[String])> = stmts
+            .iter()
+            .flat_map(|s| {
+                s.accesses
+                    .iter()
+                    .filter(|a| a.kind == AccessKind::Read && a.array == array.name)
+                    .map(|a| (a, s.c_iterators.as_slice()))
+            })
+            .collect();
+        if reads.is_empty() {
+            continue;
+        }
+        // All references in one buffer; where their tiles lie apart
+        // (syrk's `A[i][k]` and `A[j][k]`), one buffer per reference.
+        let mut groups = vec![reads.clone()];
+        if footprint(ctx, &prefix, &domain, &reads)?.is_none() {
+            groups = Vec::new();
+            for r in &reads {
+                match groups
+                    .iter_mut()
+                    .find(|g: &&mut Vec<(&Access, &[String])>| g[0].0.relation == r.0.relation)
+                {
+                    Some(g) => g.push(*r),
+                    None => groups.push(vec![*r]),
+                }
+            }
+        }
+        for group in groups {
+            let Some((relation, footprint, extents)) = footprint(ctx, &prefix, &domain, &group)? else {
+                continue;
+            };
+            // Reuse within the block: several references, or one that
+            // reads an element for several instances.
+            if group.len() == 1 && relation.is_injective().ctx(what)? {
+                continue;
+            }
+            let need = extents.iter().product::<i64>() as usize * bytes;
+            if *buffer_bytes + need > BUDGET {
+                continue;
+            }
+            let buffer = format!("{MACRO_PREFIX}shared_{}", promotion.buffers.len() + copies.len());
+            let refs: Vec<String> =
+                group.iter().map(|(a, its)| squeeze(&parenthesize(&a.text, its))).collect();
+            let mut texts = Vec::new();
+            for s in &stmts {
+                let body = rewritten
+                    .iter()
+                    .find(|(n, _)| *n == s.name)
+                    .map(|(_, b)| b.clone())
+                    .unwrap_or_else(|| statement_body(s));
+                match retarget(&body, &array.name, &buffer, &extents, &refs) {
+                    Some(b) => texts.push((s.name.clone(), b)),
+                    None => {
+                        texts.clear();
+                        break;
+                    }
+                }
+            }
+            if texts.is_empty() {
+                continue;
+            }
+            for (name, body) in texts {
+                match rewritten.iter_mut().find(|(n, _)| *n == name) {
+                    Some(slot) => slot.1 = body,
+                    None => rewritten.push((name, body)),
+                }
+            }
+            *buffer_bytes += need;
+            let dims: Vec<String> = extents.iter().map(|e| format!("[{e}]")).collect();
+            copies.push((array, buffer, extents, footprint, dims.concat()));
+        }
+    }
+    if copies.is_empty() {
+        return Ok(point);
+    }
+    let n_prefix = prefix.copy().ctx(what)?.range().ctx(what)?;
+    let n_prefix = Set::from_union_set(n_prefix).ctx(what)?;
+    let depth = n_prefix.dim(DimType::Set).ctx(what)? as usize;
+    for (array, buffer, extents, footprint, dims) in copies {
+        let number = promotion.buffers.len();
+        let name = format!("{COPY}{number}");
+        let rank = array.rank();
+        let tuple = footprint.get_tuple_name(DimType::Out).ctx(what)?.to_string();
+        let ext = footprint
+            .intersect_range(distribution(ctx, &tuple, rank, cfg.threads)?)
+            .ctx(what)?
+            .domain_map()
+            .ctx(what)?
+            .reverse()
+            .ctx(what)?
+            .flatten_range()
+            .ctx(what)?
+            .set_tuple_name(DimType::Out, &name)
+            .ctx(what)?;
+        let ds: Vec<String> = (0..depth).map(|d| format!("d{d}")).collect();
+        let as_: Vec<String> = (0..rank).map(|d| format!("a{d}")).collect();
+        let all = ds.iter().chain(&as_).cloned().collect::<Vec<_>>().join(", ");
+        let members: Vec<String> = as_.iter().map(|a| format!("{{ {name}[{all}] -> [({a})] }}")).collect();
+        let schedule = MultiUnionPwAff::read_from_str(ctx, &format!("[{}]", members.join(", "))).ctx(what)?;
+        let graft = ScheduleNode::from_extension(UnionMap::from_map(ext).ctx(what)?).ctx(what)?;
+        let graft =
+            graft.child(0).ctx(what)?.insert_partial_schedule(schedule).ctx(what)?.root().ctx(what)?;
+        point = point.graft_before(graft).ctx(what)?;
+        let slots: String =
+            as_.iter().zip(&extents).map(|(a, e)| format!("[(unsigned long) ({a}) % {e}]")).collect();
+        let subscripts: String = as_.iter().map(|a| format!("[({a})]")).collect();
+        promotion.prelude.push_str(&format!(
+            "#define {MACRO_PREFIX}{name}({all}) {buffer}{slots} = {}{subscripts}\n",
+            array.name
+        ));
+        promotion.postlude.push_str(&format!("#undef {MACRO_PREFIX}{name}\n"));
+        promotion.buffers.push(format!("{} {buffer}{dims}", array.element_type.trim()));
+    }
+    // Barriers: after the copies, and after the computation (before the
+    // next tile's copies overwrite what a slower thread still reads).
+    let values = n_prefix.identity().ctx(what)?;
+    for after in [false, true] {
+        let number = promotion.barriers;
+        promotion.barriers += 1;
+        let name = format!("{BARRIER}{number}");
+        promotion.prelude.push_str(&format!("#define {MACRO_PREFIX}{name}(...) __syncthreads()\n"));
+        promotion.postlude.push_str(&format!("#undef {MACRO_PREFIX}{name}\n"));
+        if cfg.drop_barrier == Some(number) {
+            continue;
+        }
+        let ext = values.copy().ctx(what)?.set_tuple_name(DimType::Out, &name).ctx(what)?;
+        let graft = ScheduleNode::from_extension(UnionMap::from_map(ext).ctx(what)?).ctx(what)?;
+        point = match after {
+            false => point.graft_before(graft).ctx(what)?,
+            true => point.graft_after(graft).ctx(what)?,
+        };
+    }
+    for (name, body) in rewritten {
+        let s = cfg.scop.statements.iter().find(|s| s.name == name).expect("a statement of the SCoP");
+        let args = s.c_iterators.join(", ");
+        promotion
+            .prelude
+            .push_str(&format!("#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {body}\n"));
+        promotion.postlude.push_str(&format!(
+            "#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {}\n",
+            statement_body(s)
+        ));
+    }
+    Ok(point)
+}
+
+/// What the references `group` read under the stage whose instances are
+/// `domain` and whose outer schedule is `prefix`: the access relation,
+/// the footprint of each tile (a map from the outer schedule values to
+/// the elements) and the extents of its box; `None` where isl finds no
+/// box of constant size.
+#[allow(clippy::type_complexity)]
+fn footprint(
+    ctx: &Context,
+    prefix: &UnionMap,
+    domain: &UnionSet,
+    group: &[(&Access, &[String])],
+) -> Result<Option<(UnionMap, Map, Vec<i64>)>, CodegenError> {
+    let what = || "a tile's footprint".to_string();
+    let mut relation: Option<UnionMap> = None;
+    for (r, _) in group {
+        let m = UnionMap::read_from_str(ctx, &r.relation).ctx(what)?;
+        relation = Some(match relation {
+            None => m,
+            Some(acc) => acc.union(m).ctx(what)?,
+        });
+    }
+    let Some(relation) = relation else { return Ok(None) };
+    let relation = relation.intersect_domain(domain.copy().ctx(what)?).ctx(what)?;
+    if relation.is_empty().ctx(what)? {
+        return Ok(None);
+    }
+    let tiles =
+        prefix.copy().ctx(what)?.reverse().ctx(what)?.apply_range(relation.copy().ctx(what)?).ctx(what)?;
+    let tiles = Map::from_union_map(tiles).ctx(what)?;
+    let hull = tiles.get_range_simple_fixed_box_hull().ctx(what)?;
+    if !hull.is_valid().ctx(what)? {
+        return Ok(None);
+    }
+    let size = hull.get_size().ctx(what)?;
+    let mut extents = Vec::new();
+    for d in 0..tiles.dim(DimType::Out).ctx(what)? {
+        extents.push(size.get_val(d).ctx(what)?.get_num_si().ctx(what)?.max(1));
+    }
+    Ok(Some((relation, tiles, extents)))
+}
+
+/// `text` without white space: how references are compared.
+fn squeeze(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// The elements of array `tuple` (isl's name, rank `rank`) that thread
+/// `(polytune_t…)` copies: the last subscript modulo the block's x extent
+/// is its x index (consecutive threads, consecutive addresses), the one
+/// before modulo y its y index, and so on; a thread dimension beyond the
+/// array's rank copies only at index 0.
+fn distribution(ctx: &Context, tuple: &str, rank: usize, threads: &[i64]) -> Result<Set, CodegenError> {
+    let what = || "distributing a copy over threads".to_string();
+    let n = threads.len();
+    let ts: Vec<String> = (0..n).map(|i| format!("polytune_t{i}")).collect();
+    let as_: Vec<String> = (0..rank).map(|d| format!("a{d}")).collect();
+    let mut conds = Vec::new();
+    for i in 0..n {
+        // Thread index i is member n - 1 - i; its block extent.
+        let b = threads[n - 1 - i];
+        match rank.checked_sub(1 + i) {
+            Some(d) => conds.push(format!("a{d} mod {b} = polytune_t{i}")),
+            None => conds.push(format!("polytune_t{i} = 0")),
+        }
+    }
+    let cond = if conds.is_empty() { "true".to_string() } else { conds.join(" and ") };
+    let text = format!("[{}] -> {{ {tuple}[{}] : {cond} }}", ts.join(", "), as_.join(", "));
+    Ok(Set::read_from_str(ctx, &text).ctx(what)?)
+}
+
+/// `body` with each use of `array` that is one of `refs` (spelled as
+/// [`squeeze`] gives them) reading `buffer[(unsigned long) (e0) % E0]...`
+/// instead; `None` where a use of `array` is not subscripted in full.
+fn retarget(body: &str, array: &str, buffer: &str, extents: &[i64], refs: &[String]) -> Option<String> {
+    let bytes = body.as_bytes();
+    let mut out = String::with_capacity(body.len() + 32);
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_alphabetic() || c == b'_' || c.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len()
+                && (bytes[i].is_ascii_alphanumeric()
+                    || bytes[i] == b'_'
+                    || (c.is_ascii_digit() && bytes[i] == b'.'))
+            {
+                i += 1;
+            }
+            let word = &body[start..i];
+            let member = body[..start].trim_end().ends_with('.') || body[..start].trim_end().ends_with("->");
+            if c.is_ascii_digit() || word != array || member {
+                out.push_str(word);
+                continue;
+            }
+            let mut slots = String::new();
+            let from = start;
+            for e in extents {
+                let mut j = i;
+                while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                if bytes.get(j) != Some(&b'[') {
+                    return None;
+                }
+                let mut level = 0usize;
+                let mut k = j;
+                loop {
+                    match bytes.get(k)? {
+                        b'[' => level += 1,
+                        b']' => {
+                            level -= 1;
+                            if level == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    k += 1;
+                }
+                slots.push_str(&format!("[(unsigned long) ({}) % {e}]", &body[j + 1..k]));
+                i = k + 1;
+            }
+            // A further subscript would index past the array's rank.
+            let rest = body[i..].trim_start();
+            if rest.starts_with('[') {
+                return None;
+            }
+            match refs.contains(&squeeze(&body[from..i])) {
+                true => {
+                    out.push_str(buffer);
+                    out.push_str(&slots);
+                }
+                false => out.push_str(&body[from..i]),
+            }
+        } else {
+            out.push(c as char);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uses_of_the_array_read_the_buffer_modulo_its_extents() {
+        let b = "C[(i)][(j)] += alpha * A[(i)][(k)] * B[(k)][(j)]";
+        let a = [squeeze("A[(i)][ (k)]")];
+        assert_eq!(
+            retarget(b, "A", "sh", &[32, 8], &a).as_deref(),
+            Some("C[(i)][(j)] += alpha * sh[(unsigned long) ((i)) % 32][(unsigned long) ((k)) % 8] * B[(k)][(j)]")
+        );
+        // Only the references of the group: syrk's two tiles of A.
+        let syrk = "C[(i)][(j)] += A[(i)][(k)] * A[(j)][(k)]";
+        assert_eq!(
+            retarget(syrk, "A", "s", &[4, 4], &[squeeze("A[(j)][(k)]")]).as_deref(),
+            Some("C[(i)][(j)] += A[(i)][(k)] * s[(unsigned long) ((j)) % 4][(unsigned long) ((k)) % 4]")
+        );
+        // Not subscripted in full, or a member named like the array.
+        let x = [squeeze("A[(i)]")];
+        assert_eq!(retarget("f(A)", "A", "s", &[4], &x), None);
+        assert_eq!(retarget("x = A[(i)]", "A", "s", &[4, 4], &x), None);
+        assert_eq!(retarget("x = A[(i)][1][2]", "A", "s", &[4, 4], &x), None);
+        assert_eq!(retarget("x = p.A + AB[1]", "A", "s", &[4], &x).as_deref(), Some("x = p.A + AB[1]"));
+    }
+
+    #[test]
+    fn consecutive_threads_copy_consecutive_elements() {
+        let ctx = space::isl::new_context();
+        let s = distribution(&ctx, "A", 2, &[8, 32]).unwrap();
+        let t = s.to_str().unwrap().to_string();
+        assert!(t.contains("polytune_t0") && t.contains("polytune_t1"), "{t}");
+        let one = distribution(&ctx, "x", 1, &[8, 32]).unwrap().to_str().unwrap().to_string();
+        assert!(one.contains("polytune_t1 = 0"), "{one}");
+    }
+}
