@@ -57,6 +57,40 @@ fn gemm_maps_two_block_and_two_thread_dimensions() {
     same_outputs(&k, v.program);
 }
 
+/// Shared memory by default: gemm's kernel stages its tiles of `A` and
+/// `B` in `__shared__` buffers, copied by the block's threads between
+/// barriers, and its emulation runs the block phase by phase. Each barrier
+/// matters: without either one the emulation's output is wrong, as a GPU's
+/// would be; `gpu_shared=off` reads global memory only.
+#[test]
+fn gemm_stages_its_tiles_in_shared_memory_and_each_barrier_is_needed() {
+    let k = load("linear-algebra/gemm.c", "SMALL");
+    let knobs = gpu_knobs();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let unit = &v.cuda.as_ref().expect("gemm has a CUDA form").unit;
+    assert_eq!(unit.matches("__shared__ double").count(), 2, "{unit}");
+    assert!(unit.contains("__syncthreads()"), "{unit}");
+    // One loop nest over the threads per phase: copies, then the computation.
+    assert!(v.region.matches("for (int polytune_t0 = 15; ").count() >= 2, "{}", v.region);
+    same_outputs(&k, v.program);
+    let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
+    let original = codegen::original_program(&k.source, &k.scop).unwrap();
+    let reference = ev.reference(&original).unwrap();
+    for barrier in [0, 1] {
+        let faulty = CodegenOptions { drop_barrier: Some(barrier), ..opts.clone() };
+        let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &faulty).unwrap();
+        let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
+        assert_eq!(m.status, Status::Wrong, "without barrier {barrier}: {} {}", m.status, m.reason);
+    }
+    let mut global = opts.clone();
+    global.code = CodeOptions::default().with_settings(&["gpu_shared=off"]).unwrap();
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &global).unwrap();
+    assert!(!v.cuda.unwrap().unit.contains("__shared__"));
+    same_outputs(&k, v.program);
+}
+
 /// The gpu_block knob caps a block's threads: gemm's 16 × 16 tiles with at
 /// most 64 threads get blocks of 16 (x, the stride-one loop) × 4, each
 /// thread taking every fourth row of its tile; the outputs still match.

@@ -331,6 +331,17 @@ impl Printer {
                     let step = if inc == "1" { format!("{it}++") } else { format!("{it} += {inc}") };
                     self.line(&format!("for (int {it} = {init}; {cond}; {step}) {{"));
                     self.indent += 1;
+                    self.loops.push(it.clone());
+                    let body = node.for_get_body().ctx(what)?;
+                    if let Some(segments) = rotated(&body)? {
+                        self.rotated_body(&segments, threads, [&it, &init, &inc, &cond])?;
+                    } else {
+                        self.phased(&body, threads)?;
+                    }
+                    self.loops.pop();
+                    self.indent -= 1;
+                    self.line("}");
+                    return Ok(());
                 }
                 self.loops.push(it);
                 self.phased(&node.for_get_body().ctx(what)?, threads)?;
@@ -360,6 +371,55 @@ impl Printer {
         Ok(())
     }
 
+    /// A loop body whose last phase runs on into the next iteration's
+    /// first (no barrier at the end of the body, none at its start): each
+    /// thread runs the two together, so that a barrier missing there shows.
+    /// `segments`: the body cut at its barriers; `[it, init, inc, cond]`:
+    /// the loop's.
+    fn rotated_body(
+        &mut self,
+        segments: &[Vec<ASTNode>],
+        threads: &[String],
+        [it, init, inc, cond]: [&str; 4],
+    ) -> Result<(), CodegenError> {
+        let (first, last) = (&segments[0], &segments[segments.len() - 1]);
+        self.line(&format!("if ({it} == {init}) {{"));
+        self.indent += 1;
+        self.in_threads(&first.iter().collect::<Vec<_>>(), threads)?;
+        self.indent -= 1;
+        self.line("}");
+        for middle in &segments[1..segments.len() - 1] {
+            self.in_threads(&middle.iter().collect::<Vec<_>>(), threads)?;
+        }
+        for t in threads {
+            self.line(t);
+            self.indent += 1;
+        }
+        for n in last {
+            self.node(n, None)?;
+        }
+        // The next iteration's first phase, where there is one: the
+        // iterator shadowed by its next value.
+        self.line(&format!("const int polytune_next = {it} + {inc};"));
+        self.line("{");
+        self.indent += 1;
+        self.line(&format!("const int {it} = polytune_next;"));
+        self.line(&format!("if ({cond}) {{"));
+        self.indent += 1;
+        for n in first {
+            self.node(n, None)?;
+        }
+        self.indent -= 1;
+        self.line("}");
+        self.indent -= 1;
+        self.line("}");
+        for _ in threads {
+            self.indent -= 1;
+            self.line("}");
+        }
+        Ok(())
+    }
+
     /// `nodes`, in order, inside the loops over the block's threads.
     fn in_threads(&mut self, nodes: &[&ASTNode], threads: &[String]) -> Result<(), CodegenError> {
         if nodes.is_empty() {
@@ -378,6 +438,36 @@ impl Printer {
         }
         Ok(())
     }
+}
+
+/// A loop body cut at its barriers, where its first and last phases are
+/// one across iterations: barriers only among its own statements (none in
+/// a nested loop), none first, none last.
+fn rotated(body: &ASTNode) -> Result<Option<Vec<Vec<ASTNode>>>, CodegenError> {
+    let what = || "cutting a loop body at its barriers".to_string();
+    let items = match node_type(body) {
+        ASTNodeType::Block => {
+            let list = body.block_get_children().ctx(what)?;
+            (0..list.size().ctx(what)?).map(|i| list.get_at(i).ctx(what)).collect::<Result<Vec<_>, _>>()?
+        }
+        _ => return Ok(None),
+    };
+    let mut segments = vec![Vec::new()];
+    for item in items {
+        if is_barrier(&item)? {
+            segments.push(Vec::new());
+        } else if has_barrier(&item)? {
+            return Ok(None);
+        } else {
+            segments.last_mut().expect("a segment").push(item);
+        }
+    }
+    let open = segments.len() > 1 && !segments[0].is_empty() && !segments[segments.len() - 1].is_empty();
+    Ok(open.then_some(segments))
+}
+
+fn is_barrier(node: &ASTNode) -> Result<bool, CodegenError> {
+    Ok(node_type(node) == ASTNodeType::User && has_barrier(node)?)
 }
 
 /// Whether a barrier statement (`shared::BARRIER`) is in the AST at `node`.
