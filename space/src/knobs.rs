@@ -179,6 +179,12 @@ pub struct CodeOptions {
     /// no tile of an array a block reuses is staged in shared memory.
     #[serde(skip_serializing_if = "is_false")]
     pub gpu_global: bool,
+    /// The points of its block's tile each GPU thread runs along each
+    /// mapped member (a register tile of `n × n` on two): a block has the
+    /// tile over `n` threads along each. 0: as many threads as the tile
+    /// allows (one point each, up to `gpu_block`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub gpu_thread_tile: u32,
     /// Two-level tiling: a tiled band's tile loops are tiled again by this
     /// factor, outer tiles of `factor` tiles per member (L2 tiles over L1
     /// tiles); the outer tile loops are the parallel ones. 1: one level.
@@ -211,6 +217,7 @@ impl Default for CodeOptions {
             transpose: false,
             gpu_block: 0,
             gpu_global: false,
+            gpu_thread_tile: 0,
             l2_tile: 1,
         }
     }
@@ -408,6 +415,12 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         values: "64|128|256|512|1024",
         set: |o, v| set_one_of_or_zero(&mut o.gpu_block, v, "1024", &[64, 128, 256, 512]),
         get: |o| zero_as(o.gpu_block, "1024"),
+    },
+    Knob {
+        name: "gpu_thread_tile",
+        values: "1|2|4|8",
+        set: |o, v| set_one_of_or_zero(&mut o.gpu_thread_tile, v, "1", &[2, 4, 8]),
+        get: |o| zero_as(o.gpu_thread_tile, "1"),
     },
     Knob {
         name: "gpu_shared",

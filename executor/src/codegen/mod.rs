@@ -311,6 +311,7 @@ fn generate_gpu(
         block: opts.code.gpu_block,
         checks: deps,
         promote: (!opts.code.gpu_global).then_some(scop),
+        points: i64::from(opts.code.gpu_thread_tile),
         drop_barrier: opts.drop_barrier,
     };
     let (host, kernels) = gpu::map(ctx, &runs, tree, &mapping)?;

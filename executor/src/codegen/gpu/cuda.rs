@@ -96,9 +96,16 @@ impl Shape {
         }
         for i in 0..self.threads.len() {
             out.push_str(&format!("  const int polytune_t{i} = threadIdx.{};\n", ["x", "y", "z"][i]));
+            // What the block's extent tells the compiler: a thread's private
+            // subscripts fold to constants.
+            let extent = self.threads[self.threads.len() - 1 - i];
+            out.push_str(&format!("  __builtin_assume((unsigned) polytune_t{i} < {extent}u);\n"));
         }
         for b in &self.buffers {
             out.push_str(&format!("  __shared__ {b};\n"));
+        }
+        for (ty, name, dims) in &self.privates {
+            out.push_str(&format!("  {ty} {name}{dims};\n"));
         }
         out.push_str(defines);
         out.push_str(body);

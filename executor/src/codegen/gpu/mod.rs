@@ -20,6 +20,7 @@
 //! whose check fails drops its threads, then its blocks.
 
 pub mod cuda;
+mod private;
 pub(super) mod shared;
 
 use super::ast::c_expr;
@@ -69,6 +70,8 @@ pub(super) struct Shape {
     pub range: Vec<(String, String)>,
     /// The block's shared buffers (`double polytune_shared_0[32][32]`).
     pub buffers: Vec<String>,
+    /// Each thread's private arrays: type, name, dimensions.
+    pub privates: Vec<(String, String, String)>,
     /// The kernel has barriers: its emulated body holds its own loops over
     /// the block's threads, one per phase (`Printer::phased`).
     pub phased: bool,
@@ -85,6 +88,8 @@ pub(super) struct Mapping<'a> {
     pub block: u32,
     pub checks: Option<&'a Dependences>,
     pub promote: Option<&'a Scop>,
+    /// Points of its tile each thread runs along each member (0: one).
+    pub points: i64,
     /// Leave out this barrier (fault injection for the emulation's tests).
     pub drop_barrier: Option<usize>,
 }
@@ -213,14 +218,17 @@ fn val(ctx: &Context, v: i64) -> Result<Val, CodegenError> {
 
 /// Block sizes for the thread dimensions of tiles `tiles` (outermost
 /// first): each a divisor of its tile size (so that a tile's iterations
-/// split evenly), the innermost as large as possible, at most `block`
-/// threads in all and within CUDA's limit along z.
-fn block_sizes(tiles: &[i64], block: i64) -> Vec<i64> {
+/// split evenly), the innermost as large as possible (with `points`, at
+/// most its tile over `points`: each thread runs that many points along
+/// it), at most `block` threads in all and within CUDA's limit along z.
+fn block_sizes(tiles: &[i64], block: i64, points: i64) -> Vec<i64> {
     let mut left = block;
     let mut out = vec![1; tiles.len()];
     for (pos, k) in (0..tiles.len()).rev().enumerate() {
         let cap = if pos == 2 { left.min(MAX_Z) } else { left };
-        let b = (1..=tiles[k].min(cap)).rev().find(|b| tiles[k] % b == 0).unwrap_or(1);
+        // `points` per thread along each member: a register tile.
+        let want = if points > 0 { (tiles[k] / points).max(1) } else { tiles[k] };
+        let b = (1..=want.min(cap)).rev().find(|b| tiles[k] % b == 0).unwrap_or(1);
         out[k] = b;
         left /= b;
     }
@@ -274,7 +282,7 @@ fn kernel(
     if let Some(deps) = checks {
         let host = at.get_prefix_schedule_union_map().ctx(what)?;
         while nb + nt > 0 {
-            let threads = block_sizes(&all_tiles[..nt], block);
+            let threads = block_sizes(&all_tiles[..nt], block, mapping.points);
             let mut mapped: Option<UnionMap> = None;
             let parts = (0..nb)
                 .map(|k| tile_of(k, all_tiles[k]))
@@ -300,7 +308,7 @@ fn kernel(
         }
     }
     let tiles = all_tiles[..nb].to_vec();
-    let threads = block_sizes(&all_tiles[..nt], block);
+    let threads = block_sizes(&all_tiles[..nt], block, mapping.points);
     // The filters: this block's tile, then this thread's residue.
     let mut block_filter = launch.copy().ctx(what)?;
     let mut thread_filter = launch.copy().ctx(what)?;
@@ -339,12 +347,24 @@ fn kernel(
     let mut promotion = None;
     let mut tree = None;
     if let (Some(scop), true) = (mapping.promote, !tiles.is_empty() && !threads.is_empty()) {
+        let mut thread_of: Option<UnionMap> = None;
+        for (k, &b) in threads.iter().enumerate() {
+            let m = UnionMap::from_union_pw_aff(residue_of(k, b)?).ctx(what)?;
+            thread_of = Some(match thread_of {
+                None => m,
+                Some(acc) => acc.flat_range_product(m).ctx(what)?,
+            });
+        }
+        let thread_of = thread_of.expect("threads");
+        let points: Vec<i64> = threads.iter().zip(&all_tiles).map(|(b, t)| t / b).collect();
         let cfg = shared::Config {
             scop,
             sizes,
             mapped: j,
             threads: &threads,
             thread_filter: &thread_filter,
+            thread_of: &thread_of,
+            points: &points,
             drop_barrier: mapping.drop_barrier,
         };
         if let Some((root, p)) = shared::promote(ctx, blocked.get_child(0).ctx(what)?, &cfg)? {
@@ -374,17 +394,12 @@ fn kernel(
     .ctx(what)?;
     let context = with_host()?.intersect_params(mapped).ctx(what)?.to_str().ctx(what)?.to_string();
     let prefix = at.get_prefix_schedule_union_map().ctx(what)?.to_str().ctx(what)?.to_string();
-    let (buffers, phased) = match &promotion {
-        Some(p) => (p.buffers.clone(), p.barriers > 0),
-        None => (Vec::new(), false),
+    let (buffers, privates, phased) = match &promotion {
+        Some(p) => (p.buffers.clone(), p.privates.clone(), p.barriers > 0),
+        None => (Vec::new(), Vec::new(), false),
     };
-    Ok(Kernel {
-        shape: Shape { depth, tiles, threads, range, buffers, phased },
-        prefix,
-        tree,
-        context,
-        promotion,
-    })
+    let shape = Shape { depth, tiles, threads, range, buffers, privates, phased };
+    Ok(Kernel { shape, prefix, tree, context, promotion })
 }
 
 impl Shape {
@@ -421,6 +436,15 @@ impl Shape {
         for b in &self.buffers {
             out.push_str(&format!("  {b};\n"));
         }
+        // A thread's private arrays live across the block's phases: one
+        // per thread, picked by the thread indices.
+        let n = self.threads.len();
+        let by_thread: String = self.threads.iter().map(|b| format!("[{b}]")).collect();
+        let index: String = (0..n).rev().map(|i| format!("[polytune_t{i}]")).collect();
+        for (ty, name, dims) in &self.privates {
+            out.push_str(&format!("  {ty} {name}_all{by_thread}{dims};\n"));
+            out.push_str(&format!("#define {name} {name}_all{index}\n"));
+        }
         if !self.phased {
             for l in self.thread_loops() {
                 out.push_str(&format!("  {l}\n"));
@@ -431,6 +455,9 @@ impl Shape {
         out.push_str("  }\n");
         if !self.phased {
             out.push_str(&"  }\n".repeat(self.threads.len()));
+        }
+        for (_, name, _) in &self.privates {
+            out.push_str(&format!("#undef {name}\n"));
         }
         out.push_str("  }\n}\n");
         Ok(out)
@@ -456,7 +483,7 @@ mod tests {
 
     #[test]
     fn block_sizes_divide_their_tiles_and_stay_within_their_limits() {
-        let most = |t: &[i64]| block_sizes(t, MAX_THREADS);
+        let most = |t: &[i64]| block_sizes(t, MAX_THREADS, 0);
         assert_eq!(most(&[32]), vec![32]);
         assert_eq!(most(&[32, 32]), vec![32, 32]);
         assert_eq!(most(&[32, 32, 32]), vec![1, 32, 32]);
@@ -464,13 +491,17 @@ mod tests {
         assert_eq!(most(&[2048]), vec![1024]);
         assert_eq!(most(&[48, 48]), vec![16, 48]);
         // The gpu_block knob: the innermost dimension first.
-        assert_eq!(block_sizes(&[32, 32], 128), vec![4, 32]);
-        assert_eq!(block_sizes(&[64], 128), vec![64]);
-        assert_eq!(block_sizes(&[256], 64), vec![64]);
-        assert_eq!(block_sizes(&[16, 16, 16], 256), vec![1, 16, 16]);
+        assert_eq!(block_sizes(&[32, 32], 128, 0), vec![4, 32]);
+        assert_eq!(block_sizes(&[64], 128, 0), vec![64]);
+        assert_eq!(block_sizes(&[256], 64, 0), vec![64]);
+        assert_eq!(block_sizes(&[16, 16, 16], 256, 0), vec![1, 16, 16]);
+        // The gpu_thread_tile knob: 4 × 4 points per thread.
+        assert_eq!(block_sizes(&[64, 64], MAX_THREADS, 4), vec![16, 16]);
+        assert_eq!(block_sizes(&[32, 128], 256, 4), vec![8, 32]);
+        assert_eq!(block_sizes(&[2, 64], MAX_THREADS, 4), vec![1, 16]);
         for block in [64, 128, 256, 512, MAX_THREADS] {
             for tiles in [vec![8, 64, 128], vec![100, 3], vec![7, 7, 7], vec![32, 32, 32]] {
-                let b = block_sizes(&tiles, block);
+                let b = block_sizes(&tiles, block, 0);
                 assert!(b.iter().product::<i64>() <= block, "{tiles:?} {b:?}");
                 assert!(b.iter().zip(&tiles).all(|(b, t)| t % b == 0), "{tiles:?} {b:?}");
             }

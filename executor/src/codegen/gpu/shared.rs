@@ -25,8 +25,8 @@
 //! buffers fit the block's budget.
 
 use isl_rs::{
-    Context, DimType, Id, Map, MultiUnionPwAff, MultiVal, ScheduleNode, ScheduleNodeType, Set, UnionMap,
-    UnionSet, Val,
+    ASTLoopType, Context, DimType, Id, Map, MultiUnionPwAff, MultiVal, ScheduleNode, ScheduleNodeType, Set,
+    UnionMap, UnionSet, Val,
 };
 use space::isl::IslResultExt;
 use space::scop::{Access, AccessKind, Scop};
@@ -58,6 +58,12 @@ pub(crate) struct Promotion {
     pub postlude: String,
     /// Barriers grafted.
     pub barriers: usize,
+    /// Each thread's private arrays (`private`): element type, name and
+    /// dimensions (`[4][4]`).
+    pub privates: Vec<(String, String, String)>,
+    /// The statements whose macros read buffers or private arrays, with
+    /// their new bodies.
+    pub bodies: Vec<(String, String)>,
 }
 
 /// How to promote.
@@ -73,6 +79,12 @@ pub(crate) struct Config<'a> {
     pub threads: &'a [i64],
     /// One thread's instances (`polytune_t…` as parameters).
     pub thread_filter: &'a UnionSet,
+    /// Each instance's thread indices.
+    pub thread_of: &'a UnionMap,
+    /// How many points of its tile each thread runs along each mapped
+    /// member with threads (tile size over block extent); the sunk loops
+    /// over them are unrolled where few.
+    pub points: &'a [i64],
     /// Leave out barrier number `n` (a test that the emulation notices).
     pub drop_barrier: Option<usize>,
 }
@@ -91,17 +103,32 @@ pub(crate) fn promote(
     let inner =
         if has_band(&inner)? { stage_inner_bands(ctx, inner, cfg)? } else { insert_stage(ctx, inner)? };
     let band = inner.parent().ctx(what)?.band_sink().ctx(what)?;
-    let band = filter_threads(band, cfg.thread_filter)?;
+    let band = filter_threads(band, cfg)?;
+    let mut promotion = Promotion::default();
+    let band = super::private::promote(ctx, band, cfg, &mut promotion)?;
     let written = written_in(cfg.scop, &band.get_domain().ctx(what)?)?;
     let mut root = band.root().ctx(what)?;
-    let mut promotion = Promotion::default();
     let mut buffer_bytes = 0usize;
     while let Some(mark) = find(root.copy().ctx(what)?, STAGE_MARK)? {
         let point = mark.delete().ctx(what)?;
         let point = stage_copies(ctx, point, cfg, &written, &mut promotion, &mut buffer_bytes)?;
         root = point.root().ctx(what)?;
     }
-    Ok((!promotion.buffers.is_empty()).then_some((root, promotion)))
+    if promotion.buffers.is_empty() && promotion.privates.is_empty() {
+        return Ok(None);
+    }
+    for (name, body) in &promotion.bodies {
+        let s = cfg.scop.statements.iter().find(|s| s.name == *name).expect("a statement of the SCoP");
+        let args = s.c_iterators.join(", ");
+        promotion
+            .prelude
+            .push_str(&format!("#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {body}\n"));
+        promotion.postlude.push_str(&format!(
+            "#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {}\n",
+            statement_body(s)
+        ));
+    }
+    Ok(Some((root, promotion)))
 }
 
 /// The thread filter above each sunk copy of the mapped band (a band over
@@ -109,21 +136,30 @@ pub(crate) fn promote(
 /// runs them, its barriers and its share of the copies, and each thread's
 /// own instances are picked only where they run. Returns a node at
 /// `node`'s position.
-fn filter_threads(node: ScheduleNode, filter: &UnionSet) -> Result<ScheduleNode, CodegenError> {
+fn filter_threads(node: ScheduleNode, cfg: &Config) -> Result<ScheduleNode, CodegenError> {
     let what = || "filtering a kernel's threads".to_string();
     let kind = node.get_type().ctx(what)?;
     if kind == ScheduleNodeType::Band
         && node.n_children().ctx(what)? == 1
         && node.get_child(0).ctx(what)?.get_type().ctx(what)? == ScheduleNodeType::Leaf
     {
-        return Ok(node.insert_filter(filter.copy().ctx(what)?).ctx(what)?);
+        let mut node = node;
+        for (m, &p) in cfg.points.iter().enumerate() {
+            if (2..=MOST_UNROLLED).contains(&p) {
+                node = node.band_member_set_ast_loop_type(m as i32, ASTLoopType::Unroll).ctx(what)?;
+            }
+        }
+        return Ok(node.insert_filter(cfg.thread_filter.copy().ctx(what)?).ctx(what)?);
     }
     let mut node = node;
     for i in 0..node.n_children().ctx(what)? {
-        node = filter_threads(node.child(i).ctx(what)?, filter)?.parent().ctx(what)?;
+        node = filter_threads(node.child(i).ctx(what)?, cfg)?.parent().ctx(what)?;
     }
     Ok(node)
 }
+
+/// A thread's points along one member are unrolled up to this many.
+const MOST_UNROLLED: i64 = 8;
 
 fn has_band(node: &ScheduleNode) -> Result<bool, CodegenError> {
     let what = || "looking for bands".to_string();
@@ -193,7 +229,7 @@ fn find(node: ScheduleNode, name: &str) -> Result<Option<ScheduleNode>, CodegenE
 }
 
 /// The statements of `domain`, by name.
-fn statements(domain: &UnionSet) -> Result<Vec<String>, CodegenError> {
+pub(crate) fn statements(domain: &UnionSet) -> Result<Vec<String>, CodegenError> {
     let what = || "listing a kernel's statements".to_string();
     let list = domain.get_set_list().ctx(what)?;
     let mut out = Vec::new();
@@ -214,7 +250,7 @@ fn written_in(scop: &Scop, domain: &UnionSet) -> Result<Vec<String>, CodegenErro
         .collect())
 }
 
-fn element_bytes(ty: &str) -> Option<usize> {
+pub(crate) fn element_bytes(ty: &str) -> Option<usize> {
     match ty.trim() {
         "double" | "long" | "long int" | "unsigned long" | "long long" | "unsigned long long" | "int64_t"
         | "uint64_t" | "size_t" => Some(8),
@@ -242,7 +278,6 @@ fn stage_copies(
     let prefix = point.get_prefix_schedule_union_map().ctx(what)?;
     let stmts: Vec<_> = cfg.scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
     let mut copies = Vec::new();
-    let mut rewritten: Vec<(String, String)> = Vec::new();
     for array in &cfg.scop.arrays {
         if array.rank() == 0 || written.contains(&array.name) {
             continue;
@@ -295,12 +330,9 @@ fn stage_copies(
                 group.iter().map(|(a, its)| squeeze(&parenthesize(&a.text, its))).collect();
             let mut texts = Vec::new();
             for s in &stmts {
-                let body = rewritten
-                    .iter()
-                    .find(|(n, _)| *n == s.name)
-                    .map(|(_, b)| b.clone())
-                    .unwrap_or_else(|| statement_body(s));
-                match retarget(&body, &array.name, &buffer, &extents, &refs) {
+                let body = current_body(promotion, s);
+                let slots: Vec<(i64, i64)> = extents.iter().map(|&e| (1, e)).collect();
+                match retarget(&body, &array.name, &buffer, &slots, &refs) {
                     Some(b) => texts.push((s.name.clone(), b)),
                     None => {
                         texts.clear();
@@ -312,10 +344,7 @@ fn stage_copies(
                 continue;
             }
             for (name, body) in texts {
-                match rewritten.iter_mut().find(|(n, _)| *n == name) {
-                    Some(slot) => slot.1 = body,
-                    None => rewritten.push((name, body)),
-                }
+                set_body(promotion, name, body);
             }
             *buffer_bytes += need;
             let dims: Vec<String> = extents.iter().map(|e| format!("[{e}]")).collect();
@@ -353,8 +382,7 @@ fn stage_copies(
         let graft =
             graft.child(0).ctx(what)?.insert_partial_schedule(schedule).ctx(what)?.root().ctx(what)?;
         point = point.graft_before(graft).ctx(what)?;
-        let slots: String =
-            as_.iter().zip(&extents).map(|(a, e)| format!("[(unsigned long) ({a}) % {e}]")).collect();
+        let slots: String = as_.iter().zip(&extents).map(|(a, &e)| slot(a, (1, e))).collect();
         let subscripts: String = as_.iter().map(|a| format!("[({a})]")).collect();
         promotion.prelude.push_str(&format!(
             "#define {MACRO_PREFIX}{name}({all}) {buffer}{slots} = {}{subscripts}\n",
@@ -382,18 +410,24 @@ fn stage_copies(
             true => point.graft_after(graft).ctx(what)?,
         };
     }
-    for (name, body) in rewritten {
-        let s = cfg.scop.statements.iter().find(|s| s.name == name).expect("a statement of the SCoP");
-        let args = s.c_iterators.join(", ");
-        promotion
-            .prelude
-            .push_str(&format!("#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {body}\n"));
-        promotion.postlude.push_str(&format!(
-            "#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {}\n",
-            statement_body(s)
-        ));
-    }
     Ok(point)
+}
+
+/// A statement's macro body as promotion has rewritten it so far.
+pub(crate) fn current_body(promotion: &Promotion, s: &space::scop::Statement) -> String {
+    promotion
+        .bodies
+        .iter()
+        .find(|(n, _)| *n == s.name)
+        .map(|(_, b)| b.clone())
+        .unwrap_or_else(|| statement_body(s))
+}
+
+pub(crate) fn set_body(promotion: &mut Promotion, name: String, body: String) {
+    match promotion.bodies.iter_mut().find(|(n, _)| *n == name) {
+        Some(slot) => slot.1 = body,
+        None => promotion.bodies.push((name, body)),
+    }
 }
 
 /// What the references `group` read under the stage whose instances are
@@ -402,7 +436,7 @@ fn stage_copies(
 /// the elements) and the extents of its box; `None` where isl finds no
 /// box of constant size.
 #[allow(clippy::type_complexity)]
-fn footprint(
+pub(crate) fn footprint(
     ctx: &Context,
     prefix: &UnionMap,
     domain: &UnionSet,
@@ -437,8 +471,18 @@ fn footprint(
     Ok(Some((relation, tiles, extents)))
 }
 
+/// The subscript of a buffer's slot for the array's subscript `e`:
+/// `(unsigned long) (e) / divisor % extent`. Any `extent` consecutive
+/// multiples of `divisor` (plus one offset) land on distinct slots.
+pub(crate) fn slot(e: &str, (divisor, extent): (i64, i64)) -> String {
+    match divisor {
+        1 => format!("[(unsigned long) ({e}) % {extent}]"),
+        d => format!("[(unsigned long) ({e}) / {d} % {extent}]"),
+    }
+}
+
 /// `text` without white space: how references are compared.
-fn squeeze(text: &str) -> String {
+pub(crate) fn squeeze(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
@@ -469,7 +513,13 @@ fn distribution(ctx: &Context, tuple: &str, rank: usize, threads: &[i64]) -> Res
 /// `body` with each use of `array` that is one of `refs` (spelled as
 /// [`squeeze`] gives them) reading `buffer[(unsigned long) (e0) % E0]...`
 /// instead; `None` where a use of `array` is not subscripted in full.
-fn retarget(body: &str, array: &str, buffer: &str, extents: &[i64], refs: &[String]) -> Option<String> {
+pub(crate) fn retarget(
+    body: &str,
+    array: &str,
+    buffer: &str,
+    slots: &[(i64, i64)],
+    refs: &[String],
+) -> Option<String> {
     let bytes = body.as_bytes();
     let mut out = String::with_capacity(body.len() + 32);
     let mut i = 0;
@@ -490,9 +540,9 @@ fn retarget(body: &str, array: &str, buffer: &str, extents: &[i64], refs: &[Stri
                 out.push_str(word);
                 continue;
             }
-            let mut slots = String::new();
+            let mut written = String::new();
             let from = start;
-            for e in extents {
+            for &d in slots {
                 let mut j = i;
                 while j < bytes.len() && bytes[j].is_ascii_whitespace() {
                     j += 1;
@@ -515,7 +565,7 @@ fn retarget(body: &str, array: &str, buffer: &str, extents: &[i64], refs: &[Stri
                     }
                     k += 1;
                 }
-                slots.push_str(&format!("[(unsigned long) ({}) % {e}]", &body[j + 1..k]));
+                written.push_str(&slot(&body[j + 1..k], d));
                 i = k + 1;
             }
             // A further subscript would index past the array's rank.
@@ -526,7 +576,7 @@ fn retarget(body: &str, array: &str, buffer: &str, extents: &[i64], refs: &[Stri
             match refs.contains(&squeeze(&body[from..i])) {
                 true => {
                     out.push_str(buffer);
-                    out.push_str(&slots);
+                    out.push_str(&written);
                 }
                 false => out.push_str(&body[from..i]),
             }
@@ -547,21 +597,21 @@ mod tests {
         let b = "C[(i)][(j)] += alpha * A[(i)][(k)] * B[(k)][(j)]";
         let a = [squeeze("A[(i)][ (k)]")];
         assert_eq!(
-            retarget(b, "A", "sh", &[32, 8], &a).as_deref(),
+            retarget(b, "A", "sh", &[(1, 32), (1, 8)], &a).as_deref(),
             Some("C[(i)][(j)] += alpha * sh[(unsigned long) ((i)) % 32][(unsigned long) ((k)) % 8] * B[(k)][(j)]")
         );
         // Only the references of the group: syrk's two tiles of A.
         let syrk = "C[(i)][(j)] += A[(i)][(k)] * A[(j)][(k)]";
         assert_eq!(
-            retarget(syrk, "A", "s", &[4, 4], &[squeeze("A[(j)][(k)]")]).as_deref(),
+            retarget(syrk, "A", "s", &[(1, 4), (1, 4)], &[squeeze("A[(j)][(k)]")]).as_deref(),
             Some("C[(i)][(j)] += A[(i)][(k)] * s[(unsigned long) ((j)) % 4][(unsigned long) ((k)) % 4]")
         );
         // Not subscripted in full, or a member named like the array.
         let x = [squeeze("A[(i)]")];
-        assert_eq!(retarget("f(A)", "A", "s", &[4], &x), None);
-        assert_eq!(retarget("x = A[(i)]", "A", "s", &[4, 4], &x), None);
-        assert_eq!(retarget("x = A[(i)][1][2]", "A", "s", &[4, 4], &x), None);
-        assert_eq!(retarget("x = p.A + AB[1]", "A", "s", &[4], &x).as_deref(), Some("x = p.A + AB[1]"));
+        assert_eq!(retarget("f(A)", "A", "s", &[(1, 4)], &x), None);
+        assert_eq!(retarget("x = A[(i)]", "A", "s", &[(1, 4), (1, 4)], &x), None);
+        assert_eq!(retarget("x = A[(i)][1][2]", "A", "s", &[(1, 4), (1, 4)], &x), None);
+        assert_eq!(retarget("x = p.A + AB[1]", "A", "s", &[(1, 4)], &x).as_deref(), Some("x = p.A + AB[1]"));
     }
 
     #[test]
