@@ -34,8 +34,10 @@ const CODE_AXES: &[(&str, &[&str])] = &[
 
 /// The code knobs of GPU points (`target=gpu`): a CUDA form has no use for
 /// the CPU ones, which stay at their defaults (they would only make the
-/// same program again), and the block size is searched.
-const GPU_CODE_AXES: &[(&str, &[&str])] = &[("restrict", &["on"]), ("gpu_block", &["128", "256", "1024"])];
+/// same program again); the block size and each thread's register tile
+/// are searched (shared memory stays on: `--set gpu_shared=on,off` adds it).
+const GPU_CODE_AXES: &[(&str, &[&str])] =
+    &[("restrict", &["on"]), ("gpu_block", &["128", "256", "1024"]), ("gpu_thread_tile", &["1", "4"])];
 
 /// Tile shapes of permutable bands searched by default; `None` is untiled.
 /// Besides cubes, two shapes with a long stride-1 side, which the register
@@ -357,9 +359,9 @@ mod tests {
             .contains("512"));
         // GPU points search the block size, not the CPU's code knobs.
         let gpu = gpu_code_grid(&["target=gpu".into()]).unwrap();
-        let blocks: Vec<u32> = gpu.iter().map(|c| c.gpu_block).collect();
-        assert_eq!(blocks, [128, 256, 0]);
-        assert!(gpu.iter().all(|c| CodeOptions { gpu_block: 0, ..c.clone() }
+        let blocks: Vec<(u32, u32)> = gpu.iter().map(|c| (c.gpu_block, c.gpu_thread_tile)).collect();
+        assert_eq!(blocks, [(128, 0), (128, 4), (256, 0), (256, 4), (0, 0), (0, 4)]);
+        assert!(gpu.iter().all(|c| CodeOptions { gpu_block: 0, gpu_thread_tile: 0, ..c.clone() }
             == CodeOptions { restrict: true, ..CodeOptions::default() }));
         assert!(code_grid(&[], 2, false).unwrap().iter().all(|c| c.gpu_block == 0));
         // ... and the Feautrier rows; in a campaign of both targets, each
@@ -378,7 +380,7 @@ mod tests {
             peers: Vec::new(),
         };
         let pts = points(&[None], &spec);
-        assert_eq!(pts.len(), full.len() * 16 + full.len() * 2 * 3);
+        assert_eq!(pts.len(), full.len() * 16 + full.len() * 2 * 6);
         assert!(pts.iter().filter(|p| p.on_gpu()).all(|p| gpu.contains(&p.code)));
         let tiles = parse_tiles(TILES).unwrap();
         let spec = Spec {

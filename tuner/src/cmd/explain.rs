@@ -176,8 +176,16 @@ fn codegen_words(p: &Point) -> Option<String> {
         parts.push(format!("--threads {}", p.threads));
     }
     // simd and unroll_jam are code steps of the script; these are not.
-    const REGION_WIDE: [&str; 6] =
-        ["restrict", "omp_schedule", "parallel_min", "vector_width", "transpose", "gpu_block"];
+    const REGION_WIDE: [&str; 8] = [
+        "restrict",
+        "omp_schedule",
+        "parallel_min",
+        "vector_width",
+        "transpose",
+        "gpu_block",
+        "gpu_thread_tile",
+        "gpu_shared",
+    ];
     for (set, default) in p.code.settings().into_iter().zip(CodeOptions::default().settings()) {
         if set != default && REGION_WIDE.iter().any(|k| set.split('=').next() == Some(*k)) {
             parts.push(format!("--set {set}"));
