@@ -71,6 +71,8 @@ fn gemm_stages_its_tiles_in_shared_memory_and_each_barrier_is_needed() {
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
     let unit = &v.cuda.as_ref().expect("gemm has a CUDA form").unit;
     assert_eq!(unit.matches("__shared__ double").count(), 2, "{unit}");
+    // 16 × 16 threads: nvcc keeps each thread's registers within a block's share.
+    assert!(unit.contains("__launch_bounds__(256) polytune_kernel_0"), "{unit}");
     assert!(unit.contains("__syncthreads()"), "{unit}");
     // One loop nest over the threads per phase: copies, then the computation.
     assert!(v.region.matches("for (int polytune_t0 = 15; ").count() >= 2, "{}", v.region);
@@ -191,7 +193,8 @@ fn a_mapping_that_would_race_falls_back_to_one_thread() {
 
 /// Every kernel: scheduled for the GPU with each `feautrier` value (the
 /// second where it changes the schedule), mapped (every other kernel with
-/// `gpu_block=64`), emulated, outputs compared with the original's; its
+/// `gpu_block=64`, some `gpu_thread_tile=2` or `gpu_shared=off`),
+/// emulated, outputs compared with the original's; its
 /// CUDA unit compiled by nvcc for sm_80 and sm_90
 /// where nvcc is found (CI sets `POLYTUNE_EXPECT_NVCC`: there it must be).
 /// Failures are collected, then reported together. The fast tier takes
@@ -234,9 +237,17 @@ fn every_kernel_mapped_to_the_gpu_matches_the_original_when_emulated() {
             }
             trees.push(tree.clone());
             let mut opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
-            // Every other kernel with blocks of at most 64 threads (gpu_block).
+            // Every other kernel with blocks of at most 64 threads
+            // (gpu_block); some with register tiles of 2 points per
+            // thread along each member, some without shared memory.
             if i % 2 == 1 {
                 opts.code.gpu_block = 64;
+            }
+            if i % 3 == 0 && i % 2 == 0 {
+                opts.code.gpu_thread_tile = 2;
+            }
+            if i % 5 == 0 {
+                opts.code.gpu_global = true;
             }
             let v = {
                 let _item = testkit::item(format!("{}: codegen", k.name), ITEM_LIMIT);

@@ -90,7 +90,12 @@ impl Shape {
         defines: &str,
         undefs: &str,
     ) -> String {
-        let mut out = format!("__global__ void polytune_kernel_{number}({params})\n{{\n");
+        // The block's size bounds the registers nvcc may give a thread, so
+        // that a block of 1024 threads can launch (heat-3d's kernels asked
+        // for more than a multiprocessor has and failed to launch).
+        let threads: i64 = self.threads.iter().product();
+        let mut out =
+            format!("__global__ void __launch_bounds__({threads}) polytune_kernel_{number}({params})\n{{\n");
         for k in 0..self.tiles.len() {
             out.push_str(&format!("  const long polytune_b{k} = blockIdx.{};\n", axis(k, self.tiles.len())));
         }
