@@ -129,7 +129,9 @@ pub fn assert_same_instances(k: &Kernel, program: &str, what: &str) {
 
 /// `#define polytune_S4(t, i, j) <body>` as a call of `polytune_visit`.
 fn visit_macro(line: &str, names: &[&str]) -> Option<String> {
-    let rest = line.strip_prefix("#define polytune_")?;
+    // A GPU kernel with shared or private memory defines its statements
+    // again inside the region, indented.
+    let rest = line.trim_start().strip_prefix("#define polytune_")?;
     let (name, rest) = rest.split_once('(')?;
     let s = names.iter().position(|n| *n == name)?;
     let (params, _) = rest.split_once(')')?;

@@ -335,7 +335,7 @@ fn a_gpu_variant_is_emulated_and_its_cuda_unit_written_and_tune_refuses_without_
     assert_eq!(v["status"], "ok", "{v}");
     assert_eq!(v["emulated"], true, "{v}");
     let unit = std::fs::read_to_string(v["cuda"].as_str().unwrap()).unwrap();
-    assert!(unit.contains("__global__ void polytune_kernel_0(") && unit.contains("<<<"), "{unit}");
+    assert!(unit.contains("__global__ void __launch_bounds__(") && unit.contains("<<<"), "{unit}");
     let nvcc = v["nvcc"].as_str().unwrap();
     match executor::cuda::nvcc() {
         Some(_) => assert!(nvcc.starts_with("compiled for sm_80"), "{nvcc}"),
