@@ -35,7 +35,8 @@ impl std::error::Error for Failure {}
 pub type Answer = Result<(String, String, Option<codegen::Cuda>), Failure>;
 
 /// The model a point's schedule and code are made from: the SCoP as
-/// extracted, or with `transpose=on` (CPU variants) the SCoP reading its
+/// extracted, for a GPU point with its scalars expanded, or with
+/// `transpose=on` (CPU variants) the SCoP reading its
 /// read-only matrices that are walked down their columns through
 /// transposed copies ([`space::layout`]), its dependences analysed again.
 pub fn model<'a>(
@@ -44,7 +45,10 @@ pub fn model<'a>(
     code: &CodeOptions,
     gpu: bool,
 ) -> Result<(Cow<'a, Scop>, Cow<'a, Dependences>), Failure> {
-    if !code.transpose || gpu {
+    if gpu {
+        return expanded(scop, deps);
+    }
+    if !code.transpose {
         return Ok((Cow::Borrowed(scop), Cow::Borrowed(deps)));
     }
     let failed = |e: space::isl::IslError| Failure {
@@ -59,6 +63,28 @@ pub fn model<'a>(
     }
     let deps = space::deps::analyze_in(&ctx, &transposed).map_err(failed)?;
     Ok((Cow::Owned(transposed), Cow::Owned(deps)))
+}
+
+/// A GPU point's model: the SCoP with the scalars that would keep a loop
+/// from running in parallel expanded ([`space::expansion`]), its
+/// dependences analysed again.
+fn expanded<'a>(
+    scop: &'a Scop,
+    deps: &'a Dependences,
+) -> Result<(Cow<'a, Scop>, Cow<'a, Dependences>), Failure> {
+    let failed = |e: space::isl::IslError| Failure {
+        status: Status::ScheduleError,
+        reason: format!("scalar expansion: {e}"),
+    };
+    let ctx = space::isl::new_context();
+    let mut expanded = space::expansion::expand(&ctx, scop).map_err(failed)?;
+    if expanded.expansions.is_empty() {
+        return Ok((Cow::Borrowed(scop), Cow::Borrowed(deps)));
+    }
+    codegen::state_expansion_extents(&ctx, &mut expanded)
+        .map_err(|e| Failure { status: Status::CodegenError, reason: e.to_string() })?;
+    let deps = space::deps::analyze_in(&ctx, &expanded).map_err(failed)?;
+    Ok((Cow::Owned(expanded), Cow::Owned(deps)))
 }
 
 /// The schedule tree of `point` (isl's YAML text).

@@ -93,6 +93,28 @@ fn gemm_stages_its_tiles_in_shared_memory_and_each_barrier_is_needed() {
     same_outputs(&k, v.program);
 }
 
+/// symm's scalar `temp2`, zeroed for every `(i, j)`, is expanded along
+/// `j` for GPU points, so that `j` runs on threads instead of the whole
+/// nest on one; after the region `temp2` holds the original's last value.
+#[test]
+fn symm_expands_its_scalar_and_runs_on_threads() {
+    let k = load("linear-algebra/symm.c", "SMALL");
+    let (scop, deps) = executor::pipeline::model(&k.scop, &k.deps, &CodeOptions::default(), true).unwrap();
+    let names: Vec<(&str, &str)> =
+        scop.expansions.iter().map(|e| (e.scalar.as_str(), e.array.as_str())).collect();
+    assert_eq!(names, [("temp2", "polytune_expanded_temp2")]);
+    let s = space::schedule::unified(&scop, &deps, None, &gpu_knobs()).unwrap();
+    let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&gpu_knobs()));
+    let v = codegen::generate(&k.source, &scop, &deps, &s.tree, &opts).unwrap();
+    let cuda = v.cuda.as_ref().expect("symm has a CUDA form");
+    assert_eq!((cuda.kernels, cuda.serial_kernels), (1, 0), "{}", cuda.unit);
+    assert!(v.region.contains("temp2 = polytune_expanded_temp2["), "{}", v.region);
+    same_outputs(&k, v.program);
+    // CPU points keep the scalar.
+    let (cpu, _) = executor::pipeline::model(&k.scop, &k.deps, &CodeOptions::default(), false).unwrap();
+    assert!(cpu.expansions.is_empty());
+}
+
 /// The gpu_block knob caps a block's threads: gemm's 16 × 16 tiles with at
 /// most 64 threads get blocks of 16 (x, the stride-one loop) × 4, each
 /// thread taking every fourth row of its tile; the outputs still match.
@@ -211,6 +233,10 @@ fn every_kernel_mapped_to_the_gpu_matches_the_original_when_emulated() {
             return;
         }
         let k = load(path, "SMALL");
+        // The model a GPU point schedules: scalars expanded where they can be.
+        let (scop, deps) = executor::pipeline::model(&k.scop, &k.deps, &CodeOptions::default(), true)
+            .unwrap_or_else(|e| panic!("{}: {e}", k.name));
+        let (scop, deps) = (scop.as_ref(), deps.as_ref());
         // Both kinds of Feautrier rows; the second only where it
         // changes the schedule.
         let mut trees = Vec::new();
@@ -223,7 +249,7 @@ fn every_kernel_mapped_to_the_gpu_matches_the_original_when_emulated() {
             };
             let tree = {
                 let _item = testkit::item(format!("{}: schedule", k.name), ITEM_LIMIT);
-                space::schedule::unified(&k.scop, &k.deps, None, &knobs)
+                space::schedule::unified(scop, deps, None, &knobs)
             };
             let tree = match tree {
                 Ok(s) => s.tree,
@@ -251,7 +277,7 @@ fn every_kernel_mapped_to_the_gpu_matches_the_original_when_emulated() {
             }
             let v = {
                 let _item = testkit::item(format!("{}: codegen", k.name), ITEM_LIMIT);
-                codegen::generate(&k.source, &k.scop, &k.deps, &tree, &opts)
+                codegen::generate(&k.source, scop, deps, &tree, &opts)
             };
             let v = match v {
                 Ok(v) => v,

@@ -7,6 +7,7 @@
 pub mod blas;
 pub mod clay;
 pub mod deps;
+pub mod expansion;
 pub mod fusion;
 pub mod isl;
 pub mod knobs;

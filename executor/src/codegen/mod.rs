@@ -357,7 +357,8 @@ fn generate_gpu(
             Box::new(move |values: &[String]| shape.emulated(&body, values)) as print::Launch
         })
         .collect();
-    let region = guarded(source, scop, guard, &print_host(emulated)?);
+    let write_back = write_back(ctx, &runs, scop)?;
+    let region = guarded(source, scop, guard, &format!("{}{write_back}", print_host(emulated)?));
     let program = splice(source, scop, &region)?;
     // The CUDA form, where the region can be a function of its data.
     let outliner = outline::Outliner::new(scop, &statement_macros(scop), &undef_macros(scop));
@@ -373,7 +374,8 @@ fn generate_gpu(
                 .collect();
             let host = print_host(launches)?;
             let mut c = gpu::cuda::unit(scop, &o, &bodies, &host, &data);
-            c.program = splice(source, scop, &guarded(source, scop, guard, &c.program))?;
+            c.program =
+                splice(source, scop, &guarded(source, scop, guard, &format!("{}{write_back}", c.program)))?;
             let counters = bodies
                 .iter()
                 .map(|(shape, _)| {
@@ -391,6 +393,34 @@ fn generate_gpu(
         _ => None,
     };
     Ok(Variant { program, region, schedule, bands: Vec::new(), cuda })
+}
+
+/// The extent of each expanded scalar's array ([`space::expansion`]) in C:
+/// one more than the largest value of its loop.
+pub fn state_expansion_extents(ctx: &Context, scop: &mut Scop) -> Result<(), CodegenError> {
+    for e in scop.expansions.clone() {
+        let what = || format!("the extent of {}", e.array);
+        let largest = Set::read_from_str(ctx, &e.values).ctx(what)?.dim_max(0).ctx(what)?;
+        let extent = format!("({}) + 1", ast::c_expr(ctx, &scop.context, largest)?);
+        if let Some(a) = scop.arrays.iter_mut().find(|a| a.name == e.array) {
+            a.extents = vec![Some(extent)];
+        }
+    }
+    Ok(())
+}
+
+/// After a region with expanded scalars ([`space::expansion`]), each
+/// scalar takes its expansion's element that the original's last write
+/// went to. `context`: where every statement runs (so that one did).
+fn write_back(ctx: &Context, context: &str, scop: &Scop) -> Result<String, CodegenError> {
+    let mut out = String::new();
+    for e in &scop.expansions {
+        let what = || format!("the last value of {}", e.scalar);
+        let last = Set::read_from_str(ctx, &e.last).ctx(what)?.dim_max(0).ctx(what)?;
+        let index = ast::c_expr(ctx, context, last)?;
+        out.push_str(&format!("  {} = {}[{index}];\n", e.scalar, e.array));
+    }
+    Ok(out)
 }
 
 /// The schedule must schedule exactly the SCoP's statement instances.

@@ -46,6 +46,10 @@ pub struct Scop {
     /// `transpose` knob, [`crate::layout`]); none in an extracted SCoP.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub copies: Vec<crate::layout::TransposedCopy>,
+    /// Scalars given a copy per loop iteration for GPU variants
+    /// ([`crate::expansion`]); none in an extracted SCoP.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expansions: Vec<crate::expansion::Expansion>,
     /// Integer literals of [`LIFTED_LITERAL`] or more that the SCoP uses in
     /// affine positions (`#define N 6000`), each modelled as a size
     /// parameter (`polytune_c6000`) with its value here: the name and the

@@ -215,7 +215,16 @@ pub(crate) fn data(scop: &Scop) -> Result<(Vec<Datum>, String, String), CodegenE
             }
         }
         let bytes = format!("(size_t) {} * sizeof({ty})", extents.join(" * "));
-        copies(&bytes, &format!("polytune_h_{n}"), a.written && !a.local, &mut setup, &mut finish);
+        // An expanded scalar's array comes back too: the scalar's last
+        // value is read from it after the region.
+        let expansion = scop.expansions.iter().any(|e| e.array == *n);
+        copies(
+            &bytes,
+            &format!("polytune_h_{n}"),
+            a.written && (!a.local || expansion),
+            &mut setup,
+            &mut finish,
+        );
         let rows: Vec<String> = extents[1..].iter().map(|e| format!(", (long) {e}")).collect();
         let (kernel_param, launch_arg) = match a.rank() {
             1 => (format!("{ty} *__restrict__ {n}"), format!("({ty} *) polytune_d_{n}")),

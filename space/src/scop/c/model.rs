@@ -114,6 +114,7 @@ impl Walk<'_> {
             schedule: String::new(),
             schedule_map: format!("{{ {schedule_map} }}"),
             copies: Vec::new(),
+            expansions: Vec::new(),
             constants: self.constants,
             notes: self.notes,
         };

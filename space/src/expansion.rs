@@ -1,0 +1,249 @@
+//! Scalar expansion for GPU variants (Feautrier, "Array expansion", ICS
+//! 1988; RR-9110 §5's "symm ex"). A scalar that every iteration of the
+//! loops around its uses writes before it reads (symm's `temp2`, zeroed
+//! for each `(i, j)`) only carries values within an iteration, yet its one
+//! storage location orders every iteration after the one before. Giving
+//! each iteration of the innermost of those loops a copy of its own
+//! (`temp2` → `polytune_expanded_temp2[j]`) leaves the values flowing
+//! within an iteration as they were and removes the rest, so that the loop
+//! can be spread over threads. After the region the scalar takes the value
+//! of the write that came last in the original order: its final value is
+//! the original's.
+
+use isl_rs::{Context, DimType, Map, Set, UnionAccessInfo, UnionMap, UnionSet};
+use serde::{Deserialize, Serialize};
+
+use crate::isl::{IslError, IslResultExt};
+use crate::scop::{isl_name, AccessKind, Array, Scop};
+
+/// A scalar given a copy per iteration of a loop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expansion {
+    /// The scalar, as the program names it.
+    pub scalar: String,
+    /// Its expansion, a local array of rank one.
+    pub array: String,
+    /// `[params] -> { [e] }`: the element the original's last write of the
+    /// scalar went to, which the scalar takes after the region.
+    pub last: String,
+    /// `[params] -> { [e] }`: the loop's values, from 0: one more than the
+    /// largest is the array's extent.
+    pub values: String,
+}
+
+/// The name of `scalar`'s expansion.
+pub fn expanded_name(scalar: &str) -> String {
+    format!("polytune_expanded_{scalar}")
+}
+
+/// `scop` with every scalar that can be expanded expanded (none: the SCoP
+/// as it is, `expansions` empty).
+pub fn expand(ctx: &Context, scop: &Scop) -> Result<Scop, IslError> {
+    let mut out = scop.clone();
+    let scalars: Vec<String> = scop
+        .arrays
+        .iter()
+        .filter(|a| a.rank() == 0 && a.written && !a.local && !a.name.contains('.'))
+        .map(|a| a.name.clone())
+        .collect();
+    for name in scalars {
+        if let Some(next) = expand_one(ctx, &out, &name)? {
+            out = next;
+        }
+    }
+    Ok(out)
+}
+
+fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, IslError> {
+    let what = || format!("expanding {name}");
+    let users: Vec<usize> = (0..scop.statements.len())
+        .filter(|&k| scop.statements[k].accesses.iter().any(|a| a.array == name))
+        .collect();
+    if users.is_empty() {
+        return Ok(None);
+    }
+    let schedule = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
+    let flat = |k: usize| -> Result<Map, IslError> {
+        let domain = UnionSet::read_from_str(ctx, &scop.statements[k].domain).ctx(what)?;
+        Map::from_union_map(schedule.copy().ctx(what)?.intersect_domain(domain).ctx(what)?).ctx(what)
+    };
+    // The loops around every use: the same sequence positions before each
+    // (the flat schedule's constant dimensions) and an iterator each.
+    let maps = users.iter().map(|&k| flat(k)).collect::<Result<Vec<_>, _>>()?;
+    let depth = users.iter().map(|&k| scop.statements[k].iterators.len()).min().unwrap_or(0);
+    let mut common = 0;
+    'loops: for d in 0..depth {
+        let mut beta: Option<i64> = None;
+        for m in &maps {
+            let v = m.plain_get_val_if_fixed(DimType::Out, (2 * d) as u32).ctx(what)?;
+            if !v.is_int().ctx(what)? {
+                break 'loops;
+            }
+            let v = v.get_num_si().ctx(what)?;
+            if beta.is_some_and(|b| b != v) {
+                break 'loops;
+            }
+            beta = Some(v);
+        }
+        common = d + 1;
+    }
+    if common == 0 {
+        return Ok(None);
+    }
+    let e = common - 1;
+    // Each read's value written in the same iteration of loop `e`, and no
+    // read of a value from before the SCoP.
+    let mut reads = UnionMap::empty_ctx(ctx).ctx(what)?;
+    let mut writes = UnionMap::empty_ctx(ctx).ctx(what)?;
+    for &k in &users {
+        let s = &scop.statements[k];
+        let domain = UnionSet::read_from_str(ctx, &s.domain).ctx(what)?;
+        for a in s.accesses.iter().filter(|a| a.array == name) {
+            let m = UnionMap::read_from_str(ctx, &a.relation)
+                .ctx(what)?
+                .intersect_domain(domain.copy().ctx(what)?)
+                .ctx(what)?;
+            match a.kind {
+                AccessKind::Read => reads = reads.union(m).ctx(what)?,
+                AccessKind::Write => writes = writes.union(m).ctx(what)?,
+            }
+        }
+    }
+    let flow = UnionAccessInfo::from_sink(reads)
+        .ctx(what)?
+        .set_must_source(writes.copy().ctx(what)?)
+        .ctx(what)?
+        .set_schedule_map(schedule.copy().ctx(what)?)
+        .ctx(what)?
+        .compute_flow()
+        .ctx(what)?;
+    if !flow.get_may_no_source().ctx(what)?.is_empty().ctx(what)? {
+        return Ok(None);
+    }
+    let deps = flow.get_may_dependence().ctx(what)?;
+    // Dependences as pairs of values of loop `e`: all on the diagonal.
+    let mut along = UnionMap::empty_ctx(ctx).ctx(what)?;
+    for &k in &users {
+        let s = &scop.statements[k];
+        let its = s.iterators.join(", ");
+        let m = UnionMap::read_from_str(ctx, &format!("{{ {}[{its}] -> [{}] }}", s.name, s.iterators[e]))
+            .ctx(what)?;
+        along = along.union(m).ctx(what)?;
+    }
+    let pairs = deps
+        .apply_domain(along.copy().ctx(what)?)
+        .ctx(what)?
+        .apply_range(along.copy().ctx(what)?)
+        .ctx(what)?;
+    if !pairs.is_empty().ctx(what)? {
+        let off = UnionMap::read_from_str(ctx, "{ [x] -> [y] : y != x }").ctx(what)?;
+        if !pairs.intersect(off).ctx(what)?.is_empty().ctx(what)? {
+            return Ok(None);
+        }
+    }
+    // The values of loop `e`: from 0 to an extent that one affine form of
+    // the parameters states.
+    let mut values: Option<UnionSet> = None;
+    for &k in &users {
+        let s = &scop.statements[k];
+        let domain = UnionSet::read_from_str(ctx, &s.domain).ctx(what)?;
+        let v = domain.apply(along.copy().ctx(what)?).ctx(what)?;
+        values = Some(match values {
+            None => v,
+            Some(acc) => acc.union(v).ctx(what)?,
+        });
+    }
+    let values = Set::from_union_set(values.expect("users")).ctx(what)?;
+    let negative = Set::read_from_str(ctx, "{ [x] : x < 0 }").ctx(what)?;
+    if !values.copy().ctx(what)?.intersect(negative).ctx(what)?.is_empty().ctx(what)? {
+        return Ok(None);
+    }
+    // The last write in the original order, and its value of loop `e`.
+    let times = writes.domain().ctx(what)?.apply(schedule).ctx(what)?;
+    let last = Set::from_union_set(times).ctx(what)?.lexmax().ctx(what)?;
+    let n = last.dim(DimType::Set).ctx(what)? as u32;
+    let pos = (2 * e + 1) as u32;
+    let last = last
+        .project_out(DimType::Set, pos + 1, n - pos - 1)
+        .ctx(what)?
+        .project_out(DimType::Set, 0, pos)
+        .ctx(what)?;
+    // The rewrite: every use reads and writes the iteration's element.
+    let array = expanded_name(name);
+    let isl_array = isl_name(&array);
+    let mut out = scop.clone();
+    for &k in &users {
+        let s = &mut out.statements[k];
+        let it = s.iterators[e].clone();
+        let c_it = s.c_iterators[e].clone();
+        let its = s.iterators.join(", ");
+        let element = format!("{array}[{c_it}]");
+        let Some(text) = replace_identifier(&s.text, name, &element) else { return Ok(None) };
+        s.text = text;
+        for a in s.accesses.iter_mut().filter(|a| a.array == name) {
+            a.array = array.clone();
+            a.text = element.clone();
+            a.relation = format!("{{ {}[{its}] -> {isl_array}[{it}] }}", s.name);
+        }
+    }
+    let ty = scop.arrays.iter().find(|a| a.name == name).map(|a| a.element_type.clone()).unwrap_or_default();
+    // Its extent is for code generation to state in C (`Expansion::values`).
+    out.arrays.push(Array {
+        name: array.clone(),
+        element_type: ty,
+        extents: vec![None],
+        written: true,
+        local: true,
+    });
+    out.expansions.push(Expansion {
+        scalar: name.to_string(),
+        array,
+        last: last.to_str().ctx(what)?.to_string(),
+        values: values.to_str().ctx(what)?.to_string(),
+    });
+    Ok(Some(out))
+}
+
+/// `text` with every use of the identifier `name` (not a member, not part
+/// of a longer name) replaced by `by`; `None` where `name` is followed by
+/// `[` or `(` (an array or function use the rewrite would not keep).
+fn replace_identifier(text: &str, name: &str, by: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = String::with_capacity(text.len() + 32);
+    let mut i = 0;
+    while i < bytes.len() {
+        if ident(bytes[i]) {
+            let start = i;
+            while i < bytes.len() && ident(bytes[i]) {
+                i += 1;
+            }
+            let word = &text[start..i];
+            let member = text[..start].trim_end().ends_with('.') || text[..start].trim_end().ends_with("->");
+            if word == name && !member && !bytes[start].is_ascii_digit() {
+                if text[i..].trim_start().starts_with(['[', '(']) {
+                    return None;
+                }
+                out.push_str(by);
+            } else {
+                out.push_str(word);
+            }
+        } else {
+            out.push(bytes[i] as char);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_whole_uses_of_the_scalar_are_replaced() {
+        let t = replace_identifier("temp2 += B[k][j] * temp23 + s.temp2", "temp2", "x[j]");
+        assert_eq!(t.as_deref(), Some("x[j] += B[k][j] * temp23 + s.temp2"));
+        assert_eq!(replace_identifier("f(temp2[0])", "temp2", "x[j]"), None);
+    }
+}
