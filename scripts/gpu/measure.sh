@@ -29,8 +29,8 @@ log() { echo "== $(date +%T) $*"; }
 # One short campaign of GPU points: the mapping without shared memory
 # (gpu_shared=off), the default, and 4 x 4 thread tiles, on two tile shapes;
 # the scheduler's knobs at their defaults. The references (original, isl and
-# ours on the CPU, isl's GPU schedule) come with it. Campaigns store region
-# times only; `one` prints a variant's kernel time too.
+# ours on the CPU, isl's GPU schedule) come with it. The store keeps region
+# times; each GPU point's line in the log gives its kernels' time too.
 camp() {
   local file=$1 limit=$2
   log "campaign $file LARGE"

@@ -746,7 +746,11 @@ impl<'a> Campaign<'a> {
         });
         self.progress.inc(1);
         let time = m.median_s.map(crate::units::seconds).unwrap_or_else(|| "-".into());
-        self.log(&format!("{} [{}] {point}: {} {time}", kernel.spec.name, dataset.name(), m.status));
+        // A GPU point's kernels alone (the store keeps the region's time).
+        let kernels = executor::measure::median(&m.kernel_samples)
+            .map(|k| format!(" (kernels {})", crate::units::seconds(k)))
+            .unwrap_or_default();
+        self.log(&format!("{} [{}] {point}: {} {time}{kernels}", kernel.spec.name, dataset.name(), m.status));
         if let Some((speedup, of)) = &self.best {
             self.progress.set_prefix(format!("best {speedup:.2}x {of}"));
         }

@@ -541,7 +541,6 @@ pub(crate) fn retarget(
                 continue;
             }
             let mut written = String::new();
-            let from = start;
             for &d in slots {
                 let mut j = i;
                 while j < bytes.len() && bytes[j].is_ascii_whitespace() {
@@ -573,12 +572,12 @@ pub(crate) fn retarget(
             if rest.starts_with('[') {
                 return None;
             }
-            match refs.contains(&squeeze(&body[from..i])) {
+            match refs.contains(&squeeze(&body[start..i])) {
                 true => {
                     out.push_str(buffer);
                     out.push_str(&written);
                 }
-                false => out.push_str(&body[from..i]),
+                false => out.push_str(&body[start..i]),
             }
         } else {
             out.push(c as char);
