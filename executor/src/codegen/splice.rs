@@ -24,9 +24,10 @@ pub(super) fn splice(source: &Source, scop: &Scop, code: &str) -> Result<String,
     let region = format!(
         "{{ /* polytune: SCoP of {} */\n{}  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
          void polytune_rt_dump(const char *, const char *, const void *, unsigned long);\n  \
-         polytune_rt_start();\n  {{\n{code}\n  }}\n  polytune_rt_stop();\n{dumps}}}\n",
+         polytune_rt_start();\n  {{\n{code}\n  }}\n  polytune_rt_stop();\n{dumps}{}}}\n",
         scop.function,
-        local_declarations(scop)
+        local_declarations(scop),
+        expansion_frees(scop)
     );
     let (a, b) = scop.span;
     Ok(format!("{}{}{}", &source.text[..a], region, &source.text[b..]))
@@ -42,10 +43,26 @@ fn local_declarations(scop: &Scop) -> String {
         out.push_str(&format!("  const long {name} = {value}L;\n"));
     }
     for a in scop.arrays.iter().filter(|a| a.local && !a.name.contains('.')) {
+        // An expanded scalar's array ([`space::expansion`]) is ours, not
+        // the program's: on the heap, whatever its loop's extent.
+        if scop.expansions.iter().any(|e| e.array == a.name) {
+            let n = a.extents.first().and_then(|e| e.as_deref()).unwrap_or("1");
+            let ty = &a.element_type;
+            out.push_str(&format!(
+                "  {ty} *{} = ({ty} *) __builtin_malloc(sizeof({ty}) * (unsigned long) ({n}));\n",
+                a.name
+            ));
+            continue;
+        }
         let extents: String = a.extents.iter().map(|e| format!("[{}]", e.as_deref().unwrap_or(""))).collect();
         out.push_str(&format!("  {} {}{extents};\n", a.element_type, a.name));
     }
     out
+}
+
+/// The expanded scalars' arrays freed at the region's end.
+fn expansion_frees(scop: &Scop) -> String {
+    scop.expansions.iter().map(|e| format!("  __builtin_free({});\n", e.array)).collect()
 }
 
 /// Code that dumps, for every array and scalar the SCoP writes, exactly the
