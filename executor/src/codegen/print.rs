@@ -591,6 +591,19 @@ pub(super) fn undef_macros(scop: &Scop) -> String {
     out
 }
 
+/// Where the word (an identifier or a number) starting at `i` of a C
+/// text ends. Numbers (1e5, 0x1f, 2.0f) are consumed whole so that their
+/// letters never look like identifiers.
+pub(super) fn word_end(bytes: &[u8], mut i: usize) -> usize {
+    let number = bytes[i].is_ascii_digit();
+    while i < bytes.len()
+        && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || (number && bytes[i] == b'.'))
+    {
+        i += 1;
+    }
+    i
+}
+
 /// Wraps every use of an iterator in parentheses, so that a macro argument
 /// such as `c0 + 1` keeps its meaning inside `A[2 * i]`.
 pub(super) fn parenthesize(body: &str, iterators: &[String]) -> String {
@@ -601,15 +614,7 @@ pub(super) fn parenthesize(body: &str, iterators: &[String]) -> String {
         let c = bytes[i];
         if c.is_ascii_alphabetic() || c == b'_' || c.is_ascii_digit() {
             let start = i;
-            // Numbers (1e5, 0x1f, 2.0f) are consumed whole so that their
-            // letters never look like identifiers.
-            while i < bytes.len()
-                && (bytes[i].is_ascii_alphanumeric()
-                    || bytes[i] == b'_'
-                    || (c.is_ascii_digit() && bytes[i] == b'.'))
-            {
-                i += 1;
-            }
+            i = word_end(bytes, i);
             let word = &body[start..i];
             if !c.is_ascii_digit() && iterators.iter().any(|it| it == word) {
                 out.push('(');

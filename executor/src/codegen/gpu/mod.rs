@@ -191,8 +191,8 @@ fn has_coincident(node: &ScheduleNode) -> Result<bool, CodegenError> {
 }
 
 /// The mark named `name` in the subtree at `node`.
-fn find_mark(node: ScheduleNode, name: &str) -> Result<Option<ScheduleNode>, CodegenError> {
-    let what = || "finding a kernel".to_string();
+pub(super) fn find_mark(node: ScheduleNode, name: &str) -> Result<Option<ScheduleNode>, CodegenError> {
+    let what = || format!("finding the mark {name}");
     if node.get_type().ctx(what)? == ScheduleNodeType::Mark
         && node.mark_get_id().ctx(what)?.to_str().ctx(what)? == name
     {

@@ -13,14 +13,15 @@
 //! modulo the footprint's extent in strides: distinct for distinct
 //! elements of the footprint, whatever the offset.
 
-use isl_rs::{ASTLoopType, Context, DimType, MultiUnionPwAff, ScheduleNode, UnionMap};
+use isl_rs::{Context, DimType, ScheduleNode};
 use space::isl::IslResultExt;
 use space::scop::{Access, AccessKind};
 
 use super::super::print::{parenthesize, MACRO_PREFIX};
 use super::super::CodegenError;
 use super::shared::{
-    current_body, element_bytes, footprint, retarget, set_body, slot, squeeze, Config, Promotion,
+    copy_args, copy_graft, current_body, element_bytes, footprint, retarget, set_body, slot, squeeze, Config,
+    Promotion,
 };
 
 /// The most elements of one thread's private array: registers are few.
@@ -95,9 +96,7 @@ pub(crate) fn promote(
         let reads = refs.iter().any(|(a, _)| a.kind == AccessKind::Read);
         let rank = array.rank();
         let depth = tiles.dim(DimType::In).ctx(what)? as usize;
-        let ds: Vec<String> = (0..depth).map(|d| format!("d{d}")).collect();
-        let as_: Vec<String> = (0..rank).map(|d| format!("a{d}")).collect();
-        let all = ds.iter().chain(&as_).cloned().collect::<Vec<_>>().join(", ");
+        let (as_, all) = copy_args(depth, rank);
         let private: String = as_.iter().zip(&slots).map(|(a, &s)| slot(a, s)).collect();
         let global: String = as_.iter().map(|a| format!("[({a})]")).collect();
         for (copy, before) in [(COPY_IN, true), (COPY_OUT, false)] {
@@ -105,27 +104,7 @@ pub(crate) fn promote(
                 continue;
             }
             let statement = format!("{copy}{number}");
-            let ext = tiles
-                .copy()
-                .ctx(what)?
-                .domain_map()
-                .ctx(what)?
-                .reverse()
-                .ctx(what)?
-                .flatten_range()
-                .ctx(what)?
-                .set_tuple_name(DimType::Out, &statement)
-                .ctx(what)?;
-            let members: Vec<String> =
-                as_.iter().map(|a| format!("{{ {statement}[{all}] -> [({a})] }}")).collect();
-            let schedule =
-                MultiUnionPwAff::read_from_str(ctx, &format!("[{}]", members.join(", "))).ctx(what)?;
-            let graft = ScheduleNode::from_extension(UnionMap::from_map(ext).ctx(what)?).ctx(what)?;
-            let mut band = graft.child(0).ctx(what)?.insert_partial_schedule(schedule).ctx(what)?;
-            for m in 0..rank {
-                band = band.band_member_set_ast_loop_type(m as i32, ASTLoopType::Unroll).ctx(what)?;
-            }
-            let graft = band.root().ctx(what)?;
+            let graft = copy_graft(ctx, tiles.copy().ctx(what)?, &statement, true)?;
             top = match before {
                 true => top.graft_before(graft).ctx(what)?,
                 false => top.graft_after(graft).ctx(what)?,

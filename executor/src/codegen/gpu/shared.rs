@@ -31,7 +31,7 @@ use isl_rs::{
 use space::isl::IslResultExt;
 use space::scop::{Access, AccessKind, Scop};
 
-use super::super::print::{parenthesize, statement_body, MACRO_PREFIX};
+use super::super::print::{parenthesize, statement_body, word_end, MACRO_PREFIX};
 use super::super::CodegenError;
 
 /// A block's shared memory, in bytes: what CUDA gives a block's static
@@ -109,7 +109,7 @@ pub(crate) fn promote(
     let written = written_in(cfg.scop, &band.get_domain().ctx(what)?)?;
     let mut root = band.root().ctx(what)?;
     let mut buffer_bytes = 0usize;
-    while let Some(mark) = find(root.copy().ctx(what)?, STAGE_MARK)? {
+    while let Some(mark) = super::find_mark(root.copy().ctx(what)?, STAGE_MARK)? {
         let point = mark.delete().ctx(what)?;
         let point = stage_copies(ctx, point, cfg, &written, &mut promotion, &mut buffer_bytes)?;
         root = point.root().ctx(what)?;
@@ -211,21 +211,6 @@ fn stage_inner_bands(
         node = stage_inner_bands(ctx, node.child(i).ctx(what)?, cfg)?.parent().ctx(what)?;
     }
     Ok(node)
-}
-
-fn find(node: ScheduleNode, name: &str) -> Result<Option<ScheduleNode>, CodegenError> {
-    let what = || "finding a stage".to_string();
-    if node.get_type().ctx(what)? == ScheduleNodeType::Mark
-        && node.mark_get_id().ctx(what)?.to_str().ctx(what)? == name
-    {
-        return Ok(Some(node));
-    }
-    for i in 0..node.n_children().ctx(what)? {
-        if let Some(found) = find(node.get_child(i).ctx(what)?, name)? {
-            return Ok(Some(found));
-        }
-    }
-    Ok(None)
 }
 
 /// The statements of `domain`, by name.
@@ -362,26 +347,9 @@ fn stage_copies(
         let name = format!("{COPY}{number}");
         let rank = array.rank();
         let tuple = footprint.get_tuple_name(DimType::Out).ctx(what)?.to_string();
-        let ext = footprint
-            .intersect_range(distribution(ctx, &tuple, rank, cfg.threads)?)
-            .ctx(what)?
-            .domain_map()
-            .ctx(what)?
-            .reverse()
-            .ctx(what)?
-            .flatten_range()
-            .ctx(what)?
-            .set_tuple_name(DimType::Out, &name)
-            .ctx(what)?;
-        let ds: Vec<String> = (0..depth).map(|d| format!("d{d}")).collect();
-        let as_: Vec<String> = (0..rank).map(|d| format!("a{d}")).collect();
-        let all = ds.iter().chain(&as_).cloned().collect::<Vec<_>>().join(", ");
-        let members: Vec<String> = as_.iter().map(|a| format!("{{ {name}[{all}] -> [({a})] }}")).collect();
-        let schedule = MultiUnionPwAff::read_from_str(ctx, &format!("[{}]", members.join(", "))).ctx(what)?;
-        let graft = ScheduleNode::from_extension(UnionMap::from_map(ext).ctx(what)?).ctx(what)?;
-        let graft =
-            graft.child(0).ctx(what)?.insert_partial_schedule(schedule).ctx(what)?.root().ctx(what)?;
-        point = point.graft_before(graft).ctx(what)?;
+        let mine = footprint.intersect_range(distribution(ctx, &tuple, rank, cfg.threads)?).ctx(what)?;
+        point = point.graft_before(copy_graft(ctx, mine, &name, false)?).ctx(what)?;
+        let (as_, all) = copy_args(depth, rank);
         let slots: String = as_.iter().zip(&extents).map(|(a, &e)| slot(a, (1, e))).collect();
         let subscripts: String = as_.iter().map(|a| format!("[({a})]")).collect();
         promotion.prelude.push_str(&format!(
@@ -428,6 +396,49 @@ pub(crate) fn set_body(promotion: &mut Promotion, name: String, body: String) {
         Some(slot) => slot.1 = body,
         None => promotion.bodies.push((name, body)),
     }
+}
+
+/// A tree to graft: the copy statement `name`, one instance per pair of
+/// `footprint` (outer schedule values to array elements), its loops over
+/// the elements (unrolled with `unroll`).
+pub(crate) fn copy_graft(
+    ctx: &Context,
+    footprint: Map,
+    name: &str,
+    unroll: bool,
+) -> Result<ScheduleNode, CodegenError> {
+    let what = || format!("the copy statement {name}");
+    let depth = footprint.dim(DimType::In).ctx(what)? as usize;
+    let rank = footprint.dim(DimType::Out).ctx(what)? as usize;
+    let ext = footprint
+        .domain_map()
+        .ctx(what)?
+        .reverse()
+        .ctx(what)?
+        .flatten_range()
+        .ctx(what)?
+        .set_tuple_name(DimType::Out, name)
+        .ctx(what)?;
+    let (as_, all) = copy_args(depth, rank);
+    let members: Vec<String> = as_.iter().map(|a| format!("{{ {name}[{all}] -> [({a})] }}")).collect();
+    let schedule = MultiUnionPwAff::read_from_str(ctx, &format!("[{}]", members.join(", "))).ctx(what)?;
+    let graft = ScheduleNode::from_extension(UnionMap::from_map(ext).ctx(what)?).ctx(what)?;
+    let mut band = graft.child(0).ctx(what)?.insert_partial_schedule(schedule).ctx(what)?;
+    if unroll {
+        for m in 0..rank {
+            band = band.band_member_set_ast_loop_type(m as i32, ASTLoopType::Unroll).ctx(what)?;
+        }
+    }
+    Ok(band.root().ctx(what)?)
+}
+
+/// A copy statement's macro parameters: the element's (`a0`, ...), and
+/// all of them after the outer schedule values' (`d0, ..., a0, ...`).
+pub(crate) fn copy_args(depth: usize, rank: usize) -> (Vec<String>, String) {
+    let ds = (0..depth).map(|d| format!("d{d}"));
+    let as_: Vec<String> = (0..rank).map(|d| format!("a{d}")).collect();
+    let all = ds.chain(as_.iter().cloned()).collect::<Vec<_>>().join(", ");
+    (as_, all)
 }
 
 /// What the references `group` read under the stage whose instances are
@@ -527,13 +538,7 @@ pub(crate) fn retarget(
         let c = bytes[i];
         if c.is_ascii_alphabetic() || c == b'_' || c.is_ascii_digit() {
             let start = i;
-            while i < bytes.len()
-                && (bytes[i].is_ascii_alphanumeric()
-                    || bytes[i] == b'_'
-                    || (c.is_ascii_digit() && bytes[i] == b'.'))
-            {
-                i += 1;
-            }
+            i = word_end(bytes, i);
             let word = &body[start..i];
             let member = body[..start].trim_end().ends_with('.') || body[..start].trim_end().ends_with("->");
             if c.is_ascii_digit() || word != array || member {
