@@ -320,12 +320,17 @@ pub(super) fn every_statement_runs(
     if context.is_subset(&runs).ctx(what)? {
         return Ok((text, None));
     }
-    let mut runs = runs;
-    runs.do_not_free_on_drop();
-    let ptr = runs.ptr;
+    Ok((text, Some(c_condition(ctx, context, runs)?)))
+}
+
+/// `set`, parameters only, as a C condition that holds within `context`
+/// exactly where `set` does.
+pub(super) fn c_condition(ctx: &Context, context: Set, set: Set) -> Result<String, CodegenError> {
+    let mut set = set;
+    set.do_not_free_on_drop();
+    let ptr = set.ptr;
     let free = move || drop(Set { ptr, should_free_on_drop: true });
-    let guard = c_in_context(ctx, context, "a condition", ptr, free, isl_ast_build_expr_from_set)?;
-    Ok((text, Some(guard)))
+    c_in_context(ctx, context, "a condition", ptr, free, isl_ast_build_expr_from_set)
 }
 
 /// isl-rs 0.3.1 maps `isl_ast_node_type` off by one (isl numbers `for` as 1),

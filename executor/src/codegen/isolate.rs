@@ -11,7 +11,7 @@ use space::isl::IslResultExt;
 /// bands need a few ten thousand, jacobi-2d's skewed band about 300 000;
 /// heat-3d's 4-d skewed band (isl's schedule) about 11 million, 10 s, and its
 /// full tiles are 12 polyhedra: past the budget the band is not isolated.
-const ISOLATE_OPS: u64 = 500_000;
+pub(super) const ISOLATE_OPS: u64 = 500_000;
 
 /// isl operations allowed for generating the AST of a tree with isolated
 /// full tiles (2mm needs 1-2 million, about 1.5 s); past it, the AST is

@@ -328,21 +328,35 @@ fn generate_gpu(
         let what = || "a kernel's tree".to_string();
         let instances = isl_rs::UnionSet::read_from_str(ctx, &instances).ctx(what)?;
         let tree = kernels[k].tree.copy().ctx(what)?.intersect_domain(instances).ctx(what)?;
-        let ast = build_ast(ctx, &kernels[k].context, tree, &prefix)?;
         let (prelude, postlude) = match &kernels[k].promotion {
             Some(p) => (p.prelude.as_str(), p.postlude.as_str()),
             None => ("", ""),
         };
         let shape = &kernels[k].shape;
-        let mut body = Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop));
-        body.node(&ast, None)?;
-        let mut emulated = body.out.clone();
-        if shape.phased {
-            let mut phases = Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop));
-            phases.phased(&ast, &shape.thread_loops())?;
-            emulated = phases.out;
-        }
-        bodies.push((shape.clone(), format!("{prelude}{}{postlude}", body.out)));
+        // The kernel's code and its emulation, in `context`, at `indent`.
+        let print = |context: &str, tree: Schedule, indent: usize| -> Result<(String, String), CodegenError> {
+            let ast = build_ast(ctx, context, tree, &prefix)?;
+            let mut body = Printer::plain(indent, MACRO_PREFIX, &prefix, arities(scop));
+            body.node(&ast, None)?;
+            let mut emulated = body.out.clone();
+            if shape.phased {
+                let mut phases = Printer::plain(indent, MACRO_PREFIX, &prefix, arities(scop));
+                phases.phased(&ast, &shape.thread_loops())?;
+                emulated = phases.out;
+            }
+            Ok((body.out, emulated))
+        };
+        let (body, emulated) = match &kernels[k].full {
+            // Full blocks apart, in code without the domains' bounds.
+            Some((full, condition)) => {
+                let (b1, e1) = print(full, tree.copy().ctx(what)?, 2)?;
+                let (b2, e2) = print(&kernels[k].context, tree, 2)?;
+                let version = |a: &str, b: &str| format!("  if ({condition}) {{\n{a}  }} else {{\n{b}  }}\n");
+                (version(&b1, &b2), version(&e1, &e2))
+            }
+            None => print(&kernels[k].context, tree, 1)?,
+        };
+        bodies.push((shape.clone(), format!("{prelude}{body}{postlude}")));
         emulated_bodies.push((shape.clone(), format!("{prelude}{emulated}{postlude}")));
     }
     let print_host = |launches: Vec<print::Launch>| -> Result<String, CodegenError> {

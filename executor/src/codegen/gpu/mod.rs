@@ -23,7 +23,8 @@ pub mod cuda;
 mod private;
 pub(super) mod shared;
 
-use super::ast::c_expr;
+use super::ast::{c_condition, c_expr};
+use super::isolate::{with_budget, ISOLATE_OPS};
 use super::CodegenError;
 use isl_rs::{
     Context, Id, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionPwAff, UnionSet, Val,
@@ -52,6 +53,9 @@ pub(super) struct Kernel {
     pub context: String,
     /// Shared-memory buffers, copies and barriers, where any.
     pub promotion: Option<shared::Promotion>,
+    /// Where blocks are full, the context to generate their code in and its
+    /// C condition: the kernel's code is versioned on it (`full_blocks`).
+    pub full: Option<(String, String)>,
 }
 
 /// A kernel's grid and blocks.
@@ -398,8 +402,74 @@ fn kernel(
         Some(p) => (p.buffers.clone(), p.privates.clone(), p.barriers > 0),
         None => (Vec::new(), Vec::new(), false),
     };
+    let full = match tiles.is_empty() {
+        true => None,
+        false => {
+            let members = (0..tiles.len()).map(member).collect::<Result<Vec<_>, _>>()?;
+            let launch = tree.get_domain().ctx(what)?;
+            with_budget(ctx, ISOLATE_OPS, || full_blocks(ctx, &context, &launch, &members, &tiles)).flatten()
+        }
+    };
     let shape = Shape { depth, tiles, threads, range, buffers, privates, phased };
-    Ok(Kernel { shape, prefix, tree, context, promotion })
+    Ok(Kernel { shape, prefix, tree, context, promotion, full })
+}
+
+/// Full/partial separation at the level of blocks (ppcg's
+/// `--isolate-full-tiles` does it per tile loop; a kernel's block is one
+/// tile): the blocks whose tile (the box of `tiles` iterations along each
+/// block member, `members` on the instances of one launch, `launch`) lies
+/// within every statement's iterations. In them, the bounds of the
+/// statements' domains say nothing inside the block, and code generated
+/// under that assumption has no guards around each point of a thread's
+/// register tile (which otherwise keep the compiler from holding the tile's
+/// operands in registers across the points). `None` where no block or every
+/// block is full; else the context `context` with full blocks, and its C
+/// condition.
+fn full_blocks(
+    ctx: &Context,
+    context: &str,
+    launch: &UnionSet,
+    members: &[UnionPwAff],
+    tiles: &[i64],
+) -> Result<Option<(String, String)>, CodegenError> {
+    let what = || "finding the full blocks".to_string();
+    let mut to_members: Option<UnionMap> = None;
+    for m in members {
+        let m = UnionMap::from_union_pw_aff(m.copy().ctx(what)?).ctx(what)?;
+        to_members = Some(match to_members {
+            None => m,
+            Some(acc) => acc.flat_range_product(m).ctx(what)?,
+        });
+    }
+    let Some(to_members) = to_members else { return Ok(None) };
+    let mut params = Vec::new();
+    let mut bounds = Vec::new();
+    for (k, t) in tiles.iter().enumerate() {
+        let start = format!("{t} * (polytune_o{k} + polytune_b{k})");
+        params.extend([format!("polytune_o{k}"), format!("polytune_b{k}")]);
+        bounds.push(format!("{start} <= x{k} < {start} + {t}"));
+    }
+    let xs: Vec<String> = (0..tiles.len()).map(|k| format!("x{k}")).collect();
+    let text = format!("[{}] -> {{ [{}] : {} }}", params.join(", "), xs.join(", "), bounds.join(" and "));
+    let block = Set::read_from_str(ctx, &text).ctx(what)?;
+    let context = Set::read_from_str(ctx, context).ctx(what)?;
+    // Parameter values where some point of the block lies outside a
+    // statement's iterations.
+    let mut partial = Set::empty(context.get_space().ctx(what)?).ctx(what)?;
+    let sets = launch.get_set_list().ctx(what)?;
+    for i in 0..sets.size().ctx(what)? {
+        let s = UnionSet::from_set(sets.get_at(i).ctx(what)?).ctx(what)?;
+        let iterations = to_members.copy().ctx(what)?.intersect_domain(s).ctx(what)?.range().ctx(what)?;
+        let iterations = Set::from_union_set(iterations).ctx(what)?;
+        let outside = block.copy().ctx(what)?.subtract(iterations).ctx(what)?.params().ctx(what)?;
+        partial = partial.union(outside).ctx(what)?;
+    }
+    let full = context.copy().ctx(what)?.subtract(partial).ctx(what)?.coalesce().ctx(what)?;
+    if full.is_empty().ctx(what)? || context.is_subset(&full).ctx(what)? {
+        return Ok(None);
+    }
+    let text = full.to_str().ctx(what)?.to_string();
+    Ok(Some((text, c_condition(ctx, context, full)?)))
 }
 
 impl Shape {
