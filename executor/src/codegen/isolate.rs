@@ -134,7 +134,7 @@ pub(super) fn isolate_full_tiles(tile: ScheduleNode, isolate: Set) -> Result<Sch
 /// for the full tiles, `None` when no tile is full: a tile (outer and tile
 /// loop values) is full when every point of the box `point_sizes` runs
 /// some instance, that is, when the box minus the executed points is empty.
-fn full_tile_option(
+pub(super) fn full_tile_option(
     point: &ScheduleNode,
     d: u32,
     n: u32,

@@ -33,6 +33,7 @@ use space::scop::{Access, AccessKind, Scop};
 
 use super::super::print::{parenthesize, statement_body, word_end, MACRO_PREFIX};
 use super::super::CodegenError;
+use super::super::isolate::{full_tile_option, with_budget, ISOLATE_OPS};
 
 /// A block's shared memory, in bytes: what CUDA gives a block's static
 /// `__shared__` arrays.
@@ -110,7 +111,7 @@ pub(crate) fn promote(
     let mut root = band.root().ctx(what)?;
     let mut buffer_bytes = 0usize;
     while let Some(mark) = super::find_mark(root.copy().ctx(what)?, STAGE_MARK)? {
-        let point = mark.delete().ctx(what)?;
+        let point = isolate_full_stage(mark.delete().ctx(what)?, cfg)?;
         let point = stage_copies(ctx, point, cfg, &written, &mut promotion, &mut buffer_bytes)?;
         root = point.root().ctx(what)?;
     }
@@ -200,8 +201,7 @@ fn stage_inner_bands(
         }
         let mut sizes = MultiVal::zero(node.band_get_space().ctx(what)?).ctx(what)?;
         for m in 0..n {
-            let s = cfg.sizes.get(cfg.mapped + m).or(cfg.sizes.last()).copied().unwrap_or(32).max(1);
-            sizes = sizes.set_val(m as i32, Val::int_from_si(ctx, i64::from(s)).ctx(what)?).ctx(what)?;
+            sizes = sizes.set_val(m as i32, Val::int_from_si(ctx, stage_size(cfg, m)).ctx(what)?).ctx(what)?;
         }
         let tile = node.band_tile(sizes).ctx(what)?;
         let staged = insert_stage(ctx, tile.child(0).ctx(what)?)?;
@@ -211,6 +211,31 @@ fn stage_inner_bands(
         node = stage_inner_bands(ctx, node.child(i).ctx(what)?, cfg)?.parent().ctx(what)?;
     }
     Ok(node)
+}
+
+/// The tile size of member `m` of a kernel's inner band (after the
+/// mapped members' sizes).
+fn stage_size(cfg: &Config, m: usize) -> i64 {
+    i64::from(cfg.sizes.get(cfg.mapped + m).or(cfg.sizes.last()).copied().unwrap_or(32).max(1))
+}
+
+/// Full tiles of a stage's point band `point` (tiled by `stage_inner_bands`,
+/// the mapped band sunk below it) isolated: in them the point loops run
+/// from 0 to the tile size (gemm's `k` loop without `min(15, nk - c0 - 1)`),
+/// which the compiler unrolls. Returns the node at `point`.
+fn isolate_full_stage(point: ScheduleNode, cfg: &Config) -> Result<ScheduleNode, CodegenError> {
+    let what = || "isolating a stage's full tiles".to_string();
+    if point.get_type().ctx(what)? != ScheduleNodeType::Band {
+        return Ok(point);
+    }
+    let n = point.band_n_member().ctx(what)? as usize;
+    let d = point.get_schedule_depth().ctx(what)? as usize - n;
+    let sizes: Vec<i64> = (0..n).map(|m| stage_size(cfg, m)).collect();
+    let option = with_budget(&point.get_ctx(), ISOLATE_OPS, || full_tile_option(&point, d as u32, n as u32, &sizes));
+    Ok(match option.flatten() {
+        Some(isolate) => point.band_set_ast_build_options(UnionSet::from_set(isolate).ctx(what)?).ctx(what)?,
+        None => point,
+    })
 }
 
 /// The statements of `domain`, by name.
