@@ -93,6 +93,32 @@ fn gemm_stages_its_tiles_in_shared_memory_and_each_barrier_is_needed() {
     same_outputs(&k, v.program);
 }
 
+/// gemm's kernel with 4 × 4 points per thread is versioned on full blocks:
+/// where a block's 16 × 16 tile lies inside the iterations (SMALL's 60 × 70
+/// leaves partial blocks at the edges), its register tile runs without a
+/// guard around each point and its full `k` tiles run 0..15; the partial
+/// blocks keep the guards. Both versions match the original (emulated).
+#[test]
+fn gemm_runs_its_full_blocks_and_full_k_tiles_without_guards() {
+    let k = load("linear-algebra/gemm.c", "SMALL");
+    let knobs = gpu_knobs();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let mut opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
+    opts.code = CodeOptions::default().with_settings(&["gpu_thread_tile=4"]).unwrap();
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let unit = &v.cuda.as_ref().expect("gemm has a CUDA form").unit;
+    let kernel = &unit[unit.find("polytune_kernel_0(").unwrap()..];
+    let (full, partial) = kernel.split_once("  } else {\n").expect("a kernel versioned on full blocks");
+    let full = &full
+        [full.find("ni >= 16 * polytune_o0 + 16 * polytune_b0 + 16").expect("the full blocks' condition")..];
+    let guards = |code: &str| code.lines().filter(|l| l.contains("if (") && l.contains("polytune_t")).count();
+    // The copies' guards on `k` stay; none is left around the points.
+    assert!(guards(full) <= 2, "{full}");
+    assert!(full.contains("for (int c1 = 0; c1 <= 15; c1++)"), "{full}");
+    assert!(guards(partial) > 2, "{partial}");
+    same_outputs(&k, v.program);
+}
+
 /// symm's scalar `temp2`, zeroed for every `(i, j)`, is expanded along
 /// `j` for GPU points, so that `j` runs on threads instead of the whole
 /// nest on one; after the region `temp2` holds the original's last value.

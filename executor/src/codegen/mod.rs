@@ -334,18 +334,19 @@ fn generate_gpu(
         };
         let shape = &kernels[k].shape;
         // The kernel's code and its emulation, in `context`, at `indent`.
-        let print = |context: &str, tree: Schedule, indent: usize| -> Result<(String, String), CodegenError> {
-            let ast = build_ast(ctx, context, tree, &prefix)?;
-            let mut body = Printer::plain(indent, MACRO_PREFIX, &prefix, arities(scop));
-            body.node(&ast, None)?;
-            let mut emulated = body.out.clone();
-            if shape.phased {
-                let mut phases = Printer::plain(indent, MACRO_PREFIX, &prefix, arities(scop));
-                phases.phased(&ast, &shape.thread_loops())?;
-                emulated = phases.out;
-            }
-            Ok((body.out, emulated))
-        };
+        let print =
+            |context: &str, tree: Schedule, indent: usize| -> Result<(String, String), CodegenError> {
+                let ast = build_ast(ctx, context, tree, &prefix)?;
+                let mut body = Printer::plain(indent, MACRO_PREFIX, &prefix, arities(scop));
+                body.node(&ast, None)?;
+                let mut emulated = body.out.clone();
+                if shape.phased {
+                    let mut phases = Printer::plain(indent, MACRO_PREFIX, &prefix, arities(scop));
+                    phases.phased(&ast, &shape.thread_loops())?;
+                    emulated = phases.out;
+                }
+                Ok((body.out, emulated))
+            };
         let (body, emulated) = match &kernels[k].full {
             // Full blocks apart, in code without the domains' bounds.
             Some((full, condition)) => {

@@ -31,9 +31,9 @@ use isl_rs::{
 use space::isl::IslResultExt;
 use space::scop::{Access, AccessKind, Scop};
 
+use super::super::isolate::{full_tile_option, with_budget, ISOLATE_OPS};
 use super::super::print::{parenthesize, statement_body, word_end, MACRO_PREFIX};
 use super::super::CodegenError;
-use super::super::isolate::{full_tile_option, with_budget, ISOLATE_OPS};
 
 /// A block's shared memory, in bytes: what CUDA gives a block's static
 /// `__shared__` arrays.
@@ -201,7 +201,8 @@ fn stage_inner_bands(
         }
         let mut sizes = MultiVal::zero(node.band_get_space().ctx(what)?).ctx(what)?;
         for m in 0..n {
-            sizes = sizes.set_val(m as i32, Val::int_from_si(ctx, stage_size(cfg, m)).ctx(what)?).ctx(what)?;
+            sizes =
+                sizes.set_val(m as i32, Val::int_from_si(ctx, stage_size(cfg, m)).ctx(what)?).ctx(what)?;
         }
         let tile = node.band_tile(sizes).ctx(what)?;
         let staged = insert_stage(ctx, tile.child(0).ctx(what)?)?;
@@ -231,9 +232,12 @@ fn isolate_full_stage(point: ScheduleNode, cfg: &Config) -> Result<ScheduleNode,
     let n = point.band_n_member().ctx(what)? as usize;
     let d = point.get_schedule_depth().ctx(what)? as usize - n;
     let sizes: Vec<i64> = (0..n).map(|m| stage_size(cfg, m)).collect();
-    let option = with_budget(&point.get_ctx(), ISOLATE_OPS, || full_tile_option(&point, d as u32, n as u32, &sizes));
+    let option =
+        with_budget(&point.get_ctx(), ISOLATE_OPS, || full_tile_option(&point, d as u32, n as u32, &sizes));
     Ok(match option.flatten() {
-        Some(isolate) => point.band_set_ast_build_options(UnionSet::from_set(isolate).ctx(what)?).ctx(what)?,
+        Some(isolate) => {
+            point.band_set_ast_build_options(UnionSet::from_set(isolate).ctx(what)?).ctx(what)?
+        }
         None => point,
     })
 }
