@@ -119,6 +119,33 @@ fn gemm_runs_its_full_blocks_and_full_k_tiles_without_guards() {
     same_outputs(&k, v.program);
 }
 
+/// 2mm with its first three statements fused, `tmp` (ni × nj) and `D`
+/// (ni × nl) in one kernel: isl would join a thread's copy-in of `D`'s
+/// private element and the stage of the blocks beyond `nl` into one
+/// if/else, a barrier under a thread's guard; kernels are generated without
+/// `else`, and the emulation, phase by phase, matches the original.
+#[test]
+fn a_kernel_over_arrays_of_different_extents_keeps_its_barriers_block_wide() {
+    let k = load("linear-algebra/2mm.c", "SMALL");
+    let settings = [
+        "target=gpu",
+        "hlim=off",
+        "spatial=grouped",
+        "posttile_reorder=pluto",
+        "consecutivity=none",
+        "wavefront=none",
+    ];
+    let knobs = SchedulerOptions::default().with_settings(&settings).unwrap();
+    let fused = space::fusion::parse_preorder("(S1 S2 S3)(S4)", &k.scop).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, Some(fused), &knobs).unwrap();
+    let mut opts = CodegenOptions::for_point(Some(vec![32]), 1, Some(&knobs));
+    opts.code.gpu_block = 1024;
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let unit = &v.cuda.as_ref().expect("2mm has a CUDA form").unit;
+    assert!(unit.contains("__syncthreads()"), "{unit}");
+    same_outputs(&k, v.program);
+}
+
 /// symm's scalar `temp2`, zeroed for every `(i, j)`, is expanded along
 /// `j` for GPU points, so that `j` runs on threads instead of the whole
 /// nest on one; after the region `temp2` holds the original's last value.

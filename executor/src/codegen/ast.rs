@@ -145,6 +145,7 @@ unsafe extern "C" {
         user: *mut libc::c_void,
     ) -> libc::uintptr_t;
     fn isl_ast_build_get_ctx(build: libc::uintptr_t) -> libc::uintptr_t;
+    fn isl_options_set_ast_build_allow_else(ctx: libc::uintptr_t, val: libc::c_int) -> libc::c_int;
     fn isl_ast_expr_to_C_str(expr: libc::uintptr_t) -> *mut libc::c_char;
     fn isl_ast_expr_free(expr: libc::uintptr_t) -> libc::uintptr_t;
     fn isl_ast_node_mark_get_id(node: libc::uintptr_t) -> libc::uintptr_t;
@@ -355,6 +356,25 @@ pub(super) fn build_ast(
     prefix: &str,
 ) -> Result<ASTNode, CodegenError> {
     Ok(build_annotated_ast(ctx, context, schedule, prefix, &[])?.0)
+}
+
+/// `build_ast` without `else` branches, for a kernel's code: isl joins
+/// consecutive code under disjoint guards into `if (g) {a} else {b}`, which
+/// can put a block's barrier under a thread's guard (2mm's kernel of three
+/// statements: one thread's copy-in of a private array, `else` a stage of
+/// the blocks beyond that array). Every thread of a block still takes the
+/// barrier or none does, but the phased emulation needs each barrier under
+/// its own, block-wide guards.
+pub(super) fn build_ast_without_else(
+    ctx: &Context,
+    context: &str,
+    schedule: Schedule,
+    prefix: &str,
+) -> Result<ASTNode, CodegenError> {
+    unsafe { isl_options_set_ast_build_allow_else(ctx.ptr, 0) };
+    let ast = build_ast(ctx, context, schedule, prefix);
+    unsafe { isl_options_set_ast_build_allow_else(ctx.ptr, 1) };
+    ast
 }
 
 /// `build_ast`, with the marks `{ANNOTATED_MARK}_{k}` numbered by

@@ -20,7 +20,10 @@ mod transform;
 
 pub use gpu::cuda::Cuda;
 
-use ast::{build_annotated_ast, build_ast, every_statement_runs, group_tiles, iterator_prefix};
+use ast::{
+    build_annotated_ast, build_ast, build_ast_without_else, every_statement_runs, group_tiles,
+    iterator_prefix,
+};
 use isolate::{strip_ast_options, with_budget, ISOLATED_AST_OPS};
 use print::{restrict_pointers, statement_macros, undef_macros, Printer, MACRO_PREFIX};
 use splice::{copy_code, splice};
@@ -336,7 +339,7 @@ fn generate_gpu(
         // The kernel's code and its emulation, in `context`, at `indent`.
         let print =
             |context: &str, tree: Schedule, indent: usize| -> Result<(String, String), CodegenError> {
-                let ast = build_ast(ctx, context, tree, &prefix)?;
+                let ast = build_ast_without_else(ctx, context, tree, &prefix)?;
                 let mut body = Printer::plain(indent, MACRO_PREFIX, &prefix, arities(scop));
                 body.node(&ast, None)?;
                 let mut emulated = body.out.clone();

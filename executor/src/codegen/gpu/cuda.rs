@@ -133,11 +133,15 @@ pub(crate) struct Datum {
     pub(crate) launch_arg: String,
 }
 
-/// The unit's timing: CUDA's context is made before `main` (its cost is
-/// the process's, not the region's, whose time includes allocation and
-/// copies); the kernels are timed by events from the first launch to the
+/// The unit's timing: CUDA's context is made before `main`, its kernels
+/// loaded with it (their cost is the process's, not the region's, whose
+/// time includes allocation and copies; CUDA's default, lazy loading, would
+/// load each kernel at its first launch, inside the kernels' time of a
+/// region run once, as ppcg's runs set `CUDA_MODULE_LOADING=EAGER` to
+/// avoid); the kernels are timed by events from the first launch to the
 /// end of the last, appended to `POLYTUNE_KERNEL_TIME_FILE` when set.
 const TIMING: &str = "__attribute__((constructor)) static void polytune_init(void)\n{\n  \
+     setenv(\"CUDA_MODULE_LOADING\", \"EAGER\", 0);\n  \
      polytune_check(cudaFree(0), \"starting CUDA\");\n}\n\n\
      static void polytune_kernel_time(cudaEvent_t start, cudaEvent_t stop)\n{\n  \
      float ms = 0;\n  const char *path = getenv(\"POLYTUNE_KERNEL_TIME_FILE\");\n  FILE *f;\n  \
