@@ -3,12 +3,14 @@
 # (nvcc, gcc, python3 with numpy; torch for the cuBLAS reference). Run from
 # the repository root:
 #
-#   scripts/gpu/measure.sh [PART]     PART 1 (about 5 minutes on an H200):
-#                                     cuBLAS, ppcg, gemm's tile and thread
-#                                     tile sweep at LARGE and EXTRALARGE,
-#                                     2mm, 3mm, syrk;
-#                                     PART 2 (about 5 minutes): symm,
-#                                     covariance, jacobi-2d, heat-3d, lu, adi
+#   scripts/gpu/measure.sh [PART]     PART 1 (about 7.5 minutes on an H200):
+#                                     cuBLAS, ppcg's gemm, gemm's tile and
+#                                     thread-tile sweeps at LARGE and
+#                                     EXTRALARGE, then short campaigns on
+#                                     symm, covariance, lu, 2mm, 3mm,
+#                                     jacobi-2d, heat-3d, syrk, adi;
+#                                     PART 2 (about 1 minute): ppcg's units
+#                                     of every kernel
 #
 # It needs a polytune binary (POLYTUNE, default target/release/polytune) and,
 # when that binary was built elsewhere, its solver libraries (POLYTUNE_LIBS: a
@@ -17,7 +19,8 @@
 # target/ppcg, generated and built beforehand; see scripts/ppcg/README.md).
 # Results go to OUT (default /tmp/polytune-gpu-out): logPART.txt, gpuPART.db,
 # ppcg_results.txt. Each campaign's log line of a GPU point gives its region
-# time and its kernels' time; the store keeps region times.
+# time and its kernels' time; the store keeps region times. Every campaign
+# has a wall-time budget, so that the whole part fits one call.
 set -u
 PART=${1:-1}
 OUT=${OUT:-/tmp/polytune-gpu-out}
@@ -31,24 +34,28 @@ if [ -n "${POLYTUNE_LIBS:-}" ]; then
   export LD_LIBRARY_PATH="/tmp/polytune-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 log() { echo "== $(date +%T) $*"; }
-# A campaign of GPU points on FILE at DATASET within LIMIT seconds: every
-# combination of TILES, THREAD_TILES and SHARED (comma-separated lists); the
-# scheduler's knobs at their defaults. The references (original, isl and ours
-# on the CPU, isl's GPU schedule) come with it; a reference that runs past 3
-# times the best so far is measured once (racing).
+# A campaign of GPU points on FILE at DATASET within BUDGET seconds: every
+# combination of TILES, THREAD_TILES and SHARED (comma-separated lists), the
+# scheduler's knobs at their defaults, at most EVALS evaluations. The
+# references (original, isl and ours on the CPU, isl's GPU schedule) come
+# with it; a point that runs past 3 times the best so far is measured once
+# (racing).
 campaign() {
-  local file=$1 dataset=$2 limit=$3 tiles=$4 thread_tiles=$5 shared=$6 runs=${7:-3}
+  local file=$1 dataset=$2 budget=$3 tiles=$4 thread_tiles=$5 shared=$6 evals=$7 runs=${8:-3}
   log "campaign $file $dataset: tiles $tiles, thread tiles $thread_tiles, shared $shared"
-  timeout "$limit" "$P" tune "$file" --db "$DB" --machine configs/machines/gpu.toml --dataset "$dataset" \
+  timeout $((budget + 20)) "$P" tune "$file" --db "$DB" --machine configs/machines/gpu.toml \
+    --dataset "$dataset" --budget "${budget}s" \
     --set target=gpu --set hlim=off --set spatial=grouped --set posttile_reorder=pluto \
     --set consecutivity=none --set wavefront=none --set feautrier=all --set gpu_block=1024 \
     --set "gpu_thread_tile=$thread_tiles" --set "gpu_shared=$shared" --tiles "$tiles" \
-    --strategy exhaustive --evals 24 --runs "$runs" --on-noise warn 2>&1 | grep -v "^polytune: warning"
+    --strategy exhaustive --evals "$evals" --runs "$runs" --on-noise warn 2>&1 |
+    grep --line-buffered -v "^polytune: warning"
 }
-# The short campaign of the table in docs/performance.md: the mapping
-# without shared memory (gpu_shared=off), the default (tile 32), and 4 x 4
-# thread tiles, on two tile shapes.
-short() { campaign "$1" LARGE "$2" 32,64x64x16 1,4 on,off "${3:-3}"; }
+# The short campaign of the table in docs/performance.md, at tile 32: the
+# mapping without shared memory (gpu_shared=off), the default, and 4 x 4
+# thread tiles with and without shared memory (the original fusion's four
+# points and the four references).
+short() { campaign "$1" LARGE "$2" 32 1,4 on,off 8 "${3:-3}"; }
 {
   log machine
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
@@ -59,22 +66,24 @@ short() { campaign "$1" LARGE "$2" 32,64x64x16 1,4 on,off "${3:-3}"; }
     log cublas
     timeout 90 python3 "$HERE/cublas.py"
     if [ -d "${PPCG_OUT:-target/ppcg}" ]; then
-      log ppcg
-      RESULTS=$OUT/ppcg_results.txt timeout 150 bash scripts/ppcg/run.sh
+      log ppcg gemm
+      KERNELS="gemm.LARGE gemm.EXTRALARGE" RESULTS=$OUT/ppcg_gemm.txt timeout 60 bash scripts/ppcg/run.sh
     fi
-    short polybench/linear-algebra/gemm.c 60
-    campaign polybench/linear-algebra/gemm.c LARGE 60 32x32x16,64x32x16,64x64x16,128x64x8,128x128x8 2,4,8 on
-    campaign polybench/linear-algebra/gemm.c EXTRALARGE 90 64x64x16,128x64x8,128x128x8 4,8 on
-    short polybench/linear-algebra/2mm.c 60
-    short polybench/linear-algebra/3mm.c 60
-    short polybench/linear-algebra/syrk.c 40
-  else
-    short polybench/linear-algebra/symm.c 45
-    short polybench/datamining/covariance.c 60 2
-    short polybench/stencils/jacobi-2d.c 40
-    short polybench/stencils/heat-3d.c 60
-    short polybench/linear-algebra/lu.c 60 2
-    short polybench/stencils/adi.c 75 2
+    # Tile shapes x thread tiles, the original fusion first (15 points).
+    campaign polybench/linear-algebra/gemm.c LARGE 50 32x32x16,64x32x16,64x64x16,128x64x8,128x128x8 2,4,8 on 19
+    campaign polybench/linear-algebra/gemm.c EXTRALARGE 50 64x64x16,128x64x8,128x128x8 4,8 on 10 2
+    short polybench/linear-algebra/symm.c 35
+    short polybench/datamining/covariance.c 40 2
+    short polybench/linear-algebra/lu.c 40 2
+    short polybench/linear-algebra/2mm.c 35
+    short polybench/linear-algebra/3mm.c 35
+    short polybench/stencils/jacobi-2d.c 30
+    short polybench/stencils/heat-3d.c 35
+    short polybench/linear-algebra/syrk.c 25
+    short polybench/stencils/adi.c 50 2
+  elif [ -d "${PPCG_OUT:-target/ppcg}" ]; then
+    log ppcg
+    RESULTS=$OUT/ppcg_results.txt timeout 150 bash scripts/ppcg/run.sh
   fi
   log summary
   python3 "$HERE/summary.py" "$DB"
