@@ -147,8 +147,12 @@ fn a_kernel_over_arrays_of_different_extents_keeps_its_barriers_block_wide() {
 }
 
 /// symm's scalar `temp2`, zeroed for every `(i, j)`, is expanded along
-/// `j` for GPU points, so that `j` runs on threads instead of the whole
-/// nest on one; after the region `temp2` holds the original's last value.
+/// `i` and `j` for GPU points, so that both run on threads instead of the
+/// whole nest on one (the updates of `C` on the threads of their rows);
+/// after the region `temp2` holds the original's last value. Its shared
+/// buffers of `A` are two for one spelling, `A[i][k]` (rows of the block
+/// in one statement, of the stage in the other): each statement reads its
+/// own.
 #[test]
 fn symm_expands_its_scalar_and_runs_on_threads() {
     let k = load("linear-algebra/symm.c", "SMALL");
@@ -161,6 +165,11 @@ fn symm_expands_its_scalar_and_runs_on_threads() {
     let v = codegen::generate(&k.source, &scop, &deps, &s.tree, &opts).unwrap();
     let cuda = v.cuda.as_ref().expect("symm has a CUDA form");
     assert_eq!((cuda.kernels, cuda.serial_kernels), (1, 0), "{}", cuda.unit);
+    assert!(
+        cuda.unit.contains("dim3(16, 16, 1)") || cuda.program.contains("dim3(16, 16, 1)"),
+        "{}",
+        cuda.unit
+    );
     assert!(v.region.contains("temp2 = polytune_expanded_temp2["), "{}", v.region);
     same_outputs(&k, v.program);
     // CPU points keep the scalar.

@@ -3,12 +3,16 @@
 //! loops around its uses writes before it reads (symm's `temp2`, zeroed
 //! for each `(i, j)`) only carries values within an iteration, yet its one
 //! storage location orders every iteration after the one before. Giving
-//! each iteration of the innermost of those loops a copy of its own
-//! (`temp2` → `polytune_expanded_temp2[j]`) leaves the values flowing
-//! within an iteration as they were and removes the rest, so that the loop
-//! can be spread over threads. After the region the scalar takes the value
-//! of the write that came last in the original order: its final value is
-//! the original's.
+//! each iteration of those loops a copy of its own (`temp2` →
+//! `polytune_expanded_temp2[i][j]`) leaves the values flowing within an
+//! iteration as they were and removes the rest, so that the loops can be
+//! spread over threads, or reordered: symm's updates of `C` then leave the
+//! kernel in which `i` and `j` both run in parallel, as ppcg's live-range
+//! reordering lets isl do. The loops are those around every use along
+//! which each value stays in its iteration, the innermost two at most (the
+//! array's size is the product of their extents). After the region the
+//! scalar takes the value of the write that came last in the original
+//! order: its final value is the original's.
 
 use isl_rs::{Context, DimType, Map, Set, UnionAccessInfo, UnionMap, UnionSet};
 use serde::{Deserialize, Serialize};
@@ -21,15 +25,19 @@ use crate::scop::{isl_name, AccessKind, Array, Scop};
 pub struct Expansion {
     /// The scalar, as the program names it.
     pub scalar: String,
-    /// Its expansion, a local array of rank one.
+    /// Its expansion, a local array with a dimension per loop.
     pub array: String,
-    /// `[params] -> { [e] }`: the element the original's last write of the
-    /// scalar went to, which the scalar takes after the region.
+    /// `[params] -> { [e0, ...] }`: the element the original's last write
+    /// of the scalar went to, which the scalar takes after the region.
     pub last: String,
-    /// `[params] -> { [e] }`: the loop's values, from 0: one more than the
-    /// largest is the array's extent.
-    pub values: String,
+    /// `[params] -> { [e] }` for each dimension: its loop's values, from 0:
+    /// one more than the largest is the dimension's extent.
+    pub values: Vec<String>,
 }
+
+/// Loops an expansion indexes, at most: the innermost ones along which
+/// values stay in their iteration.
+const MAX_LOOPS: usize = 2;
 
 /// The name of `scalar`'s expansion.
 pub fn expanded_name(scalar: &str) -> String {
@@ -90,8 +98,7 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
     if common == 0 {
         return Ok(None);
     }
-    let e = common - 1;
-    // Each read's value written in the same iteration of loop `e`, and no
+    // Each read's value written in the same iteration of the loops, and no
     // read of a value from before the SCoP.
     let mut reads = UnionMap::empty_ctx(ctx).ctx(what)?;
     let mut writes = UnionMap::empty_ctx(ctx).ctx(what)?;
@@ -121,63 +128,65 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
         return Ok(None);
     }
     let deps = flow.get_may_dependence().ctx(what)?;
-    // Dependences as pairs of values of loop `e`: all on the diagonal.
-    let mut along = UnionMap::empty_ctx(ctx).ctx(what)?;
-    for &k in &users {
-        let s = &scop.statements[k];
-        let its = s.iterators.join(", ");
-        let m = UnionMap::read_from_str(ctx, &format!("{{ {}[{its}] -> [{}] }}", s.name, s.iterators[e]))
-            .ctx(what)?;
-        along = along.union(m).ctx(what)?;
-    }
-    let pairs = deps
-        .apply_domain(along.copy().ctx(what)?)
-        .ctx(what)?
-        .apply_range(along.copy().ctx(what)?)
-        .ctx(what)?;
-    if !pairs.is_empty().ctx(what)? {
-        let off = UnionMap::read_from_str(ctx, "{ [x] -> [y] : y != x }").ctx(what)?;
-        if !pairs.intersect(off).ctx(what)?.is_empty().ctx(what)? {
-            return Ok(None);
+    // The values of loop `d` at each use's instances.
+    let along = |d: usize| -> Result<UnionMap, IslError> {
+        let mut out = UnionMap::empty_ctx(ctx).ctx(what)?;
+        for &k in &users {
+            let s = &scop.statements[k];
+            let its = s.iterators.join(", ");
+            let text = format!("{{ {}[{its}] -> [{}] }}", s.name, s.iterators[d]);
+            out = out.union(UnionMap::read_from_str(ctx, &text).ctx(what)?).ctx(what)?;
+        }
+        Ok(out)
+    };
+    // The loops along which every dependence stays on the diagonal, whose
+    // values start at 0; the innermost `MAX_LOOPS` of them.
+    let off = UnionMap::read_from_str(ctx, "{ [x] -> [y] : y != x }").ctx(what)?;
+    let negative = Set::read_from_str(ctx, "{ [x] : x < 0 }").ctx(what)?;
+    let mut loops = Vec::new();
+    for d in (0..common).rev() {
+        let pairs =
+            deps.copy().ctx(what)?.apply_domain(along(d)?).ctx(what)?.apply_range(along(d)?).ctx(what)?;
+        if !pairs.intersect(off.copy().ctx(what)?).ctx(what)?.is_empty().ctx(what)? {
+            continue;
+        }
+        let mut values = UnionSet::empty_ctx(ctx).ctx(what)?;
+        for &k in &users {
+            let domain = UnionSet::read_from_str(ctx, &scop.statements[k].domain).ctx(what)?;
+            values = values.union(domain).ctx(what)?;
+        }
+        let values = Set::from_union_set(values.apply(along(d)?).ctx(what)?).ctx(what)?;
+        if !values.copy().ctx(what)?.intersect(negative.copy().ctx(what)?).ctx(what)?.is_empty().ctx(what)? {
+            continue;
+        }
+        loops.insert(0, (d, values));
+        if loops.len() == MAX_LOOPS {
+            break;
         }
     }
-    // The values of loop `e`: from 0 to an extent that one affine form of
-    // the parameters states.
-    let mut values: Option<UnionSet> = None;
-    for &k in &users {
-        let s = &scop.statements[k];
-        let domain = UnionSet::read_from_str(ctx, &s.domain).ctx(what)?;
-        let v = domain.apply(along.copy().ctx(what)?).ctx(what)?;
-        values = Some(match values {
-            None => v,
-            Some(acc) => acc.union(v).ctx(what)?,
-        });
-    }
-    let values = Set::from_union_set(values.expect("users")).ctx(what)?;
-    let negative = Set::read_from_str(ctx, "{ [x] : x < 0 }").ctx(what)?;
-    if !values.copy().ctx(what)?.intersect(negative).ctx(what)?.is_empty().ctx(what)? {
+    if loops.is_empty() {
         return Ok(None);
     }
-    // The last write in the original order, and its value of loop `e`.
+    // The last write in the original order, and its values of the loops.
     let times = writes.domain().ctx(what)?.apply(schedule).ctx(what)?;
     let last = Set::from_union_set(times).ctx(what)?.lexmax().ctx(what)?;
-    let n = last.dim(DimType::Set).ctx(what)? as u32;
-    let pos = (2 * e + 1) as u32;
-    let last = last
-        .project_out(DimType::Set, pos + 1, n - pos - 1)
-        .ctx(what)?
-        .project_out(DimType::Set, 0, pos)
-        .ctx(what)?;
+    let keep: Vec<String> = loops.iter().map(|(d, _)| format!("t{}", 2 * d + 1)).collect();
+    let n = last.dim(DimType::Set).ctx(what)? as usize;
+    let all: Vec<String> = (0..n).map(|p| format!("t{p}")).collect();
+    let project =
+        Map::read_from_str(ctx, &format!("{{ [{}] -> [{}] }}", all.join(", "), keep.join(", "))).ctx(what)?;
+    let last = last.apply(project).ctx(what)?;
     // The rewrite: every use reads and writes the iteration's element.
     let array = expanded_name(name);
     let isl_array = isl_name(&array);
     let mut out = scop.clone();
     for &k in &users {
         let s = &mut out.statements[k];
-        let it = s.iterators[e].clone();
-        let c_it = s.c_iterators[e].clone();
+        let it: Vec<&str> = loops.iter().map(|(d, _)| s.iterators[*d].as_str()).collect();
+        let it = it.join(", ");
+        let c_it: String = loops.iter().map(|(d, _)| format!("[{}]", s.c_iterators[*d])).collect();
         let its = s.iterators.join(", ");
-        let element = format!("{array}[{c_it}]");
+        let element = format!("{array}{c_it}");
         let Some(text) = replace_identifier(&s.text, name, &element) else { return Ok(None) };
         s.text = text;
         for a in s.accesses.iter_mut().filter(|a| a.array == name) {
@@ -191,7 +200,7 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
     out.arrays.push(Array {
         name: array.clone(),
         element_type: ty,
-        extents: vec![None],
+        extents: vec![None; loops.len()],
         written: true,
         local: true,
     });
@@ -199,7 +208,10 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
         scalar: name.to_string(),
         array,
         last: last.to_str().ctx(what)?.to_string(),
-        values: values.to_str().ctx(what)?.to_string(),
+        values: loops
+            .iter()
+            .map(|(_, v)| Ok(v.to_str().ctx(what)?.to_string()))
+            .collect::<Result<_, IslError>>()?,
     });
     Ok(Some(out))
 }
@@ -239,6 +251,37 @@ fn replace_identifier(text: &str, name: &str, by: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn expanded(body: &str) -> Vec<(String, String)> {
+        let text = format!(
+            "void f(int n, double A[n][n], double B[n]) {{ double s; int i, j, k;\n#pragma scop\n{body}\n#pragma endscop\n}}"
+        );
+        let scops = crate::scop::extract_preprocessed(std::path::Path::new("t.c"), &text).unwrap();
+        let ctx = crate::isl::new_context();
+        let out = expand(&ctx, &scops[0]).unwrap();
+        let uses: Vec<String> = out.statements.iter().map(|s| s.text.clone()).collect();
+        out.expansions.iter().map(|e| (e.scalar.clone(), uses.join(" | "))).collect()
+    }
+
+    #[test]
+    fn a_scalar_is_expanded_along_the_loops_its_values_stay_in() {
+        // Written and read within each (i, j): both loops, as symm's temp2.
+        let both =
+            expanded("for (i = 0; i < n; i++) for (j = 0; j < n; j++) { s = A[i][j]; A[j][i] = s * 2; }");
+        let uses = "polytune_expanded_s[i][j] = A[i][j]; | A[j][i] = polytune_expanded_s[i][j] * 2;";
+        assert_eq!(both, [("s".into(), uses.into())]);
+        // A sum over `j` kept in `s` for each `i`: its values cross `j`'s
+        // iterations, so only `i` indexes it.
+        let outer =
+            expanded("for (i = 0; i < n; i++) { s = 0; for (j = 0; j < n; j++) s += A[i][j]; B[i] = s; }");
+        assert_eq!(outer.len(), 1, "{outer:?}");
+        assert!(outer[0].1.contains("polytune_expanded_s[i]") && !outer[0].1.contains("_s[i]["), "{outer:?}");
+        // Three loops around each use: the innermost two.
+        let inner = expanded(
+            "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++) { s = A[j][k]; A[j][k] = s + i; }",
+        );
+        assert!(inner[0].1.contains("polytune_expanded_s[j][k]"), "{inner:?}");
+    }
 
     #[test]
     fn only_whole_uses_of_the_scalar_are_replaced() {

@@ -413,15 +413,18 @@ fn generate_gpu(
     Ok(Variant { program, region, schedule, bands: Vec::new(), cuda })
 }
 
-/// The extent of each expanded scalar's array ([`space::expansion`]) in C:
-/// one more than the largest value of its loop.
+/// The extents of each expanded scalar's array ([`space::expansion`]) in
+/// C: one more than the largest value of each of its loops.
 pub fn state_expansion_extents(ctx: &Context, scop: &mut Scop) -> Result<(), CodegenError> {
     for e in scop.expansions.clone() {
         let what = || format!("the extent of {}", e.array);
-        let largest = Set::read_from_str(ctx, &e.values).ctx(what)?.dim_max(0).ctx(what)?;
-        let extent = format!("({}) + 1", ast::c_expr(ctx, &scop.context, largest)?);
+        let mut extents = Vec::new();
+        for values in &e.values {
+            let largest = Set::read_from_str(ctx, values).ctx(what)?.dim_max(0).ctx(what)?;
+            extents.push(Some(format!("({}) + 1", ast::c_expr(ctx, &scop.context, largest)?)));
+        }
         if let Some(a) = scop.arrays.iter_mut().find(|a| a.name == e.array) {
-            a.extents = vec![Some(extent)];
+            a.extents = extents;
         }
     }
     Ok(())
@@ -434,9 +437,13 @@ fn write_back(ctx: &Context, context: &str, scop: &Scop) -> Result<String, Codeg
     let mut out = String::new();
     for e in &scop.expansions {
         let what = || format!("the last value of {}", e.scalar);
-        let last = Set::read_from_str(ctx, &e.last).ctx(what)?.dim_max(0).ctx(what)?;
-        let index = ast::c_expr(ctx, context, last)?;
-        out.push_str(&format!("  {} = {}[{index}];\n", e.scalar, e.array));
+        let last = Set::read_from_str(ctx, &e.last).ctx(what)?;
+        let mut index = String::new();
+        for d in 0..e.values.len() {
+            let at = last.copy().ctx(what)?.dim_max(d as i32).ctx(what)?;
+            index.push_str(&format!("[{}]", ast::c_expr(ctx, context, at)?));
+        }
+        out.push_str(&format!("  {} = {}{index};\n", e.scalar, e.array));
     }
     Ok(out)
 }

@@ -46,10 +46,13 @@ fn local_declarations(scop: &Scop) -> String {
         // An expanded scalar's array ([`space::expansion`]) is ours, not
         // the program's: on the heap, whatever its loop's extent.
         if scop.expansions.iter().any(|e| e.array == a.name) {
-            let n = a.extents.first().and_then(|e| e.as_deref()).unwrap_or("1");
+            let extents: Vec<&str> = a.extents.iter().map(|e| e.as_deref().unwrap_or("1")).collect();
             let ty = &a.element_type;
+            // A pointer to its rows (`double (*a)[(n) + 1]`): `a[i][j]`.
+            let rows: String = extents[1..].iter().map(|e| format!("[{e}]")).collect();
+            let size: String = extents.iter().map(|e| format!(" * (unsigned long) ({e})")).collect();
             out.push_str(&format!(
-                "  {ty} *{} = ({ty} *) __builtin_malloc(sizeof({ty}) * (unsigned long) ({n}));\n",
+                "  {ty} (*{}){rows} = ({ty} (*){rows}) __builtin_malloc(sizeof({ty}){size});\n",
                 a.name
             ));
             continue;

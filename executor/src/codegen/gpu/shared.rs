@@ -340,10 +340,20 @@ fn stage_copies(
                 continue;
             }
             let buffer = format!("{MACRO_PREFIX}shared_{}", promotion.buffers.len() + copies.len());
-            let refs: Vec<String> =
-                group.iter().map(|(a, its)| squeeze(&parenthesize(&a.text, its))).collect();
             let mut texts = Vec::new();
             for s in &stmts {
+                // The statement's own references of the group: another
+                // statement may spell a reference of another group alike
+                // (symm's `A[i][k]`, whose `i` is a row of the block in
+                // one statement and of the stage in the other).
+                let refs: Vec<String> = group
+                    .iter()
+                    .filter(|(a, _)| s.accesses.iter().any(|b| std::ptr::eq(b, *a)))
+                    .map(|(a, its)| squeeze(&parenthesize(&a.text, its)))
+                    .collect();
+                if refs.is_empty() {
+                    continue;
+                }
                 let body = current_body(promotion, s);
                 let slots: Vec<(i64, i64)> = extents.iter().map(|&e| (1, e)).collect();
                 match retarget(&body, &array.name, &buffer, &slots, &refs) {
