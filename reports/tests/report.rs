@@ -61,6 +61,7 @@ fn record_spread(
         spread,
         samples: median.into_iter().collect(),
         costs: None,
+        kernel_s: None,
     })
     .unwrap();
 }

@@ -210,8 +210,8 @@ macro_rules! record_in {
         // above were no-ops for it.
         let new_id: Option<(i64,)> = sqlx::query_as(
             "INSERT INTO measurements (campaign_id, program_id, machine_id, point_id, schedule_id, \
-             build_id, role, status, reason, median_s, spread, samples, created_at, costs) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+             build_id, role, status, reason, median_s, spread, samples, created_at, costs, kernel_s) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
              ON CONFLICT (campaign_id, program_id, point_id, role) DO NOTHING RETURNING id",
         )
         .bind(rec.campaign)
@@ -228,6 +228,7 @@ macro_rules! record_in {
         .bind(samples)
         .bind($now)
         .bind(costs)
+        .bind(rec.kernel_s)
         .fetch_optional(&mut *$tx)
         .await
         .map_err(query("record a measurement"))?;
@@ -469,7 +470,8 @@ impl Store {
         with_pool!(self, |pool, _begin| {
             sqlx::query_as::<_, HistoryRow>(
                 "SELECT m.id, m.created_at, p.kernel, p.dataset, mc.name AS machine, m.campaign_id AS campaign, \
-                        m.role, m.point_id, m.status, m.reason, m.median_s, m.spread, m.costs AS costs_json \
+                        m.role, m.point_id, m.status, m.reason, m.median_s, m.spread, m.kernel_s, \
+                        m.costs AS costs_json \
                  FROM measurements m \
                  JOIN programs p ON p.id = m.program_id \
                  JOIN machines mc ON mc.id = m.machine_id \
@@ -638,7 +640,7 @@ fn validate(rec: &Record) -> Result<(), StoreError> {
         return invalid(format!("point id `{id}` is not 16 lowercase hex digits"));
     }
     json_text(WHAT, "point", &rec.point_json)?;
-    for (name, value) in [("median", rec.median_s), ("spread", rec.spread)] {
+    for (name, value) in [("median", rec.median_s), ("spread", rec.spread), ("kernels' time", rec.kernel_s)] {
         if let Some(v) = value {
             if !v.is_finite() || v < 0.0 {
                 return invalid(format!("its {name} is {v}; it must be a finite number ≥ 0"));

@@ -231,6 +231,9 @@ pub struct Record {
     pub samples: Vec<f64>,
     /// What the evaluation cost; `None` when not known.
     pub costs: Option<Costs>,
+    /// A GPU variant's kernels alone, seconds (the median of the CUDA
+    /// events around its launches); `None` for any other measurement.
+    pub kernel_s: Option<f64>,
 }
 
 /// Wall seconds of each step of one evaluation (issue 20). Steps that did
@@ -268,6 +271,8 @@ pub struct Best {
     pub median_s: f64,
     pub spread: Option<f64>,
     pub samples: Vec<f64>,
+    /// A GPU winner's kernels alone ([`Record::kernel_s`]).
+    pub kernel_s: Option<f64>,
     pub reference_median_s: f64,
     pub reference_spread: Option<f64>,
     /// reference median / variant median.
@@ -309,6 +314,8 @@ pub struct HistoryRow {
     pub reason: String,
     pub median_s: Option<f64>,
     pub spread: Option<f64>,
+    /// A GPU variant's kernels alone ([`Record::kernel_s`]).
+    pub kernel_s: Option<f64>,
     /// [`Costs`] as JSON; `None` when not recorded. Serialised as `costs`,
     /// an object.
     #[serde(rename = "costs", serialize_with = "costs_object")]

@@ -81,7 +81,11 @@ fn round_trip(fresh: &Fresh) {
     let costs =
         store::Costs { variant_s: 1.5, schedule_s: 0.5, codegen_s: 0.25, compile_s: 2.0, run_s: 0.125 };
     let fast = s
-        .record(&Record { costs: Some(costs.clone()), ..ok_record(c.id, p, m, Role::Variant, 1, 0.5) })
+        .record(&Record {
+            costs: Some(costs.clone()),
+            kernel_s: Some(0.125),
+            ..ok_record(c.id, p, m, Role::Variant, 1, 0.5)
+        })
         .unwrap();
     s.record(&ok_record(c.id, p, m, Role::Variant, 2, 0.8)).unwrap();
     let wrong = Record {
@@ -129,7 +133,7 @@ fn round_trip(fresh: &Fresh) {
     assert_eq!(best.point_json, r#"{"n":1}"#);
     assert_eq!(best.schedule.as_deref(), Some("domain: \"{ S1[i] : 0 <= i < 1 }\""));
     assert_eq!(best.source_path.as_deref(), Some("/cache/1.c"));
-    assert_eq!((best.median_s, best.spread), (0.5, Some(0.01)));
+    assert_eq!((best.median_s, best.spread, best.kernel_s), (0.5, Some(0.01), Some(0.125)));
     assert_eq!(best.samples, vec![0.5, 0.5 * 1.01, 0.5 * 0.99]);
     assert_eq!((best.reference_median_s, best.reference_spread), (2.0, Some(0.01)));
     assert_eq!(best.speedup, 4.0);
@@ -158,8 +162,8 @@ fn round_trip(fresh: &Fresh) {
     assert_eq!((gemm[2].status.as_str(), gemm[2].role), ("wrong", Role::Variant));
     // Costs come back as recorded; rows without them have none.
     let fast_row = history.iter().find(|h| h.id == fast).unwrap();
-    assert_eq!(fast_row.costs(), Some(costs));
-    assert_eq!(gemm[2].costs(), None);
+    assert_eq!((fast_row.costs(), fast_row.kernel_s), (Some(costs), Some(0.125)));
+    assert_eq!((gemm[2].costs(), gemm[2].kernel_s), (None, None));
     assert!(s.history(Some("lu"), 10).unwrap().is_empty());
     assert!(serde_json::to_string(&history).unwrap().contains(r#""role":"variant""#));
 

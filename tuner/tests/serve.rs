@@ -85,6 +85,7 @@ fn fixture(dir: &std::path::Path) -> String {
             spread: Some(0.01),
             samples: vec![median],
             costs: None,
+            kernel_s: None,
         })
         .unwrap();
     }

@@ -205,5 +205,6 @@ pub fn ok_record(campaign: i64, program: i64, machine: i64, role: Role, n: u64, 
         spread: Some(0.01),
         samples: vec![median, median * 1.01, median * 0.99],
         costs: None,
+        kernel_s: None,
     }
 }

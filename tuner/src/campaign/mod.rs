@@ -782,6 +782,7 @@ impl<'a> Campaign<'a> {
             spread: m.spread,
             samples: m.samples.clone(),
             costs,
+            kernel_s: executor::measure::median(&m.kernel_samples),
         })?;
         Ok(())
     }

@@ -63,9 +63,10 @@ pub fn summary(b: &Best) -> String {
     }
     let caveats: String = caveats.iter().map(|c| format!("; {c}")).collect();
     format!(
-        "{:.2}x over the original ({} vs {}, spreads {} / {}) with {point}{caveats}",
+        "{:.2}x over the original ({}{} vs {}, spreads {} / {}) with {point}{caveats}",
         b.speedup,
         seconds(b.median_s),
+        kernels(b.kernel_s),
         seconds(b.reference_median_s),
         pct(b.spread),
         pct(b.reference_spread)
@@ -110,6 +111,11 @@ pub fn best(args: BestArgs) -> Result<()> {
     Ok(())
 }
 
+/// ` (kernels 557.1 µs)` for a GPU variant's time, where its kernels' is known.
+fn kernels(kernel_s: Option<f64>) -> String {
+    kernel_s.map(|k| format!(" (kernels {})", seconds(k))).unwrap_or_default()
+}
+
 fn indent(text: &str) -> String {
     text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
 }
@@ -141,7 +147,7 @@ pub fn history(args: HistoryArgs) -> Result<()> {
     let mut total = store::Costs::default();
     let mut costed = 0;
     for r in &rows {
-        let time = r.median_s.map(seconds).unwrap_or("-".into());
+        let time = r.median_s.map(|m| seconds(m) + &kernels(r.kernel_s)).unwrap_or("-".into());
         println!(
             "{} {} [{}] {} {} {}: {} {time}",
             r.created_at, r.kernel, r.dataset, r.machine, r.role, r.point_id, r.status
