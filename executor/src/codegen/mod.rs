@@ -380,7 +380,8 @@ fn generate_gpu(
     let program = splice(source, scop, &region)?;
     // The CUDA form, where the region can be a function of its data.
     let outliner = outline::Outliner::new(scop, &statement_macros(scop), &undef_macros(scop));
-    let cuda = match (outliner, gpu::cuda::data(scop)) {
+    let copied_in = gpu::cuda::copied_in(ctx, scop)?;
+    let cuda = match (outliner, gpu::cuda::data(scop, &copied_in)) {
         (Some(o), Ok(data)) => {
             let launches = bodies
                 .iter()

@@ -117,7 +117,12 @@ fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
 
 /// The elements of `array` the SCoP's statements access as `kind`, as a
 /// set of `array[...]` under the SCoP's context.
-fn footprint(ctx: &Context, scop: &Scop, array: &str, kind: AccessKind) -> Result<UnionSet, CodegenError> {
+pub(super) fn footprint(
+    ctx: &Context,
+    scop: &Scop,
+    array: &str,
+    kind: AccessKind,
+) -> Result<UnionSet, CodegenError> {
     let what = || format!("the footprint of {array}");
     let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
     let mut footprint = UnionSet::empty_ctx(ctx).ctx(what)?;

@@ -8,8 +8,11 @@
 
 use super::Shape;
 use crate::codegen::outline::{stated_extent, Outliner};
+use crate::codegen::splice::footprint;
 use crate::codegen::CodegenError;
-use space::scop::Scop;
+use isl_rs::{Context, Set, UnionAccessInfo, UnionMap, UnionSet};
+use space::isl::IslResultExt;
+use space::scop::{isl_name, AccessKind, Scop};
 
 /// A GPU variant built for a GPU.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -133,6 +136,88 @@ pub(crate) struct Datum {
     pub(crate) launch_arg: String,
 }
 
+/// The arrays the device needs copied in: those the region may read before
+/// writing (a read that no earlier write of the region feeds, by isl's
+/// dataflow in the original order), and those it does not write whole (the
+/// copy-out brings every element back, the ones it did not write too). An
+/// array written whole before any read (3mm's `E`, `F` and `G`, 2mm's
+/// `tmp`) is only allocated, as ppcg does; so is an expanded scalar's
+/// array, which is not an output.
+pub(crate) fn copied_in(ctx: &Context, scop: &Scop) -> Result<Vec<String>, CodegenError> {
+    let what = || "choosing the arrays to copy in".to_string();
+    let schedule = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
+    let mut reads = UnionMap::empty_ctx(ctx).ctx(what)?;
+    let mut writes = UnionMap::empty_ctx(ctx).ctx(what)?;
+    for s in &scop.statements {
+        let domain = UnionSet::read_from_str(ctx, &s.domain).ctx(what)?;
+        for a in &s.accesses {
+            let m = UnionMap::read_from_str(ctx, &a.relation)
+                .ctx(what)?
+                .intersect_domain(domain.copy().ctx(what)?);
+            let m = m.ctx(what)?;
+            match a.kind {
+                AccessKind::Read => reads = reads.union(m).ctx(what)?,
+                AccessKind::Write => writes = writes.union(m).ctx(what)?,
+            }
+        }
+    }
+    let flow = UnionAccessInfo::from_sink(reads)
+        .ctx(what)?
+        .set_must_source(writes)
+        .ctx(what)?
+        .set_schedule_map(schedule)
+        .ctx(what)?
+        .compute_flow()
+        .ctx(what)?;
+    let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
+    let live_in =
+        flow.get_may_no_source().ctx(what)?.range().ctx(what)?.intersect_params(context.copy().ctx(what)?);
+    let live_in = live_in.ctx(what)?;
+    let mut out = Vec::new();
+    for a in scop.arrays.iter().filter(|a| !a.extents.is_empty()) {
+        let isl = isl_name(&a.name);
+        let read_first = live_in.copy().ctx(what)?.extract_set(
+            Set::read_from_str(ctx, &format!("{{ {isl}[{}] }}", vec!["0"; a.rank()].join(", ")))
+                .ctx(what)?
+                .get_space()
+                .ctx(what)?,
+        );
+        if !read_first.ctx(what)?.is_empty().ctx(what)? {
+            out.push(a.name.clone());
+            continue;
+        }
+        if a.local || !a.written {
+            continue;
+        }
+        // Written whole: the declared box within what the statements write.
+        let vars: Vec<String> = (0..a.rank()).map(|d| format!("x{d}")).collect();
+        let bounds: Option<Vec<String>> =
+            a.extents.iter().zip(&vars).map(|(e, v)| e.as_ref().map(|e| format!("0 <= {v} < {e}"))).collect();
+        let whole = bounds.and_then(|b| {
+            let text = format!(
+                "[{}] -> {{ {isl}[{}] : {} }}",
+                scop.params.join(", "),
+                vars.join(", "),
+                b.join(" and ")
+            );
+            Set::read_from_str(ctx, &text).ok()
+        });
+        let written = footprint(ctx, scop, &a.name, AccessKind::Write)?;
+        let covered = match whole {
+            Some(w) => {
+                let w =
+                    UnionSet::from_set(w.intersect_params(context.copy().ctx(what)?).ctx(what)?).ctx(what)?;
+                w.is_subset(&written).unwrap_or(false)
+            }
+            None => false,
+        };
+        if !covered {
+            out.push(a.name.clone());
+        }
+    }
+    Ok(out)
+}
+
 /// The unit's timing: CUDA's context is made before `main`, its kernels
 /// loaded with it (their cost is the process's, not the region's, whose
 /// time includes allocation and copies; CUDA's default, lazy loading, would
@@ -172,7 +257,7 @@ const VIEWS: &str = "template <typename T> struct polytune_view2 {\n  T *p;\n  l
 /// that copies it to the device and back; `Err` for an array whose
 /// extents are not all stated (literals and size parameters) or of rank
 /// above 3.
-pub(crate) fn data(scop: &Scop) -> Result<(Vec<Datum>, String, String), CodegenError> {
+pub(crate) fn data(scop: &Scop, copied_in: &[String]) -> Result<(Vec<Datum>, String, String), CodegenError> {
     let unsupported = |why: String| CodegenError::Unsupported(format!("CUDA: {why}"));
     let (mut data, mut setup, mut finish) = (Vec::new(), String::new(), String::new());
     for a in &scop.arrays {
@@ -181,10 +266,12 @@ pub(crate) fn data(scop: &Scop) -> Result<(Vec<Datum>, String, String), CodegenE
         let copies = |bytes: &str, host: &str, out: bool, setup: &mut String, finish: &mut String| {
             setup.push_str(&format!("  void *polytune_d_{n};\n"));
             setup.push_str(&check(format!("cudaMalloc(&polytune_d_{n}, {bytes})"), "allocating"));
-            setup.push_str(&check(
-                format!("cudaMemcpy(polytune_d_{n}, {host}, {bytes}, cudaMemcpyHostToDevice)"),
-                "copying in",
-            ));
+            if copied_in.contains(n) || a.extents.is_empty() {
+                setup.push_str(&check(
+                    format!("cudaMemcpy(polytune_d_{n}, {host}, {bytes}, cudaMemcpyHostToDevice)"),
+                    "copying in",
+                ));
+            }
             if out {
                 finish.push_str(&check(
                     format!("cudaMemcpy({host}, polytune_d_{n}, {bytes}, cudaMemcpyDeviceToHost)"),
@@ -292,4 +379,28 @@ pub(crate) fn launch_args(outliner: &Outliner, k: &Shape, data: &[Datum]) -> Str
     args.extend((0..k.tiles.len()).map(|i| format!("polytune_o{i}")));
     args.extend(data.iter().map(|d| d.launch_arg.clone()));
     args.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Arrays written whole before any read are not copied in (3mm's
+    /// products, 2mm's `tmp`); arrays read first (gemm's `C`, `beta * C`)
+    /// and arrays written in part (adi's `p` and `q`, whose last column
+    /// no statement writes: the copy-out brings it back) are.
+    #[test]
+    fn only_what_the_region_reads_first_or_writes_in_part_is_copied_in() {
+        let skipped = |path: &str| -> Vec<String> {
+            let k = testkit::load(path, "MINI");
+            let ctx = space::isl::new_context();
+            let copied = copied_in(&ctx, &k.scop).unwrap();
+            let arrays = k.scop.arrays.iter().filter(|a| !a.extents.is_empty());
+            arrays.filter(|a| !copied.contains(&a.name)).map(|a| a.name.clone()).collect()
+        };
+        assert_eq!(skipped("linear-algebra/3mm.c"), ["E", "F", "G"]);
+        assert_eq!(skipped("linear-algebra/2mm.c"), ["tmp"]);
+        assert!(skipped("linear-algebra/gemm.c").is_empty());
+        assert!(skipped("stencils/adi.c").is_empty());
+    }
 }
