@@ -380,7 +380,9 @@ fn generate_gpu(
     let program = splice(source, scop, &region)?;
     // The CUDA form, where the region can be a function of its data.
     let outliner = outline::Outliner::new(scop, &statement_macros(scop), &undef_macros(scop));
-    let copied_in = gpu::cuda::copied_in(ctx, scop)?;
+    // Where isl cannot tell what the region reads first, every array.
+    let copied_in = gpu::cuda::copied_in(ctx, scop)
+        .unwrap_or_else(|_| scop.arrays.iter().map(|a| a.name.clone()).collect());
     let cuda = match (outliner, gpu::cuda::data(scop, &copied_in)) {
         (Some(o), Ok(data)) => {
             let launches = bodies
