@@ -36,8 +36,11 @@ const CODE_AXES: &[(&str, &[&str])] = &[
 /// the CPU ones, which stay at their defaults (they would only make the
 /// same program again); the block size and each thread's register tile
 /// are searched (shared memory stays on: `--set gpu_shared=on,off` adds it).
+/// 2 × 2 points per thread ran gemm's kernels fastest at LARGE on an H200
+/// (docs/performance.md, 2026-11-27: 0.56 ms, against 0.88 with one point
+/// and 0.82–0.92 with 4 × 4).
 const GPU_CODE_AXES: &[(&str, &[&str])] =
-    &[("restrict", &["on"]), ("gpu_block", &["128", "256", "1024"]), ("gpu_thread_tile", &["1", "4"])];
+    &[("restrict", &["on"]), ("gpu_block", &["128", "256", "1024"]), ("gpu_thread_tile", &["1", "2", "4"])];
 
 /// Tile shapes of permutable bands searched by default; `None` is untiled.
 /// Besides cubes, two shapes with a long stride-1 side, which the register
@@ -360,7 +363,8 @@ mod tests {
         // GPU points search the block size, not the CPU's code knobs.
         let gpu = gpu_code_grid(&["target=gpu".into()]).unwrap();
         let blocks: Vec<(u32, u32)> = gpu.iter().map(|c| (c.gpu_block, c.gpu_thread_tile)).collect();
-        assert_eq!(blocks, [(128, 0), (128, 4), (256, 0), (256, 4), (0, 0), (0, 4)]);
+        let expected = [(128, 0), (128, 2), (128, 4), (256, 0), (256, 2), (256, 4), (0, 0), (0, 2), (0, 4)];
+        assert_eq!(blocks, expected);
         assert!(gpu.iter().all(|c| CodeOptions { gpu_block: 0, gpu_thread_tile: 0, ..c.clone() }
             == CodeOptions { restrict: true, ..CodeOptions::default() }));
         assert!(code_grid(&[], 2, false).unwrap().iter().all(|c| c.gpu_block == 0));
@@ -380,7 +384,7 @@ mod tests {
             peers: Vec::new(),
         };
         let pts = points(&[None], &spec);
-        assert_eq!(pts.len(), full.len() * 16 + full.len() * 2 * 6);
+        assert_eq!(pts.len(), full.len() * 16 + full.len() * 2 * 9);
         assert!(pts.iter().filter(|p| p.on_gpu()).all(|p| gpu.contains(&p.code)));
         let tiles = parse_tiles(TILES).unwrap();
         let spec = Spec {
