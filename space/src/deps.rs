@@ -330,6 +330,40 @@ fn dependence(kind: DepKind, src: &Access, snk: &Access, relation: &str) -> Depe
     }
 }
 
+/// isl's dataflow on the accesses of `scop` that `keep` selects, untagged,
+/// in the original order: the flow (its may-dependences, and the reads no
+/// selected write feeds: values from before the SCoP), and the writes
+/// (statement instances to elements).
+pub fn untagged_flow(
+    ctx: &Context,
+    scop: &Scop,
+    keep: impl Fn(&Access) -> bool,
+) -> Result<(isl_rs::UnionFlow, UnionMap), IslError> {
+    let what = || "dataflow on the accesses".to_string();
+    let mut reads = UnionMap::empty_ctx(ctx).ctx(what)?;
+    let mut writes = UnionMap::empty_ctx(ctx).ctx(what)?;
+    for s in &scop.statements {
+        let domain = UnionSet::read_from_str(ctx, &s.domain).ctx(what)?;
+        for a in s.accesses.iter().filter(|a| keep(a)) {
+            let m = UnionMap::read_from_str(ctx, &a.relation).ctx(what)?;
+            let m = m.intersect_domain(domain.copy().ctx(what)?).ctx(what)?;
+            match a.kind {
+                AccessKind::Read => reads = reads.union(m).ctx(what)?,
+                AccessKind::Write => writes = writes.union(m).ctx(what)?,
+            }
+        }
+    }
+    let flow = UnionAccessInfo::from_sink(reads)
+        .ctx(what)?
+        .set_must_source(writes.copy().ctx(what)?)
+        .ctx(what)?
+        .set_schedule_map(UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?)
+        .ctx(what)?
+        .compute_flow()
+        .ctx(what)?;
+    Ok((flow, writes))
+}
+
 /// isl's dataflow analysis on tagged accesses `[S[i] -> refN[]] -> A[...]`.
 /// `in_flow` says which references take part.
 fn flow(ctx: &Context, located: &[Located], in_flow: &[bool]) -> Result<Vec<Dependence>, IslError> {

@@ -14,11 +14,11 @@
 //! scalar takes the value of the write that came last in the original
 //! order: its final value is the original's.
 
-use isl_rs::{Context, DimType, Map, Set, UnionAccessInfo, UnionMap, UnionSet};
+use isl_rs::{Context, DimType, Map, Set, UnionMap, UnionSet};
 use serde::{Deserialize, Serialize};
 
 use crate::isl::{IslError, IslResultExt};
-use crate::scop::{isl_name, AccessKind, Array, Scop};
+use crate::scop::{isl_name, Array, Scop};
 
 /// A scalar given a copy per iteration of a loop.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,30 +100,7 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
     }
     // Each read's value written in the same iteration of the loops, and no
     // read of a value from before the SCoP.
-    let mut reads = UnionMap::empty_ctx(ctx).ctx(what)?;
-    let mut writes = UnionMap::empty_ctx(ctx).ctx(what)?;
-    for &k in &users {
-        let s = &scop.statements[k];
-        let domain = UnionSet::read_from_str(ctx, &s.domain).ctx(what)?;
-        for a in s.accesses.iter().filter(|a| a.array == name) {
-            let m = UnionMap::read_from_str(ctx, &a.relation)
-                .ctx(what)?
-                .intersect_domain(domain.copy().ctx(what)?)
-                .ctx(what)?;
-            match a.kind {
-                AccessKind::Read => reads = reads.union(m).ctx(what)?,
-                AccessKind::Write => writes = writes.union(m).ctx(what)?,
-            }
-        }
-    }
-    let flow = UnionAccessInfo::from_sink(reads)
-        .ctx(what)?
-        .set_must_source(writes.copy().ctx(what)?)
-        .ctx(what)?
-        .set_schedule_map(schedule.copy().ctx(what)?)
-        .ctx(what)?
-        .compute_flow()
-        .ctx(what)?;
+    let (flow, writes) = crate::deps::untagged_flow(ctx, scop, |a| a.array == name)?;
     if !flow.get_may_no_source().ctx(what)?.is_empty().ctx(what)? {
         return Ok(None);
     }

@@ -10,7 +10,7 @@ use super::Shape;
 use crate::codegen::outline::{stated_extent, Outliner};
 use crate::codegen::splice::footprint;
 use crate::codegen::CodegenError;
-use isl_rs::{Context, Set, UnionAccessInfo, UnionMap, UnionSet};
+use isl_rs::{Context, Set, UnionSet};
 use space::isl::IslResultExt;
 use space::scop::{isl_name, AccessKind, Scop};
 
@@ -145,30 +145,7 @@ pub(crate) struct Datum {
 /// array, which is not an output.
 pub(crate) fn copied_in(ctx: &Context, scop: &Scop) -> Result<Vec<String>, CodegenError> {
     let what = || "choosing the arrays to copy in".to_string();
-    let schedule = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
-    let mut reads = UnionMap::empty_ctx(ctx).ctx(what)?;
-    let mut writes = UnionMap::empty_ctx(ctx).ctx(what)?;
-    for s in &scop.statements {
-        let domain = UnionSet::read_from_str(ctx, &s.domain).ctx(what)?;
-        for a in &s.accesses {
-            let m = UnionMap::read_from_str(ctx, &a.relation)
-                .ctx(what)?
-                .intersect_domain(domain.copy().ctx(what)?);
-            let m = m.ctx(what)?;
-            match a.kind {
-                AccessKind::Read => reads = reads.union(m).ctx(what)?,
-                AccessKind::Write => writes = writes.union(m).ctx(what)?,
-            }
-        }
-    }
-    let flow = UnionAccessInfo::from_sink(reads)
-        .ctx(what)?
-        .set_must_source(writes)
-        .ctx(what)?
-        .set_schedule_map(schedule)
-        .ctx(what)?
-        .compute_flow()
-        .ctx(what)?;
+    let (flow, _) = space::deps::untagged_flow(ctx, scop, |_| true)?;
     let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
     let live_in =
         flow.get_may_no_source().ctx(what)?.range().ctx(what)?.intersect_params(context.copy().ctx(what)?);
