@@ -21,6 +21,17 @@ fn gpu_knobs() -> SchedulerOptions {
     SchedulerOptions::default().with_settings(&["target=gpu"]).unwrap()
 }
 
+/// gemm at SMALL, our GPU schedule, tiles of 16, with one code setting.
+fn gemm_at_tile_16(setting: &str) -> (testkit::Kernel, codegen::Variant) {
+    let k = load("linear-algebra/gemm.c", "SMALL");
+    let knobs = gpu_knobs();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let mut opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
+    opts.code = CodeOptions::default().with_settings(&[setting]).unwrap();
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    (k, v)
+}
+
 /// The launches in an emulated region: one `polytune_h`/`polytune_b`/
 /// `polytune_t` line set per kernel.
 fn launches(region: &str) -> usize {
@@ -100,12 +111,7 @@ fn gemm_stages_its_tiles_in_shared_memory_and_each_barrier_is_needed() {
 /// blocks keep the guards. Both versions match the original (emulated).
 #[test]
 fn gemm_runs_its_full_blocks_and_full_k_tiles_without_guards() {
-    let k = load("linear-algebra/gemm.c", "SMALL");
-    let knobs = gpu_knobs();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
-    let mut opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
-    opts.code = CodeOptions::default().with_settings(&["gpu_thread_tile=4"]).unwrap();
-    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let (k, v) = gemm_at_tile_16("gpu_thread_tile=4");
     let unit = &v.cuda.as_ref().expect("gemm has a CUDA form").unit;
     let kernel = &unit[unit.find("polytune_kernel_0(").unwrap()..];
     let (full, partial) = kernel.split_once("  } else {\n").expect("a kernel versioned on full blocks");
@@ -182,12 +188,7 @@ fn symm_expands_its_scalar_and_runs_on_threads() {
 /// thread taking every fourth row of its tile; the outputs still match.
 #[test]
 fn gpu_block_caps_the_threads_of_a_block() {
-    let k = load("linear-algebra/gemm.c", "SMALL");
-    let knobs = gpu_knobs();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
-    let mut opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
-    opts.code = CodeOptions::default().with_settings(&["gpu_block=64"]).unwrap();
-    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let (k, v) = gemm_at_tile_16("gpu_block=64");
     let r = &v.region;
     assert!(r.contains("for (int polytune_t0 = 15; ") && r.contains("for (int polytune_t1 = 3; "), "{r}");
     let cuda = v.cuda.as_ref().expect("gemm has a CUDA form");
