@@ -120,19 +120,21 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
     // values start at 0; the innermost `MAX_LOOPS` of them.
     let off = UnionMap::read_from_str(ctx, "{ [x] -> [y] : y != x }").ctx(what)?;
     let negative = Set::read_from_str(ctx, "{ [x] : x < 0 }").ctx(what)?;
+    let mut instances = UnionSet::empty_ctx(ctx).ctx(what)?;
+    for &k in &users {
+        let domain = UnionSet::read_from_str(ctx, &scop.statements[k].domain).ctx(what)?;
+        instances = instances.union(domain).ctx(what)?;
+    }
     let mut loops = Vec::new();
     for d in (0..common).rev() {
-        let pairs =
-            deps.copy().ctx(what)?.apply_domain(along(d)?).ctx(what)?.apply_range(along(d)?).ctx(what)?;
+        let along = along(d)?;
+        let pairs = deps.copy().ctx(what)?.apply_domain(along.copy().ctx(what)?).ctx(what)?;
+        let pairs = pairs.apply_range(along.copy().ctx(what)?).ctx(what)?;
         if !pairs.intersect(off.copy().ctx(what)?).ctx(what)?.is_empty().ctx(what)? {
             continue;
         }
-        let mut values = UnionSet::empty_ctx(ctx).ctx(what)?;
-        for &k in &users {
-            let domain = UnionSet::read_from_str(ctx, &scop.statements[k].domain).ctx(what)?;
-            values = values.union(domain).ctx(what)?;
-        }
-        let values = Set::from_union_set(values.apply(along(d)?).ctx(what)?).ctx(what)?;
+        let values = instances.copy().ctx(what)?.apply(along).ctx(what)?;
+        let values = Set::from_union_set(values).ctx(what)?;
         if !values.copy().ctx(what)?.intersect(negative.copy().ctx(what)?).ctx(what)?.is_empty().ctx(what)? {
             continue;
         }
