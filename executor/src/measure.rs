@@ -48,7 +48,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// How a measurement ends (and any evaluation of a point: see the `outcome` crate).
-pub use outcome::Status;
+pub use vocab::Status;
 
 /// How long a run may take, scaled from the original program.
 ///

@@ -8,9 +8,9 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use space::deps::Dependences;
-use space::knobs::{CodeOptions, Point, Scheduler};
 use space::schedule::{CoreOptions, Memo};
 use space::scop::{Scop, Source};
+use vocab::knobs::{CodeOptions, Point, Scheduler};
 
 use crate::codegen::{self, CodegenError, CodegenOptions};
 use crate::measure::Status;
@@ -101,7 +101,16 @@ pub fn schedule_with(
     memo: Option<&dyn Memo>,
 ) -> Result<String, Failure> {
     let (scop, deps) = model(scop, deps, &point.code, point.on_gpu())?;
-    let (scop, deps) = (scop.as_ref(), deps.as_ref());
+    schedule_modelled(scop.as_ref(), deps.as_ref(), point, memo)
+}
+
+/// [`schedule_with`] on the point's [`model`], made by the caller.
+pub fn schedule_modelled(
+    scop: &Scop,
+    deps: &Dependences,
+    point: &Point,
+    memo: Option<&dyn Memo>,
+) -> Result<String, Failure> {
     let failed = |reason: String| Failure { status: Status::ScheduleError, reason };
     match &point.scheduler {
         Scheduler::Original => Ok(scop.schedule.clone()),
@@ -168,7 +177,17 @@ pub fn generate_variant(
     tree: &str,
 ) -> Result<codegen::Variant, Failure> {
     let (scop, deps) = model(scop, deps, &opts.code, opts.gpu)?;
-    let (scop, deps) = (scop.as_ref(), deps.as_ref());
+    generate_modelled(source, scop.as_ref(), deps.as_ref(), opts, tree)
+}
+
+/// [`generate_variant`] on the point's [`model`], made by the caller.
+pub fn generate_modelled(
+    source: &Source,
+    scop: &Scop,
+    deps: &Dependences,
+    opts: &CodegenOptions,
+    tree: &str,
+) -> Result<codegen::Variant, Failure> {
     codegen::generate(source, scop, deps, tree, opts).map_err(|e| match e {
         // An illegal schedule is a bug of ours: recorded, never run.
         CodegenError::Illegal(_) => Failure { status: Status::Illegal, reason: e.to_string() },

@@ -5,9 +5,9 @@
 
 use executor::codegen::{self, CodegenOptions};
 use executor::runtime::Tolerance;
-use space::knobs::SchedulerOptions;
 use testkit::tree::Tree;
 use testkit::{load, Kernel};
+use vocab::knobs::SchedulerOptions;
 
 /// A loop header `for (int c3 = 0; c3 <= 31; c3++) {`: from 0 to a constant.
 fn constant_loop(line: &str) -> bool {
@@ -80,7 +80,7 @@ fn unified_variant(k: &Kernel, settings: &[&str], tiles: Vec<u32>, threads: usiz
     let knobs = SchedulerOptions::default();
     let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
     let opts = CodegenOptions {
-        code: space::knobs::CodeOptions::default().with_settings(settings).unwrap(),
+        code: vocab::knobs::CodeOptions::default().with_settings(settings).unwrap(),
         ..CodegenOptions::for_point(Some(tiles), threads, Some(&knobs))
     };
     codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap()
@@ -143,7 +143,7 @@ fn wavefront_all_on_skewed_stencils_generates_and_matches_the_original() {
 /// knob reorders the updates of one element).
 #[test]
 fn register_tiled_vectorised_variants_match_the_original() {
-    let code = space::knobs::CodeOptions::default()
+    let code = vocab::knobs::CodeOptions::default()
         .with_settings(&["restrict=on", "simd=innermost", "unroll_jam=4"])
         .unwrap();
     for (kernel, simd, constant) in
@@ -211,7 +211,7 @@ fn whole_register_tiles_of_diagonal_tiles_are_unrolled() {
 fn large_transposed_copies_match_the_original() {
     let k = load("linear-algebra/syrk.c", "LARGE");
     let knobs = SchedulerOptions::default();
-    let code = space::knobs::CodeOptions::default().with_settings(&["transpose=on"]).unwrap();
+    let code = vocab::knobs::CodeOptions::default().with_settings(&["transpose=on"]).unwrap();
     let (scop, deps) = executor::pipeline::model(&k.scop, &k.deps, &code, false).unwrap();
     assert_eq!(scop.copies.len(), 1);
     let s = space::schedule::unified(&scop, &deps, None, &knobs).unwrap();
@@ -257,7 +257,7 @@ fn parallel_min_guards_each_parallel_loop_by_its_trip_count() {
     let k = load("stencils/jacobi-2d.c", "SMALL");
     let knobs = SchedulerOptions::default().with_settings(&["wavefront=all"]).unwrap();
     let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
-    let code = space::knobs::CodeOptions::default().with_settings(&["parallel_min=4"]).unwrap();
+    let code = vocab::knobs::CodeOptions::default().with_settings(&["parallel_min=4"]).unwrap();
     let opts = CodegenOptions { code, ..CodegenOptions::for_point(Some(vec![16]), 2, Some(&knobs)) };
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
     let lines: Vec<&str> = v.region.lines().map(str::trim).collect();
@@ -285,7 +285,7 @@ fn vector_width_is_a_target_pragma_over_the_whole_file() {
     let k = load("linear-algebra/gemm.c", "SMALL");
     let knobs = SchedulerOptions::default().with_settings(&["target=openmp"]).unwrap();
     let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
-    let code = space::knobs::CodeOptions::default()
+    let code = vocab::knobs::CodeOptions::default()
         .with_settings(&["restrict=on", "simd=innermost", "unroll_jam=4", "vector_width=512"])
         .unwrap();
     let opts = CodegenOptions { code, ..CodegenOptions::for_point(Some(vec![16]), 2, Some(&knobs)) };

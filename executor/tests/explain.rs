@@ -9,8 +9,8 @@ use executor::explain::explain;
 use executor::pipeline;
 use space::clay::{self, refines, tree_map, Action};
 use space::isl::new_context;
-use space::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Simd};
 use testkit::{load, Kernel};
+use vocab::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Simd};
 
 /// Tiled, threaded and vectorised points of three schedulers.
 fn points() -> Vec<Point> {

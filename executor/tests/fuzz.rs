@@ -32,10 +32,10 @@ use executor::evaluate::Evaluator;
 use executor::measure::Status;
 use executor::pipeline;
 use executor::runtime::Tolerance;
-use space::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions};
 use space::schedule::{CoreOptions, Fusion, ScheduleError};
 use space::scop::{self, ExtractOptions};
 use testkit::random_scop::{self, Options, Rng};
+use vocab::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions};
 
 /// Programs of the heavy tier's seed set (seeds `0..CI_SEEDS`).
 const CI_SEEDS: u64 = 50;

@@ -12,8 +12,8 @@ use executor::evaluate::Evaluator;
 use executor::machine::MachineProfile;
 use executor::measure::Status;
 use executor::runtime::Tolerance;
-use space::knobs::{CodeOptions, SchedulerOptions};
 use testkit::{kernels, load};
+use vocab::knobs::{CodeOptions, SchedulerOptions};
 
 const ITEM_LIMIT: Duration = Duration::from_secs(400);
 

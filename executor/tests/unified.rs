@@ -11,8 +11,8 @@ use executor::evaluate::Evaluator;
 use executor::measure::Status;
 use executor::pipeline;
 use executor::runtime::Tolerance;
-use space::knobs::SchedulerOptions;
 use testkit::{kernels, load};
+use vocab::knobs::SchedulerOptions;
 
 /// The limit on one item of the sweep (one schedule, one variant's code
 /// generation; `POLYTUNE_ITEM_LIMIT_S` overrides it): the slowest, adi's
@@ -50,14 +50,14 @@ fn gemm_innermost_point_loop_is_j() {
     let knobs = SchedulerOptions::default();
     let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
     let opts = CodegenOptions::for_point(Some(vec![32]), 2, Some(&knobs));
-    assert!(opts.openmp && opts.posttile_reorder == space::knobs::PostTileReorder::Pluto);
+    assert!(opts.openmp && opts.posttile_reorder == vocab::knobs::PostTileReorder::Pluto);
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
     assert!(innermost_moves(&v.region, "S2", "j"), "{}", v.region);
     assert!(v.region.contains("#pragma omp parallel for"), "{}", v.region);
     // Post-tile reordering (Pluto's score (2)) sinks j below k: the core
     // scheduler's gemm band is (i, j, k); with pluto the point loops end in j.
     let core = space::schedule::schedule(&k.scop, &k.deps, &Default::default()).unwrap();
-    let none = CodegenOptions { posttile_reorder: space::knobs::PostTileReorder::None, ..opts.clone() };
+    let none = CodegenOptions { posttile_reorder: vocab::knobs::PostTileReorder::None, ..opts.clone() };
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &core.tree, &none).unwrap();
     assert!(innermost_moves(&v.region, "S2", "k"), "{}", v.region);
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &core.tree, &opts).unwrap();
@@ -194,8 +194,8 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
         let mut o = o.clone();
         o.posttile_reorder = Default::default();
         o.wavefront = Default::default();
-        if o.consecutivity == space::knobs::Consecutivity::IntraTile {
-            o.consecutivity = space::knobs::Consecutivity::None;
+        if o.consecutivity == vocab::knobs::Consecutivity::IntraTile {
+            o.consecutivity = vocab::knobs::Consecutivity::None;
         }
         o
     };
@@ -227,9 +227,9 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
         let mut codegen_s = 0.0;
         for (set, tiles, threads) in &settings {
             let knobs = SchedulerOptions::default().with_settings(set).unwrap();
-            let code = space::knobs::CodeOptions::default().with_settings(set).unwrap();
+            let code = vocab::knobs::CodeOptions::default().with_settings(set).unwrap();
             // `transpose=on` schedules and generates on the SCoP with its copies.
-            let gpu = knobs.target == space::knobs::Target::Gpu;
+            let gpu = knobs.target == vocab::knobs::Target::Gpu;
             let (scop, deps) = pipeline::model(&k.scop, &k.deps, &code, gpu).unwrap();
             let tree = schedules
                 .entry((sched_key(&knobs), !scop.copies.is_empty()))

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use space::knobs::Point;
 use store::{ReportRow, Role, Status};
+use vocab::knobs::Point;
 
 /// Names the reference and peer points a campaign measures before it searches (the
 /// tuner knows which they are); `None` for a point of the search.

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use reports::model::{Cell, Row};
 use reports::{collect, Format, Report};
-use space::knobs::{Point, Scheduler, SchedulerOptions, Spatial};
 use store::{NewCampaign, Record, ReportFilter, Role, Store};
+use vocab::knobs::{Point, Scheduler, SchedulerOptions, Spatial};
 
 fn unified(spatial: Spatial, tiles: Option<u32>) -> Point {
     let options = SchedulerOptions { spatial, ..SchedulerOptions::default() };

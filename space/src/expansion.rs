@@ -15,25 +15,9 @@
 //! order: its final value is the original's.
 
 use isl_rs::{Context, DimType, Map, Set, UnionMap, UnionSet};
-use serde::{Deserialize, Serialize};
 
 use crate::isl::{IslError, IslResultExt};
-use crate::scop::{isl_name, Array, Scop};
-
-/// A scalar given a copy per iteration of a loop.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Expansion {
-    /// The scalar, as the program names it.
-    pub scalar: String,
-    /// Its expansion, a local array with a dimension per loop.
-    pub array: String,
-    /// `[params] -> { [e0, ...] }`: the element the original's last write
-    /// of the scalar went to, which the scalar takes after the region.
-    pub last: String,
-    /// `[params] -> { [e] }` for each dimension: its loop's values, from 0:
-    /// one more than the largest is the dimension's extent.
-    pub values: Vec<String>,
-}
+use crate::scop::{isl_name, Array, Expansion, Scop};
 
 /// Loops an expansion indexes, at most: the innermost ones along which
 /// values stay in their iteration.

@@ -14,19 +14,10 @@
 use std::collections::BTreeMap;
 
 use isl_rs::{Context, Map};
-use serde::{Deserialize, Serialize};
 
 use crate::isl::{IslError, IslResultExt};
-use crate::scop::{isl_name, AccessKind, Array, Scop};
+use crate::scop::{isl_name, AccessKind, Array, Scop, TransposedCopy};
 use crate::spatial;
-
-/// A matrix made at the region's start: `copy[b][a] = of[a][b]` for every
-/// element the SCoP reads of `of`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TransposedCopy {
-    pub copy: String,
-    pub of: String,
-}
 
 /// The name of `array`'s transposed copy.
 pub fn copy_name(array: &str) -> String {

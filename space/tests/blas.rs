@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use space::knobs::SchedulerOptions;
 use space::scop::{self, ExtractOptions};
+use vocab::knobs::SchedulerOptions;
 
 /// Whether OpenBLAS is mapped into this process (it comes with CBC when it
 /// is the system LAPACK).

@@ -12,9 +12,9 @@ use space::clay::{
 };
 use space::deps;
 use space::isl::new_context;
-use space::knobs::SchedulerOptions;
 use space::schedule;
 use space::scop::Scop;
+use vocab::knobs::SchedulerOptions;
 
 fn name(path: &Path) -> String {
     path.file_stem().unwrap().to_string_lossy().into_owned()

@@ -2,10 +2,10 @@
 //! inter-statement constraints in the unified scheduler's ILPs.
 
 use space::deps;
-use space::knobs::SchedulerOptions;
-use space::preorder::Preorder;
 use space::schedule;
 use space::scop::{self, Scop};
+use vocab::knobs::SchedulerOptions;
+use vocab::preorder::Preorder;
 
 fn scop_of(text: &str) -> Scop {
     scop::extract_preprocessed(std::path::Path::new("inline.c"), text).unwrap().remove(0)

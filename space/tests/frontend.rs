@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use isl_rs::UnionMap;
 use space::deps::{self, Dependences};
 use space::isl::new_context;
-use space::knobs::SchedulerOptions;
 use space::legality;
 use space::schedule;
 use space::scop::{self, AccessKind, ExtractOptions, Scop};
+use vocab::knobs::SchedulerOptions;
 
 fn own(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/own").join(name)

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use space::deps::{DepKind, Dependences};
 use space::fusion::{Count, Criterion, FusionOptions, FusionSpace, Objective};
-use space::preorder::Preorder;
 use space::schedule::{self, CoreOptions, Fusion};
 use space::scop::Scop;
+use vocab::preorder::Preorder;
 
 fn load(rel: &str) -> (Scop, Dependences) {
     let k = testkit::load(rel, "MINI");
@@ -244,7 +244,7 @@ fn counts_agree_with_enumeration_on_the_30_kernels() {
         }
         assert!(c <= f.unpruned() && !c.is_zero(), "{rel}: {c}");
         // The original program's structure is always legal.
-        assert!(f.contains(&Preorder::original(&s)), "{rel}");
+        assert!(f.contains(&s.original_preorder()), "{rel}");
         eprintln!(
             "| {rel} | {} | {} | {} | {:.3} s |",
             s.statements.len(),
@@ -305,7 +305,7 @@ fn interleaving_is_stricter_than_a_shared_loop() {
 #[test]
 fn level_two_refines_the_outer_preorder() {
     let (s, d) = load("linear-algebra/2mm.c");
-    let outer = Preorder::original(&s);
+    let outer = s.original_preorder();
     let f2 = FusionSpace::inner(&s, &d, &outer, &FusionOptions::default()).unwrap();
     let points = f2.preorders();
     assert_eq!(Count::from_u64(points.len() as u64), f2.count());

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use space::deps;
 use space::isl::new_context;
-use space::knobs::SchedulerOptions;
 use space::legality;
 use space::schedule::{self, CoreOptions};
 use space::scop::{self, ExtractOptions};
+use vocab::knobs::SchedulerOptions;
 
 fn own(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/own").join(name)

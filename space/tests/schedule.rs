@@ -2,9 +2,9 @@
 //! the fusion structures it is asked to honour.
 
 use space::deps::Dependences;
-use space::preorder::Preorder;
 use space::schedule::{self, CoreOptions, CoreSchedule, Fusion, RowKind, ScheduleError};
 use space::scop::Scop;
+use vocab::preorder::Preorder;
 
 fn load(rel: &str) -> (Scop, Dependences) {
     let k = testkit::load(rel, "MINI");
@@ -62,7 +62,7 @@ fn trisolv_gets_no_outer_parallel_loop() {
 fn original_fusion_keeps_the_loop_nests_and_max_fusion_merges_them() {
     let (s, out) = run("linear-algebra/2mm.c", Fusion::Original);
     assert_eq!(out.preorder, Preorder(vec![vec![0, 1], vec![2, 3]]));
-    assert_eq!(out.preorder, Preorder::original(&s));
+    assert_eq!(out.preorder, s.original_preorder());
     let (_, out) = run("linear-algebra/2mm.c", Fusion::Max);
     assert_eq!(out.preorder, Preorder(vec![vec![0, 1, 2, 3]]));
     // Fused over i: the first row is shared by all four statements.

@@ -2,9 +2,9 @@
 //! and what each knob changes.
 
 use space::deps::Dependences;
-use space::knobs::SchedulerOptions;
 use space::schedule::{self, CoreOptions, CoreSchedule, RowKind};
 use space::scop::Scop;
+use vocab::knobs::SchedulerOptions;
 
 fn load(rel: &str) -> (Scop, Dependences) {
     let k = testkit::load(rel, "MINI");
@@ -137,7 +137,7 @@ fn global_consecutivity_makes_the_innermost_loop_stride_one() {
 #[test]
 fn remembered_lexmins_give_the_same_schedules() {
     use schedule::{InMemory, Memo, MemoKey};
-    use space::preorder::Preorder;
+    use vocab::preorder::Preorder;
 
     /// Hands out the inner memo's optima with one more variable set.
     struct Damaged<'a>(&'a InMemory);

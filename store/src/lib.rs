@@ -47,11 +47,11 @@ use sqlx::postgres::PgPool;
 use sqlx::sqlite::SqlitePool;
 
 pub use error::StoreError;
-pub use outcome::Status;
 pub use types::{
     clearly_faster, Best, BuildRef, Campaign, CampaignState, Costs, Counts, HistoryRow, MachineRow,
     NewCampaign, Record, Role, Seed, Timestamp,
 };
+pub use vocab::Status;
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");

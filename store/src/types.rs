@@ -5,8 +5,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use outcome::Status;
 use serde::{Serialize, Serializer};
+use vocab::Status;
 
 /// Whether a measurement times the original program (the campaign's reference) or a variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize)]
@@ -211,7 +211,7 @@ pub struct Record {
     pub program: i64,
     pub machine: i64,
     pub role: Role,
-    /// 16 lowercase hex digits (`space::knobs::Point::id`).
+    /// 16 lowercase hex digits (`vocab::knobs::Point::id`).
     pub point_id: String,
     /// The point's canonical JSON; must be the same text every time the id is recorded.
     pub point_json: String,

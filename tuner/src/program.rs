@@ -38,6 +38,7 @@ impl Dataset {
 }
 
 /// One SCoP of a file with its dependences.
+#[derive(Serialize, Deserialize)]
 pub struct Program {
     pub source: Source,
     pub scop: Scop,
@@ -64,6 +65,27 @@ pub fn load(file: &Path, dataset: Dataset, cc_args: &[String], index: usize) -> 
     let scop = scops.swap_remove(index);
     let deps = deps::analyze(&scop).with_context(|| format!("{}: dependence analysis", file.display()))?;
     Ok(Program { source, scop, deps })
+}
+
+/// A program that [`write`] saved, for a campaign's children.
+pub fn read(path: &Path) -> Result<Program> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{}: not a saved program", path.display()))
+}
+
+/// Saves `program` at `path` whole or not at all (written aside, then
+/// renamed), unless it is there already.
+pub fn write(program: &Program, path: &Path) -> Result<()> {
+    if path.is_file() {
+        return Ok(());
+    }
+    let tmp = path.with_extension(format!("{}.tmp", executor::process::unique_suffix()));
+    std::fs::write(&tmp, serde_json::to_string(program)?)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+        .with_context(|| format!("{}: cannot write", path.display()))
 }
 
 /// A program's build description: `polytune.toml`, or the options.

@@ -438,7 +438,7 @@ fn a_busy_slot_is_warned_about_and_recorded_or_refused() {
 /// would make without the directory.
 #[test]
 fn points_with_one_scheduler_share_one_schedule() {
-    use space::knobs::{Point, Scheduler, SchedulerOptions};
+    use vocab::knobs::{Point, Scheduler, SchedulerOptions};
     let dir = std::env::temp_dir().join(format!("polytune-cli-schedules-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

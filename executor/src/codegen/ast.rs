@@ -1,8 +1,7 @@
 //! isl's AST generator: the tree as it gets it (tiles grouped over a relaxed
 //! domain) and the call itself, with iterator names that shadow nothing.
 
-use super::transform::is_tile_mark;
-use super::transform::TILE_MARK;
+use super::marks::{is_tile_mark, TILE_MARK};
 use super::CodegenError;
 use isl_rs::{
     ASTExpr, ASTNode, ASTNodeType, BasicSet, Context, DimType, Id, IdList, PwAff, Schedule, ScheduleNode,

@@ -1,7 +1,7 @@
 //! Full/partial tile separation on point bands, within a budget of isl
 //! operations.
 
-use super::transform::{is_tile_mark, point_band};
+use super::marks::{is_tile_mark, point_band};
 use super::CodegenError;
 use isl_rs::{ASTLoopType, Context, DimType, Map, ScheduleNode, ScheduleNodeType, Set, UnionSet};
 use space::isl::IslResultExt;

@@ -13,6 +13,7 @@
 mod ast;
 mod gpu;
 mod isolate;
+mod marks;
 mod outline;
 mod print;
 mod splice;
@@ -34,9 +35,9 @@ use serde::{Deserialize, Serialize};
 use space::clay::Planned;
 use space::deps::Dependences;
 use space::isl::{new_context, IslError, IslResultExt};
-use space::knobs::{CodeOptions, Consecutivity, PostTileReorder, SchedulerOptions, Target, Wavefront};
 use space::legality::{self, Violation};
 use space::scop::{Scop, Source};
+use vocab::knobs::{CodeOptions, Consecutivity, PostTileReorder, SchedulerOptions, Target, Wavefront};
 
 /// How to turn a schedule into loops.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,15 +2,13 @@
 
 use super::ast::node_type;
 use super::ast::MAX_LOOP_DEPTH;
-use super::gpu::shared::BARRIER;
-use super::gpu::KERNEL_MARK;
+use super::marks::{BARRIER, KERNEL_MARK, PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
 use super::outline::Outliner;
-use super::transform::{PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
 use super::CodegenError;
 use isl_rs::{ASTExprOpType, ASTNode, ASTNodeType};
 use space::isl::IslResultExt;
-use space::knobs::OmpSchedule;
 use space::scop::Scop;
+use vocab::knobs::OmpSchedule;
 
 /// A kernel's launch from the outer schedule dimensions' values at its mark.
 pub(super) type Launch = Box<dyn Fn(&[String]) -> Result<String, CodegenError>>;
@@ -470,7 +468,7 @@ fn is_barrier(node: &ASTNode) -> Result<bool, CodegenError> {
     Ok(node_type(node) == ASTNodeType::User && has_barrier(node)?)
 }
 
-/// Whether a barrier statement (`shared::BARRIER`) is in the AST at `node`.
+/// Whether a barrier statement ([`BARRIER`]) is in the AST at `node`.
 fn has_barrier(node: &ASTNode) -> Result<bool, CodegenError> {
     let what = || "looking for barriers".to_string();
     Ok(match node_type(node) {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::form::ClayForm;
 use super::transform::prefix_text;
-use crate::knobs::Wavefront;
+use vocab::knobs::Wavefront;
 
 /// One thing code generation does at one loop.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -166,7 +166,7 @@ fn numbers(text: &str, sep: char) -> Result<Vec<i64>, String> {
 mod tests {
     use super::*;
     use crate::clay::code::Action;
-    use crate::knobs::Wavefront;
+    use vocab::knobs::Wavefront;
 
     #[test]
     fn every_step_prints_and_parses_back() {

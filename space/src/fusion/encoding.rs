@@ -11,8 +11,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::preorder::Preorder;
 use crate::schedule::ilp::{Constraint, Problem, Relation};
+use vocab::preorder::Preorder;
 
 /// Which relations a pair `i < j` may still take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -43,12 +43,12 @@ pub use graph::{DepGraph, Edge};
 
 use crate::deps::Dependences;
 use crate::isl::{new_context, IslError, IslResultExt};
-use crate::preorder::Preorder;
 use crate::schedule::ilp::{self, Backend, IlpError, Outcome};
 use crate::schedule::{self, CoreOptions, Fusion, ScheduleError};
 use crate::scop::Scop;
 use fusable::LevelModel;
 use prune::{build, directions, original_rows};
+use vocab::preorder::Preorder;
 
 /// What "the statements of a group share a loop" means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -165,7 +165,7 @@ impl FusionSpace {
         // it legally: its iterator is a witness row for either criterion
         // (every dependence among them has a non-negative distance on it),
         // so such sets need no ILP.
-        let original = Preorder::original(scop);
+        let original = scop.original_preorder();
         let rows = original_rows(scop);
         model.original_nest = (0..n)
             .map(|s| {

@@ -11,8 +11,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::fusable::LevelModel;
 use super::{group_index, Allowed, DepGraph, Encoding, FusionError, FusionSpace, PruneStats};
-use crate::preorder::Preorder;
 use crate::scop::Scop;
+use vocab::preorder::Preorder;
 
 /// Pruning at one level: nodes, must-fuse / must-distribute / forbidden
 /// orders, the encoding, then the sets along paths.

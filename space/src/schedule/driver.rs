@@ -11,14 +11,14 @@
 //! - `nontrivial`: linear independence, by branch and bound on sign cases;
 //! - `band`: what a row carries, closing a band, isl work kept per band;
 //! - `unified`: the unified scheduler's strategy (RR-9110 §4), a
-//!   [`RowStrategy`] with state of its own; [`Core`] is the core rule.
+//!   [`RowStrategy`] with state of its own; [`Core`](super::group::Core) is the core rule.
 
 use std::collections::HashMap;
 
 use isl_rs::{Context, UnionMap};
 
 use super::constraints::PREFIX;
-use super::group::{DepGroup, Group, Next, Result, RowStrategy};
+use super::group::{Core, DepGroup, Group, Next, Result, RowStrategy};
 use super::ilp::{self, memo::Memo};
 use super::nontrivial::SEARCH_BUDGET;
 use super::solver::Solver;
@@ -26,10 +26,10 @@ use super::unified::{place_thread_x, thread_mapping, Unified};
 use super::{tree, CoreOptions, CoreSchedule, Fusion, Row, ScheduleError};
 use crate::deps::{DepKind, Dependences};
 use crate::isl::{new_context, IslResultExt};
-use crate::knobs::{Consecutivity, Spatial, Target};
-use crate::preorder::Preorder;
 use crate::scop::Scop;
 use crate::spatial;
+use vocab::knobs::{Consecutivity, Spatial, Target};
+use vocab::preorder::Preorder;
 
 pub(super) fn schedule(
     scop: &Scop,
@@ -52,7 +52,7 @@ pub(super) fn schedule(
         unchecked: 0,
     };
     let preorder = match &opts.fusion {
-        Fusion::Original => Preorder::original(scop),
+        Fusion::Original => scop.original_preorder(),
         Fusion::Preorder(p) => p.clone(),
         Fusion::Max => max_fusion(&ctx, scop, &all, &mut solver)?,
     };
@@ -179,7 +179,7 @@ fn check_preorder(scop: &Scop, p: &Preorder, deps: &[DepGroup]) -> Result<()> {
 /// Adjacent original groups merged left to right while the merged group still
 /// has a shared outer loop.
 fn max_fusion(ctx: &Context, scop: &Scop, deps: &[DepGroup], solver: &mut Solver) -> Result<Preorder> {
-    let original = Preorder::original(scop);
+    let original = scop.original_preorder();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for g in original.0 {
         if let Some(last) = groups.last() {
@@ -196,20 +196,6 @@ fn max_fusion(ctx: &Context, scop: &Scop, deps: &[DepGroup], solver: &mut Solver
         groups.push(g);
     }
     Ok(Preorder(groups))
-}
-
-/// The core scheduler's rule: a coincident row (zero distance on every
-/// dependence the band must respect), else the relaxed one, on the core ILP
-/// (3) with one proximity bound.
-pub(super) struct Core;
-
-impl RowStrategy for Core {
-    fn next_row(&mut self, group: &mut Group, solver: &mut Solver, need: &[usize]) -> Result<Next> {
-        if let Some(row) = group.pluto_row(solver, self, need, true)? {
-            return Ok(Next::Row(row));
-        }
-        Ok(group.pluto_row(solver, self, need, false)?.map_or(Next::None, Next::Row))
-    }
 }
 
 impl Group<'_> {

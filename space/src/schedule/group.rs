@@ -47,7 +47,7 @@ pub(super) struct Layout {
 /// A linear expression over ILP variables.
 pub(super) type Lin = Vec<(usize, i64)>;
 
-/// How the rows of a band are chosen: by the core rule (`driver::Core`) or
+/// How the rows of a band are chosen: by the core rule ([`Core`]) or
 /// by the unified scheduler's strategy (`unified::Unified`), which keeps
 /// state of its own and is told what happens to the band. The driver owns
 /// the group.
@@ -87,6 +87,20 @@ pub(super) trait RowStrategy {
     /// the others parallel where it can.
     fn carry_self_first(&self) -> bool {
         false
+    }
+}
+
+/// The core scheduler's rule: a coincident row (zero distance on every
+/// dependence the band must respect), else the relaxed one, on the core ILP
+/// (3) with one proximity bound.
+pub(super) struct Core;
+
+impl RowStrategy for Core {
+    fn next_row(&mut self, group: &mut Group, solver: &mut Solver, need: &[usize]) -> Result<Next> {
+        if let Some(row) = group.pluto_row(solver, self, need, true)? {
+            return Ok(Next::Row(row));
+        }
+        Ok(group.pluto_row(solver, self, need, false)?.map_or(Next::None, Next::Row))
     }
 }
 
@@ -284,7 +298,7 @@ impl<'a> Group<'a> {
     /// need one at every remaining step.
     fn has_coincident_row(&mut self, solver: &mut Solver) -> Result<bool> {
         let tight = self.tight(&self.need());
-        Ok(self.pluto_row(solver, &super::driver::Core, &tight, true)?.is_some())
+        Ok(self.pluto_row(solver, &Core, &tight, true)?.is_some())
     }
 
     /// The [`RowKind::Split`] row of `phases`: each member's constant is

@@ -28,9 +28,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::deps::Dependences;
 use crate::isl::IslError;
-use crate::knobs::SchedulerOptions;
-use crate::preorder::Preorder;
 use crate::scop::Scop;
+use vocab::knobs::SchedulerOptions;
+use vocab::preorder::Preorder;
 
 pub use ilp::memo::{InMemory, Key as MemoKey, Memo};
 pub use ilp::Backend;

@@ -2,8 +2,8 @@
 //! groups, each group a chain of bands marked permutable and coincident.
 
 use super::{Row, RowKind};
-use crate::preorder::Preorder;
 use crate::scop::Scop;
+use vocab::preorder::Preorder;
 
 /// `2*i - j + n + 1` for statement `stmt` in `row`.
 pub(super) fn row_expr(scop: &Scop, row: &Row, stmt: usize) -> String {

@@ -16,10 +16,10 @@ use super::ilp::{Constraint, Problem, Relation};
 use super::solver::Solver;
 use super::{Row, RowKind, ThreadMapping};
 use crate::isl::IslResultExt;
-use crate::knobs::{Consecutivity, Feautrier, SchedulerOptions, Spatial, Target};
 use crate::linalg::{dot, null_space, rank};
 use crate::scop::Scop;
 use crate::spatial::{self, InterConsecutive, Locality, Reference};
+use vocab::knobs::{Consecutivity, Feautrier, SchedulerOptions, Spatial, Target};
 
 /// Lexmins one schedule may spend on the unified scheduler's locality ILPs
 /// (4) and (5) (each iterative removal repeats a sign-case search); past it

@@ -7,14 +7,17 @@
 
 mod affine;
 mod c;
+mod rewrites;
 mod source;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use vocab::preorder::Preorder;
 
 pub use affine::isl_name;
+pub use rewrites::{Expansion, TransposedCopy};
 pub use source::{Location, Source};
 
 /// One static control part of a C file.
@@ -45,11 +48,11 @@ pub struct Scop {
     /// Arrays the region makes at its start from other arrays (the
     /// `transpose` knob, [`crate::layout`]); none in an extracted SCoP.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub copies: Vec<crate::layout::TransposedCopy>,
+    pub copies: Vec<TransposedCopy>,
     /// Scalars given a copy per loop iteration for GPU variants
     /// ([`crate::expansion`]); none in an extracted SCoP.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub expansions: Vec<crate::expansion::Expansion>,
+    pub expansions: Vec<Expansion>,
     /// Integer literals of [`LIFTED_LITERAL`] or more that the SCoP uses in
     /// affine positions (`#define N 6000`), each modelled as a size
     /// parameter (`polytune_c6000`) with its value here: the name and the
@@ -75,6 +78,37 @@ impl Scop {
     /// A SCoP at file scope, read as if it were a function body.
     pub fn is_fragment(&self) -> bool {
         self.function.is_empty()
+    }
+
+    /// The grouping of the original program: one group per top-level loop
+    /// nest or statement of the SCoP.
+    pub fn original_preorder(&self) -> Preorder {
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut last: Option<String> = None;
+        for i in 0..self.statements.len() {
+            let key = self.top_level_key(i);
+            match (&last, &key) {
+                (Some(l), Some(k)) if l == k => groups.last_mut().unwrap().push(i),
+                _ => groups.push(vec![i]),
+            }
+            last = key;
+        }
+        Preorder(groups)
+    }
+
+    /// The top-level position of a statement under a loop (the first
+    /// component of its `2d+1` original schedule, as extraction writes it);
+    /// `None` for a statement outside any loop, which is a group of its own.
+    fn top_level_key(&self, stmt: usize) -> Option<String> {
+        let s = &self.statements[stmt];
+        if s.iterators.is_empty() {
+            return None;
+        }
+        let map = &self.schedule_map;
+        let needle = format!(" {}[", s.name);
+        let at = map.find(&needle)?;
+        let start = at + map[at..].find("-> [")? + 4;
+        map[start..].split([',', ']']).next().map(|v| v.trim().to_string())
     }
 
     /// The union of the statement domains, `[params] -> { S1[i] : ...; S2[...] }`.

@@ -7,7 +7,7 @@ use std::process::Command;
 use super::ScopError;
 
 /// A C file after the preprocessor, with a line map back to the original.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Source {
     /// The file the user named.
     pub path: PathBuf,

@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::deps::Dependences;
 use crate::isl::{IslError, IslResultExt};
-use crate::knobs::Spatial;
 use crate::scop::{AccessKind, Scop};
+use vocab::knobs::Spatial;
 
 mod consecutive;
 

@@ -183,7 +183,7 @@ pub fn new_campaign(key: &str) -> NewCampaign {
     }
 }
 
-/// A point id from a number, 16 lowercase hex digits like `space::knobs::Point::id`.
+/// A point id from a number, 16 lowercase hex digits like `vocab::knobs::Point::id`.
 pub fn point_id(n: u64) -> String {
     format!("{:016x}", n.wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }

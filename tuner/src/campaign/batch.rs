@@ -13,8 +13,9 @@ use executor::cuda::Nvcc;
 use executor::measure::Status;
 use executor::pipeline::{Answer, Failure};
 use executor::process;
-use space::knobs::{Point, Scheduler};
+use sha2::{Digest, Sha256};
 use store::{BuildRef, Costs};
+use vocab::knobs::{Point, Scheduler};
 
 use super::{interrupted, Campaign, Kernel, On};
 use crate::program::Dataset;
@@ -24,6 +25,10 @@ use crate::program::Dataset;
 pub(super) struct Schedules(pub PathBuf);
 
 const SCHEDULES_PREFIX: &str = "polytune-schedules-";
+
+/// The environment variable naming a campaign's schedule directory to its
+/// children (`polytune variant`), which share the schedules they compute there.
+pub const SCHEDULES: &str = "POLYTUNE_SCHEDULE_DIR";
 
 impl Schedules {
     /// A new directory, after removing those of campaigns killed before
@@ -161,9 +166,12 @@ fn reply_of_child(
         .arg(&kernel.spec.path)
         .args(["--dataset", dataset.name(), "--point", &point.canonical_json()])
         .args(kernel.spec.build.cc_args.iter().map(|a| format!("--cc-arg={a}")))
-        .env(crate::cmd::variant::SCHEDULES, schedules)
+        .env(SCHEDULES, schedules)
         .stdin(Stdio::null())
         .stdout(file);
+    if let Some(program) = saved_program(kernel, dataset, schedules) {
+        cmd.arg("--program").arg(program);
+    }
     let run = process::run_limited(cmd, &process::Limits::default(), timeout, 4096);
     let text = std::fs::read_to_string(&answer_file).unwrap_or_default();
     let _ = std::fs::remove_file(&answer_file);
@@ -182,6 +190,17 @@ fn reply_of_child(
             ),
         },
     }
+}
+
+/// The kernel's program on `dataset`, saved in the schedule directory for
+/// the children to read instead of extracting and analysing the file again
+/// (`None` where it cannot be saved: the child reads the file).
+fn saved_program(kernel: &Kernel, dataset: Dataset, schedules: &Path) -> Option<PathBuf> {
+    let program = kernel.programs.get(&dataset)?;
+    let key = format!("{}:{}:{}", kernel.spec.source_hash, kernel.spec.path.display(), dataset.name());
+    let key: String = Sha256::digest(key.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let path = schedules.join(format!("program-{key}.json"));
+    crate::program::write(program, &path).ok().map(|()| path)
 }
 
 /// A point of a batch whose child made its program.

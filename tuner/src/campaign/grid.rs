@@ -4,8 +4,8 @@
 //! measures first.
 
 use anyhow::Result;
-use space::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Target};
-use space::preorder::Preorder;
+use vocab::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Target};
+use vocab::preorder::Preorder;
 
 /// The values each knob takes in the grid, as `KNOB=VALUE` settings. A knob
 /// the user fixes with `--set` leaves the grid.
@@ -173,7 +173,7 @@ fn split_settings(fixed: &[String], code: bool) -> (Vec<String>, Vec<(String, Ve
     for s in fixed {
         match s.split_once('=') {
             Some((knob, values)) if values.contains(',') => {
-                if space::knobs::is_code_knob(knob) == code {
+                if vocab::knobs::is_code_knob(knob) == code {
                     let values = values.split(',').map(|v| v.trim().to_string()).collect();
                     searched.push((knob.trim().replace('-', "_"), values));
                 }
@@ -191,7 +191,7 @@ fn grid<T: Clone>(
     fixed: &[String],
     axes: impl Iterator<Item = (&'static str, &'static [&'static str])>,
     searched: Vec<(String, Vec<String>)>,
-    set: impl Fn(T, &[String]) -> Result<T, space::knobs::KnobError>,
+    set: impl Fn(T, &[String]) -> Result<T, vocab::knobs::KnobError>,
 ) -> Result<Vec<T>> {
     let fixed_names: Vec<String> =
         fixed.iter().filter_map(|s| s.split_once('=')).map(|(k, _)| k.trim().replace('-', "_")).collect();
@@ -253,8 +253,8 @@ pub fn references(threads: usize, max_fusion: Option<Preorder>, gpu: bool) -> Ve
 fn pluto_like(threads: usize) -> SchedulerOptions {
     SchedulerOptions {
         target: if threads > 1 { Target::Openmp } else { Target::Seq },
-        spatial: space::knobs::Spatial::Off,
-        posttile_reorder: space::knobs::PostTileReorder::Pluto,
+        spatial: vocab::knobs::Spatial::Off,
+        posttile_reorder: vocab::knobs::PostTileReorder::Pluto,
         ..SchedulerOptions::default()
     }
 }
@@ -340,7 +340,7 @@ mod tests {
             4,
             "unroll_jam 1 and 4, transpose off and on; no OpenMP schedule on one thread"
         );
-        assert!(code.iter().all(|c| c.restrict && c.simd == space::knobs::Simd::None));
+        assert!(code.iter().all(|c| c.restrict && c.simd == vocab::knobs::Simd::None));
         assert_eq!(code_grid(&[], 2, false).unwrap().len(), 16);
         // On a compiler that targets AVX-512, the 512-bit width is searched
         // too, unless the user fixes or lists the widths.
@@ -373,7 +373,7 @@ mod tests {
         let both = knob_grid(&["target=openmp,gpu".into()], 2).unwrap();
         let on_gpu = both.iter().filter(|o| o.target == Target::Gpu).count();
         assert_eq!((both.len(), on_gpu), (full.len() * 3, full.len() * 2));
-        assert!(both.iter().all(|o| o.target == Target::Gpu || o.feautrier == space::knobs::Feautrier::All));
+        assert!(both.iter().all(|o| o.target == Target::Gpu || o.feautrier == vocab::knobs::Feautrier::All));
         let spec = Spec {
             knobs: both,
             code: code_grid(&[], 2, false).unwrap(),

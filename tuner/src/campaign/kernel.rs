@@ -15,9 +15,9 @@ use executor::measure::MeasureConfig;
 use executor::runtime::Tolerance;
 use sha2::{Digest, Sha256};
 use space::fusion::{FusionOptions, FusionSpace};
-use space::knobs::{Point, Scheduler, Target};
-use space::preorder::Preorder;
 use space::schedule::{CoreOptions, Fusion};
+use vocab::knobs::{Point, Scheduler, Target};
+use vocab::preorder::Preorder;
 
 use super::{grid, KernelSpec};
 use crate::program::{self, Dataset, Program, ProgramConfig};
@@ -169,7 +169,7 @@ const MAX_PREORDERS: usize = 16;
 /// sample. If the fusion space cannot be built, the first two alone.
 fn preorders(prog: &Program, max: Option<&Preorder>, seed: u64) -> Vec<Option<Preorder>> {
     use rand::SeedableRng;
-    let original = Preorder::original(&prog.scop);
+    let original = prog.scop.original_preorder();
     let mut out: Vec<Option<Preorder>> = vec![None];
     let add = |out: &mut Vec<Option<Preorder>>, p: Preorder| {
         let p = (p != original).then_some(p);
@@ -205,5 +205,5 @@ fn preorders(prog: &Program, max: Option<&Preorder>, seed: u64) -> Vec<Option<Pr
 fn max_fusion(prog: &Program) -> Option<Preorder> {
     let opts = CoreOptions { fusion: Fusion::Max, ..CoreOptions::default() };
     let s = space::schedule::schedule(&prog.scop, &prog.deps, &opts).ok()?;
-    (s.preorder != Preorder::original(&prog.scop)).then_some(s.preorder)
+    (s.preorder != prog.scop.original_preorder()).then_some(s.preorder)
 }

@@ -10,6 +10,7 @@
 //! already measured in this run share that measurement.
 
 mod batch;
+pub use batch::SCHEDULES;
 mod config;
 use batch::Made;
 pub(crate) use batch::Reply;
@@ -34,8 +35,8 @@ use executor::machine::{GpuSlot, Slot};
 use executor::measure::{Measurement, Status};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use space::knobs::{Point, Scheduler};
 use store::{BuildRef, CampaignState, Costs, NewCampaign, Record, Role, Store};
+use vocab::knobs::{Point, Scheduler};
 
 use crate::program::Dataset;
 use crate::strategy::{self, Outcomes};

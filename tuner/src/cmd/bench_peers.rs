@@ -17,7 +17,7 @@ use executor::evaluate::Evaluator;
 use executor::measure::{MeasureConfig, Measurement};
 use executor::pipeline;
 use executor::process::{run_limited, End, Limits};
-use space::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Target};
+use vocab::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Target};
 
 use super::common::{self, Dataset};
 use crate::campaign::grid;
@@ -44,7 +44,7 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
     }
     // Time-skewed stencils have no parallel loop until their tile loops are
     // skewed into a wavefront (the same as the other points elsewhere).
-    let options = SchedulerOptions { target, wavefront: space::knobs::Wavefront::All, ..Default::default() };
+    let options = SchedulerOptions { target, wavefront: vocab::knobs::Wavefront::All, ..Default::default() };
     let wavefront = Scheduler::Unified { preorder: None, options };
     for tiles in [vec![32], vec![16, 64]] {
         let p =
@@ -68,7 +68,7 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
     // copies (syrk, syr2k; elsewhere the same program as above), their
     // triangular loops handed out dynamically.
     let transposed =
-        CodeOptions { transpose: true, omp_schedule: space::knobs::OmpSchedule::Dynamic, ..wide };
+        CodeOptions { transpose: true, omp_schedule: vocab::knobs::OmpSchedule::Dynamic, ..wide };
     for tiles in [vec![32, 32, 128], vec![16, 64, 128]] {
         let p = Point { scheduler: unified.clone(), tiles: Some(tiles), threads, code: transposed.clone() };
         out.push((p.to_string(), p));
@@ -176,7 +176,7 @@ pub fn run(
         };
         println!(
             "| {name} | {} | {} | {} | {} | {best_cell} | {versus} | {winner} |",
-            super::query::seconds(base),
+            crate::units::seconds(base),
             peer_cells.join(" | "),
             cell(0),
             cell(1),

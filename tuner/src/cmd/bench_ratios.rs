@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use executor::codegen::{self, CodegenOptions};
 use executor::evaluate::Evaluator;
 use executor::measure::{MeasureConfig, Measurement};
-use space::knobs::{SchedulerOptions, Target};
+use vocab::knobs::{SchedulerOptions, Target};
 
 use super::common::{self, Dataset};
 
@@ -47,7 +47,7 @@ pub fn run(files: &[PathBuf], dataset: Dataset, runs: usize, timeout: common::Ti
             };
             println!(
                 "| {name} | {threads} | {} | {} | {} | {versus} |",
-                super::query::seconds(base),
+                crate::units::seconds(base),
                 speedup(&m[0]),
                 speedup(&m[1])
             );

@@ -24,9 +24,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::common::Dataset;
-use super::query::seconds;
 use crate::campaign::{grid, jobs, Budget, Campaign, Config, Kernel, Setup, TraceEntry};
 use crate::strategy::{self, StrategyKind};
+use crate::units::seconds;
 
 /// "Within 5% of the best".
 const CLOSE: f64 = 1.05;

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
+use store::Store;
 
 pub use crate::program::{cache_dir, load, machine_profile, Dataset, Program, ProgramConfig};
 
@@ -96,5 +97,27 @@ where
         ),
         // The thread panicked: its message is already on stderr.
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => bail!("{what}: failed (see the panic above)"),
+    }
+}
+
+#[derive(clap::Args)]
+pub struct StoreArg {
+    /// Store: a SQLite path or a `postgres://` URL (default: the user's data directory).
+    #[arg(long)]
+    db: Option<String>,
+}
+
+impl StoreArg {
+    /// Opens an existing store; a query never creates one.
+    pub fn open(&self) -> Result<Store> {
+        let location = match &self.db {
+            Some(db) => db.clone(),
+            None => Store::default_location()?.display().to_string(),
+        };
+        let is_url = location.contains("://");
+        if !is_url && !std::path::Path::new(&location).exists() {
+            bail!("{location}: no store here yet (run `polytune tune` first, or pass --db)");
+        }
+        Ok(Store::open(&location)?)
     }
 }

@@ -9,10 +9,10 @@ use clap::ValueEnum;
 use executor::explain::Explained;
 use serde::Serialize;
 use space::clay::{CodeStep, Step};
-use space::knobs::{CodeOptions, Point, Scheduler};
+use vocab::knobs::{CodeOptions, Point, Scheduler};
 
+use super::common::StoreArg;
 use super::common::{self, Dataset};
-use super::query::StoreArg;
 
 #[derive(clap::Args)]
 pub struct Args {

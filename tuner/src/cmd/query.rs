@@ -1,30 +1,10 @@
 //! `polytune best | history | machines`: answers from the store, nothing runs.
 
-use anyhow::{bail, Result};
-use space::knobs::Point;
-use store::{Best, Store};
+use anyhow::Result;
+use store::Best;
+use vocab::knobs::Point;
 
-#[derive(clap::Args)]
-pub struct StoreArg {
-    /// Store: a SQLite path or a `postgres://` URL (default: the user's data directory).
-    #[arg(long)]
-    db: Option<String>,
-}
-
-impl StoreArg {
-    /// Opens an existing store; a query never creates one.
-    pub fn open(&self) -> Result<Store> {
-        let location = match &self.db {
-            Some(db) => db.clone(),
-            None => Store::default_location()?.display().to_string(),
-        };
-        let is_url = location.contains("://");
-        if !is_url && !std::path::Path::new(&location).exists() {
-            bail!("{location}: no store here yet (run `polytune tune` first, or pass --db)");
-        }
-        Ok(Store::open(&location)?)
-    }
-}
+use super::common::StoreArg;
 
 #[derive(clap::Args)]
 pub struct BestArgs {
@@ -42,7 +22,7 @@ pub struct BestArgs {
     json: bool,
 }
 
-pub use crate::units::seconds;
+use crate::units::seconds;
 
 /// `1.84x (spread 3.1% / 2.0%) unified ... — source PATH`.
 pub fn summary(b: &Best) -> String {

@@ -7,8 +7,8 @@ use anyhow::{Context, Result};
 use reports::Format;
 use store::ReportFilter;
 
+use super::common::StoreArg;
 use crate::campaign::grid::reference_label;
-use crate::cmd::query::StoreArg;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum FormatArg {

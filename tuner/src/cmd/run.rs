@@ -11,7 +11,7 @@ use executor::measure::{MeasureConfig, Measurement};
 use executor::pipeline;
 use executor::runtime::Tolerance;
 use serde::Serialize;
-use space::knobs::{Point, Scheduler};
+use vocab::knobs::{Point, Scheduler};
 
 use super::common::{self, Dataset};
 
@@ -125,14 +125,14 @@ struct Report {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let knobs = space::knobs::SchedulerOptions::default().with_settings(&args.set)?;
-    let code = space::knobs::CodeOptions::default().with_settings(&args.set)?;
+    let knobs = vocab::knobs::SchedulerOptions::default().with_settings(&args.set)?;
+    let code = vocab::knobs::CodeOptions::default().with_settings(&args.set)?;
     // `target=gpu` maps any schedule to the GPU (code generation does it);
     // the scheduler's other knobs shape our schedule only.
-    let gpu_target = knobs.target == space::knobs::Target::Gpu;
+    let gpu_target = knobs.target == vocab::knobs::Target::Gpu;
     let scheduler_knobs = args.set.iter().any(|s| {
         let knob = s.split('=').next().unwrap_or("").trim();
-        !space::knobs::is_code_knob(knob) && !(knob == "target" && gpu_target)
+        !vocab::knobs::is_code_knob(knob) && !(knob == "target" && gpu_target)
     });
     if scheduler_knobs && args.schedule != "unified" {
         bail!("--set: the scheduler's knobs apply to --schedule unified only (code knobs, and target=gpu, to any)");

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use serde::Serialize;
-use space::knobs::SchedulerOptions;
 use space::schedule::{self, Backend, CoreOptions, CoreSchedule, Fusion};
+use vocab::knobs::SchedulerOptions;
 
 use super::common::{self, Dataset};
 

@@ -16,7 +16,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use store::Store;
 
-use super::query::StoreArg;
+use super::common::StoreArg;
 
 #[derive(clap::Args)]
 pub struct Args {

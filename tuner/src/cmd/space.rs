@@ -8,8 +8,8 @@ use std::time::Instant;
 use anyhow::Result;
 use serde::Serialize;
 use space::fusion::{self, Count, Criterion, FusionOptions, FusionSpace, Objective, PruneStats};
-use space::preorder::Preorder;
 use space::schedule::{self, CoreOptions, Fusion};
+use vocab::preorder::Preorder;
 
 use super::common::{self, Dataset};
 
@@ -103,7 +103,7 @@ pub fn run(args: Args) -> Result<()> {
     if args.level == 2 {
         let outer = match &args.outer {
             Some(t) => fusion::parse_preorder(t, scop)?,
-            None => Preorder::original(scop),
+            None => scop.original_preorder(),
         };
         let started = Instant::now();
         let inner = FusionSpace::inner(scop, deps, &outer, &opts)?;

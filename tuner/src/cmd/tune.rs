@@ -230,7 +230,7 @@ pub(super) fn execute(
     joining: Option<&store::Campaign>,
 ) -> Result<()> {
     let args = job;
-    let gpu = grid::knob_grid(&args.settings, 1)?.iter().any(|o| o.target == space::knobs::Target::Gpu);
+    let gpu = grid::knob_grid(&args.settings, 1)?.iter().any(|o| o.target == vocab::knobs::Target::Gpu);
     let setup = Setup::new(&args.machine, args.threads)?;
     if gpu && !args.emulate && setup.profile.gpus.is_empty() {
         bail!(

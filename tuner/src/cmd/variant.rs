@@ -11,10 +11,12 @@ use anyhow::{Context, Result};
 use executor::measure::Status;
 use executor::pipeline::{self, Answer, Failure};
 use sha2::{Digest, Sha256};
+use space::deps::Dependences;
+use space::scop::Scop;
 use std::time::Instant;
 
-use crate::campaign::Reply;
-use space::knobs::{Point, Scheduler};
+use crate::campaign::{Reply, SCHEDULES};
+use vocab::knobs::{Point, Scheduler};
 
 use super::common::{self, Dataset};
 
@@ -28,6 +30,10 @@ pub struct Args {
     point: String,
     #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
     cc_args: Vec<String>,
+    /// The program already extracted and analysed, as the campaign wrote
+    /// it ([`crate::program::Program`] as JSON): read instead of the file.
+    #[arg(long)]
+    program: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -42,19 +48,21 @@ pub fn run(args: Args) -> Result<()> {
         println!("{}", serde_json::to_string(&Reply { answer, schedule_s: 0.0, codegen_s: 0.0 })?);
         return Ok(());
     }
-    let p = common::load(&args.file, args.dataset, &args.cc_args, 0)?;
+    let p = match &args.program {
+        Some(path) => crate::program::read(path)?,
+        None => common::load(&args.file, args.dataset, &args.cc_args, 0)?,
+    };
+    // The point's model once, for its schedule and its code.
     let started = Instant::now();
-    let tree = shared_schedule(&p, &point);
+    let model = pipeline::model(&p.scop, &p.deps, &point.code, point.on_gpu());
+    let tree =
+        model.as_ref().map_err(Clone::clone).and_then(|(scop, deps)| shared_schedule(&p, scop, deps, &point));
     let schedule_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let answer = tree.and_then(|tree| {
-        let v = pipeline::generate_variant(
-            &p.source,
-            &p.scop,
-            &p.deps,
-            &pipeline::codegen_options(&point),
-            &tree,
-        )?;
+    let answer = model.and_then(|(scop, deps)| {
+        let tree = tree?;
+        let opts = pipeline::codegen_options(&point);
+        let v = pipeline::generate_modelled(&p.source, &scop, &deps, &opts, &tree)?;
         Ok((tree, v.program, v.cuda))
     });
     let codegen_s = started.elapsed().as_secs_f64();
@@ -69,9 +77,15 @@ pub fn run(args: Args) -> Result<()> {
 /// schedule, and the others the answers of the ILPs they have in common
 /// ([`crate::memo`]). Code generation checks a shared tree legal again, as
 /// any tree.
-fn shared_schedule(p: &common::Program, point: &Point) -> Result<String, Failure> {
+/// `scop` and `deps` are the point's model of `p`.
+fn shared_schedule(
+    p: &common::Program,
+    scop: &Scop,
+    deps: &Dependences,
+    point: &Point,
+) -> Result<String, Failure> {
     let Some(dir) = std::env::var_os(SCHEDULES).map(std::path::PathBuf::from) else {
-        return pipeline::schedule_of(&p.scop, &p.deps, point);
+        return pipeline::schedule_modelled(scop, deps, point, None);
     };
     let mut h = Sha256::new();
     let parts = [
@@ -89,7 +103,7 @@ fn shared_schedule(p: &common::Program, point: &Point) -> Result<String, Failure
     if let Ok(tree) = std::fs::read_to_string(&path) {
         return Ok(tree);
     }
-    let tree = pipeline::schedule_with(&p.scop, &p.deps, point, Some(&crate::memo::Log::open(&dir)))?;
+    let tree = pipeline::schedule_modelled(scop, deps, point, Some(&crate::memo::Log::open(&dir)))?;
     // Written whole or not at all: two children may make it at once.
     let tmp = dir.join(format!(".{key}.{}", executor::process::unique_suffix()));
     if std::fs::write(&tmp, &tree).is_ok() && std::fs::rename(&tmp, &path).is_err() {
@@ -97,6 +111,3 @@ fn shared_schedule(p: &common::Program, point: &Point) -> Result<String, Failure
     }
     Ok(tree)
 }
-
-/// The environment variable naming a campaign's schedule directory.
-pub const SCHEDULES: &str = "POLYTUNE_SCHEDULE_DIR";

@@ -1,6 +1,6 @@
 //! Every point of the space, in the space's order.
 
-use space::knobs::Point;
+use vocab::knobs::Point;
 
 use super::{first_missing, Outcomes, Proposal, Strategy};
 use crate::program::Dataset;

@@ -11,7 +11,7 @@
 //! dominate, evaluating every point on SMALL first cost more than
 //! evaluating it once.)
 
-use space::knobs::Point;
+use vocab::knobs::Point;
 
 use super::random::shuffled;
 use super::{first_missing, Outcomes, Proposal, Rungs, Strategy};

@@ -11,7 +11,7 @@ mod random;
 
 use std::collections::{HashMap, HashSet};
 
-use space::knobs::Point;
+use vocab::knobs::Point;
 
 use crate::program::Dataset;
 
@@ -172,7 +172,7 @@ fn first_missing(order: &[Point], dataset: Dataset, outcomes: &Outcomes, batch: 
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use space::knobs::{Point, Scheduler};
+    use vocab::knobs::{Point, Scheduler};
 
     use super::*;
 

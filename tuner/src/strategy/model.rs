@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use space::knobs::Point;
+use vocab::knobs::Point;
 
 use super::random::shuffled;
 use super::{Outcomes, Proposal, Strategy};
@@ -196,7 +196,7 @@ fn normal_cdf(z: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use space::knobs::{Scheduler, SchedulerOptions, Spatial, Wavefront};
+    use vocab::knobs::{Scheduler, SchedulerOptions, Spatial, Wavefront};
 
     use super::super::tests::drive;
     use super::super::Random;

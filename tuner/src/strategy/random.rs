@@ -5,7 +5,7 @@
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use space::knobs::Point;
+use vocab::knobs::Point;
 
 use super::{first_missing, Outcomes, Proposal, Strategy};
 use crate::program::Dataset;

@@ -25,6 +25,7 @@ pub(super) mod shared;
 
 use super::ast::{c_condition, c_expr};
 use super::isolate::{with_budget, ISOLATE_OPS};
+use super::marks::KERNEL_MARK;
 use super::CodegenError;
 use isl_rs::{
     Context, Id, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionPwAff, UnionSet, Val,
@@ -33,10 +34,6 @@ use space::deps::Dependences;
 use space::isl::IslResultExt;
 use space::legality;
 use space::scop::Scop;
-
-/// The mark above each kernel's subtree, with the kernel's number
-/// (`polytune_kernel_2`).
-pub(super) const KERNEL_MARK: &str = "polytune_kernel";
 
 /// CUDA's limits on a block: threads in all, and along z.
 const MAX_THREADS: i64 = 1024;
@@ -192,6 +189,26 @@ fn has_coincident(node: &ScheduleNode) -> Result<bool, CodegenError> {
         }
     }
     Ok(false)
+}
+
+/// Promotes in the kernel whose mapped band is `band` (in a tree filtered
+/// to one block, not yet to one thread): private arrays first, then shared
+/// buffers at each stage. Returns the root of the new tree and what was
+/// added, or `None` where nothing was promoted (the caller keeps its tree).
+fn promote(
+    ctx: &Context,
+    band: ScheduleNode,
+    cfg: &shared::Config,
+) -> Result<Option<(ScheduleNode, shared::Promotion)>, CodegenError> {
+    let band = shared::prepare(ctx, band, cfg)?;
+    let mut promotion = shared::Promotion::default();
+    let band = private::promote(ctx, band, cfg, &mut promotion)?;
+    let root = shared::stage(ctx, band, cfg, &mut promotion)?;
+    if promotion.buffers.is_empty() && promotion.privates.is_empty() {
+        return Ok(None);
+    }
+    promotion.close(cfg.scop);
+    Ok(Some((root, promotion)))
 }
 
 /// The mark named `name` in the subtree at `node`.
@@ -371,7 +388,7 @@ fn kernel(
             points: &points,
             drop_barrier: mapping.drop_barrier,
         };
-        if let Some((root, p)) = shared::promote(ctx, blocked.get_child(0).ctx(what)?, &cfg)? {
+        if let Some((root, p)) = promote(ctx, blocked.get_child(0).ctx(what)?, &cfg)? {
             tree = Some(root.get_schedule().ctx(what)?);
             promotion = Some(p);
         }

@@ -32,6 +32,7 @@ use space::isl::IslResultExt;
 use space::scop::{Access, AccessKind, Scop};
 
 use super::super::isolate::{full_tile_option, with_budget, ISOLATE_OPS};
+use super::super::marks::BARRIER;
 use super::super::print::{parenthesize, statement_body, word_end, MACRO_PREFIX};
 use super::super::CodegenError;
 
@@ -42,10 +43,8 @@ pub(crate) const BUDGET: usize = 48 * 1024;
 /// Marks the point band of a tiled inner band until its copies are grafted.
 const STAGE_MARK: &str = "polytune_stage";
 
-/// The statements' names: `polytune_shared_in_3` copies for buffer 3,
-/// `polytune_barrier_1` is the second barrier.
+/// The copy statements' names: `polytune_shared_in_3` copies for buffer 3.
 pub(crate) const COPY: &str = "shared_in_";
-pub(crate) const BARRIER: &str = "barrier_";
 
 /// What promotion added to one kernel.
 #[derive(Debug, Clone, Default)]
@@ -90,46 +89,55 @@ pub(crate) struct Config<'a> {
     pub drop_barrier: Option<usize>,
 }
 
-/// Promotes in the kernel whose mapped band is `band` (in a tree filtered
-/// to one block, not yet to one thread); returns the root of the new tree
-/// and what was added, or `None` where nothing was promoted (the caller
-/// keeps its tree).
-pub(crate) fn promote(
-    ctx: &Context,
-    band: ScheduleNode,
-    cfg: &Config,
-) -> Result<Option<(ScheduleNode, Promotion)>, CodegenError> {
+/// The kernel whose mapped band is `band` (in a tree filtered to one
+/// block, not yet to one thread) prepared for promotion: its inner bands
+/// tiled into stages, the mapped band sunk below them and each sunk copy
+/// filtered to one thread. Returns the mapped band's position.
+pub(crate) fn prepare(ctx: &Context, band: ScheduleNode, cfg: &Config) -> Result<ScheduleNode, CodegenError> {
     let what = || "promoting to shared memory".to_string();
     let inner = band.child(0).ctx(what)?;
     let inner =
         if has_band(&inner)? { stage_inner_bands(ctx, inner, cfg)? } else { insert_stage(ctx, inner)? };
     let band = inner.parent().ctx(what)?.band_sink().ctx(what)?;
-    let band = filter_threads(band, cfg)?;
-    let mut promotion = Promotion::default();
-    let band = super::private::promote(ctx, band, cfg, &mut promotion)?;
+    filter_threads(band, cfg)
+}
+
+/// Copies into shared buffers, and barriers, at every stage [`prepare`]
+/// marked below `band`; returns the root of the new tree.
+pub(crate) fn stage(
+    ctx: &Context,
+    band: ScheduleNode,
+    cfg: &Config,
+    promotion: &mut Promotion,
+) -> Result<ScheduleNode, CodegenError> {
+    let what = || "promoting to shared memory".to_string();
     let written = written_in(cfg.scop, &band.get_domain().ctx(what)?)?;
     let mut root = band.root().ctx(what)?;
     let mut buffer_bytes = 0usize;
     while let Some(mark) = super::find_mark(root.copy().ctx(what)?, STAGE_MARK)? {
         let point = isolate_full_stage(mark.delete().ctx(what)?, cfg)?;
-        let point = stage_copies(ctx, point, cfg, &written, &mut promotion, &mut buffer_bytes)?;
+        let point = stage_copies(ctx, point, cfg, &written, promotion, &mut buffer_bytes)?;
         root = point.root().ctx(what)?;
     }
-    if promotion.buffers.is_empty() && promotion.privates.is_empty() {
-        return Ok(None);
+    Ok(root)
+}
+
+impl Promotion {
+    /// The statement macros redefined, before the kernel, for the bodies
+    /// promotion rewrote, and restored after it.
+    pub(crate) fn close(&mut self, scop: &Scop) {
+        for (name, body) in &self.bodies {
+            let s = scop.statements.iter().find(|s| s.name == *name).expect("a statement of the SCoP");
+            let args = s.c_iterators.join(", ");
+            self.prelude.push_str(&format!(
+                "#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {body}\n"
+            ));
+            self.postlude.push_str(&format!(
+                "#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {}\n",
+                statement_body(s)
+            ));
+        }
     }
-    for (name, body) in &promotion.bodies {
-        let s = cfg.scop.statements.iter().find(|s| s.name == *name).expect("a statement of the SCoP");
-        let args = s.c_iterators.join(", ");
-        promotion
-            .prelude
-            .push_str(&format!("#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {body}\n"));
-        promotion.postlude.push_str(&format!(
-            "#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {}\n",
-            statement_body(s)
-        ));
-    }
-    Ok(Some((root, promotion)))
 }
 
 /// The thread filter above each sunk copy of the mapped band (a band over

@@ -4,10 +4,11 @@
 
 use isl_rs::{DimType, Id, MultiUnionPwAff, ScheduleNode, UnionMap, UnionPwAff, UnionPwMultiAff, UnionSet};
 use space::isl::IslResultExt;
-use space::knobs::Wavefront;
 use space::legality;
+use vocab::knobs::Wavefront;
 
-use super::{Walk, TILE_MARK};
+use super::super::marks::TILE_MARK;
+use super::Walk;
 use crate::codegen::CodegenError;
 
 impl Walk<'_> {

@@ -9,6 +9,7 @@ mod lifted;
 mod order;
 
 use super::isolate::{full_strips, full_tiles, isolate_full_tiles};
+use super::marks::{is_tile_mark, point_band, PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
 use super::CodegenError;
 use super::CodegenOptions;
 use lifted::whole_statements;
@@ -22,10 +23,10 @@ use isl_rs::{
 use space::clay::{Action, Planned};
 use space::deps::Dependences;
 use space::isl::{IslError, IslResultExt};
-use space::knobs::Simd;
-use space::knobs::Wavefront;
 use space::legality::{self, Violation};
 use space::scop::Scop;
+use vocab::knobs::Simd;
+use vocab::knobs::Wavefront;
 
 /// Tiling and parallel marks, in one walk over the tree; also whether some
 /// band got isolated full tiles, the map from the SCoP's statement
@@ -78,30 +79,6 @@ pub(super) struct Transformed {
     pub lift: Option<UnionMap>,
     pub trace: Vec<Planned>,
 }
-
-/// The mark above a band whose first member is parallel, followed by that
-/// member's schedule depth (`polytune_parallel_3`): only the loop isl
-/// generates for that dimension may get `parallel for`. When the member is
-/// constant for some statements, isl generates no loop for it there, and the
-/// first loop below the mark belongs to a deeper member that may carry
-/// dependences (gramschmidt's `nrm` reduction under a wavefront).
-pub(super) const PARALLEL_MARK: &str = "polytune_parallel";
-
-/// The mark above a band whose loops of one schedule depth
-/// (`polytune_simd_5`) are innermost and parallel: they get `omp simd`.
-pub(super) const SIMD_MARK: &str = "polytune_simd";
-
-/// The mark above register tiling's band of strips, naming its first
-/// schedule depth, its number of members and the factor
-/// (`polytune_unroll_6_2_4`): their loops get `#pragma GCC unroll 4`, and
-/// the compiler, with constant trip counts in full tiles, unrolls them
-/// into the innermost loop's body (the jam is the schedule's).
-pub(super) const UNROLL_MARK: &str = "polytune_unroll";
-
-/// The mark between the tile band and the point band of a band tiled with
-/// tile iterators (`Walk::tile_lifted`): where `group_tiles` puts the
-/// expansion from tiles to statement instances.
-pub(super) const TILE_MARK: &str = "polytune_tile_points";
 
 struct Walk<'a> {
     ctx: &'a Context,
@@ -586,13 +563,6 @@ impl Walk<'_> {
     }
 }
 
-/// The node below the tile band `tile` (past its `TILE_MARK`): the point band.
-pub(super) fn point_band(tile: &ScheduleNode) -> Result<ScheduleNode, CodegenError> {
-    let what = || "finding the point band".to_string();
-    let point = tile.get_child(0).ctx(what)?;
-    Ok(if is_tile_mark(&point)? { point.child(0).ctx(what)? } else { point })
-}
-
 /// Whether `band` is register tiling's band of strips (below an
 /// `UNROLL_MARK`), whose loops the compiler unrolls.
 fn unrolled(band: &ScheduleNode) -> Result<bool, CodegenError> {
@@ -638,12 +608,6 @@ fn leaf_band(band: &ScheduleNode) -> Result<bool, CodegenError> {
         Ok(false)
     }
     Ok(!has_band(band)?)
-}
-
-pub(super) fn is_tile_mark(node: &ScheduleNode) -> Result<bool, CodegenError> {
-    let what = || "reading a mark".to_string();
-    Ok(node.get_type().ctx(what)? == ScheduleNodeType::Mark
-        && node.mark_get_id().ctx(what)?.to_str().ctx(what)? == TILE_MARK)
 }
 
 /// Whether every member of `band` depends on the instance for every

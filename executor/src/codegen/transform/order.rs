@@ -4,8 +4,8 @@
 
 use isl_rs::{MultiUnionPwAff, ScheduleNode, UnionMap, UnionSet};
 use space::isl::IslResultExt;
-use space::knobs::PostTileReorder;
 use space::scop::isl_name;
+use vocab::knobs::PostTileReorder;
 
 use super::Walk;
 use crate::codegen::CodegenError;

@@ -1,6 +1,5 @@
 //! How an evaluation of a point ends: one type shared by the executor (which produces it),
-//! the store (which keeps its text) and the tuner and reports (which read it). Its own
-//! crate so that the store need not depend on the executor.
+//! the store (which keeps its text) and the tuner and reports (which read it).
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,0 +1,270 @@
+//! The workspace's layering, checked on its sources: crates depend only on
+//! the crates below them, sibling modules never import each other in a
+//! cycle, and the binary's command glue is imported by nobody. An import
+//! against the order is a test failure that names the files and lines.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Each crate and the workspace crates it may depend on: the data path,
+/// from the vocabulary up to the binary. `store` and `reports` read points
+/// without linking isl, the solver or the C parser.
+const CRATES: &[(&str, &[&str])] = &[
+    ("vocab", &[]),
+    ("space", &["vocab"]),
+    ("executor", &["vocab", "space"]),
+    ("store", &["vocab"]),
+    ("reports", &["vocab", "store"]),
+    ("tuner", &["vocab", "space", "executor", "store", "reports"]),
+    ("testkit", &["vocab", "space", "executor"]),
+];
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// A module path inside a crate (`["codegen", "gpu"]`), empty for the root.
+type Module = Vec<String>;
+
+/// An import of one module by another: where it is written.
+#[derive(Debug, Clone)]
+struct Import {
+    from: Module,
+    to: Module,
+    at: String,
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn module_of(src: &Path, file: &Path) -> Module {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Module = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The paths a line names through `crate::` or `super::`, each as written
+/// from its first segment on (`super::{a, b::c}` gives two).
+fn named_paths(line: &str) -> Vec<(bool, usize, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(|c: char| c == 'c' || c == 's') {
+        let tail = &rest[at..];
+        let word_start = at == 0 || !rest[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        let (is_crate, mut tail) = match () {
+            _ if word_start && tail.starts_with("crate::") => (true, &tail[7..]),
+            _ if word_start && tail.starts_with("super::") => (false, &tail[7..]),
+            _ => {
+                rest = &rest[at + 1..];
+                continue;
+            }
+        };
+        let mut supers = usize::from(!is_crate);
+        while let Some(t) = tail.strip_prefix("super::") {
+            supers += 1;
+            tail = t;
+        }
+        let segments = |s: &str| -> Vec<String> {
+            s.split("::")
+                .map(|p| p.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>())
+                .take_while(|p| !p.is_empty())
+                .collect()
+        };
+        if let Some(group) = tail.strip_prefix('{') {
+            let inner = group.split('}').next().unwrap_or("");
+            for item in inner.split(',') {
+                out.push((is_crate, supers, segments(item.trim())));
+            }
+        } else {
+            out.push((is_crate, supers, segments(tail)));
+        }
+        rest = &tail[tail.len().min(1)..];
+    }
+    out
+}
+
+/// Every import between distinct modules of the crate whose sources are
+/// under `src`, outside tests.
+fn read_imports(src: &Path) -> (BTreeSet<Module>, Vec<Import>) {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let modules: BTreeSet<Module> = files.iter().map(|f| module_of(src, f)).collect();
+    let mut out = Vec::new();
+    for file in &files {
+        let from = module_of(src, file);
+        let text = std::fs::read_to_string(file).unwrap();
+        let mut cfg_test = false;
+        for (n, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            // The unit tests at a file's end may import anything.
+            if cfg_test && code.starts_with("mod tests") {
+                break;
+            }
+            cfg_test = code.starts_with("#[cfg(test)]") || (cfg_test && code.is_empty());
+            if code.starts_with("//") {
+                continue;
+            }
+            for (is_crate, supers, segments) in named_paths(code) {
+                let mut to: Module = if is_crate { Vec::new() } else { from.clone() };
+                if !is_crate {
+                    let up = supers.min(to.len());
+                    to.truncate(to.len() - up);
+                }
+                for s in segments {
+                    let mut next = to.clone();
+                    next.push(s);
+                    if !modules.contains(&next) {
+                        break;
+                    }
+                    to = next;
+                }
+                if to != from {
+                    let shown = file.strip_prefix(workspace()).unwrap_or(file);
+                    let at = format!("{}:{}", shown.display(), n + 1);
+                    out.push(Import { from: from.clone(), to, at });
+                }
+            }
+        }
+    }
+    (modules, out)
+}
+
+/// The cycles among the children of each module: per parent, the imports
+/// between its children (or their descendants) that close a cycle.
+fn cycles(modules: &BTreeSet<Module>, imports: &[Import]) -> Vec<String> {
+    let mut found = Vec::new();
+    let parents: BTreeSet<Module> =
+        modules.iter().filter(|m| !m.is_empty()).map(|m| m[..m.len() - 1].to_vec()).collect();
+    for parent in parents {
+        let depth = parent.len();
+        let child = |m: &Module| (m.len() > depth && m[..depth] == parent[..]).then(|| m[depth].clone());
+        let mut edges: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for i in imports {
+            if let (Some(a), Some(b)) = (child(&i.from), child(&i.to)) {
+                if a != b {
+                    edges.entry(a).or_default().entry(b).or_insert_with(|| i.at.clone());
+                }
+            }
+        }
+        // A child reaches itself again: report the path and its imports.
+        for start in edges.keys() {
+            let mut stack = vec![(start.clone(), vec![start.clone()])];
+            let mut seen = BTreeSet::new();
+            while let Some((node, path)) = stack.pop() {
+                for next in
+                    edges.get(&node).map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default()
+                {
+                    if next == *start && path.iter().min() == Some(start) {
+                        let steps: Vec<String> = path
+                            .iter()
+                            .zip(path.iter().skip(1).chain([start]))
+                            .map(|(a, b)| format!("{a} -> {b} ({})", edges[a][b]))
+                            .collect();
+                        let place = match parent.is_empty() {
+                            true => "at the crate root".to_string(),
+                            false => format!("in `{}`", parent.join("::")),
+                        };
+                        found.push(format!("{place}: {}", steps.join(", ")));
+                    } else if seen.insert(next.clone()) {
+                        let mut p = path.clone();
+                        p.push(next.clone());
+                        stack.push((next, p));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+fn workspace_dependencies(krate: &str) -> Vec<String> {
+    let toml = std::fs::read_to_string(workspace().join(krate).join("Cargo.toml")).unwrap();
+    let names: Vec<&str> = CRATES.iter().map(|(c, _)| *c).collect();
+    let mut section = "";
+    let mut out = Vec::new();
+    for line in toml.lines() {
+        if line.starts_with('[') {
+            section = line;
+        } else if section == "[dependencies]" {
+            let name = line.split(['=', '.']).next().unwrap_or("").trim();
+            if names.contains(&name) {
+                out.push(name.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn crates_depend_only_on_the_crates_below_them() {
+    let members = std::fs::read_to_string(workspace().join("Cargo.toml")).unwrap();
+    for (krate, allowed) in CRATES {
+        assert!(members.contains(&format!("\"{krate}\"")), "{krate} is not a workspace member");
+        for dep in workspace_dependencies(krate) {
+            assert!(
+                allowed.contains(&dep.as_str()),
+                "{krate} depends on {dep}, which is above it or beside it"
+            );
+        }
+    }
+}
+
+#[test]
+fn sibling_modules_import_one_way() {
+    let mut found = Vec::new();
+    for (krate, _) in CRATES {
+        let src = workspace().join(krate).join("src");
+        let (modules, imports) = read_imports(&src);
+        found.extend(cycles(&modules, &imports).into_iter().map(|c| format!("{krate} {c}")));
+    }
+    assert!(found.is_empty(), "modules that import each other:\n{}", found.join("\n"));
+}
+
+#[test]
+fn only_the_binary_entry_imports_the_command_glue() {
+    let src = workspace().join("tuner/src");
+    let (_, imports) = read_imports(&src);
+    let cmd = vec!["cmd".to_string()];
+    let upward: Vec<&str> = imports
+        .iter()
+        .filter(|i| i.to.starts_with(&cmd) && !i.from.is_empty() && !i.from.starts_with(&cmd))
+        .map(|i| i.at.as_str())
+        .collect();
+    assert!(upward.is_empty(), "imports of `cmd` outside it: {upward:?}");
+}
+
+/// The checker itself: an import against the order in a small tree of
+/// sources is reported with its file and line.
+#[test]
+fn a_cycle_between_modules_is_reported_with_its_imports() {
+    let dir = std::env::temp_dir().join(format!("polytune-layering-{}", std::process::id()));
+    let src = dir.join("src");
+    std::fs::create_dir_all(src.join("model")).unwrap();
+    std::fs::write(src.join("lib.rs"), "pub mod model;\npub mod schedule;\n").unwrap();
+    std::fs::write(src.join("model/mod.rs"), "mod read;\npub use read::Scop;\n").unwrap();
+    std::fs::write(src.join("model/read.rs"), "pub struct Scop;\n").unwrap();
+    std::fs::write(src.join("schedule.rs"), "use crate::model::Scop;\n").unwrap();
+    let (modules, imports) = read_imports(&src);
+    assert!(cycles(&modules, &imports).is_empty());
+    // The model reaches up into the scheduler, from a submodule, in a group.
+    std::fs::write(src.join("model/read.rs"), "use super::super::{schedule, model};\npub struct Scop;\n")
+        .unwrap();
+    let (modules, imports) = read_imports(&src);
+    let found = cycles(&modules, &imports);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("model -> schedule") && found[0].contains("read.rs:1"), "{found:?}");
+    assert!(found[0].contains("schedule -> model") && found[0].contains("schedule.rs:1"), "{found:?}");
+}
