@@ -166,7 +166,7 @@ pub struct CodeOptions {
     pub vector_width: u32,
     /// Read-only matrices that the original's innermost loops mostly walk
     /// down their columns are read through a transposed copy made at the
-    /// region's start ([`crate::layout`]); the scheduler sees the copy's
+    /// region's start (`space::layout`); the scheduler sees the copy's
     /// layout. CPU variants only.
     #[serde(skip_serializing_if = "is_false")]
     pub transpose: bool,
