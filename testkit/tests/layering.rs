@@ -268,3 +268,56 @@ fn a_cycle_between_modules_is_reported_with_its_imports() {
     assert!(found[0].contains("model -> schedule") && found[0].contains("read.rs:1"), "{found:?}");
     assert!(found[0].contains("schedule -> model") && found[0].contains("schedule.rs:1"), "{found:?}");
 }
+
+/// The longest functions of `file` (lines, name): from a `fn` line to the
+/// closing brace at its indentation.
+fn function_lengths(file: &Path) -> Vec<(usize, String)> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let code = line.trim_start();
+        let indent = &line[..line.len() - code.len()];
+        let head =
+            ["pub(crate) fn ", "pub(super) fn ", "pub fn ", "fn "].iter().find_map(|p| code.strip_prefix(p));
+        let Some(head) = head.filter(|_| !line.trim_end().ends_with(';')) else { continue };
+        let name: String = head.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        let close = format!("{indent}}}");
+        if let Some(end) = lines[i + 1..].iter().position(|l| l.trim_end() == close) {
+            out.push((end + 2, name));
+        }
+    }
+    out
+}
+
+/// A reader holds a file and a function in their head: no source file of
+/// the workspace over 800 lines, no function of the code-generation walk or
+/// the run command over 150.
+#[test]
+fn files_and_the_longest_functions_stay_readable() {
+    let mut long = Vec::new();
+    for (krate, _) in CRATES {
+        let mut files = Vec::new();
+        rust_files(&workspace().join(krate).join("src"), &mut files);
+        for f in files {
+            let n = std::fs::read_to_string(&f).unwrap().lines().count();
+            if n > 800 {
+                long.push(format!("{}: {n} lines", f.display()));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(&workspace().join("executor/src/codegen"), &mut files);
+    files.push(workspace().join("tuner/src/cmd/run.rs"));
+    for f in files {
+        for (n, name) in function_lengths(&f) {
+            if n > 150 {
+                long.push(format!("{}: fn {name}, {n} lines", f.display()));
+            }
+        }
+    }
+    assert!(long.is_empty(), "too long to read whole:\n{}", long.join("\n"));
+    // The measure itself, on this file.
+    let here = function_lengths(&workspace().join(file!()));
+    assert!(here.iter().any(|(n, name)| name == "cycles" && *n > 20), "{here:?}");
+}

@@ -121,69 +121,7 @@ impl Printer {
     pub(super) fn node(&mut self, node: &ASTNode, parallel: Option<&str>) -> Result<(), CodegenError> {
         let what = || "printing the AST".to_string();
         match node_type(node) {
-            ASTNodeType::For => {
-                let it = node.for_get_iterator().ctx(what)?.to_C_str().ctx(what)?.to_string();
-                let init = node.for_get_init().ctx(what)?.to_C_str().ctx(what)?.to_string();
-                if node.for_is_degenerate().ctx(what)? {
-                    self.line("{");
-                    self.indent += 1;
-                    self.line(&format!("const int {it} = {init};"));
-                    self.loops.push(it);
-                    self.node(&node.for_get_body().ctx(what)?, None)?;
-                    self.loops.pop();
-                    self.indent -= 1;
-                    self.line("}");
-                    return Ok(());
-                }
-                let cond = node.for_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
-                let inc = node.for_get_inc().ctx(what)?.to_C_str().ctx(what)?.to_string();
-                if let Some((_, f)) = self.unroll.iter().find(|(u, _)| *u == it) {
-                    if !self.unroll_constant_only || constant_trip(node, &init)? {
-                        self.line(&format!("#pragma GCC unroll {f}"));
-                    }
-                }
-                let simd = if self.simd.contains(&it) { " simd" } else { "" };
-                let outlined = parallel == Some(it.as_str()) && simd.is_empty() && self.outliner.is_some();
-                if parallel == Some(it.as_str()) {
-                    let schedule = match self.omp_schedule {
-                        OmpSchedule::Static => "",
-                        OmpSchedule::Dynamic => " schedule(dynamic)",
-                    };
-                    let min = self.min_trip_clause(node, &init, &inc)?;
-                    self.line(&format!("#pragma omp parallel for{simd}{schedule}{min}"));
-                } else if !simd.is_empty() {
-                    self.line("#pragma omp simd");
-                }
-                let step = if inc == "1" { format!("{it}++") } else { format!("{it} += {inc}") };
-                self.line(&format!("for (int {it} = {init}; {cond}; {step}) {{"));
-                self.indent += 1;
-                self.loops.push(it);
-                let body = node.for_get_body().ctx(what)?;
-                if outlined {
-                    let mut inner = Printer {
-                        out: String::new(),
-                        indent: 1,
-                        arity: self.arity.clone(),
-                        iterators: self.iterators.clone(),
-                        simd: self.simd.clone(),
-                        unroll: self.unroll.clone(),
-                        outliner: None,
-                        loops: self.loops.clone(),
-                        launches: Vec::new(),
-                        ..*self
-                    };
-                    inner.node(&body, None)?;
-                    let call = self.outliner.as_mut().map(|o| o.function(&self.loops, &inner.out));
-                    for l in call.unwrap_or_default().lines() {
-                        self.line(l);
-                    }
-                } else {
-                    self.node(&body, None)?;
-                }
-                self.loops.pop();
-                self.indent -= 1;
-                self.line("}");
-            }
+            ASTNodeType::For => self.for_loop(node, parallel)?,
             ASTNodeType::If => {
                 let cond = node.if_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
                 self.line(&format!("if ({cond}) {{"));
@@ -206,48 +144,7 @@ impl Printer {
                     self.node(&list.get_at(i).ctx(what)?, parallel)?;
                 }
             }
-            ASTNodeType::Mark => {
-                let id = node.mark_get_id().ctx(what)?.to_str().ctx(what)?.to_string();
-                let under = node.mark_get_node().ctx(what)?;
-                if let Some([d, m, f]) = mark_numbers(&id, UNROLL_MARK).as_deref() {
-                    let n = self.unroll.len();
-                    for k in (*d..d + m).filter(|&k| k < MAX_LOOP_DEPTH) {
-                        self.unroll.push((format!("{}{k}", self.iterators), *f as u32));
-                    }
-                    self.node(&under, parallel)?;
-                    self.unroll.truncate(n);
-                    return Ok(());
-                }
-                let depth = |prefix| match mark_numbers(&id, prefix).as_deref() {
-                    Some(&[d]) if d < MAX_LOOP_DEPTH => Some(format!("{}{d}", self.iterators)),
-                    _ => None,
-                };
-                if let Some(it) = depth(SIMD_MARK) {
-                    self.simd.push(it);
-                    self.node(&under, parallel)?;
-                    self.simd.pop();
-                    return Ok(());
-                }
-                // `polytune_kernel_3;c0;2 * c1 + 1`: kernel 3, the outer
-                // schedule dimensions' values here (`ast::annotate_mark`).
-                if let Some(rest) = id.strip_prefix(KERNEL_MARK).and_then(|r| r.strip_prefix('_')) {
-                    let mut parts = rest.split(';');
-                    let k = parts.next().and_then(|k| k.parse::<usize>().ok());
-                    let values: Vec<String> = parts.map(str::to_string).collect();
-                    if let Some(launch) = k.and_then(|k| self.launches.get(k)) {
-                        let text = launch(&values)?;
-                        for l in text.lines() {
-                            self.line(l);
-                        }
-                        return Ok(());
-                    }
-                }
-                let marked = depth(PARALLEL_MARK);
-                match marked {
-                    Some(it) if parallel.is_none() => self.node(&under, Some(&it))?,
-                    _ => self.node(&under, parallel)?,
-                }
-            }
+            ASTNodeType::Mark => self.mark(node, parallel)?,
             ASTNodeType::User => {
                 let expr = node.user_get_expr().ctx(what)?;
                 let n = expr.get_op_n_arg().ctx(what)?;
@@ -270,6 +167,122 @@ impl Printer {
             ASTNodeType::Error => {
                 return Err(CodegenError::Unsupported("isl returned an error AST node".into()))
             }
+        }
+        Ok(())
+    }
+
+    /// A `for` node: a block for a degenerate loop, else the loop with its
+    /// pragmas (unroll, `omp parallel for` when it is `parallel`'s, `omp
+    /// simd`), its body outlined into a function where the outliner asks.
+    fn for_loop(&mut self, node: &ASTNode, parallel: Option<&str>) -> Result<(), CodegenError> {
+        let what = || "printing the AST".to_string();
+        let it = node.for_get_iterator().ctx(what)?.to_C_str().ctx(what)?.to_string();
+        let init = node.for_get_init().ctx(what)?.to_C_str().ctx(what)?.to_string();
+        if node.for_is_degenerate().ctx(what)? {
+            self.line("{");
+            self.indent += 1;
+            self.line(&format!("const int {it} = {init};"));
+            self.loops.push(it);
+            self.node(&node.for_get_body().ctx(what)?, None)?;
+            self.loops.pop();
+            self.indent -= 1;
+            self.line("}");
+            return Ok(());
+        }
+        let cond = node.for_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
+        let inc = node.for_get_inc().ctx(what)?.to_C_str().ctx(what)?.to_string();
+        if let Some((_, f)) = self.unroll.iter().find(|(u, _)| *u == it) {
+            if !self.unroll_constant_only || constant_trip(node, &init)? {
+                self.line(&format!("#pragma GCC unroll {f}"));
+            }
+        }
+        let simd = if self.simd.contains(&it) { " simd" } else { "" };
+        let outlined = parallel == Some(it.as_str()) && simd.is_empty() && self.outliner.is_some();
+        if parallel == Some(it.as_str()) {
+            let schedule = match self.omp_schedule {
+                OmpSchedule::Static => "",
+                OmpSchedule::Dynamic => " schedule(dynamic)",
+            };
+            let min = self.min_trip_clause(node, &init, &inc)?;
+            self.line(&format!("#pragma omp parallel for{simd}{schedule}{min}"));
+        } else if !simd.is_empty() {
+            self.line("#pragma omp simd");
+        }
+        let step = if inc == "1" { format!("{it}++") } else { format!("{it} += {inc}") };
+        self.line(&format!("for (int {it} = {init}; {cond}; {step}) {{"));
+        self.indent += 1;
+        self.loops.push(it);
+        let body = node.for_get_body().ctx(what)?;
+        if outlined {
+            let mut inner = Printer {
+                out: String::new(),
+                indent: 1,
+                arity: self.arity.clone(),
+                iterators: self.iterators.clone(),
+                simd: self.simd.clone(),
+                unroll: self.unroll.clone(),
+                outliner: None,
+                loops: self.loops.clone(),
+                launches: Vec::new(),
+                ..*self
+            };
+            inner.node(&body, None)?;
+            let call = self.outliner.as_mut().map(|o| o.function(&self.loops, &inner.out));
+            for l in call.unwrap_or_default().lines() {
+                self.line(l);
+            }
+        } else {
+            self.node(&body, None)?;
+        }
+        self.loops.pop();
+        self.indent -= 1;
+        self.line("}");
+        Ok(())
+    }
+
+    /// A mark node: the unroll, simd and parallel marks of the transforms
+    /// and a kernel's launch.
+    fn mark(&mut self, node: &ASTNode, parallel: Option<&str>) -> Result<(), CodegenError> {
+        let what = || "printing the AST".to_string();
+        let id = node.mark_get_id().ctx(what)?.to_str().ctx(what)?.to_string();
+        let under = node.mark_get_node().ctx(what)?;
+        if let Some([d, m, f]) = mark_numbers(&id, UNROLL_MARK).as_deref() {
+            let n = self.unroll.len();
+            for k in (*d..d + m).filter(|&k| k < MAX_LOOP_DEPTH) {
+                self.unroll.push((format!("{}{k}", self.iterators), *f as u32));
+            }
+            self.node(&under, parallel)?;
+            self.unroll.truncate(n);
+            return Ok(());
+        }
+        let depth = |prefix| match mark_numbers(&id, prefix).as_deref() {
+            Some(&[d]) if d < MAX_LOOP_DEPTH => Some(format!("{}{d}", self.iterators)),
+            _ => None,
+        };
+        if let Some(it) = depth(SIMD_MARK) {
+            self.simd.push(it);
+            self.node(&under, parallel)?;
+            self.simd.pop();
+            return Ok(());
+        }
+        // `polytune_kernel_3;c0;2 * c1 + 1`: kernel 3, the outer
+        // schedule dimensions' values here (`ast::annotate_mark`).
+        if let Some(rest) = id.strip_prefix(KERNEL_MARK).and_then(|r| r.strip_prefix('_')) {
+            let mut parts = rest.split(';');
+            let k = parts.next().and_then(|k| k.parse::<usize>().ok());
+            let values: Vec<String> = parts.map(str::to_string).collect();
+            if let Some(launch) = k.and_then(|k| self.launches.get(k)) {
+                let text = launch(&values)?;
+                for l in text.lines() {
+                    self.line(l);
+                }
+                return Ok(());
+            }
+        }
+        let marked = depth(PARALLEL_MARK);
+        match marked {
+            Some(it) if parallel.is_none() => self.node(&under, Some(&it))?,
+            _ => self.node(&under, parallel)?,
         }
         Ok(())
     }

@@ -165,40 +165,7 @@ pub fn run(args: Args) -> Result<()> {
     if gpu_target {
         (opts.gpu, opts.openmp) = (true, false);
     }
-    let schedule = match (&args.script, args.schedule.as_str()) {
-        (Some(path), _) => {
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
-            let ctx = space::isl::new_context();
-            let applied = space::clay::apply_script(&ctx, &program.scop, &program.deps, &text)
-                .with_context(|| format!("{}", path.display()))?;
-            if !applied.code.is_empty() {
-                // The script says band by band what the options would say for all.
-                let knob = |s: &String| s.starts_with("simd=") || s.starts_with("unroll_jam=");
-                if args.tile.is_some() || args.set.iter().any(knob) {
-                    bail!(
-                        "{}: the script's code steps tile, unroll and vectorise its loops; leave out --tile, --set simd and --set unroll_jam",
-                        path.display()
-                    );
-                }
-                opts.plan = Some(applied.code);
-            }
-            space::clay::to_banded_tree(&ctx, &applied.form, &program.scop, &program.deps)?
-        }
-        (None, "original" | "isl" | "unified") => {
-            let (p, name, point) = (program.clone(), args.schedule.clone(), point.clone());
-            let what = format!("{}: {name} scheduling", args.file.display());
-            common::in_time(&what, args.timeout, move || {
-                pipeline::schedule_of(&p.scop, &p.deps, &point).map_err(|e| {
-                    let who = if name == "isl" { "isl's scheduler" } else { "the unified scheduler" };
-                    anyhow::anyhow!(e).context(format!("{who} found no schedule for this SCoP"))
-                })
-            })?
-        }
-        (None, path) => std::fs::read_to_string(path).with_context(|| {
-            format!("{path}: cannot read the schedule (expected original, isl, unified or a file)")
-        })?,
-    };
+    let schedule = schedule_for(&args, &program, &point, &mut opts)?;
     let started = std::time::Instant::now();
     let gpu = opts.gpu;
     let (variant, cuda) = {
@@ -223,39 +190,8 @@ pub fn run(args: Args) -> Result<()> {
     // A GPU slot runs the CUDA form; without one it is emulated on the CPU.
     let gpu_slot = profile.gpus.first().filter(|_| gpu).cloned();
     let cuda_form = cuda.clone();
-    let (cuda, nvcc, on_gpu) = match &cuda {
-        Some(c) => {
-            let unit = args.out.join(format!("{stem}.{}.{label}.cu", args.dataset.name()));
-            std::fs::write(&unit, &c.unit).with_context(|| format!("{}: cannot write", unit.display()))?;
-            let host = args.out.join(format!("{stem}.{}.{label}.host.c", args.dataset.name()));
-            std::fs::write(&host, &c.program).with_context(|| format!("{}: cannot write", host.display()))?;
-            match &gpu_slot {
-                Some(slot) => {
-                    let nvcc = executor::cuda::Nvcc::of(&profile)
-                        .map_err(|e| anyhow::anyhow!("machine profile `{}`: {e}", profile.name))?;
-                    let said = format!("{} ({}) {}", nvcc.path.display(), nvcc.version, nvcc.flags.join(" "));
-                    let fingerprint = Fingerprint::detect(&profile.compiler())?;
-                    let device = fingerprint.with_gpus(std::slice::from_ref(slot))?.gpus.into_iter().next();
-                    (Some(unit), Some(said), Some((nvcc, c.clone(), slot.clone(), device)))
-                }
-                None => {
-                    let said = match executor::cuda::nvcc() {
-                        None => "not found (set POLYTUNE_NVCC or put nvcc on PATH)".to_string(),
-                        Some(nvcc) => match executor::cuda::compile_check(&nvcc, &unit, &["sm_80"]) {
-                            Ok(()) => format!("compiled for sm_80 by {}", nvcc.display()),
-                            Err(e) => format!("failed: {e}"),
-                        },
-                    };
-                    (Some(unit), Some(said), None)
-                }
-            }
-        }
-        None if gpu => {
-            (None, Some("no CUDA form: the region cannot be a function of its arrays".into()), None)
-        }
-        None => (None, None, None),
-    };
-
+    let name = format!("{stem}.{}.{label}", args.dataset.name());
+    let (cuda, nvcc, on_gpu) = cuda_files(&args, &name, cuda.as_ref(), gpu, gpu_slot, &profile)?;
     let config = MeasureConfig {
         runs: args.runs,
         threads: Some(threads),
@@ -330,6 +266,98 @@ pub fn run(args: Args) -> Result<()> {
         print_text(&report);
     }
     Ok(())
+}
+
+/// The schedule tree `run` generates code from: a script's (its code steps
+/// then go into `opts`), a scheduler's (within `--timeout`) or a file's.
+fn schedule_for(
+    args: &Args,
+    program: &std::sync::Arc<common::Program>,
+    point: &Point,
+    opts: &mut executor::codegen::CodegenOptions,
+) -> Result<String> {
+    Ok(match (&args.script, args.schedule.as_str()) {
+        (Some(path), _) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+            let ctx = space::isl::new_context();
+            let applied = space::clay::apply_script(&ctx, &program.scop, &program.deps, &text)
+                .with_context(|| format!("{}", path.display()))?;
+            if !applied.code.is_empty() {
+                // The script says band by band what the options would say for all.
+                let knob = |s: &String| s.starts_with("simd=") || s.starts_with("unroll_jam=");
+                if args.tile.is_some() || args.set.iter().any(knob) {
+                    bail!(
+                        "{}: the script's code steps tile, unroll and vectorise its loops; leave out --tile, --set simd and --set unroll_jam",
+                        path.display()
+                    );
+                }
+                opts.plan = Some(applied.code);
+            }
+            space::clay::to_banded_tree(&ctx, &applied.form, &program.scop, &program.deps)?
+        }
+        (None, "original" | "isl" | "unified") => {
+            let (p, name, point) = (program.clone(), args.schedule.clone(), point.clone());
+            let what = format!("{}: {name} scheduling", args.file.display());
+            common::in_time(&what, args.timeout, move || {
+                pipeline::schedule_of(&p.scop, &p.deps, &point).map_err(|e| {
+                    let who = if name == "isl" { "isl's scheduler" } else { "the unified scheduler" };
+                    anyhow::anyhow!(e).context(format!("{who} found no schedule for this SCoP"))
+                })
+            })?
+        }
+        (None, path) => std::fs::read_to_string(path).with_context(|| {
+            format!("{path}: cannot read the schedule (expected original, isl, unified or a file)")
+        })?,
+    })
+}
+
+/// A GPU variant on the GPU: the compiler, the CUDA form, the slot and the device.
+type OnGpu = (executor::cuda::Nvcc, executor::codegen::Cuda, executor::machine::GpuSlot, Option<String>);
+
+/// A GPU variant's CUDA unit and host program written beside the variant
+/// (`name`.cu, `name`.host.c), and what nvcc says of it: run on the profile's
+/// GPU slot where there is one, else compiled for a check only.
+fn cuda_files(
+    args: &Args,
+    name: &str,
+    cuda: Option<&executor::codegen::Cuda>,
+    gpu: bool,
+    gpu_slot: Option<executor::machine::GpuSlot>,
+    profile: &executor::machine::MachineProfile,
+) -> Result<(Option<PathBuf>, Option<String>, Option<OnGpu>)> {
+    Ok(match cuda {
+        Some(c) => {
+            let unit = args.out.join(format!("{name}.cu"));
+            std::fs::write(&unit, &c.unit).with_context(|| format!("{}: cannot write", unit.display()))?;
+            let host = args.out.join(format!("{name}.host.c"));
+            std::fs::write(&host, &c.program).with_context(|| format!("{}: cannot write", host.display()))?;
+            match &gpu_slot {
+                Some(slot) => {
+                    let nvcc = executor::cuda::Nvcc::of(&profile)
+                        .map_err(|e| anyhow::anyhow!("machine profile `{}`: {e}", profile.name))?;
+                    let said = format!("{} ({}) {}", nvcc.path.display(), nvcc.version, nvcc.flags.join(" "));
+                    let fingerprint = Fingerprint::detect(&profile.compiler())?;
+                    let device = fingerprint.with_gpus(std::slice::from_ref(slot))?.gpus.into_iter().next();
+                    (Some(unit), Some(said), Some((nvcc, c.clone(), slot.clone(), device)))
+                }
+                None => {
+                    let said = match executor::cuda::nvcc() {
+                        None => "not found (set POLYTUNE_NVCC or put nvcc on PATH)".to_string(),
+                        Some(nvcc) => match executor::cuda::compile_check(&nvcc, &unit, &["sm_80"]) {
+                            Ok(()) => format!("compiled for sm_80 by {}", nvcc.display()),
+                            Err(e) => format!("failed: {e}"),
+                        },
+                    };
+                    (Some(unit), Some(said), None)
+                }
+            }
+        }
+        None if gpu => {
+            (None, Some("no CUDA form: the region cannot be a function of its arrays".into()), None)
+        }
+        None => (None, None, None),
+    })
 }
 
 fn print_text(r: &Report) {

@@ -304,19 +304,11 @@ fn kernel(
         let host = at.get_prefix_schedule_union_map().ctx(what)?;
         while nb + nt > 0 {
             let threads = block_sizes(&all_tiles[..nt], block, mapping.points);
-            let mut mapped: Option<UnionMap> = None;
             let parts = (0..nb)
                 .map(|k| tile_of(k, all_tiles[k]))
                 .chain((0..nt).map(|k| residue_of(k, threads[k])))
                 .collect::<Result<Vec<_>, _>>()?;
-            for p in parts {
-                let m = UnionMap::from_union_pw_aff(p).ctx(what)?;
-                mapped = Some(match mapped {
-                    None => m,
-                    Some(acc) => acc.flat_range_product(m).ctx(what)?,
-                });
-            }
-            let mapped = mapped.expect("at least one mapped member");
+            let mapped = flat_product(parts)?;
             if legality::mapping_violations(ctx, context, &host, &mapped, deps)?.is_empty() {
                 break;
             }
@@ -368,15 +360,9 @@ fn kernel(
     let mut promotion = None;
     let mut tree = None;
     if let (Some(scop), true) = (mapping.promote, !tiles.is_empty() && !threads.is_empty()) {
-        let mut thread_of: Option<UnionMap> = None;
-        for (k, &b) in threads.iter().enumerate() {
-            let m = UnionMap::from_union_pw_aff(residue_of(k, b)?).ctx(what)?;
-            thread_of = Some(match thread_of {
-                None => m,
-                Some(acc) => acc.flat_range_product(m).ctx(what)?,
-            });
-        }
-        let thread_of = thread_of.expect("threads");
+        let residues =
+            threads.iter().enumerate().map(|(k, &b)| residue_of(k, b)).collect::<Result<_, _>>()?;
+        let thread_of = flat_product(residues)?;
         let points: Vec<i64> = threads.iter().zip(&all_tiles).map(|(b, t)| t / b).collect();
         let cfg = shared::Config {
             scop,
@@ -400,20 +386,8 @@ fn kernel(
         }
     };
     let tree = tree.intersect_domain(launch).ctx(what)?;
-    let ids: Vec<String> = (0..tiles.len())
-        .flat_map(|k| [format!("polytune_o{k}"), format!("polytune_b{k}")])
-        .chain((0..threads.len()).map(|k| format!("polytune_t{k}")))
-        .collect();
-    let mapped = Set::read_from_str(
-        ctx,
-        &format!(
-            "[{}] -> {{ : {} }}",
-            ids.join(", "),
-            if names.is_empty() { "true".into() } else { names.join(" and ") }
-        ),
-    )
-    .ctx(what)?;
-    let context = with_host()?.intersect_params(mapped).ctx(what)?.to_str().ctx(what)?.to_string();
+    let context = with_host()?.intersect_params(mapped_ids(ctx, tiles.len(), threads.len(), &names)?);
+    let context = context.ctx(what)?.to_str().ctx(what)?.to_string();
     let prefix = at.get_prefix_schedule_union_map().ctx(what)?.to_str().ctx(what)?.to_string();
     let (buffers, privates, phased) = match &promotion {
         Some(p) => (p.buffers.clone(), p.privates.clone(), p.barriers > 0),
@@ -429,6 +403,32 @@ fn kernel(
     };
     let shape = Shape { depth, tiles, threads, range, buffers, privates, phased };
     Ok(Kernel { shape, prefix, tree, context, promotion, full })
+}
+
+/// The map from instances to the tuple of `parts`' values, in order.
+fn flat_product(parts: Vec<UnionPwAff>) -> Result<UnionMap, CodegenError> {
+    let what = || "building a kernel".to_string();
+    let mut out: Option<UnionMap> = None;
+    for p in parts {
+        let m = UnionMap::from_union_pw_aff(p).ctx(what)?;
+        out = Some(match out {
+            None => m,
+            Some(acc) => acc.flat_range_product(m).ctx(what)?,
+        });
+    }
+    Ok(out.expect("at least one mapped member"))
+}
+
+/// The block and thread identifiers of a kernel as parameters, under
+/// their bounds `names`.
+fn mapped_ids(ctx: &Context, tiles: usize, threads: usize, names: &[String]) -> Result<Set, CodegenError> {
+    let ids: Vec<String> = (0..tiles)
+        .flat_map(|k| [format!("polytune_o{k}"), format!("polytune_b{k}")])
+        .chain((0..threads).map(|k| format!("polytune_t{k}")))
+        .collect();
+    let bounds = if names.is_empty() { "true".into() } else { names.join(" and ") };
+    Ok(Set::read_from_str(ctx, &format!("[{}] -> {{ : {bounds} }}", ids.join(", ")))
+        .ctx(|| "building a kernel".to_string())?)
 }
 
 /// Full/partial separation at the level of blocks (ppcg's

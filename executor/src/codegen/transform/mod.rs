@@ -115,7 +115,7 @@ impl Walk<'_> {
         tiling: usize,
         depth: usize,
     ) -> Result<ScheduleNode, CodegenError> {
-        let (ctx, opts) = (self.ctx, self.opts);
+        let ctx = self.ctx;
         let what = || "transforming the schedule tree".to_string();
         // Levels we descend below the starting position; climbed back at the end.
         let mut down = 0;
@@ -129,208 +129,17 @@ impl Walk<'_> {
             let statements = self.statements(&node)?;
             // A band of the given tree (not the point band of one tiled here).
             let given = tiling == 0;
-            let start = depth..depth + 1;
-            let take_tile = || {
-                self.take(&statements, start.clone(), |a, _| match a {
-                    Action::Tile { sizes } => Some((0..m).map(|j| tile_size(sizes, j)).collect::<Vec<_>>()),
-                    _ => None,
-                })
-            };
-            let tile = match (&opts.plan, given) {
-                (_, false) => None,
-                (Some(_), true) => take_tile(),
-                (None, true) => match &opts.tile_sizes {
-                    Some(sizes) if n >= 2 && !sizes.is_empty() && node.band_get_permutable().ctx(what)? => {
-                        Some((0..m).map(|j| tile_size(sizes, j)).collect())
-                    }
-                    _ => None,
-                },
-            };
-            // Two-level tiling: the plan's second tile step on the band is
-            // the inner level (the first, a multiple of it, the outer); the
-            // `l2_tile` knob multiplies the sizes into the outer level.
-            let (tile, outer) = match (tile, &opts.plan) {
-                (Some(first), Some(_)) => match take_tile() {
-                    Some(inner) => {
-                        if first.iter().zip(&inner).any(|(o, i)| o % i != 0 || o / i < 1) {
-                            return Err(CodegenError::Unsupported(format!(
-                                "tile {first:?} then {inner:?}: the outer tile sizes must be multiples of the inner ones"
-                            )));
-                        }
-                        let factors = first.iter().zip(&inner).map(|(o, i)| o / i).collect::<Vec<_>>();
-                        (Some(inner), Some(factors))
-                    }
-                    None => (Some(first), None),
-                },
-                // Not under a wavefront (its tile loops are skewed).
-                (Some(sizes), None)
-                    if opts.code.l2_tile > 1
-                        && (opts.wavefront == Wavefront::None
-                            || node.band_member_get_coincident(0).ctx(what)?) =>
-                {
-                    (Some(sizes), Some(vec![opts.code.l2_tile as i64; m]))
-                }
-                (tile, _) => (tile, None),
-            };
-            if let Some(sizes) = tile {
-                if let Some(factors) = &outer {
-                    let outer_sizes = sizes.iter().zip(factors).map(|(s, f)| (s * f) as u32).collect();
-                    self.record(depth, &statements, Action::Tile { sizes: outer_sizes });
-                }
-                self.record(
-                    depth,
-                    &statements,
-                    Action::Tile { sizes: sizes.iter().map(|&s| s as u32).collect() },
-                );
-                self.check_permutable(&node)?;
-                let order = match &opts.plan {
-                    Some(_) => self.take(&statements, start.clone(), |a, _| match a {
-                        Action::PointOrder { order } => Some(order.clone()),
-                        _ => None,
-                    }),
-                    None => self.point_order(&node)?,
-                };
-                if let Some(order) = &order {
-                    let mut sorted = order.clone();
-                    sorted.sort();
-                    if sorted != (0..m).collect::<Vec<_>>() {
-                        return Err(CodegenError::Unsupported(format!(
-                            "point-order {order:?}: not an order of the band's {m} members"
-                        )));
-                    }
-                    self.record(depth, &statements, Action::PointOrder { order: order.clone() });
-                }
-                let point_order: Vec<usize> = order.clone().unwrap_or_else(|| (0..m).collect());
-                let wave = match &opts.plan {
-                    Some(_) => self.take(&statements, start.clone(), |a, _| match a {
-                        Action::Wavefront { kind } => Some(*kind),
-                        _ => None,
-                    }),
-                    None => (opts.wavefront != Wavefront::None
-                        && !node.band_member_get_coincident(0).ctx(what)?)
-                    .then_some(opts.wavefront),
-                };
-                if wave.is_some() && whole_statements(&node)? && members_are_loops(&node)? {
-                    // Tile loops as iterators of their own (Pluto), so
-                    // that the wavefront is a sum of loop iterators, not
-                    // of integer divisions.
-                    node = self.tile_lifted(node, &sizes, &point_order)?;
-                } else {
-                    let space = node.band_get_space().ctx(what)?;
-                    let mut mv = MultiVal::zero(space).ctx(what)?;
-                    for (i, &size) in sizes.iter().enumerate() {
-                        mv = mv.set_val(i as i32, Val::int_from_si(ctx, size).ctx(what)?).ctx(what)?;
-                    }
-                    node = node.band_tile(mv).ctx(what)?;
-                    if let Some(order) = &order {
-                        let point = node.child(0).ctx(what)?;
-                        node = permute(point, order)?.parent().ctx(what)?;
-                    }
-                }
-                tiled_here = true;
-                if let Some(kind) = wave {
-                    self.record(depth, &statements, Action::Wavefront { kind });
-                    node = self.wavefront(node, kind)?;
-                }
-                // The outer level tiles the tile loops (before any isolation
-                // below, which isl's tiling would refuse), and is the band the
-                // parallel loop is chosen in; the rest works on the inner one.
-                let two_levels = match &outer {
-                    Some(_) if wave.is_some() || is_tile_mark(&node.get_child(0).ctx(what)?)? => {
-                        return Err(CodegenError::Unsupported(
-                            "two-level tiling of a wavefront's skewed tile loops".into(),
-                        ))
-                    }
-                    Some(factors) => {
-                        let space = node.band_get_space().ctx(what)?;
-                        let mut mv = MultiVal::zero(space).ctx(what)?;
-                        // Tile loops step by their size (isl scales them).
-                        for (i, (&f, &s)) in factors.iter().zip(&sizes).enumerate() {
-                            mv = mv.set_val(i as i32, Val::int_from_si(ctx, f * s).ctx(what)?).ctx(what)?;
-                        }
-                        node = node.band_tile(mv).ctx(what)?;
-                        // isl 0.27's default (splitting) generation of these
-                        // loops skips instances where statements sit at
-                        // different offsets of the strides (fdtd-2d: 413 of
-                        // S4's at 8/32); as atomic loops every one runs.
-                        for j in 0..m {
-                            node = node
-                                .band_member_set_ast_loop_type(j as i32, ASTLoopType::Atomic)
-                                .ctx(what)?;
-                        }
-                        node = node.child(0).ctx(what)?;
-                        true
-                    }
-                    None => false,
-                };
-                let point_sizes: Vec<i64> = point_order.iter().map(|&j| sizes[j]).collect();
-                // Full tiles are those of the point band before
-                // register tiling (whose strips are then whole), and
-                // isl tiles no band with options below it.
-                let isolate = full_tiles(&node, &point_sizes)?;
-                let factor = match &opts.plan {
-                    Some(_) => self.take(&statements, start.clone(), |a, _| match a {
-                        Action::UnrollJam { factor } => Some(*factor),
-                        _ => None,
-                    }),
-                    None => Some(opts.code.unroll_jam),
-                };
-                let factor = factor.unwrap_or(1).max(1);
-                if factor > 1 && m >= 2 {
-                    self.record(depth, &statements, Action::UnrollJam { factor });
-                }
-                node = self.register_tile(node, factor)?;
-                let isolate = match factor > 1 {
-                    true => full_strips(&node, factor as i64)?.or(isolate),
-                    false => isolate,
-                };
-                if let Some(isolate) = isolate {
-                    node = isolate_full_tiles(node, isolate)?;
-                    self.isolated.set(true);
-                }
-                // The innermost point loop: depth of the tile band, its
-                // n tile loops, then the point band's last member.
-                let point = point_band(&node)?;
-                let at = node.get_schedule_depth().ctx(what)? + 2 * n - 1;
-                let simd = self.vectorise(&point, depth + m - 1, &statements)?;
-                if simd {
-                    node = self.insert_simd_mark(node, at)?;
-                }
-                two_level_here = two_levels;
-                match (two_levels, simd) {
-                    // Back up to the outer tile band, past the mark.
-                    (true, true) => node = node.parent().ctx(what)?.parent().ctx(what)?,
-                    (true, false) => node = node.parent().ctx(what)?,
-                    (false, true) => down += 1,
-                    (false, false) => {}
-                }
+            if let (Some(sizes), outer) = self.tile_choice(&node, given, &statements, depth)? {
+                let tiled = self.tile_band(node, &sizes, outer.as_deref(), &statements, depth)?;
+                (node, tiled_here, two_level_here) = (tiled.node, true, tiled.two_levels);
+                down += tiled.down;
             }
             if !tiled_here && given && self.vectorise(&node, depth + m - 1, &statements)? {
                 let at = node.get_schedule_depth().ctx(what)? + n - 1;
                 node = self.insert_simd_mark(node, at)?;
                 down += 1;
             }
-            let parallel = match &opts.plan {
-                Some(_) if given => {
-                    let j = self.take(&statements, depth..depth + m, |a, at| {
-                        (*a == Action::Parallelize).then_some(at - depth)
-                    });
-                    if j.is_some() && in_parallel {
-                        return Err(CodegenError::Unsupported(format!(
-                            "parallelize at the loop of depth {} around {}: inside a parallel loop",
-                            depth + j.unwrap_or(0),
-                            statements.join(" ")
-                        )));
-                    }
-                    j
-                }
-                Some(_) => None,
-                None if opts.openmp && !in_parallel => {
-                    (0..m).find(|&j| node.band_member_get_coincident(j as i32).unwrap_or(false))
-                }
-                None => None,
-            };
-            if let Some(j) = parallel {
+            if let Some(j) = self.parallel_member(&node, given, in_parallel, &statements, depth)? {
                 self.record(depth + j, &statements, Action::Parallelize);
                 if j > 0 {
                     node = node.band_split(j as i32).ctx(what)?.child(0).ctx(what)?;
@@ -363,6 +172,238 @@ impl Walk<'_> {
             node = node.parent().ctx(what)?;
         }
         Ok(node)
+    }
+
+    /// The tile sizes of `band` (at schedule depth `depth`, running
+    /// `statements`), `None` where it is not tiled, and the factors of an
+    /// outer level of tiles over them, `None` for one level. Only a band of
+    /// the given tree (`given`) is tiled.
+    #[allow(clippy::type_complexity)]
+    fn tile_choice(
+        &self,
+        band: &ScheduleNode,
+        given: bool,
+        statements: &[String],
+        depth: usize,
+    ) -> Result<(Option<Vec<i64>>, Option<Vec<i64>>), CodegenError> {
+        let opts = self.opts;
+        let what = || "transforming the schedule tree".to_string();
+        let n = band.band_n_member().ctx(what)?;
+        let m = n as usize;
+        let take_tile = || {
+            self.take(statements, depth..depth + 1, |a, _| match a {
+                Action::Tile { sizes } => Some((0..m).map(|j| tile_size(sizes, j)).collect::<Vec<_>>()),
+                _ => None,
+            })
+        };
+        let tile = match (&opts.plan, given) {
+            (_, false) => None,
+            (Some(_), true) => take_tile(),
+            (None, true) => match &opts.tile_sizes {
+                Some(sizes) if n >= 2 && !sizes.is_empty() && band.band_get_permutable().ctx(what)? => {
+                    Some((0..m).map(|j| tile_size(sizes, j)).collect())
+                }
+                _ => None,
+            },
+        };
+        // Two-level tiling: the plan's second tile step on the band is
+        // the inner level (the first, a multiple of it, the outer); the
+        // `l2_tile` knob multiplies the sizes into the outer level.
+        Ok(match (tile, &opts.plan) {
+            (Some(first), Some(_)) => match take_tile() {
+                Some(inner) => {
+                    if first.iter().zip(&inner).any(|(o, i)| o % i != 0 || o / i < 1) {
+                        return Err(CodegenError::Unsupported(format!(
+                            "tile {first:?} then {inner:?}: the outer tile sizes must be multiples of the inner ones"
+                        )));
+                    }
+                    let factors = first.iter().zip(&inner).map(|(o, i)| o / i).collect::<Vec<_>>();
+                    (Some(inner), Some(factors))
+                }
+                None => (Some(first), None),
+            },
+            // Not under a wavefront (its tile loops are skewed).
+            (Some(sizes), None)
+                if opts.code.l2_tile > 1
+                    && (opts.wavefront == Wavefront::None
+                        || band.band_member_get_coincident(0).ctx(what)?) =>
+            {
+                (Some(sizes), Some(vec![opts.code.l2_tile as i64; m]))
+            }
+            (tile, _) => (tile, None),
+        })
+    }
+
+    /// `band` tiled by `sizes` (and by `outer` factors of them as a second
+    /// level): its point loops reordered, its tile loops skewed into a
+    /// wavefront, register tiles, full tiles isolated and the innermost
+    /// point loop vectorised, as the options or the plan say.
+    fn tile_band(
+        &self,
+        mut node: ScheduleNode,
+        sizes: &[i64],
+        outer: Option<&[i64]>,
+        statements: &[String],
+        depth: usize,
+    ) -> Result<Tiled, CodegenError> {
+        let (ctx, opts) = (self.ctx, self.opts);
+        let what = || "transforming the schedule tree".to_string();
+        let n = node.band_n_member().ctx(what)?;
+        let m = n as usize;
+        let start = depth..depth + 1;
+        if let Some(factors) = outer {
+            let outer_sizes = sizes.iter().zip(factors).map(|(s, f)| (s * f) as u32).collect();
+            self.record(depth, statements, Action::Tile { sizes: outer_sizes });
+        }
+        self.record(depth, statements, Action::Tile { sizes: sizes.iter().map(|&s| s as u32).collect() });
+        self.check_permutable(&node)?;
+        let order = self.point_order_of(&node, statements, depth)?;
+        let point_order: Vec<usize> = order.clone().unwrap_or_else(|| (0..m).collect());
+        let wave = match &opts.plan {
+            Some(_) => self.take(statements, start.clone(), |a, _| match a {
+                Action::Wavefront { kind } => Some(*kind),
+                _ => None,
+            }),
+            None => (opts.wavefront != Wavefront::None && !node.band_member_get_coincident(0).ctx(what)?)
+                .then_some(opts.wavefront),
+        };
+        if wave.is_some() && whole_statements(&node)? && members_are_loops(&node)? {
+            // Tile loops as iterators of their own (Pluto), so that the
+            // wavefront is a sum of loop iterators, not of integer divisions.
+            node = self.tile_lifted(node, sizes, &point_order)?;
+        } else {
+            let mv = sizes_of(ctx, &node, sizes)?;
+            node = node.band_tile(mv).ctx(what)?;
+            if let Some(order) = &order {
+                let point = node.child(0).ctx(what)?;
+                node = permute(point, order)?.parent().ctx(what)?;
+            }
+        }
+        if let Some(kind) = wave {
+            self.record(depth, statements, Action::Wavefront { kind });
+            node = self.wavefront(node, kind)?;
+        }
+        // The outer level tiles the tile loops (before any isolation
+        // below, which isl's tiling would refuse), and is the band the
+        // parallel loop is chosen in; the rest works on the inner one.
+        let two_levels = match outer {
+            Some(_) if wave.is_some() || is_tile_mark(&node.get_child(0).ctx(what)?)? => {
+                return Err(CodegenError::Unsupported(
+                    "two-level tiling of a wavefront's skewed tile loops".into(),
+                ))
+            }
+            Some(factors) => {
+                node = outer_tiles(ctx, node, factors, sizes)?;
+                true
+            }
+            None => false,
+        };
+        let point_sizes: Vec<i64> = point_order.iter().map(|&j| sizes[j]).collect();
+        // Full tiles are those of the point band before register tiling
+        // (whose strips are then whole), and isl tiles no band with
+        // options below it.
+        let isolate = full_tiles(&node, &point_sizes)?;
+        let factor = match &opts.plan {
+            Some(_) => self.take(statements, start, |a, _| match a {
+                Action::UnrollJam { factor } => Some(*factor),
+                _ => None,
+            }),
+            None => Some(opts.code.unroll_jam),
+        };
+        let factor = factor.unwrap_or(1).max(1);
+        if factor > 1 && m >= 2 {
+            self.record(depth, statements, Action::UnrollJam { factor });
+        }
+        node = self.register_tile(node, factor)?;
+        let isolate = match factor > 1 {
+            true => full_strips(&node, factor as i64)?.or(isolate),
+            false => isolate,
+        };
+        if let Some(isolate) = isolate {
+            node = isolate_full_tiles(node, isolate)?;
+            self.isolated.set(true);
+        }
+        // The innermost point loop: depth of the tile band, its n tile
+        // loops, then the point band's last member.
+        let point = point_band(&node)?;
+        let at = node.get_schedule_depth().ctx(what)? + 2 * n - 1;
+        let simd = self.vectorise(&point, depth + m - 1, statements)?;
+        if simd {
+            node = self.insert_simd_mark(node, at)?;
+        }
+        let mut down = 0;
+        match (two_levels, simd) {
+            // Back up to the outer tile band, past the mark.
+            (true, true) => node = node.parent().ctx(what)?.parent().ctx(what)?,
+            (true, false) => node = node.parent().ctx(what)?,
+            (false, true) => down += 1,
+            (false, false) => {}
+        }
+        Ok(Tiled { node, two_levels, down })
+    }
+
+    /// The order of the point loops of the tiled `band` (its members'
+    /// indices, innermost last), `None` for the band's own order.
+    fn point_order_of(
+        &self,
+        band: &ScheduleNode,
+        statements: &[String],
+        depth: usize,
+    ) -> Result<Option<Vec<usize>>, CodegenError> {
+        let what = || "transforming the schedule tree".to_string();
+        let m = band.band_n_member().ctx(what)? as usize;
+        let order = match &self.opts.plan {
+            Some(_) => self.take(statements, depth..depth + 1, |a, _| match a {
+                Action::PointOrder { order } => Some(order.clone()),
+                _ => None,
+            }),
+            None => self.point_order(band)?,
+        };
+        if let Some(order) = &order {
+            let mut sorted = order.clone();
+            sorted.sort();
+            if sorted != (0..m).collect::<Vec<_>>() {
+                return Err(CodegenError::Unsupported(format!(
+                    "point-order {order:?}: not an order of the band's {m} members"
+                )));
+            }
+            self.record(depth, statements, Action::PointOrder { order: order.clone() });
+        }
+        Ok(order)
+    }
+
+    /// The member of `band` whose loop runs in parallel, if any: the
+    /// plan's, or the first coincident one outside a parallel loop.
+    fn parallel_member(
+        &self,
+        band: &ScheduleNode,
+        given: bool,
+        in_parallel: bool,
+        statements: &[String],
+        depth: usize,
+    ) -> Result<Option<usize>, CodegenError> {
+        let what = || "transforming the schedule tree".to_string();
+        let m = band.band_n_member().ctx(what)? as usize;
+        Ok(match &self.opts.plan {
+            Some(_) if given => {
+                let j = self.take(statements, depth..depth + m, |a, at| {
+                    (*a == Action::Parallelize).then_some(at - depth)
+                });
+                if j.is_some() && in_parallel {
+                    return Err(CodegenError::Unsupported(format!(
+                        "parallelize at the loop of depth {} around {}: inside a parallel loop",
+                        depth + j.unwrap_or(0),
+                        statements.join(" ")
+                    )));
+                }
+                j
+            }
+            Some(_) => None,
+            None if self.opts.openmp && !in_parallel => {
+                (0..m).find(|&j| band.band_member_get_coincident(j as i32).unwrap_or(false))
+            }
+            None => None,
+        })
     }
 
     /// The statements `band` runs, in SCoP order.
@@ -624,4 +665,44 @@ fn members_are_loops(band: &ScheduleNode) -> Result<bool, CodegenError> {
 /// repeats for deeper members).
 fn tile_size(sizes: &[u32], j: usize) -> i64 {
     sizes.get(j).or(sizes.last()).copied().unwrap_or(32).max(1) as i64
+}
+
+/// A band [`Walk::tile_band`] tiled: the node to go on from, whether it
+/// made two levels of tiles, and the levels it left the walk below it.
+struct Tiled {
+    node: ScheduleNode,
+    two_levels: bool,
+    down: usize,
+}
+
+/// `sizes` as the multi-value `band_tile` takes for `band`.
+fn sizes_of(ctx: &Context, band: &ScheduleNode, sizes: &[i64]) -> Result<MultiVal, CodegenError> {
+    let what = || "transforming the schedule tree".to_string();
+    let mut mv = MultiVal::zero(band.band_get_space().ctx(what)?).ctx(what)?;
+    for (i, &size) in sizes.iter().enumerate() {
+        mv = mv.set_val(i as i32, Val::int_from_si(ctx, size).ctx(what)?).ctx(what)?;
+    }
+    Ok(mv)
+}
+
+/// The tile band `node` (tiles of `sizes`) tiled again by `factors`: the
+/// outer level of two-level tiling. Returns the inner tile band.
+fn outer_tiles(
+    ctx: &Context,
+    mut node: ScheduleNode,
+    factors: &[i64],
+    sizes: &[i64],
+) -> Result<ScheduleNode, CodegenError> {
+    let what = || "transforming the schedule tree".to_string();
+    // Tile loops step by their size (isl scales them).
+    let steps: Vec<i64> = factors.iter().zip(sizes).map(|(f, s)| f * s).collect();
+    let mv = sizes_of(ctx, &node, &steps)?;
+    node = node.band_tile(mv).ctx(what)?;
+    // isl 0.27's default (splitting) generation of these loops skips
+    // instances where statements sit at different offsets of the strides
+    // (fdtd-2d: 413 of S4's at 8/32); as atomic loops every one runs.
+    for j in 0..factors.len() {
+        node = node.band_member_set_ast_loop_type(j as i32, ASTLoopType::Atomic).ctx(what)?;
+    }
+    Ok(node.child(0).ctx(what)?)
 }
