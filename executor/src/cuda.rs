@@ -137,7 +137,7 @@ pub fn build(builder: &Builder, nvcc: &Nvcc, host: &str, unit: &str) -> BuildOut
 }
 
 /// The launches one run of a GPU variant makes: its counting program
-/// ([`crate::codegen::Cuda::counting`]) built by `builder` and run once.
+/// ([`codegen::Cuda::counting`]) built by `builder` and run once.
 pub fn count_launches(builder: &Builder, counting: &str, timeout: Duration) -> Result<u64, String> {
     let binary = match builder.build(counting) {
         BuildOutcome::Built { binary, .. } => binary,

@@ -10,7 +10,7 @@ use space::deps::Dependences;
 use space::isl::{new_context, IslError};
 use space::scop::{Scop, Source};
 
-use crate::codegen::{self, CodegenError, CodegenOptions};
+use codegen::{self, CodegenError, CodegenOptions};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExplainError {

@@ -1,7 +1,8 @@
-//! Compiles, runs and verifies program variants: code generation from a
-//! schedule, parallel builds, the measurement protocol.
+//! Compiles, runs and verifies program variants: the path from a point to
+//! its program (`pipeline`, through the `codegen` crate), parallel builds,
+//! the measurement protocol.
 //!
-//! - [`codegen`]: a schedule → a full C program with the region instrumented.
+//! - [`pipeline`]: a point → its model, schedule and program, failures as statuses.
 //! - [`explain`]: a schedule and its code-generation options as a replayable script.
 //! - [`evaluate`]: the original as reference, then variants against it.
 //! - [`peers`]: other compilers' builds of the unmodified program (Polly, Graphite).
@@ -16,7 +17,6 @@
 //! The executor never touches the store: everything it returns is plain serde data.
 
 pub mod build;
-pub mod codegen;
 pub mod cuda;
 pub mod evaluate;
 pub mod explain;

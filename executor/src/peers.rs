@@ -10,7 +10,6 @@ use std::process::Command;
 use space::scop::{self, ExtractOptions};
 
 use crate::build::Compiler;
-use crate::codegen;
 
 /// The peers polytune knows, by the name points and reports give them.
 pub const NAMES: &[&str] = &["clang-polly", "gcc-graphite"];

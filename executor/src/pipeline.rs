@@ -12,7 +12,7 @@ use space::schedule::{CoreOptions, Memo};
 use space::scop::{Scop, Source};
 use vocab::knobs::{CodeOptions, Point, Scheduler};
 
-use crate::codegen::{self, CodegenError, CodegenOptions};
+use codegen::{self, CodegenError, CodegenOptions};
 use crate::measure::Status;
 
 /// Why a point produced no program.

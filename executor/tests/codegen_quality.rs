@@ -3,7 +3,7 @@
 //! `min`/`max`, no guard for a statement fused into a deeper band), and the
 //! isolation gives up within its budget where it would be expensive.
 
-use executor::codegen::{self, CodegenOptions};
+use codegen::{self, CodegenOptions};
 use executor::runtime::Tolerance;
 use testkit::tree::Tree;
 use testkit::{load, Kernel};

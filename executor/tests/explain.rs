@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use executor::codegen::CodegenOptions;
+use codegen::CodegenOptions;
 use executor::explain::explain;
 use executor::pipeline;
 use space::clay::{self, refines, tree_map, Action};

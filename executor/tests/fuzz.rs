@@ -27,7 +27,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use executor::codegen::{self, CodegenOptions};
+use codegen::{self, CodegenOptions};
 use executor::evaluate::Evaluator;
 use executor::measure::Status;
 use executor::pipeline;

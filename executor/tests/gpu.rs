@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use executor::codegen::{self, CodegenOptions};
+use codegen::{self, CodegenOptions};
 use executor::cuda::Nvcc;
 use executor::evaluate::Evaluator;
 use executor::machine::MachineProfile;

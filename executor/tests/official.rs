@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use executor::build::Extras;
-use executor::codegen::{self, CodegenOptions};
+use codegen::{self, CodegenOptions};
 use executor::measure::Status;
 use executor::runtime::Tolerance;
 use space::deps;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use executor::codegen::{self, CodegenOptions};
+use codegen::{self, CodegenOptions};
 use executor::evaluate::Evaluator;
 use executor::measure::Status;
 use executor::pipeline;

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use executor::codegen::{self, CodegenError, CodegenOptions};
+use codegen::{self, CodegenError, CodegenOptions};
 use executor::evaluate::{Evaluator, Reference};
 use executor::measure::Status;
 use executor::runtime::Tolerance;

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use executor::build::{Builder, Compiler};
-use executor::codegen::{self, CodegenOptions};
+use codegen::{self, CodegenOptions};
 
 use crate::Kernel;
 

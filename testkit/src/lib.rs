@@ -276,7 +276,7 @@ pub fn on_two_threads(n: usize, work: impl Fn(usize) + Sync) {
 /// at the dataset `k` was loaded with, and asserts that the outputs agree
 /// (to `ev`'s tolerance).
 pub fn assert_same_outputs(ev: &executor::evaluate::Evaluator, k: &Kernel, program: String) {
-    let original = executor::codegen::original_program(&k.source, &k.scop).unwrap();
+    let original = codegen::original_program(&k.source, &k.scop).unwrap();
     let reference = ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name));
     let m = ev.evaluate(&reference, &[program]).unwrap().remove(0);
     assert_eq!(m.status, executor::measure::Status::Ok, "{}: {}", k.name, m.reason);

@@ -643,7 +643,7 @@ fn innermost_direction(n: usize, references: &[Reference], stmt: usize) -> Optio
 
 /// RR-9110 §4.8 for code generation, which maps the innermost of the first
 /// three members of a band's first run of coincident members to thread `x`
-/// (`executor::codegen::gpu`): the row of that run that carries spatial
+/// (`codegen::gpu`): the row of that run that carries spatial
 /// proximity is moved there, in the outermost band with coincident rows.
 /// Rows of such a run permute freely: each has distance zero on every
 /// dependence the rows before the run leave, so none carries one the

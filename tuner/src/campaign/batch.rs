@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use executor::build::{BuildOutcome, Builder};
-use executor::codegen::Cuda;
+use codegen::Cuda;
 use executor::cuda::Nvcc;
 use executor::measure::Status;
 use executor::pipeline::{Answer, Failure};

@@ -8,7 +8,6 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use executor::build::Builder;
-use executor::codegen;
 use executor::evaluate::{Evaluator, Reference};
 use executor::machine::{Fingerprint, MachineProfile, Slot};
 use executor::measure::MeasureConfig;

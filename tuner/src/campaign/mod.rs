@@ -28,7 +28,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use executor::build::{BuildOutcome, Builder};
-use executor::codegen;
 use executor::cuda::Nvcc;
 use executor::evaluate::{Evaluator, Reference};
 use executor::machine::{GpuSlot, Slot};

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use executor::build::{Builder, Compiler};
-use executor::codegen::{self, CodegenOptions};
+use codegen::{self, CodegenOptions};
 
 use super::common::{self, Dataset};
 

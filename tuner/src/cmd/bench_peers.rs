@@ -117,7 +117,7 @@ pub fn run(
     for file in files {
         let program = std::sync::Arc::new(common::load(file, dataset, &[], 0)?);
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
-        let original = executor::codegen::original_program(&program.source, &program.scop)?;
+        let original = codegen::original_program(&program.source, &program.scop)?;
         let p = program.clone();
         let what = format!("{}: schedules and code generation", file.display());
         let points = our_points(threads);

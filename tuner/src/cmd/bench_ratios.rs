@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use executor::codegen::{self, CodegenOptions};
+use codegen::{self, CodegenOptions};
 use executor::evaluate::Evaluator;
 use executor::measure::{MeasureConfig, Measurement};
 use vocab::knobs::{SchedulerOptions, Target};

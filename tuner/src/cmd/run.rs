@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use executor::codegen;
 use executor::evaluate::Evaluator;
 use executor::machine::Fingerprint;
 use executor::measure::{MeasureConfig, Measurement};
@@ -274,7 +273,7 @@ fn schedule_for(
     args: &Args,
     program: &std::sync::Arc<common::Program>,
     point: &Point,
-    opts: &mut executor::codegen::CodegenOptions,
+    opts: &mut codegen::CodegenOptions,
 ) -> Result<String> {
     Ok(match (&args.script, args.schedule.as_str()) {
         (Some(path), _) => {
@@ -313,7 +312,7 @@ fn schedule_for(
 }
 
 /// A GPU variant on the GPU: the compiler, the CUDA form, the slot and the device.
-type OnGpu = (executor::cuda::Nvcc, executor::codegen::Cuda, executor::machine::GpuSlot, Option<String>);
+type OnGpu = (executor::cuda::Nvcc, codegen::Cuda, executor::machine::GpuSlot, Option<String>);
 
 /// A GPU variant's CUDA unit and host program written beside the variant
 /// (`name`.cu, `name`.host.c), and what nvcc says of it: run on the profile's
@@ -321,7 +320,7 @@ type OnGpu = (executor::cuda::Nvcc, executor::codegen::Cuda, executor::machine::
 fn cuda_files(
     args: &Args,
     name: &str,
-    cuda: Option<&executor::codegen::Cuda>,
+    cuda: Option<&codegen::Cuda>,
     gpu: bool,
     gpu_slot: Option<executor::machine::GpuSlot>,
     profile: &executor::machine::MachineProfile,

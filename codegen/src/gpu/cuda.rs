@@ -7,9 +7,9 @@
 //! emulation verified on the CPU is what runs on the GPU.
 
 use super::Shape;
-use crate::codegen::outline::{stated_extent, Outliner};
-use crate::codegen::splice::footprint;
-use crate::codegen::CodegenError;
+use crate::outline::{stated_extent, Outliner};
+use crate::splice::footprint;
+use crate::CodegenError;
 use isl_rs::{Context, Set, UnionSet};
 use space::isl::IslResultExt;
 use space::scop::{isl_name, AccessKind, Scop};

@@ -8,7 +8,7 @@ use space::scop::isl_name;
 use vocab::knobs::PostTileReorder;
 
 use super::Walk;
-use crate::codegen::CodegenError;
+use crate::CodegenError;
 
 impl Walk<'_> {
     /// The order of the point loops after tiling (`None`: as they are): the

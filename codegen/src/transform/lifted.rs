@@ -9,7 +9,7 @@ use vocab::knobs::Wavefront;
 
 use super::super::marks::TILE_MARK;
 use super::Walk;
-use crate::codegen::CodegenError;
+use crate::CodegenError;
 
 impl Walk<'_> {
     /// Wavefront (Pluto; RR-9110 §2, §4.7) on a tile band whose first member
