@@ -7,8 +7,8 @@ use isl_rs::{
     ASTExpr, ASTNode, ASTNodeType, BasicSet, Context, DimType, Id, IdList, PwAff, Schedule, ScheduleNode,
     Set, UnionSet,
 };
-use space::isl::IslResultExt;
-use space::scop::Scop;
+use model::isl::IslResultExt;
+use model::scop::Scop;
 
 /// The tree as the AST generator gets it when some band was tiled with tile
 /// iterators: at each `TILE_MARK`, the instances are grouped by their

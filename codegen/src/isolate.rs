@@ -4,7 +4,7 @@
 use super::marks::{is_tile_mark, point_band};
 use super::CodegenError;
 use isl_rs::{ASTLoopType, Context, DimType, Map, ScheduleNode, ScheduleNodeType, Set, UnionSet};
-use space::isl::IslResultExt;
+use model::isl::IslResultExt;
 
 /// isl operations (allocations and simplex pivots; a deterministic measure,
 /// unlike time) allowed for computing one band's full tiles. Rectangular

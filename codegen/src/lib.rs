@@ -33,10 +33,10 @@ use transform::transform;
 use isl_rs::{Context, Schedule, Set, UnionPwMultiAff, UnionSet};
 use serde::{Deserialize, Serialize};
 use space::clay::Planned;
-use space::deps::Dependences;
-use space::isl::{new_context, IslError, IslResultExt};
-use space::legality::{self, Violation};
-use space::scop::{Scop, Source};
+use model::deps::Dependences;
+use model::isl::{new_context, IslError, IslResultExt};
+use model::legality::{self, Violation};
+use model::scop::{Scop, Source};
 use vocab::knobs::{CodeOptions, Consecutivity, PostTileReorder, SchedulerOptions, Target, Wavefront};
 
 /// How to turn a schedule into loops.
@@ -417,7 +417,7 @@ fn generate_gpu(
     Ok(Variant { program, region, schedule, bands: Vec::new(), cuda })
 }
 
-/// The extents of each expanded scalar's array ([`space::expansion`]) in
+/// The extents of each expanded scalar's array ([`model::expansion`]) in
 /// C: one more than the largest value of each of its loops.
 pub fn state_expansion_extents(ctx: &Context, scop: &mut Scop) -> Result<(), CodegenError> {
     for e in scop.expansions.clone() {
@@ -434,7 +434,7 @@ pub fn state_expansion_extents(ctx: &Context, scop: &mut Scop) -> Result<(), Cod
     Ok(())
 }
 
-/// After a region with expanded scalars ([`space::expansion`]), each
+/// After a region with expanded scalars ([`model::expansion`]), each
 /// scalar takes its expansion's element that the original's last write
 /// went to. `context`: where every statement runs (so that one did).
 fn write_back(ctx: &Context, context: &str, scop: &Scop) -> Result<String, CodegenError> {

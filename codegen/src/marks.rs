@@ -4,7 +4,7 @@
 //! it depend on it, not on each other.
 
 use isl_rs::{ScheduleNode, ScheduleNodeType};
-use space::isl::IslResultExt;
+use model::isl::IslResultExt;
 
 use super::CodegenError;
 

@@ -16,7 +16,7 @@
 //! what `restrict` tells the compiler. Each function is declared at its
 //! call and defined after the program, with its own statement macros.
 
-use space::scop::{Array, Scop};
+use model::scop::{Array, Scop};
 
 /// The signature shared by the functions of one region.
 pub(super) struct Outliner {

@@ -6,8 +6,8 @@ use super::marks::{BARRIER, KERNEL_MARK, PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
 use super::outline::Outliner;
 use super::CodegenError;
 use isl_rs::{ASTExprOpType, ASTNode, ASTNodeType};
-use space::isl::IslResultExt;
-use space::scop::Scop;
+use model::isl::IslResultExt;
+use model::scop::Scop;
 use vocab::knobs::OmpSchedule;
 
 /// A kernel's launch from the outer schedule dimensions' values at its mark.
@@ -587,7 +587,7 @@ pub(super) fn statement_macros(scop: &Scop) -> String {
 
 /// A statement's macro body: its text on one line, without its `;`, each
 /// iterator parenthesized.
-pub(super) fn statement_body(s: &space::scop::Statement) -> String {
+pub(super) fn statement_body(s: &model::scop::Statement) -> String {
     let body = s.text.trim().trim_end_matches(';').replace(['\n', '\r'], " ");
     parenthesize(&body, &s.c_iterators)
 }

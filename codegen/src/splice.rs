@@ -9,12 +9,12 @@ use super::print::DUMP_PREFIX;
 use super::print::UNDEF_AST_MACROS;
 use super::CodegenError;
 use isl_rs::{Context, Schedule, Set, UnionSet};
-use space::isl::new_context;
-use space::isl::IslResultExt;
-use space::scop::isl_name;
-use space::scop::AccessKind;
-use space::scop::Scop;
-use space::scop::Source;
+use model::isl::new_context;
+use model::isl::IslResultExt;
+use model::scop::isl_name;
+use model::scop::AccessKind;
+use model::scop::Scop;
+use model::scop::Source;
 
 /// Replaces the SCoP's bytes with `code`, between the timer calls and
 /// followed by the dump of everything the SCoP writes.
@@ -43,7 +43,7 @@ fn local_declarations(scop: &Scop) -> String {
         out.push_str(&format!("  const long {name} = {value}L;\n"));
     }
     for a in scop.arrays.iter().filter(|a| a.local && !a.name.contains('.')) {
-        // An expanded scalar's array ([`space::expansion`]) is ours, not
+        // An expanded scalar's array ([`model::expansion`]) is ours, not
         // the program's: on the heap, whatever its loop's extent.
         if scop.expansions.iter().any(|e| e.array == a.name) {
             let extents: Vec<&str> = a.extents.iter().map(|e| e.as_deref().unwrap_or("1")).collect();

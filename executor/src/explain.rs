@@ -6,9 +6,9 @@
 //! program again.
 
 use space::clay::{self, script, ClayError, ClayForm, CodeStep, Step};
-use space::deps::Dependences;
-use space::isl::{new_context, IslError};
-use space::scop::{Scop, Source};
+use model::deps::Dependences;
+use model::isl::{new_context, IslError};
+use model::scop::{Scop, Source};
 
 use codegen::{self, CodegenError, CodegenOptions};
 

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use space::scop::{self, ExtractOptions};
+use model::scop::{self, ExtractOptions};
 
 use crate::build::Compiler;
 

@@ -7,9 +7,9 @@
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
-use space::deps::Dependences;
+use model::deps::Dependences;
 use space::schedule::{CoreOptions, Memo};
-use space::scop::{Scop, Source};
+use model::scop::{Scop, Source};
 use vocab::knobs::{CodeOptions, Point, Scheduler};
 
 use codegen::{self, CodegenError, CodegenOptions};
@@ -51,39 +51,39 @@ pub fn model<'a>(
     if !code.transpose {
         return Ok((Cow::Borrowed(scop), Cow::Borrowed(deps)));
     }
-    let failed = |e: space::isl::IslError| Failure {
+    let failed = |e: model::isl::IslError| Failure {
         status: Status::ScheduleError,
         reason: format!("transposed copies: {e}"),
     };
-    let ctx = space::isl::new_context();
+    let ctx = model::isl::new_context();
     let arrays = space::layout::candidates(&ctx, scop).map_err(failed)?;
     let transposed = space::layout::transpose(&ctx, scop, &arrays).map_err(failed)?;
     if transposed.copies.is_empty() {
         return Ok((Cow::Borrowed(scop), Cow::Borrowed(deps)));
     }
-    let deps = space::deps::analyze_in(&ctx, &transposed).map_err(failed)?;
+    let deps = model::deps::analyze_in(&ctx, &transposed).map_err(failed)?;
     Ok((Cow::Owned(transposed), Cow::Owned(deps)))
 }
 
 /// A GPU point's model: the SCoP with the scalars that would keep a loop
-/// from running in parallel expanded ([`space::expansion`]), its
+/// from running in parallel expanded ([`model::expansion`]), its
 /// dependences analysed again.
 fn expanded<'a>(
     scop: &'a Scop,
     deps: &'a Dependences,
 ) -> Result<(Cow<'a, Scop>, Cow<'a, Dependences>), Failure> {
-    let failed = |e: space::isl::IslError| Failure {
+    let failed = |e: model::isl::IslError| Failure {
         status: Status::ScheduleError,
         reason: format!("scalar expansion: {e}"),
     };
-    let ctx = space::isl::new_context();
-    let mut expanded = space::expansion::expand(&ctx, scop).map_err(failed)?;
+    let ctx = model::isl::new_context();
+    let mut expanded = model::expansion::expand(&ctx, scop).map_err(failed)?;
     if expanded.expansions.is_empty() {
         return Ok((Cow::Borrowed(scop), Cow::Borrowed(deps)));
     }
     codegen::state_expansion_extents(&ctx, &mut expanded)
         .map_err(|e| Failure { status: Status::CodegenError, reason: e.to_string() })?;
-    let deps = space::deps::analyze_in(&ctx, &expanded).map_err(failed)?;
+    let deps = model::deps::analyze_in(&ctx, &expanded).map_err(failed)?;
     Ok((Cow::Owned(expanded), Cow::Owned(deps)))
 }
 

@@ -8,7 +8,7 @@ use codegen::CodegenOptions;
 use executor::explain::explain;
 use executor::pipeline;
 use space::clay::{self, refines, tree_map, Action};
-use space::isl::new_context;
+use model::isl::new_context;
 use testkit::{load, Kernel};
 use vocab::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Simd};
 

@@ -33,7 +33,7 @@ use executor::measure::Status;
 use executor::pipeline;
 use executor::runtime::Tolerance;
 use space::schedule::{CoreOptions, Fusion, ScheduleError};
-use space::scop::{self, ExtractOptions};
+use model::scop::{self, ExtractOptions};
 use testkit::random_scop::{self, Options, Rng};
 use vocab::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions};
 
@@ -171,7 +171,7 @@ fn check(seed: u64, path: &Path, ev: &Evaluator) -> Result<Outcome, String> {
     let [scop] = &scops[..] else { return Err(format!("{} SCoPs found, not one", scops.len())) };
     let deps = {
         let _item = testkit::item(format!("seed {seed}: dependences"), ITEM_LIMIT);
-        space::deps::analyze(scop).map_err(|e| format!("dependences: {e}"))?
+        model::deps::analyze(scop).map_err(|e| format!("dependences: {e}"))?
     };
     let original = codegen::original_program(&source, scop).map_err(|e| format!("original program: {e}"))?;
     let t = Instant::now();

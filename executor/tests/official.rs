@@ -9,8 +9,8 @@ use executor::build::Extras;
 use codegen::{self, CodegenOptions};
 use executor::measure::Status;
 use executor::runtime::Tolerance;
-use space::deps;
-use space::scop::{self, ExtractOptions};
+use model::deps;
+use model::scop::{self, ExtractOptions};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("space/tests/fixtures/official")

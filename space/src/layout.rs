@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use isl_rs::{Context, Map};
 
-use crate::isl::{IslError, IslResultExt};
-use crate::scop::{isl_name, AccessKind, Array, Scop, TransposedCopy};
+use model::isl::{IslError, IslResultExt};
+use model::scop::{isl_name, AccessKind, Array, Scop, TransposedCopy};
 use crate::spatial;
 
 /// The name of `array`'s transposed copy.
@@ -218,12 +218,12 @@ mod tests {
                 for (int j = 0; j <= i; j++)\n\
                   C[i][j] += alpha * A[i][k] * A[j][k];\n\
             #pragma endscop\n}\n";
-        crate::scop::extract_preprocessed(std::path::Path::new("syrk.c"), text).unwrap().remove(0)
+        model::scop::extract_preprocessed(std::path::Path::new("syrk.c"), text).unwrap().remove(0)
     }
 
     #[test]
     fn syrk_reads_a_through_its_transpose() {
-        let ctx = crate::isl::new_context();
+        let ctx = model::isl::new_context();
         let scop = syrk();
         assert_eq!(candidates(&ctx, &scop).unwrap(), vec!["A".to_string()]);
         let t = transpose(&ctx, &scop, &["A".into()]).unwrap();
@@ -240,7 +240,7 @@ mod tests {
             s.accesses.iter().filter(|a| a.kind == AccessKind::Read).map(|a| a.relation.as_str()).collect();
         assert!(reads.iter().any(|r| r.contains("polytune_transposed_A[k, j]")), "{reads:?}");
         // The dependences of the copy's program are the original's: A was only read.
-        let (before, after) = (crate::deps::analyze(&scop).unwrap(), crate::deps::analyze(&t).unwrap());
+        let (before, after) = (model::deps::analyze(&scop).unwrap(), model::deps::analyze(&t).unwrap());
         assert_eq!(
             before.validity(&ctx).unwrap().to_str().unwrap().to_string(),
             after.validity(&ctx).unwrap().to_str().unwrap().to_string()
@@ -256,8 +256,8 @@ mod tests {
                 for (int j = 0; j < n; j++)\n\
                   C[i][j] += A[i][k] * B[k][j] + C[j][i];\n\
             #pragma endscop\n}\n";
-        let scop = crate::scop::extract_preprocessed(std::path::Path::new("gemm.c"), text).unwrap().remove(0);
-        let ctx = crate::isl::new_context();
+        let scop = model::scop::extract_preprocessed(std::path::Path::new("gemm.c"), text).unwrap().remove(0);
+        let ctx = model::isl::new_context();
         assert!(candidates(&ctx, &scop).unwrap().is_empty());
         let t = transpose(&ctx, &scop, &["C".into()]).unwrap();
         assert!(t.copies.is_empty());
@@ -268,7 +268,7 @@ mod tests {
               for (int i = 0; i < n; i++)\n\
                 y[i] += A[i][j] * x[j];\n\
             #pragma endscop\n}\n";
-        let scop = crate::scop::extract_preprocessed(std::path::Path::new("mv.c"), text).unwrap().remove(0);
+        let scop = model::scop::extract_preprocessed(std::path::Path::new("mv.c"), text).unwrap().remove(0);
         assert!(candidates(&ctx, &scop).unwrap().is_empty());
     }
 }

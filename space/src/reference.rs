@@ -5,9 +5,9 @@
 
 use isl_rs::{ScheduleConstraints, Set, UnionSet};
 
-use crate::deps::Dependences;
-use crate::isl::{new_context, IslError, IslResultExt};
-use crate::scop::Scop;
+use model::deps::Dependences;
+use model::isl::{new_context, IslError, IslResultExt};
+use model::scop::Scop;
 
 /// isl's schedule tree text for `scop`; an error when isl cannot schedule it.
 pub fn isl_schedule(scop: &Scop, deps: &Dependences) -> Result<String, IslError> {

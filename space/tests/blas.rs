@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use space::scop::{self, ExtractOptions};
+use model::scop::{self, ExtractOptions};
 use vocab::knobs::SchedulerOptions;
 
 /// Whether OpenBLAS is mapped into this process (it comes with CBC when it
@@ -26,7 +26,7 @@ fn schedule_all(kernels: &[&str], settings: &[&str]) {
         let opts = ExtractOptions { cc_args: vec!["-DMINI_DATASET".into()], ..Default::default() };
         let (_, mut scops) = scop::extract(&path, &opts).unwrap();
         let s = scops.remove(0);
-        let d = space::deps::analyze(&s).unwrap();
+        let d = model::deps::analyze(&s).unwrap();
         let settings: Vec<String> = settings.iter().map(|x| x.to_string()).collect();
         let knobs = SchedulerOptions::default().with_settings(&settings).unwrap();
         space::schedule::unified(&s, &d, None, &knobs).unwrap_or_else(|e| panic!("{rel}: {e}"));

@@ -10,10 +10,10 @@ use space::clay::{
     apply_script, explain, refines, same_order, script, to_banded_tree, to_tree, tree_map, ApplyError,
     ClayForm,
 };
-use space::deps;
-use space::isl::new_context;
+use model::deps;
+use model::isl::new_context;
 use space::schedule;
-use space::scop::Scop;
+use model::scop::Scop;
 use vocab::knobs::SchedulerOptions;
 
 fn name(path: &Path) -> String {

@@ -1,9 +1,9 @@
 //! Consecutivity at the global level (consecutivity report §3): intra- and
 //! inter-statement constraints in the unified scheduler's ILPs.
 
-use space::deps;
+use model::deps;
 use space::schedule;
-use space::scop::{self, Scop};
+use model::scop::{self, Scop};
 use vocab::knobs::SchedulerOptions;
 use vocab::preorder::Preorder;
 

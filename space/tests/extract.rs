@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use isl_rs::{Schedule, Set, UnionMap, UnionSet};
-use space::deps::{self, DepKind};
-use space::isl::new_context;
-use space::scop::{self, ExtractOptions, Scop};
+use model::deps::{self, DepKind};
+use model::isl::new_context;
+use model::scop::{self, ExtractOptions, Scop};
 
 fn extract(path: &Path, args: &[&str]) -> Vec<Scop> {
     let opts = ExtractOptions { cc_args: args.iter().map(|s| s.to_string()).collect(), ..Default::default() };

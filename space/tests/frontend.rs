@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use isl_rs::UnionMap;
-use space::deps::{self, Dependences};
-use space::isl::new_context;
-use space::legality;
+use model::deps::{self, Dependences};
+use model::isl::new_context;
+use model::legality;
 use space::schedule;
-use space::scop::{self, AccessKind, ExtractOptions, Scop};
+use model::scop::{self, AccessKind, ExtractOptions, Scop};
 use vocab::knobs::SchedulerOptions;
 
 fn own(name: &str) -> PathBuf {

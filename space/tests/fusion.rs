@@ -5,10 +5,10 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
-use space::deps::{DepKind, Dependences};
+use model::deps::{DepKind, Dependences};
 use space::fusion::{Count, Criterion, FusionOptions, FusionSpace, Objective};
 use space::schedule::{self, CoreOptions, Fusion};
-use space::scop::Scop;
+use model::scop::Scop;
 use vocab::preorder::Preorder;
 
 fn load(rel: &str) -> (Scop, Dependences) {

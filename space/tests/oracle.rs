@@ -31,8 +31,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use isl_rs::{Context, DimType, Map, Set, UnionMap};
-use space::deps::{analyze, DepKind};
-use space::scop::{extract, AccessKind, ExtractOptions, Scop, Source};
+use model::deps::{analyze, DepKind};
+use model::scop::{extract, AccessKind, ExtractOptions, Scop, Source};
 
 // ---------------------------------------------------------------------------
 // Building and running the tracing program
@@ -410,7 +410,7 @@ fn check_kernel(rel: &str, sizes: &[(&str, i64)]) {
                 .join(" and ")
         }
     );
-    let mut o = Oracle { ctx: space::isl::new_context(), kernel: rel, params, failures: Vec::new() };
+    let mut o = Oracle { ctx: model::isl::new_context(), kernel: rel, params, failures: Vec::new() };
     let inst = |r: &Record| point(&scop.statements[r.stmt].name, &r.iters);
 
     // (a) Instance sets.

@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use space::deps;
-use space::isl::new_context;
-use space::legality;
+use model::deps;
+use model::isl::new_context;
+use model::legality;
 use space::schedule::{self, CoreOptions};
-use space::scop::{self, ExtractOptions};
+use model::scop::{self, ExtractOptions};
 use vocab::knobs::SchedulerOptions;
 
 fn own(name: &str) -> PathBuf {

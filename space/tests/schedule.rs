@@ -1,9 +1,9 @@
 //! The core scheduler on PolyBench: known results of the Pluto algorithm and
 //! the fusion structures it is asked to honour.
 
-use space::deps::Dependences;
+use model::deps::Dependences;
 use space::schedule::{self, CoreOptions, CoreSchedule, Fusion, RowKind, ScheduleError};
-use space::scop::Scop;
+use model::scop::Scop;
 use vocab::preorder::Preorder;
 
 fn load(rel: &str) -> (Scop, Dependences) {
@@ -208,9 +208,9 @@ fn a_reduction_in_a_ten_deep_nest_schedules_with_small_coefficients() {
     }
     c.push_str("    s += 1;\n#pragma endscop\n  printf(\"%f\\n\", s);\n  return 0;\n}\n");
     std::fs::write(&path, c).unwrap();
-    let (_, mut scops) = space::scop::extract(&path, &Default::default()).unwrap();
+    let (_, mut scops) = model::scop::extract(&path, &Default::default()).unwrap();
     let s = scops.remove(0);
-    let d = space::deps::analyze(&s).unwrap();
+    let d = model::deps::analyze(&s).unwrap();
     let out = {
         let _item = testkit::item("the 10-deep nest's schedule", std::time::Duration::from_secs(300));
         schedule::schedule(&s, &d, &CoreOptions::default()).unwrap()

@@ -1,9 +1,9 @@
 //! The unified scheduler (RR-9110 §4): the paper's published schedules (§6)
 //! and what each knob changes.
 
-use space::deps::Dependences;
+use model::deps::Dependences;
 use space::schedule::{self, CoreOptions, CoreSchedule, RowKind};
-use space::scop::Scop;
+use model::scop::Scop;
 use vocab::knobs::SchedulerOptions;
 
 fn load(rel: &str) -> (Scop, Dependences) {

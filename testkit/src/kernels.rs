@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use space::deps::{self, Dependences};
-use space::scop::{self, ExtractOptions, Scop, Source};
+use model::deps::{self, Dependences};
+use model::scop::{self, ExtractOptions, Scop, Source};
 
 /// The kernels' groups, as directories of `polybench/`.
 const GROUPS: [&str; 4] = ["datamining", "linear-algebra", "medley", "stencils"];

@@ -29,7 +29,7 @@ pub struct Tree {
 impl Tree {
     /// The tree of isl's YAML text `text`; panics naming the text when isl refuses it.
     pub fn read(text: &str) -> Tree {
-        let ctx = space::isl::new_context();
+        let ctx = model::isl::new_context();
         let schedule = Schedule::read_from_str(&ctx, text).unwrap_or_else(|e| panic!("{e:?}: {text}"));
         let mut tree = Tree::default();
         walk(&schedule.get_root().unwrap(), &mut tree);

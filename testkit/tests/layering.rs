@@ -11,13 +11,14 @@ use std::path::{Path, PathBuf};
 /// without linking isl, the solver or the C parser.
 const CRATES: &[(&str, &[&str])] = &[
     ("vocab", &[]),
-    ("space", &["vocab"]),
-    ("codegen", &["vocab", "space"]),
-    ("executor", &["vocab", "space", "codegen"]),
+    ("model", &["vocab"]),
+    ("space", &["vocab", "model"]),
+    ("codegen", &["vocab", "model", "space"]),
+    ("executor", &["vocab", "model", "space", "codegen"]),
     ("store", &["vocab"]),
     ("reports", &["vocab", "store"]),
-    ("tuner", &["vocab", "space", "codegen", "executor", "store", "reports"]),
-    ("testkit", &["vocab", "space", "codegen", "executor"]),
+    ("tuner", &["vocab", "model", "space", "codegen", "executor", "store", "reports"]),
+    ("testkit", &["vocab", "model", "space", "codegen", "executor"]),
 ];
 
 fn workspace() -> PathBuf {

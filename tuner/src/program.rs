@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use executor::machine::{self, MachineProfile};
 use serde::{Deserialize, Serialize};
-use space::deps::{self, Dependences};
-use space::scop::{self, ExtractOptions, Scop, Source};
+use model::deps::{self, Dependences};
+use model::scop::{self, ExtractOptions, Scop, Source};
 
 /// PolyBench's five dataset sizes.
 #[derive(

@@ -137,7 +137,7 @@ fn the_best_and_reference_points_of_a_campaign_replay_from_their_scripts() {
             let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             let script = e["script"].as_str().unwrap();
             let stored = store.measured_schedule(name, &id).unwrap().unwrap().tree;
-            let ctx = space::isl::new_context();
+            let ctx = model::isl::new_context();
             let applied = space::clay::apply_script(&ctx, &k.scop, &k.deps, script)
                 .unwrap_or_else(|e| panic!("{what}: {e}\n{script}"));
             let (a, b) = (

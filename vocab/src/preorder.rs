@@ -2,7 +2,7 @@
 //! statements at the outer level (POPL'11). The fusion space enumerates
 //! legal preorders, `knobs` puts one in every `Point`, and the scheduler
 //! honours the one it is given; the original program's preorder is read
-//! from its SCoP (`space::scop::Scop::original_preorder`).
+//! from its SCoP (`model::scop::Scop::original_preorder`).
 
 use serde::{Deserialize, Serialize};
 

@@ -11,8 +11,8 @@ use crate::outline::{stated_extent, Outliner};
 use crate::splice::footprint;
 use crate::CodegenError;
 use isl_rs::{Context, Set, UnionSet};
-use space::isl::IslResultExt;
-use space::scop::{isl_name, AccessKind, Scop};
+use model::isl::IslResultExt;
+use model::scop::{isl_name, AccessKind, Scop};
 
 /// A GPU variant built for a GPU.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -145,7 +145,7 @@ pub(crate) struct Datum {
 /// array, which is not an output.
 pub(crate) fn copied_in(ctx: &Context, scop: &Scop) -> Result<Vec<String>, CodegenError> {
     let what = || "choosing the arrays to copy in".to_string();
-    let (flow, _) = space::deps::untagged_flow(ctx, scop, |_| true)?;
+    let (flow, _) = model::deps::untagged_flow(ctx, scop, |_| true)?;
     let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
     let live_in =
         flow.get_may_no_source().ctx(what)?.range().ctx(what)?.intersect_params(context.copy().ctx(what)?);
@@ -370,7 +370,7 @@ mod tests {
     fn only_what_the_region_reads_first_or_writes_in_part_is_copied_in() {
         let skipped = |path: &str| -> Vec<String> {
             let k = testkit::load(path, "MINI");
-            let ctx = space::isl::new_context();
+            let ctx = model::isl::new_context();
             let copied = copied_in(&ctx, &k.scop).unwrap();
             let arrays = k.scop.arrays.iter().filter(|a| !a.extents.is_empty());
             arrays.filter(|a| !copied.contains(&a.name)).map(|a| a.name.clone()).collect()

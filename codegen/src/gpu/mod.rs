@@ -30,10 +30,10 @@ use super::CodegenError;
 use isl_rs::{
     Context, Id, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionPwAff, UnionSet, Val,
 };
-use space::deps::Dependences;
-use space::isl::IslResultExt;
-use space::legality;
-use space::scop::Scop;
+use model::deps::Dependences;
+use model::isl::IslResultExt;
+use model::legality;
+use model::scop::Scop;
 
 /// CUDA's limits on a block: threads in all, and along z.
 const MAX_THREADS: i64 = 1024;

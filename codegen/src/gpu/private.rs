@@ -14,8 +14,8 @@
 //! elements of the footprint, whatever the offset.
 
 use isl_rs::{Context, DimType, ScheduleNode};
-use space::isl::IslResultExt;
-use space::scop::{Access, AccessKind};
+use model::isl::IslResultExt;
+use model::scop::{Access, AccessKind};
 
 use super::super::print::{parenthesize, MACRO_PREFIX};
 use super::super::CodegenError;

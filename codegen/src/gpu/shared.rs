@@ -28,8 +28,8 @@ use isl_rs::{
     ASTLoopType, Context, DimType, Id, Map, MultiUnionPwAff, MultiVal, ScheduleNode, ScheduleNodeType, Set,
     UnionMap, UnionSet, Val,
 };
-use space::isl::IslResultExt;
-use space::scop::{Access, AccessKind, Scop};
+use model::isl::IslResultExt;
+use model::scop::{Access, AccessKind, Scop};
 
 use super::super::isolate::{full_tile_option, with_budget, ISOLATE_OPS};
 use super::super::marks::BARRIER;
@@ -429,7 +429,7 @@ fn stage_copies(
 }
 
 /// A statement's macro body as promotion has rewritten it so far.
-pub(crate) fn current_body(promotion: &Promotion, s: &space::scop::Statement) -> String {
+pub(crate) fn current_body(promotion: &Promotion, s: &model::scop::Statement) -> String {
     promotion
         .bodies
         .iter()
@@ -667,7 +667,7 @@ mod tests {
 
     #[test]
     fn consecutive_threads_copy_consecutive_elements() {
-        let ctx = space::isl::new_context();
+        let ctx = model::isl::new_context();
         let s = distribution(&ctx, "A", 2, &[8, 32]).unwrap();
         let t = s.to_str().unwrap().to_string();
         assert!(t.contains("polytune_t0") && t.contains("polytune_t1"), "{t}");

@@ -3,8 +3,8 @@
 //! band.
 
 use isl_rs::{DimType, Id, MultiUnionPwAff, ScheduleNode, UnionMap, UnionPwAff, UnionPwMultiAff, UnionSet};
-use space::isl::IslResultExt;
-use space::legality;
+use model::isl::IslResultExt;
+use model::legality;
 use vocab::knobs::Wavefront;
 
 use super::super::marks::TILE_MARK;

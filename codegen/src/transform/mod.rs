@@ -21,10 +21,10 @@ use isl_rs::{
     UnionSet, Val,
 };
 use space::clay::{Action, Planned};
-use space::deps::Dependences;
-use space::isl::{IslError, IslResultExt};
-use space::legality::{self, Violation};
-use space::scop::Scop;
+use model::deps::Dependences;
+use model::isl::{IslError, IslResultExt};
+use model::legality::{self, Violation};
+use model::scop::Scop;
 use vocab::knobs::Simd;
 use vocab::knobs::Wavefront;
 

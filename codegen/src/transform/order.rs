@@ -3,8 +3,8 @@
 //! the permutation of a band's members.
 
 use isl_rs::{MultiUnionPwAff, ScheduleNode, UnionMap, UnionSet};
-use space::isl::IslResultExt;
-use space::scop::isl_name;
+use model::isl::IslResultExt;
+use model::scop::isl_name;
 use vocab::knobs::PostTileReorder;
 
 use super::Walk;

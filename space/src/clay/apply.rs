@@ -8,10 +8,10 @@ use super::form::{ClayError, ClayForm};
 use super::script::{self, ScriptError};
 use super::transform::{Step, StepError};
 use super::tree::to_tree;
-use crate::deps::Dependences;
-use crate::isl::IslError;
-use crate::legality::{violations, Violation};
-use crate::scop::Scop;
+use model::deps::Dependences;
+use model::isl::IslError;
+use model::legality::{violations, Violation};
+use model::scop::Scop;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
@@ -104,8 +104,8 @@ fn reference(scop: &Scop, id: &str) -> String {
     for st in &scop.statements {
         if let Some(a) = st.accesses.iter().find(|a| a.id == id) {
             let kind = match a.kind {
-                crate::scop::AccessKind::Read => "read",
-                crate::scop::AccessKind::Write => "write",
+                model::scop::AccessKind::Read => "read",
+                model::scop::AccessKind::Write => "write",
             };
             return format!("{}'s {kind} of {}", st.name, a.text);
         }

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use isl_rs::{Context, DimType, Schedule, ScheduleNode, ScheduleNodeType, UnionSet};
 use serde::{Deserialize, Serialize};
 
-use crate::isl::{IslError, IslResultExt};
-use crate::scop::Scop;
+use model::isl::{IslError, IslResultExt};
+use model::scop::Scop;
 
 /// An affine form of one statement's iterators and the SCoP's parameters.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

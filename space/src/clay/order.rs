@@ -2,8 +2,8 @@
 
 use isl_rs::{Context, Schedule, UnionMap, UnionSet};
 
-use crate::isl::{flat_schedule_map, IslError, IslResultExt};
-use crate::scop::Scop;
+use model::isl::{flat_schedule_map, IslError, IslResultExt};
+use model::scop::Scop;
 
 /// `{ a -> b : a runs before b }` under the schedule `map` (dates compared
 /// lexicographically), for instances of `domain`.

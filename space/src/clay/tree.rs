@@ -6,10 +6,10 @@
 use isl_rs::{Context, UnionMap};
 
 use super::form::ClayForm;
-use crate::deps::Dependences;
-use crate::isl::{IslError, IslResultExt};
-use crate::legality::{band_violations, parallel_violations};
-use crate::scop::Scop;
+use model::deps::Dependences;
+use model::isl::{IslError, IslResultExt};
+use model::legality::{band_violations, parallel_violations};
+use model::scop::Scop;
 
 /// isl's YAML text of the tree that runs `form`.
 pub fn to_tree(form: &ClayForm, scop: &Scop) -> String {

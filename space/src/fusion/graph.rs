@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use isl_rs::{Context, UnionMap};
 
-use crate::deps::{DepKind, Dependences};
-use crate::isl::{IslError, IslResultExt};
-use crate::scop::Scop;
+use model::deps::{DepKind, Dependences};
+use model::isl::{IslError, IslResultExt};
+use model::scop::Scop;
 
 /// One edge: every validity dependence from `src` to `dst` as one relation.
 #[derive(Debug, Clone)]

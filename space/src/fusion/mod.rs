@@ -41,11 +41,11 @@ pub use count::Count;
 pub use encoding::{Affine, Allowed, Encoding, Var};
 pub use graph::{DepGraph, Edge};
 
-use crate::deps::Dependences;
-use crate::isl::{new_context, IslError, IslResultExt};
+use model::deps::Dependences;
+use model::isl::{new_context, IslError, IslResultExt};
 use crate::schedule::ilp::{self, Backend, IlpError, Outcome};
 use crate::schedule::{self, CoreOptions, Fusion, ScheduleError};
-use crate::scop::Scop;
+use model::scop::Scop;
 use fusable::LevelModel;
 use prune::{build, directions, original_rows};
 use vocab::preorder::Preorder;

@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::fusable::LevelModel;
 use super::{group_index, Allowed, DepGraph, Encoding, FusionError, FusionSpace, PruneStats};
-use crate::scop::Scop;
+use model::scop::Scop;
 use vocab::preorder::Preorder;
 
 /// Pruning at one level: nodes, must-fuse / must-distribute / forbidden

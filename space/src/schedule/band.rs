@@ -8,7 +8,7 @@ use isl_rs::{Set, UnionMap};
 
 use super::group::{DepGroup, Group, Result};
 use super::{tree, Row};
-use crate::isl::IslResultExt;
+use model::isl::IslResultExt;
 
 impl Group<'_> {
     /// The part of each remaining dependence not yet carried by the rows of the

@@ -24,9 +24,9 @@ use super::nontrivial::SEARCH_BUDGET;
 use super::solver::Solver;
 use super::unified::{place_thread_x, thread_mapping, Unified};
 use super::{tree, CoreOptions, CoreSchedule, Fusion, Row, ScheduleError};
-use crate::deps::{DepKind, Dependences};
-use crate::isl::{new_context, IslResultExt};
-use crate::scop::Scop;
+use model::deps::{DepKind, Dependences};
+use model::isl::{new_context, IslResultExt};
+use model::scop::Scop;
 use crate::spatial;
 use vocab::knobs::{Consecutivity, Spatial, Target};
 use vocab::preorder::Preorder;
@@ -39,7 +39,7 @@ pub(super) fn schedule(
 ) -> Result<CoreSchedule> {
     let ctx = new_context();
     let solves_before = ilp::solves();
-    let stated = crate::deps::with_stated_order(&ctx, scop, deps)?;
+    let stated = model::deps::with_stated_order(&ctx, scop, deps)?;
     let deps = &stated;
     let all = dep_groups(&ctx, scop, deps)?;
     let mut solver = Solver {
@@ -92,7 +92,7 @@ pub(super) fn schedule(
         rows.extend(group_rows);
     }
     let tree = tree::build(scop, &preorder, &rows);
-    let violations = crate::legality::violations(&ctx, &scop.context, &tree, deps)?;
+    let violations = model::legality::violations(&ctx, &scop.context, &tree, deps)?;
     if let Some(v) = violations.first() {
         return Err(ScheduleError::Illegal(format!(
             "{} {} -> {}: {}",

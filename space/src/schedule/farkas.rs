@@ -8,7 +8,7 @@
 
 use isl_rs::{Context, DimType, Set, UnionMap};
 
-use crate::isl::{IslError, IslResultExt};
+use model::isl::{IslError, IslResultExt};
 use crate::linalg::null_space;
 
 /// `Σ coeffs[k]·slot[k] + constant (= | >=) 0` where the slots are, in order,
@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn forward_dependence_admits_the_identity_and_rejects_reversal() {
-        let ctx = crate::isl::new_context();
+        let ctx = model::isl::new_context();
         let f = farkas(&ctx, "[n] -> { S[i] -> S[i'] : 0 <= i < i' < n }", "[n] -> { : n >= 0 }")
             .unwrap()
             .unwrap();
@@ -218,7 +218,7 @@ mod tests {
 
     #[test]
     fn vanishing_forms_are_those_of_zero_distance() {
-        let ctx = crate::isl::new_context();
+        let ctx = model::isl::new_context();
         // S[i] -> T[i + 1], 0 <= i < n - 1: slots (cst, n, x, y). (Between
         // two statements: the dual of the wrapped relation, which admits
         // forms of x and y apart.)
@@ -252,7 +252,7 @@ mod tests {
     /// one with parameters in its bounds).
     #[test]
     fn a_self_dependence_through_its_distances_admits_what_the_relation_does() {
-        let ctx = crate::isl::new_context();
+        let ctx = model::isl::new_context();
         let context = "[n] -> { : n >= 0 }";
         for relation in [
             "[n] -> { S[i, j] -> S[i', j'] : 0 <= i, j, i', j' < 3 and (i' > i or (i' = i and j' > j)) }",
@@ -281,7 +281,7 @@ mod tests {
 
     #[test]
     fn empty_relation_has_no_constraints() {
-        let ctx = crate::isl::new_context();
+        let ctx = model::isl::new_context();
         let f = farkas(&ctx, "[n] -> { S[i] -> S[i'] : 0 <= i < i' < n and n < 0 }", "[n] -> { : n >= 0 }")
             .unwrap();
         assert!(f.is_none());

@@ -13,7 +13,7 @@ use super::ilp::Constraint;
 use super::solver::Solver;
 use super::{Row, RowKind, ScheduleError};
 use crate::linalg::rank;
-use crate::scop::Scop;
+use model::scop::Scop;
 
 pub(super) type Result<T> = std::result::Result<T, ScheduleError>;
 

@@ -26,9 +26,9 @@ mod unified;
 
 use serde::{Deserialize, Serialize};
 
-use crate::deps::Dependences;
-use crate::isl::IslError;
-use crate::scop::Scop;
+use model::deps::Dependences;
+use model::isl::IslError;
+use model::scop::Scop;
 use vocab::knobs::SchedulerOptions;
 use vocab::preorder::Preorder;
 

@@ -2,7 +2,7 @@
 //! groups, each group a chain of bands marked permutable and coincident.
 
 use super::{Row, RowKind};
-use crate::scop::Scop;
+use model::scop::Scop;
 use vocab::preorder::Preorder;
 
 /// `2*i - j + n + 1` for statement `stmt` in `row`.

@@ -15,9 +15,9 @@ use super::group::{DepGroup, Group, Layout, Lin, Next, Result, RowStrategy};
 use super::ilp::{Constraint, Problem, Relation};
 use super::solver::Solver;
 use super::{Row, RowKind, ThreadMapping};
-use crate::isl::IslResultExt;
+use model::isl::IslResultExt;
 use crate::linalg::{dot, null_space, rank};
-use crate::scop::Scop;
+use model::scop::Scop;
 use crate::spatial::{self, InterConsecutive, Locality, Reference};
 use vocab::knobs::{Consecutivity, Feautrier, SchedulerOptions, Spatial, Target};
 
@@ -610,7 +610,7 @@ fn innermost_direction(n: usize, references: &[Reference], stmt: usize) -> Optio
         .iter()
         .filter(|r| r.stmt == stmt && r.subscripts.as_ref().is_some_and(|s| !s.is_empty()))
         .collect();
-    refs.sort_by_key(|r| r.kind != crate::scop::AccessKind::Write);
+    refs.sort_by_key(|r| r.kind != model::scop::AccessKind::Write);
     let mut candidates: Vec<Vec<i64>> = (0..n)
         .rev()
         .map(|k| {

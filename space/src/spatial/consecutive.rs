@@ -9,8 +9,8 @@ use isl_rs::{Context, DimType, Map, Schedule, UnionAccessInfo, UnionMap};
 use serde::{Deserialize, Serialize};
 
 use super::{pulled_back, references, tagged, tags, untagged, Reference};
-use crate::isl::{IslError, IslResultExt};
-use crate::scop::{AccessKind, Scop};
+use model::isl::{IslError, IslResultExt};
+use model::scop::{AccessKind, Scop};
 
 /// Inter-statement consecutivity (consecutivity report §3.2.2, innermost
 /// index expression): pairs of instances of two distinct statements whose

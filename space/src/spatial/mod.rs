@@ -25,9 +25,9 @@ use std::collections::HashMap;
 use isl_rs::{Context, DimType, Map, Schedule, UnionAccessInfo, UnionMap, UnionPwMultiAff, UnionSet};
 use serde::{Deserialize, Serialize};
 
-use crate::deps::Dependences;
-use crate::isl::{IslError, IslResultExt};
-use crate::scop::{AccessKind, Scop};
+use model::deps::Dependences;
+use model::isl::{IslError, IslResultExt};
+use model::scop::{AccessKind, Scop};
 use vocab::knobs::Spatial;
 
 mod consecutive;
@@ -395,7 +395,7 @@ fn adjacent(
                     "[{params}] -> {{ {}[{}] -> L_{}[{}] }}",
                     st.name,
                     st.iterators.join(", "),
-                    crate::scop::isl_name(&reference.array),
+                    model::scop::isl_name(&reference.array),
                     out.join(", ")
                 )
             }
@@ -570,7 +570,7 @@ mod tests {
     }
 
     fn scop_of(text: &str) -> Scop {
-        crate::scop::extract_preprocessed(std::path::Path::new("inline.c"), text).unwrap().remove(0)
+        model::scop::extract_preprocessed(std::path::Path::new("inline.c"), text).unwrap().remove(0)
     }
 
     /// Two loops writing the even and the odd elements of A: each write is
@@ -583,7 +583,7 @@ mod tests {
              for (int i = 0; i < n; i++)\n  A[2 * i] = B[i];\n\
              for (int i = 0; i < n; i++)\n  A[2 * i + 1] = C[i];\n#pragma endscop\n}\n",
         );
-        let ctx = crate::isl::new_context();
+        let ctx = model::isl::new_context();
         let pairs = inter_consecutive(&ctx, &scop).unwrap();
         let shape: Vec<(usize, usize)> = pairs.iter().map(|p| (p.first, p.next)).collect();
         assert_eq!(shape, vec![(0, 1), (1, 0)], "{pairs:?}");
@@ -609,7 +609,7 @@ mod tests {
              for (int i = 0; i < 2 * n; i++)\n  A[i] = 0;\n\
              for (int i = 0; i < n; i++)\n  A[2 * i + 1] = C[i];\n#pragma endscop\n}\n",
         );
-        let ctx = crate::isl::new_context();
+        let ctx = model::isl::new_context();
         let pairs = inter_consecutive(&ctx, &scop).unwrap();
         // S2 writes every element of A between S1's and S3's writes, so S1
         // and S3 never pair; S2 pairs with both where no write intervenes:

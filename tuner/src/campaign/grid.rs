@@ -130,8 +130,8 @@ fn code_grid_on(
 /// `code` for one SCoP: where no matrix is worth a transposed copy
 /// (`space::layout::candidates`), `transpose=on` makes the programs
 /// `off` makes, so it is set off and the duplicates dropped.
-pub fn for_scop(code: &[CodeOptions], scop: &space::scop::Scop) -> Result<Vec<CodeOptions>> {
-    let ctx = space::isl::new_context();
+pub fn for_scop(code: &[CodeOptions], scop: &model::scop::Scop) -> Result<Vec<CodeOptions>> {
+    let ctx = model::isl::new_context();
     if !space::layout::candidates(&ctx, scop)?.is_empty() {
         return Ok(code.to_vec());
     }
@@ -314,7 +314,7 @@ mod tests {
                  for (int i = 0; i < n; i++)\n for (int k = 0; k < n; k++)\n for (int j = 0; j <= i; j++)\n\
                  {statement}\n#pragma endscop\n}}\n"
             );
-            space::scop::extract_preprocessed(std::path::Path::new("k.c"), &text).unwrap().remove(0)
+            model::scop::extract_preprocessed(std::path::Path::new("k.c"), &text).unwrap().remove(0)
         };
         let code = code_grid(&[], 2, false).unwrap();
         let syrk = for_scop(&code, &scop("C[i][j] += A[i][k] * A[j][k];")).unwrap();

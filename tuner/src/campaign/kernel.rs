@@ -103,7 +103,7 @@ impl Kernel {
         let mut programs = HashMap::new();
         for d in strategy::datasets(strategy, dataset) {
             let program = program::load(file, d, &build.cc_args, 0)?;
-            space::scop::check_runnable(&program.source, &program.scop)?;
+            model::scop::check_runnable(&program.source, &program.scop)?;
             programs.insert(d, program);
         }
         let max = max_fusion(&programs[&dataset]);

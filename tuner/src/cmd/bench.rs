@@ -191,11 +191,11 @@ fn step_times(f: &Path, opts: &CodegenOptions) -> Result<StepTimes> {
     let t = Instant::now();
     let cc_args = vec![format!("-D{}_DATASET", Dataset::Mini.name())];
     let (source, mut scops) =
-        space::scop::extract(f, &space::scop::ExtractOptions { cc_args, ..Default::default() })?;
+        model::scop::extract(f, &model::scop::ExtractOptions { cc_args, ..Default::default() })?;
     let model = t.elapsed();
     let scop = scops.swap_remove(0);
     let t = Instant::now();
-    let deps = space::deps::analyze(&scop)?;
+    let deps = model::deps::analyze(&scop)?;
     let dep_time = t.elapsed();
     let t = Instant::now();
     let schedule = space::reference::isl_schedule(&scop, &deps)?;

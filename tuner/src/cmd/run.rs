@@ -138,7 +138,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let build = args.build.resolve(&args.file)?;
     let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &build.cc_args, args.scop)?);
-    space::scop::check_runnable(&program.source, &program.scop)?;
+    model::scop::check_runnable(&program.source, &program.scop)?;
     let profile = common::machine_profile(&args.machine)?;
     let Some(slot) = profile.slots.first().cloned() else {
         bail!("machine profile `{}` has no slot", profile.name)
@@ -279,7 +279,7 @@ fn schedule_for(
         (Some(path), _) => {
             let text =
                 std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
-            let ctx = space::isl::new_context();
+            let ctx = model::isl::new_context();
             let applied = space::clay::apply_script(&ctx, &program.scop, &program.deps, &text)
                 .with_context(|| format!("{}", path.display()))?;
             if !applied.code.is_empty() {

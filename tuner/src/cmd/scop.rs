@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
-use space::deps::{self, Dependences};
-use space::scop::{self, ExtractOptions, Scop};
+use model::deps::{self, Dependences};
+use model::scop::{self, ExtractOptions, Scop};
 
 use super::common;
 

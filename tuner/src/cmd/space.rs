@@ -167,8 +167,8 @@ pub fn run(args: Args) -> Result<()> {
 
 fn describe(
     args: &Args,
-    scop: &space::scop::Scop,
-    deps: &space::deps::Dependences,
+    scop: &model::scop::Scop,
+    deps: &model::deps::Dependences,
     space: FusionSpace,
     build_seconds: f64,
 ) -> Result<Level> {

@@ -11,8 +11,8 @@ use anyhow::{Context, Result};
 use executor::measure::Status;
 use executor::pipeline::{self, Answer, Failure};
 use sha2::{Digest, Sha256};
-use space::deps::Dependences;
-use space::scop::Scop;
+use model::deps::Dependences;
+use model::scop::Scop;
 use std::time::Instant;
 
 use crate::campaign::{Reply, SCHEDULES};

@@ -23,7 +23,7 @@
 //! on the point and replaced by a sample.
 
 use super::{count_solve, new_context, Cutoff, IlpError, Outcome, Problem, Relation};
-use crate::isl::IslResultExt as _;
+use model::isl::IslResultExt as _;
 use isl_rs::{Aff, DimType, Set, Val};
 use std::fmt::Write as _;
 
@@ -31,7 +31,7 @@ fn err(what: &'static str) -> impl Fn() -> String {
     move || what.to_string()
 }
 
-fn solver(e: crate::isl::IslError) -> IlpError {
+fn solver(e: model::isl::IslError) -> IlpError {
     IlpError::Solver(e.to_string())
 }
 

@@ -33,7 +33,7 @@
 
 use std::cell::Cell;
 
-use crate::isl::new_context;
+use model::isl::new_context;
 
 /// An integer variable with optional bounds.
 ///

@@ -1,5 +1,5 @@
 //! Rewrites of the model that a variant's code must honour: arrays the
-//! region makes at its start (`crate::layout`) and scalars given a copy per
+//! region makes at its start (`space::layout`) and scalars given a copy per
 //! loop iteration (`crate::expansion`). The data lives with the SCoP; the
 //! analyses that choose them live above it.
 

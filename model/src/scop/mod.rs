@@ -46,7 +46,7 @@ pub struct Scop {
     /// The same order as a flat `2d+1` union map, padded to a common depth.
     pub schedule_map: String,
     /// Arrays the region makes at its start from other arrays (the
-    /// `transpose` knob, [`crate::layout`]); none in an extracted SCoP.
+    /// `transpose` knob, `space::layout`); none in an extracted SCoP.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub copies: Vec<TransposedCopy>,
     /// Scalars given a copy per loop iteration for GPU variants
