@@ -31,12 +31,12 @@ use splice::{copy_code, splice};
 use transform::transform;
 
 use isl_rs::{Context, Schedule, Set, UnionPwMultiAff, UnionSet};
-use serde::{Deserialize, Serialize};
-use space::clay::Planned;
 use model::deps::Dependences;
 use model::isl::{new_context, IslError, IslResultExt};
 use model::legality::{self, Violation};
 use model::scop::{Scop, Source};
+use serde::{Deserialize, Serialize};
+use space::clay::Planned;
 use vocab::knobs::{CodeOptions, Consecutivity, PostTileReorder, SchedulerOptions, Target, Wavefront};
 
 /// How to turn a schedule into loops.

@@ -5,10 +5,10 @@
 //! `space::clay::apply_script` and a [`CodegenOptions::plan`], the script gives the same
 //! program again.
 
-use space::clay::{self, script, ClayError, ClayForm, CodeStep, Step};
 use model::deps::Dependences;
 use model::isl::{new_context, IslError};
 use model::scop::{Scop, Source};
+use space::clay::{self, script, ClayError, ClayForm, CodeStep, Step};
 
 use codegen::{self, CodegenError, CodegenOptions};
 

@@ -6,14 +6,14 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
 use model::deps::Dependences;
-use space::schedule::{CoreOptions, Memo};
 use model::scop::{Scop, Source};
+use serde::{Deserialize, Serialize};
+use space::schedule::{CoreOptions, Memo};
 use vocab::knobs::{CodeOptions, Point, Scheduler};
 
-use codegen::{self, CodegenError, CodegenOptions};
 use crate::measure::Status;
+use codegen::{self, CodegenError, CodegenOptions};
 
 /// Why a point produced no program.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

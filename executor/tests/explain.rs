@@ -7,8 +7,8 @@ use std::time::Duration;
 use codegen::CodegenOptions;
 use executor::explain::explain;
 use executor::pipeline;
-use space::clay::{self, refines, tree_map, Action};
 use model::isl::new_context;
+use space::clay::{self, refines, tree_map, Action};
 use testkit::{load, Kernel};
 use vocab::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Simd};
 

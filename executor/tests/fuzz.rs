@@ -32,8 +32,8 @@ use executor::evaluate::Evaluator;
 use executor::measure::Status;
 use executor::pipeline;
 use executor::runtime::Tolerance;
-use space::schedule::{CoreOptions, Fusion, ScheduleError};
 use model::scop::{self, ExtractOptions};
+use space::schedule::{CoreOptions, Fusion, ScheduleError};
 use testkit::random_scop::{self, Options, Rng};
 use vocab::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions};
 

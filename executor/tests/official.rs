@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use executor::build::Extras;
 use codegen::{self, CodegenOptions};
+use executor::build::Extras;
 use executor::measure::Status;
 use executor::runtime::Tolerance;
 use model::deps;

@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 
 use isl_rs::{Context, Map};
 
+use crate::spatial;
 use model::isl::{IslError, IslResultExt};
 use model::scop::{isl_name, AccessKind, Array, Scop, TransposedCopy};
-use crate::spatial;
 
 /// The name of `array`'s transposed copy.
 pub fn copy_name(array: &str) -> String {

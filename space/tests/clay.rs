@@ -6,14 +6,14 @@
 use std::path::Path;
 use std::time::Duration;
 
+use model::deps;
+use model::isl::new_context;
+use model::scop::Scop;
 use space::clay::{
     apply_script, explain, refines, same_order, script, to_banded_tree, to_tree, tree_map, ApplyError,
     ClayForm,
 };
-use model::deps;
-use model::isl::new_context;
 use space::schedule;
-use model::scop::Scop;
 use vocab::knobs::SchedulerOptions;
 
 fn name(path: &Path) -> String {

@@ -2,8 +2,8 @@
 //! inter-statement constraints in the unified scheduler's ILPs.
 
 use model::deps;
-use space::schedule;
 use model::scop::{self, Scop};
+use space::schedule;
 use vocab::knobs::SchedulerOptions;
 use vocab::preorder::Preorder;
 

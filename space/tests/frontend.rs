@@ -8,8 +8,8 @@ use isl_rs::UnionMap;
 use model::deps::{self, Dependences};
 use model::isl::new_context;
 use model::legality;
-use space::schedule;
 use model::scop::{self, AccessKind, ExtractOptions, Scop};
+use space::schedule;
 use vocab::knobs::SchedulerOptions;
 
 fn own(name: &str) -> PathBuf {

@@ -4,11 +4,11 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
-use rand::SeedableRng;
 use model::deps::{DepKind, Dependences};
+use model::scop::Scop;
+use rand::SeedableRng;
 use space::fusion::{Count, Criterion, FusionOptions, FusionSpace, Objective};
 use space::schedule::{self, CoreOptions, Fusion};
-use model::scop::Scop;
 use vocab::preorder::Preorder;
 
 fn load(rel: &str) -> (Scop, Dependences) {

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use model::deps;
 use model::isl::new_context;
 use model::legality;
-use space::schedule::{self, CoreOptions};
 use model::scop::{self, ExtractOptions};
+use space::schedule::{self, CoreOptions};
 use vocab::knobs::SchedulerOptions;
 
 fn own(name: &str) -> PathBuf {

@@ -2,8 +2,8 @@
 //! the fusion structures it is asked to honour.
 
 use model::deps::Dependences;
-use space::schedule::{self, CoreOptions, CoreSchedule, Fusion, RowKind, ScheduleError};
 use model::scop::Scop;
+use space::schedule::{self, CoreOptions, CoreSchedule, Fusion, RowKind, ScheduleError};
 use vocab::preorder::Preorder;
 
 fn load(rel: &str) -> (Scop, Dependences) {

@@ -2,8 +2,8 @@
 //! and what each knob changes.
 
 use model::deps::Dependences;
-use space::schedule::{self, CoreOptions, CoreSchedule, RowKind};
 use model::scop::Scop;
+use space::schedule::{self, CoreOptions, CoreSchedule, RowKind};
 use vocab::knobs::SchedulerOptions;
 
 fn load(rel: &str) -> (Scop, Dependences) {

@@ -10,8 +10,8 @@
 use std::process::Command;
 use std::time::Duration;
 
-use executor::build::{Builder, Compiler};
 use codegen::{self, CodegenOptions};
+use executor::build::{Builder, Compiler};
 
 use crate::Kernel;
 

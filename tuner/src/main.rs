@@ -1,15 +1,9 @@
-//! `polytune`: the command line. Argument parsing and printing only; the work
+//! `polytune`: the command line over the `tuner` library. Argument parsing and printing only; the work
 //! happens in the library crates.
 
-mod campaign;
 mod cmd;
-mod exit;
-mod memo;
-mod noise;
-mod program;
-mod slurm;
-mod strategy;
-mod units;
+
+use tuner::{campaign, exit, memo, noise, program, slurm, strategy, units};
 
 use std::process::ExitCode;
 

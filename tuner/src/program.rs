@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use executor::machine::{self, MachineProfile};
-use serde::{Deserialize, Serialize};
 use model::deps::{self, Dependences};
 use model::scop::{self, ExtractOptions, Scop, Source};
+use serde::{Deserialize, Serialize};
 
 /// PolyBench's five dataset sizes.
 #[derive(

@@ -20,11 +20,11 @@ use isl_rs::{
     ASTLoopType, Context, DimType, Id, MultiVal, Schedule, ScheduleNode, ScheduleNodeType, UnionMap,
     UnionSet, Val,
 };
-use space::clay::{Action, Planned};
 use model::deps::Dependences;
 use model::isl::{IslError, IslResultExt};
 use model::legality::{self, Violation};
 use model::scop::Scop;
+use space::clay::{Action, Planned};
 use vocab::knobs::Simd;
 use vocab::knobs::Wavefront;
 

@@ -41,12 +41,12 @@ pub use count::Count;
 pub use encoding::{Affine, Allowed, Encoding, Var};
 pub use graph::{DepGraph, Edge};
 
-use model::deps::Dependences;
-use model::isl::{new_context, IslError, IslResultExt};
 use crate::schedule::ilp::{self, Backend, IlpError, Outcome};
 use crate::schedule::{self, CoreOptions, Fusion, ScheduleError};
-use model::scop::Scop;
 use fusable::LevelModel;
+use model::deps::Dependences;
+use model::isl::{new_context, IslError, IslResultExt};
+use model::scop::Scop;
 use prune::{build, directions, original_rows};
 use vocab::preorder::Preorder;
 

@@ -24,10 +24,10 @@ use super::nontrivial::SEARCH_BUDGET;
 use super::solver::Solver;
 use super::unified::{place_thread_x, thread_mapping, Unified};
 use super::{tree, CoreOptions, CoreSchedule, Fusion, Row, ScheduleError};
+use crate::spatial;
 use model::deps::{DepKind, Dependences};
 use model::isl::{new_context, IslResultExt};
 use model::scop::Scop;
-use crate::spatial;
 use vocab::knobs::{Consecutivity, Spatial, Target};
 use vocab::preorder::Preorder;
 

@@ -8,8 +8,8 @@
 
 use isl_rs::{Context, DimType, Set, UnionMap};
 
-use model::isl::{IslError, IslResultExt};
 use crate::linalg::null_space;
+use model::isl::{IslError, IslResultExt};
 
 /// `Σ coeffs[k]·slot[k] + constant (= | >=) 0` where the slots are, in order,
 /// the constant term, one per parameter, one per source dimension and one per

@@ -15,10 +15,10 @@ use super::group::{DepGroup, Group, Layout, Lin, Next, Result, RowStrategy};
 use super::ilp::{Constraint, Problem, Relation};
 use super::solver::Solver;
 use super::{Row, RowKind, ThreadMapping};
-use model::isl::IslResultExt;
 use crate::linalg::{dot, null_space, rank};
-use model::scop::Scop;
 use crate::spatial::{self, InterConsecutive, Locality, Reference};
+use model::isl::IslResultExt;
+use model::scop::Scop;
 use vocab::knobs::{Consecutivity, Feautrier, SchedulerOptions, Spatial, Target};
 
 /// Lexmins one schedule may spend on the unified scheduler's locality ILPs

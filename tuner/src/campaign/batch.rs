@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Result;
-use executor::build::{BuildOutcome, Builder};
 use codegen::Cuda;
+use executor::build::{BuildOutcome, Builder};
 use executor::cuda::Nvcc;
 use executor::measure::Status;
 use executor::pipeline::{Answer, Failure};
@@ -114,7 +114,7 @@ impl Program<'_> {
 /// What `polytune variant` prints: the point's answer and what its
 /// scheduling and code generation took.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Reply {
+pub struct Reply {
     pub answer: Answer,
     pub schedule_s: f64,
     pub codegen_s: f64,

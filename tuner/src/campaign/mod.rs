@@ -13,7 +13,7 @@ mod batch;
 pub use batch::SCHEDULES;
 mod config;
 use batch::Made;
-pub(crate) use batch::Reply;
+pub use batch::Reply;
 pub use config::{Budget, Config, KernelSpec, TraceEntry, RACE};
 pub mod grid;
 mod kernel;

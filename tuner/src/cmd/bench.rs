@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use executor::build::{Builder, Compiler};
 use codegen::{self, CodegenOptions};
+use executor::build::{Builder, Compiler};
 
 use super::common::{self, Dataset};
 

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use serde::Serialize;
 use model::deps::{self, Dependences};
 use model::scop::{self, ExtractOptions, Scop};
+use serde::Serialize;
 
 use super::common;
 

@@ -10,9 +10,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use executor::measure::Status;
 use executor::pipeline::{self, Answer, Failure};
-use sha2::{Digest, Sha256};
 use model::deps::Dependences;
 use model::scop::Scop;
+use sha2::{Digest, Sha256};
 use std::time::Instant;
 
 use crate::campaign::{Reply, SCHEDULES};

@@ -23,8 +23,8 @@
 //! on the point and replaced by a sample.
 
 use super::{count_solve, new_context, Cutoff, IlpError, Outcome, Problem, Relation};
-use model::isl::IslResultExt as _;
 use isl_rs::{Aff, DimType, Set, Val};
+use model::isl::IslResultExt as _;
 use std::fmt::Write as _;
 
 fn err(what: &'static str) -> impl Fn() -> String {
