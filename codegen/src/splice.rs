@@ -100,12 +100,12 @@ fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
         let mut loops = Printer::plain(2, DUMP_PREFIX, &prefix, Default::default());
         loops.node(&ast, None)?;
         let params = vars.join(", ");
-        let element: String = vars.iter().map(|v| format!("[({v})]")).collect();
+        let element = a.element(&vars.iter().map(|v| format!("({v})")).collect::<Vec<_>>());
         let macro_name = format!("{DUMP_PREFIX}{isl}");
         out.push_str(&format!(
             "  {{\n    unsigned long polytune_n = 0;\n{AST_MACROS}#define {macro_name}({params}) polytune_n++\n{loops}\
              #undef {macro_name}\n    {ty} *polytune_buf = ({ty} *)__builtin_malloc(polytune_n * sizeof({ty}) + 1);\n    \
-             polytune_n = 0;\n#define {macro_name}({params}) polytune_buf[polytune_n++] = {name}{element}\n{loops}\
+             polytune_n = 0;\n#define {macro_name}({params}) polytune_buf[polytune_n++] = {element}\n{loops}\
              #undef {macro_name}\n{UNDEF_AST_MACROS}    polytune_rt_dump(\"{name}\", \"{ty}\", (const void *)polytune_buf, \
              polytune_n * sizeof({ty}));\n    __builtin_free(polytune_buf);\n  }}\n",
             loops = loops.out,

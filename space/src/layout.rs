@@ -35,14 +35,16 @@ pub fn copy_name(array: &str) -> String {
 /// times (syrk's `C[i][j] += A[i][k] * A[j][k]` reads `A` n times):
 /// elsewhere the copy costs as much as the statement's own reads.
 /// Matrices with an unknown extent or a subscript isl cannot state as one
-/// affine form, local ones and written ones are never chosen.
+/// affine form, local ones, written ones and struct members are never chosen.
 pub fn candidates(ctx: &Context, scop: &Scop) -> Result<Vec<String>, IslError> {
     let refs = spatial::references(ctx, scop)?;
     let mut votes: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for a in scop
         .arrays
         .iter()
-        .filter(|a| a.rank() == 2 && !a.written && !a.local && a.extents.iter().all(|e| e.is_some()))
+        // A struct member's elements are not a matrix of their own in memory.
+        .filter(|a| a.rank() == 2 && !a.written && !a.local && !a.name.contains('.'))
+        .filter(|a| a.extents.iter().all(|e| e.is_some()))
     {
         votes.insert(a.name.as_str(), (0, 0));
     }

@@ -182,6 +182,22 @@ fn struct_members_are_arrays_of_their_own() {
     schedules_legally("structs.c");
 }
 
+#[test]
+fn members_of_arrays_of_structs_are_arrays_over_the_elements_and_their_own_dimensions() {
+    let (s, d) = load("structarray.c");
+    let arrays: Vec<(&str, usize, bool)> =
+        s.arrays.iter().map(|a| (a.name.as_str(), a.rank(), a.written)).collect();
+    assert_eq!(arrays, [("P[].y", 2, true), ("P[].x", 1, false), ("G[][].c", 2, true), ("out", 1, true)]);
+    assert!(equal_relations(&s.statements[0].accesses[0].relation, "{ S1[i, k] -> P___y[i - 1, k] }"));
+    // The C text of an element, as the output dump prints it.
+    let y = &s.arrays[0];
+    assert_eq!(y.element(&["i".into(), "k".into()]), "P[i].y[k]");
+    assert_eq!(s.arrays[2].element(&["a".into(), "b".into()]), "G[a][b].c");
+    // S1 carries its own flow along i; S2 reads what S1 wrote.
+    assert!(d.deps.iter().any(|dep| dep.relation.contains("S1[") && dep.relation.contains("S2[")), "{d:?}");
+    schedules_legally("structarray.c");
+}
+
 /// Extracts from C text written to a temporary file.
 fn extract_text(name: &str, code: &str) -> Result<Vec<Scop>, scop::ScopError> {
     let dir = std::env::temp_dir().join(format!("polytune-frontend-{}", std::process::id()));

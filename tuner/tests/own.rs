@@ -31,6 +31,7 @@ fn programs_in_the_model_run_verified_under_the_unified_scheduler() {
         "purefn.c",
         "blockdecl.c",
         "structs.c",
+        "structarray.c",
         "negative.c",
         "neverruns.c",
         "localstruct.c",
@@ -43,6 +44,18 @@ fn programs_in_the_model_run_verified_under_the_unified_scheduler() {
         assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["status"], "ok", "{name}: {report}");
+    }
+    // Struct members on the GPU: emulated and verified, with no CUDA form
+    // (a member's elements are not one array to copy to the device).
+    for name in ["structs.c", "structarray.c"] {
+        let file = own(name);
+        let args =
+            ["run", file.to_str().unwrap(), "--schedule", "unified", "--set", "target=gpu", "--runs", "2"];
+        let (out, _) = polytune(&format!("gpu-{name}"), &[&args[..], &["--json"]].concat());
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["status"], "ok", "{name}: {report}");
+        assert!(report["emulated"] == true && report["cuda"].is_null(), "{name}: {report}");
     }
 }
 

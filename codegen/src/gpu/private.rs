@@ -48,7 +48,8 @@ pub(crate) fn promote(
     let names = super::shared::statements(&domain)?;
     let stmts: Vec<_> = cfg.scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
     for array in &cfg.scop.arrays {
-        if array.rank() == 0 || element_bytes(&array.element_type).is_none() {
+        // A struct member's uses are not spelled `name[...]`: never promoted.
+        if array.rank() == 0 || array.name.contains('.') || element_bytes(&array.element_type).is_none() {
             continue;
         }
         let refs: Vec<(&Access, &[String])> = stmts

@@ -301,7 +301,8 @@ fn stage_copies(
     let stmts: Vec<_> = cfg.scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
     let mut copies = Vec::new();
     for array in &cfg.scop.arrays {
-        if array.rank() == 0 || written.contains(&array.name) {
+        // A struct member's uses are not spelled `name[...]`: never promoted.
+        if array.rank() == 0 || array.name.contains('.') || written.contains(&array.name) {
             continue;
         }
         let Some(bytes) = element_bytes(&array.element_type) else { continue };

@@ -11,8 +11,8 @@ const ISL_KEYWORDS: &[&str] = &[
 /// The isl spelling of a C identifier.
 pub fn isl_name(c_name: &str) -> String {
     if c_name.contains('.') {
-        // A struct member `s.f` (an array of its own).
-        return c_name.replace('.', "__");
+        // A struct member `s.f` or `P[].f` (an array of its own).
+        return c_name.replace("[]", "_").replace('.', "__");
     }
     if ISL_KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(c_name)) {
         format!("{c_name}_")

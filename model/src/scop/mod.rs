@@ -145,6 +145,30 @@ pub struct Array {
 }
 
 impl Array {
+    /// The C text of the element at `subscripts` (C expressions, one per
+    /// dimension): `A[i][j]`, a struct member's `g.u[i]`, and for a member
+    /// of an array of structs, named `P[].y`, `P[i].y[k]`.
+    pub fn element(&self, subscripts: &[String]) -> String {
+        let mut out = String::new();
+        let mut rest = subscripts.iter();
+        let segments: Vec<&str> = self.name.split('.').collect();
+        for (n, segment) in segments.iter().enumerate() {
+            if n > 0 {
+                out.push('.');
+            }
+            let base = segment.trim_end_matches("[]");
+            out.push_str(base);
+            let count = match n + 1 == segments.len() {
+                true => rest.len(),
+                false => (segment.len() - base.len()) / 2,
+            };
+            for s in rest.by_ref().take(count) {
+                out.push_str(&format!("[{s}]"));
+            }
+        }
+        out
+    }
+
     pub fn rank(&self) -> usize {
         self.extents.len()
     }

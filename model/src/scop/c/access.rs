@@ -276,7 +276,11 @@ impl Walk<'_> {
         }
         indices.reverse();
         let (name, decl) = if base.kind() == "field_expression" {
-            self.member(base)?
+            // The struct elements' subscripts come first (`P[i].y[k]`).
+            let (name, decl, mut outer) = self.member(base)?;
+            outer.append(&mut indices);
+            indices = outer;
+            (name, decl)
         } else {
             self.variable(node, base, indices.len())?
         };
@@ -388,46 +392,59 @@ impl Walk<'_> {
         Ok((name, decl))
     }
 
-    /// A struct member, `s.f` or `s.g.f`: an array (or scalar) of its own,
-    /// named by its path, as pet models fields. Members reached through a
-    /// pointer or an array of structs are refused.
-    fn member(&mut self, node: Node) -> Result<(String, Decl)> {
+    /// A struct member, `s.f`, `s.g.f` or `P[i].y`: an array (or scalar)
+    /// of its own, named by its path, as pet models fields. A member of
+    /// an array of structs is an array over the struct array's subscripts
+    /// then its own (`P[i].y[k]` is element `[i, k]` of `P[].y`; the
+    /// subscripts of the struct elements on its way are returned, in
+    /// order). Members reached through a pointer are refused.
+    fn member<'n>(&mut self, node: Node<'n>) -> Result<(String, Decl, Vec<Node<'n>>)> {
         let operator = node.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
         if operator != "." {
             return Err(self.struct_member(node, "it is reached through a pointer"));
         }
         let field = node.child_by_field_name("field").map(|f| self.text(f).to_string()).unwrap_or_default();
-        let inner = strip_parens(node.child_by_field_name("argument").unwrap());
-        let (path, outer) = match inner.kind() {
+        let mut inner = strip_parens(node.child_by_field_name("argument").unwrap());
+        let mut element = Vec::new();
+        while inner.kind() == "subscript_expression" {
+            element.push(inner.child_by_field_name("index").unwrap());
+            inner = strip_parens(inner.child_by_field_name("argument").unwrap());
+        }
+        element.reverse();
+        let (path, outer, mut subscripts) = match inner.kind() {
             "identifier" => {
                 let name = self.text(inner).to_string();
                 let decl = self.decls.get(&name).cloned();
-                (
-                    name,
-                    decl.ok_or_else(|| self.err(inner, format!("`{}` is not declared", self.text(inner))))?,
-                )
+                let decl = decl.ok_or_else(|| self.err(inner, format!("`{name}` is not declared")))?;
+                (name, decl, Vec::new())
             }
             "field_expression" => self.member(inner)?,
-            _ => {
-                return Err(
-                    self.struct_member(node, "it is a member of an array element or a computed struct")
-                )
-            }
+            _ => return Err(self.struct_member(node, "it is a member of a computed struct")),
         };
-        if !outer.extents.is_empty() {
-            return Err(self.struct_member(node, "its struct is reached through a pointer or an array"));
+        // The struct's own dimensions, all subscripted: one element.
+        if outer.extents.len() != subscripts.len() + element.len() {
+            return Err(
+                self.struct_member(node, "its struct is reached through a pointer or a partly indexed array")
+            );
         }
-        let decl = self.structs.get(&outer.ty).and_then(|fields| fields.get(&field)).cloned();
-        let decl = decl.ok_or_else(|| {
+        let fields = self.structs.get(&outer.ty).and_then(|fields| fields.get(&field)).cloned();
+        let own = fields.ok_or_else(|| {
             self.struct_member(node, &format!("the fields of `{}` are not in this file", outer.ty))
         })?;
-        let name = format!("{path}.{field}");
+        let name = format!("{path}{}.{field}", "[]".repeat(element.len()));
         if self.decls.contains_key(&isl_name(&name)) {
             return Err(self.struct_member(
                 node,
                 &format!("its model name `{}` is taken by a variable", isl_name(&name)),
             ));
         }
-        Ok((name, Decl { integer: false, ..decl }))
+        subscripts.extend(element);
+        let decl = Decl {
+            extents: outer.extents.iter().chain(&own.extents).cloned().collect(),
+            sizes: outer.sizes.iter().chain(&own.sizes).cloned().collect(),
+            integer: false,
+            ..own
+        };
+        Ok((name, decl, subscripts))
     }
 }
