@@ -490,3 +490,48 @@ fn points_with_one_scheduler_share_one_schedule() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The subcommands `--help` lists under `Commands:` (clap's own `help` aside).
+fn subcommands(args: &[&str]) -> Vec<String> {
+    let out = polytune(args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let list = text.split("Commands:\n").nth(1).unwrap_or("");
+    list.lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// The manual and the binary agree: every subcommand `--help` lists has a
+/// section of the guide, and every knob `--set` takes is named there.
+#[test]
+fn the_guide_has_a_section_for_every_subcommand_and_names_every_knob() {
+    let guide = std::fs::read_to_string(root().join("docs/guide.md")).unwrap();
+    let mut missing = Vec::new();
+    let top = subcommands(&["--help"]);
+    assert!(top.len() > 10 && top.contains(&"tune".to_string()), "{top:?}");
+    for c in &top {
+        if !guide.contains(&format!("### `polytune {c}`")) {
+            missing.push(format!("polytune {c}"));
+        }
+    }
+    for c in subcommands(&["bench", "--help"]) {
+        if !guide.contains(&format!("### `polytune bench {c}`")) {
+            missing.push(format!("polytune bench {c}"));
+        }
+    }
+    // `--set` with an unknown knob lists them all.
+    let out = polytune(&["run", "x.c", "--set", "no_such_knob=1"]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let knobs =
+        err.split("(knobs: ").nth(1).and_then(|k| k.split(')').next()).unwrap_or_else(|| panic!("{err}"));
+    for k in knobs.split(", ") {
+        if !guide.contains(&format!("`{k}")) {
+            missing.push(format!("knob {k}"));
+        }
+    }
+    assert!(missing.is_empty(), "not in docs/guide.md: {missing:?}");
+}
