@@ -105,7 +105,20 @@ impl Evaluator {
         built: &BuildOutcome,
         threads: Option<usize>,
     ) -> Measurement {
-        let config = MeasureConfig { threads, ..self.config.clone() };
+        self.measure_in(reference, built, threads, &[])
+    }
+
+    /// [`measure`](Self::measure) with `env` added to the program's
+    /// environment (a point's run settings, `CodeOptions::run_env`).
+    pub fn measure_in(
+        &self,
+        reference: &Reference,
+        built: &BuildOutcome,
+        threads: Option<usize>,
+        env: &[(String, String)],
+    ) -> Measurement {
+        let mut config = MeasureConfig { threads, ..self.config.clone() };
+        config.env.extend(env.iter().cloned());
         measure_outcome(&reference.dump, built, &self.slot, &config, reference.wall_s)
     }
 }

@@ -364,3 +364,23 @@ fn dump_format_round_trip_and_errors() {
     assert!(parse_dump(&bytes[..bytes.len() - 3]).is_err());
     assert!(parse_dump(b"XXXX").is_err());
 }
+
+/// A point's run settings (`CodeOptions::run_env`) reach the measured
+/// program's environment: a program whose output depends on the OpenMP
+/// wait policy matches the reference only when none is set.
+#[test]
+fn a_points_run_settings_reach_the_programs_environment() {
+    let reference = reference();
+    let region = r#"{ const char *w = getenv("OMP_WAIT_POLICY"); n_out[0] = w ? (int) strlen(w) : 0; }"#;
+    let bin = build(&program("", region, ""));
+    let wall = Some(1.0);
+    let code = |setting: &str| vocab::knobs::CodeOptions::default().with_settings(&[setting]).unwrap();
+    let config = |setting: &str| MeasureConfig { env: code(setting).run_env(), ..fast_config() };
+    let m = measure_against(&reference, &bin, &slot(), &config("omp_wait=default"), wall);
+    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+    for policy in ["passive", "active"] {
+        let m = measure_against(&reference, &bin, &slot(), &config(&format!("omp_wait={policy}")), wall);
+        assert_eq!(m.status, Status::Wrong, "{policy}: {}", m.reason);
+        assert!(m.reason.contains("n_out"), "{policy}: {}", m.reason);
+    }
+}

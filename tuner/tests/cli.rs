@@ -535,3 +535,17 @@ fn the_guide_has_a_section_for_every_subcommand_and_names_every_knob() {
     }
     assert!(missing.is_empty(), "not in docs/guide.md: {missing:?}");
 }
+
+/// A run setting replays with `run --set`: gemm's variant on two threads
+/// under each OpenMP wait policy, verified.
+#[test]
+fn a_variant_runs_verified_under_each_wait_policy() {
+    let gemm = root().join("polybench/linear-algebra/gemm.c");
+    for policy in ["passive", "active"] {
+        let set = format!("omp_wait={policy}");
+        let args = [gemm.to_str().unwrap(), "--schedule", "unified", "--dataset", "MINI", "--threads", "2"];
+        let report =
+            run_json(&format!("wait-{policy}"), &[&args[..], &["--set", &set, "--runs", "2"]].concat());
+        assert_eq!(report["status"], "ok", "{policy}: {report}");
+    }
+}

@@ -135,6 +135,26 @@ pub enum OmpSchedule {
     Dynamic,
 }
 
+/// How idle OpenMP threads wait for work: a property of the run, not of
+/// the code (`OMP_WAIT_POLICY` in the measured program's environment).
+/// Spinning threads answer fastest on quiet cores; on a virtual machine
+/// whose host takes cores away, threads that sleep can be steadier.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OmpWait {
+    /// The OpenMP runtime's own choice (no variable set).
+    #[default]
+    Default,
+    Passive,
+    Active,
+}
+
+impl OmpWait {
+    fn is_default(&self) -> bool {
+        *self == OmpWait::Default
+    }
+}
+
 /// Knobs that shape the generated code of any schedule (original, isl's or
 /// ours) without changing the schedule itself. The defaults are the code
 /// polytune generated before these knobs existed; a point at the defaults
@@ -191,6 +211,10 @@ pub struct CodeOptions {
     /// Not with wavefronts (their tile loops are skewed).
     #[serde(skip_serializing_if = "is_one")]
     pub l2_tile: u32,
+    /// How the program's OpenMP threads wait ([`OmpWait`]): set in its
+    /// environment when it runs, the program's text unchanged.
+    #[serde(skip_serializing_if = "OmpWait::is_default")]
+    pub omp_wait: OmpWait,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -219,6 +243,7 @@ impl Default for CodeOptions {
             gpu_global: false,
             gpu_thread_tile: 0,
             l2_tile: 1,
+            omp_wait: OmpWait::Default,
         }
     }
 }
@@ -226,6 +251,15 @@ impl Default for CodeOptions {
 impl CodeOptions {
     pub fn is_default(&self) -> bool {
         *self == CodeOptions::default()
+    }
+
+    /// The environment the program runs with, beyond the protocol's own.
+    pub fn run_env(&self) -> Vec<(String, String)> {
+        match self.omp_wait {
+            OmpWait::Default => Vec::new(),
+            OmpWait::Passive => vec![("OMP_WAIT_POLICY".into(), "passive".into())],
+            OmpWait::Active => vec![("OMP_WAIT_POLICY".into(), "active".into())],
+        }
     }
 }
 
@@ -403,6 +437,12 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         values: "default|128|256|512",
         set: |o, v| set_one_of_or_zero(&mut o.vector_width, v, "default", &[128, 256, 512]),
         get: |o| zero_as(o.vector_width, "default"),
+    },
+    Knob {
+        name: "omp_wait",
+        values: "default|passive|active",
+        set: |o, v| set_enum(&mut o.omp_wait, v),
+        get: |o| get_enum(&o.omp_wait),
     },
     Knob {
         name: "transpose",

@@ -76,6 +76,9 @@ pub(super) struct Program<'a> {
     pub code: &'a str,
     /// A GPU point's CUDA form, built for the profile's GPU slots.
     pub cuda: Option<(&'a Nvcc, &'a Cuda)>,
+    /// The environment it runs with (`CodeOptions::run_env`): one program
+    /// under two wait policies is measured twice, built once.
+    pub env: &'a [(String, String)],
 }
 
 impl Program<'_> {
@@ -83,7 +86,11 @@ impl Program<'_> {
     /// measured once.
     pub fn key(&self) -> String {
         match self.cuda {
-            None => self.builder.key(self.code),
+            None if self.env.is_empty() => self.builder.key(self.code),
+            None => {
+                let env: Vec<String> = self.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                self.builder.key(&format!("{}\n/* run with {} */\n", self.code, env.join(" ")))
+            }
             Some((nvcc, c)) => {
                 let both = format!("{}\n/* CUDA ({}) */\n{}", c.program, nvcc.flags.join(" "), c.unit);
                 self.builder.key(&both)
@@ -104,7 +111,9 @@ impl Program<'_> {
     pub fn source(&self) -> BuildRef {
         let key = self.key();
         let path: PathBuf = match self.cuda {
-            None => self.builder.cache_dir().join("variants").join(format!("{key}.c")),
+            None => {
+                self.builder.cache_dir().join("variants").join(format!("{}.c", self.builder.key(self.code)))
+            }
             Some((nvcc, c)) => executor::cuda::unit_path(self.builder, nvcc, &c.unit),
         };
         BuildRef { source_hash: key, source_path: path.display().to_string() }
@@ -263,10 +272,12 @@ impl Campaign<'_> {
                         Ok(((schedule, code, cuda), builder)) => {
                             // A GPU point's CUDA form where the profile has GPU slots.
                             let cuda = cuda.filter(|_| self.gpus.is_some());
+                            let env = point.code.run_env();
                             let program = Program {
                                 builder: &builder,
                                 code: &code,
                                 cuda: cuda.as_ref().and_then(|c| Some((nvcc?, c))),
+                                env: &env,
                             };
                             let key = program.key();
                             let first = !self.measured_code.contains_key(&key)
@@ -302,6 +313,23 @@ impl Campaign<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One program under two run settings: two keys (measured apart), one
+    /// source file and one build.
+    #[test]
+    fn a_run_setting_makes_a_program_of_its_own_key_on_one_build() {
+        let dir = std::env::temp_dir().join(format!("polytune-key-{}", process::unique_suffix()));
+        let builder = Builder::new(executor::build::Compiler::default(), dir.clone()).unwrap();
+        let code = "int main(void) { return 0; }\n";
+        let passive = vocab::knobs::CodeOptions::default().with_settings(&["omp_wait=passive"]).unwrap();
+        let env = passive.run_env();
+        let plain = Program { builder: &builder, code, cuda: None, env: &[] };
+        let waiting = Program { env: &env, ..plain };
+        assert_ne!(plain.key(), waiting.key());
+        assert_eq!(plain.key(), builder.key(code));
+        assert_eq!(plain.source().source_path, waiting.source().source_path);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// A killed campaign's directory goes when the next campaign starts; a
     /// running campaign's, or one used within the hour, stays.

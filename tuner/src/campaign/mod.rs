@@ -464,7 +464,8 @@ impl<'a> Campaign<'a> {
                 code: Default::default(),
             };
             let source =
-                batch::Program { builder: &self.evaluator.builder, code: &original, cuda: None }.source();
+                batch::Program { builder: &self.evaluator.builder, code: &original, cuda: None, env: &[] }
+                    .source();
             self.record(program, Role::Reference, &point, None, Some(source), &reference.measurement, None)?;
         }
         Ok(reference)
@@ -496,7 +497,10 @@ impl<'a> Campaign<'a> {
             ready.iter_mut().enumerate().filter_map(|(i, m)| Some((i, m.build.take()?))).collect();
         let todo: Vec<_> = builds
             .into_iter()
-            .map(|(i, b)| (&ready[i].key, Some(ready[i].point.threads), ready[i].cuda.is_some(), b))
+            .map(|(i, b)| {
+                let point = &ready[i].point;
+                (&ready[i].key, Some(point.threads), ready[i].cuda.is_some(), point.code.run_env(), b)
+            })
             .collect();
         // Nothing of ours runs on the slots now: are they quiet?
         let note = match todo.is_empty() {
@@ -541,7 +545,8 @@ impl<'a> Campaign<'a> {
             };
             let schedule = (!schedule.is_empty()).then_some(schedule.as_str());
             let cuda = cuda.as_ref().and_then(|c| Some((nvcc.as_ref()?, c)));
-            let source = batch::Program { builder, code, cuda }.source();
+            let env = point.code.run_env();
+            let source = batch::Program { builder, code, cuda, env: &env }.source();
             self.finish(on, point, schedule, Some(source), &m, costs)?;
         }
         Ok(())
@@ -576,8 +581,11 @@ impl<'a> Campaign<'a> {
         let mut medians: HashMap<String, Vec<f64>> = HashMap::new();
         for _ in 0..rounds {
             for (made, ids) in &programs {
-                let build = batch::Program { builder: &made.builder, code: &made.code, cuda: None }.build();
-                let m = self.evaluator.measure(&reference, &build, Some(made.point.threads));
+                let env = made.point.code.run_env();
+                let program =
+                    batch::Program { builder: &made.builder, code: &made.code, cuda: None, env: &env };
+                let m =
+                    self.evaluator.measure_in(&reference, &program.build(), Some(made.point.threads), &env);
                 if let (Status::Ok, Some(t)) = (m.status, m.median_s) {
                     ids.iter().for_each(|id| medians.entry(id.clone()).or_default().push(t));
                 }

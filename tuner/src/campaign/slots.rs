@@ -18,11 +18,14 @@ impl Campaign<'_> {
     /// Measures each built program on the next free slot of its kind (a
     /// CUDA form on a GPU slot), as many at once as there are slots; the
     /// programs in their order, less those a Ctrl-C cut short (a child
-    /// killed by the user's signal is not a crash of the variant).
+    /// killed by the user's signal is not a crash of the variant). Each
+    /// program comes with its key, threads, whether it is a CUDA form and
+    /// the environment it runs with.
+    #[allow(clippy::type_complexity)]
     pub(super) fn measure_on_slots<'c>(
         &mut self,
         on: &On,
-        built: Vec<(&'c String, Option<usize>, bool, BuildOutcome)>,
+        built: Vec<(&'c String, Option<usize>, bool, Vec<(String, String)>, BuildOutcome)>,
     ) -> Vec<(&'c String, Measurement, f64)> {
         let (busy, peak) = (std::sync::atomic::AtomicUsize::new(0), std::sync::atomic::AtomicUsize::new(0));
         let results: Vec<std::sync::Mutex<Option<(Measurement, f64)>>> =
@@ -55,7 +58,7 @@ impl Campaign<'_> {
                     }
                     let now = busy.fetch_add(1, Ordering::SeqCst) + 1;
                     peak.fetch_max(now, Ordering::SeqCst);
-                    let (_, threads, _, outcome) = &built[i];
+                    let (_, threads, _, env, outcome) = &built[i];
                     let best_s = *best.lock().expect("no panics while holding it");
                     evaluator.config = MeasureConfig {
                         race_above_s: best_s.zip(race).map(|(b, f)| f * b),
@@ -63,7 +66,7 @@ impl Campaign<'_> {
                         ..config.clone()
                     };
                     let started = Instant::now();
-                    let m = evaluator.measure(on.reference, outcome, *threads);
+                    let m = evaluator.measure_in(on.reference, outcome, *threads, env);
                     let run_s = started.elapsed().as_secs_f64();
                     if let (Status::Ok, Some(t)) = (m.status, m.median_s.filter(|&t| t > 0.0)) {
                         let mut best = best.lock().expect("no panics while holding it");

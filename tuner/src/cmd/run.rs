@@ -195,6 +195,7 @@ pub fn run(args: Args) -> Result<()> {
         runs: args.runs,
         threads: Some(threads),
         tolerance: Tolerance { relative: args.tolerance },
+        env: point.code.run_env(),
         ..MeasureConfig::default()
     };
     let builder = executor::build::Builder::new(profile.compiler(), common::cache_dir()?.join("builds"))?
