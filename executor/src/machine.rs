@@ -327,6 +327,14 @@ pub fn available_cores() -> Vec<usize> {
     (0..std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).collect()
 }
 
+/// Whether this machine runs under a hypervisor (x86's `hypervisor` CPU
+/// flag in `/proc/cpuinfo`): its host may take cores away mid-run, which
+/// spinning OpenMP threads feel most.
+pub fn virtualised() -> bool {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    cpuinfo.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"))
+}
+
 /// One cache level of cpu0, as sysfs describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheInfo {

@@ -1,7 +1,8 @@
 //! `--on-noise`: what `run` and `tune` do when the cores of a measurement
 //! slot are busy just before they measure (other processes: a build, a
 //! test, another user's job). Times measured then are slow and noisy, and
-//! a tuner that says nothing presents noise as results.
+//! a tuner that says nothing presents noise as results. Also what to say of
+//! spread parallel runs on a virtual machine ([`spread_hint`]).
 
 use std::time::Duration;
 
@@ -92,4 +93,21 @@ fn busy(slots: &[(&str, &[usize])]) -> Option<String> {
         })
         .collect();
     (!said.is_empty()).then(|| said.join("; "))
+}
+
+/// What to say of a measurement on `threads` threads whose runs spread
+/// beyond the protocol's `threshold`, on a virtual machine (whose host may
+/// take cores from spinning OpenMP threads); `None` elsewhere.
+pub fn spread_hint(threads: usize, m: &executor::measure::Measurement, threshold: f64) -> Option<String> {
+    let s =
+        m.spread.filter(|&s| s > threshold && m.status == executor::measure::Status::Ok && threads > 1)?;
+    executor::machine::virtualised().then(|| {
+        format!(
+            "this machine looks virtual (a hypervisor) and a variant on {threads} threads spread {:.0}% over \
+             its runs (the protocol re-measures above {:.0}%): idle OpenMP threads may be losing their cores; \
+             `--set omp_wait=passive` (or `=default,passive` on `tune`) tries the passive wait policy",
+            100.0 * s,
+            100.0 * threshold
+        )
+    })
 }

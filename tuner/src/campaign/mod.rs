@@ -104,6 +104,9 @@ pub struct Campaign<'a> {
     outcomes: Outcomes,
     /// Best speedup over the original so far, and of which kernel.
     best: Option<(f64, String)>,
+    /// Whether a spread parallel point on a virtual machine is still to be
+    /// warned of (once a campaign).
+    spread_warning: bool,
     /// This process's name in the store's claims (`host:pid:random`).
     pub worker: String,
     /// How long a claim lasts without a heartbeat (three per lease).
@@ -205,6 +208,7 @@ impl<'a> Campaign<'a> {
             trace: Vec::new(),
             outcomes: Outcomes::default(),
             best: None,
+            spread_warning: true,
             worker: worker_name(),
             lease: LEASE,
             stop_at: None,
@@ -626,6 +630,7 @@ impl<'a> Campaign<'a> {
                 self.best = Some((r / v, format!("{} [{}]", kernel.spec.name, dataset.name())));
             }
         }
+        self.warn_of_spread(point, m);
         self.evaluations += 1;
         self.trace.push(TraceEntry {
             evaluations: self.trace.len() + 1,
@@ -675,6 +680,17 @@ impl<'a> Campaign<'a> {
             kernel_s: executor::measure::median(&m.kernel_samples),
         })?;
         Ok(())
+    }
+
+    /// A spread parallel point on a virtual machine: said once a campaign
+    /// ([`crate::noise::spread_hint`]).
+    fn warn_of_spread(&mut self, point: &Point, m: &Measurement) {
+        let threshold = self.evaluator.config.spread_threshold;
+        let hint = crate::noise::spread_hint(point.threads, m, threshold);
+        if let Some(hint) = hint.filter(|_| self.spread_warning) {
+            self.spread_warning = false;
+            self.progress.suspend(|| eprintln!("warning: {hint}"));
+        }
     }
 
     fn log(&self, line: &str) {

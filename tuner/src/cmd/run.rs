@@ -231,6 +231,9 @@ pub fn run(args: Args) -> Result<()> {
         }
         None => (evaluator.evaluate(&reference, &[variant])?.remove(0), None),
     };
+    if let Some(hint) = crate::noise::spread_hint(threads, &m, evaluator.config.spread_threshold) {
+        eprintln!("warning: {hint}");
+    }
     let speedup = match (reference.measurement.median_s, m.median_s) {
         (Some(a), Some(b)) if b > 0.0 && m.is_ok() => Some(a / b),
         _ => None,
