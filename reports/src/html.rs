@@ -17,7 +17,8 @@ pub fn render(report: &Report) -> String {
          <title>polytune report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>polytune report</h1>\n\
          <p>Speedups are over each campaign's own original program (same machine); ± is the spread of \
          the samples, (max − min) / median; \"n.s.\" marks a lead over the runner-up or the original \
-         that lies within their spreads (not significant). \"Evaluations to within 5%\": variants measured until one was \
+         that is not significant (Welch's t-test on the runs' log times, one-sided, 5%; the spreads where \
+         a side has one run). \"Evaluations to within 5%\": variants measured until one was \
          within {:.0}% of the final best's time.</p>\n",
         NEAR_BEST * 100.0
     );

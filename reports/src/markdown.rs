@@ -8,7 +8,8 @@ pub fn render(report: &Report) -> String {
     out.push_str(&format!(
         "Speedups are over each campaign's own original program (same binary run, same machine); \
          ± is the spread of the samples, (max − min) / median; \"n.s.\" marks a lead over the runner-up \
-         or the original that lies within their spreads (not significant). Reference columns: {}. \
+         or the original that is not significant (Welch's t-test on the runs' log times, one-sided, 5%; \
+         the spreads where a side has one run). Reference columns: {}. \
          \"Evaluations to within 5%\": variants measured until one was within {:.0}% of the final best's time.\n",
         if report.labels.is_empty() { "none".to_string() } else { report.labels.join(", ") },
         NEAR_BEST * 100.0

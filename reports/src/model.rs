@@ -53,8 +53,8 @@ pub struct Winner {
     /// The next slower verified variant of the campaign (not a point sharing the winner's
     /// program and measurement).
     pub runner_up: Option<Timed>,
-    /// Faster than the original, and than the runner-up, beyond their spreads
-    /// (`store::clearly_faster`); `None` where a spread or the runner-up is unknown.
+    /// Faster than the original, and than the runner-up, beyond noise
+    /// (`store::faster_beyond_noise`); `None` where that cannot be said or there is no runner-up.
     pub clear_of_original: Option<bool>,
     pub clear_of_runner_up: Option<bool>,
     /// The schedule as loop transformations of the original (`polytune explain`), when the
@@ -134,6 +134,12 @@ impl Report {
     }
 }
 
+/// A verified row's times, as the significance test reads them.
+fn times(r: &ReportRow) -> store::Times<'_> {
+    let t = timed(r).expect("a verified time");
+    store::Times { median_s: t.median_s, spread: t.spread, samples: &r.samples }
+}
+
 fn timed(r: &ReportRow) -> Option<Timed> {
     (r.status == Status::Ok).then_some(())?;
     r.median_s.filter(|m| *m > 0.0).map(|median_s| Timed { median_s, spread: r.spread })
@@ -148,7 +154,8 @@ fn build_row(
     label: Labeler,
     labels: &mut Vec<String>,
 ) -> Row {
-    let original = rows.iter().rev().filter(|r| r.role == Role::Reference).find_map(|r| timed(r));
+    let original_row = rows.iter().rev().find(|r| r.role == Role::Reference && timed(r).is_some());
+    let original = original_row.and_then(|r| timed(r));
     let variants: Vec<&ReportRow> = rows.iter().copied().filter(|r| r.role == Role::Variant).collect();
     let speedup = |t: &Timed| original.map(|o| o.median_s / t.median_s);
     let mut row = Row {
@@ -199,12 +206,13 @@ fn build_row(
     }
     if let Some((s, r, t)) = best {
         let point = serde_json::from_str::<Point>(&r.point_json).map(|p| p.to_string());
-        let runner_up = variants
+        let runner_up_row = variants
             .iter()
-            .filter_map(|v| timed(v))
-            .filter(|v| v.median_s > t.median_s)
-            .min_by(|a, b| a.median_s.total_cmp(&b.median_s));
-        let clear = |o: &Timed| store::clearly_faster(t.median_s, t.spread, o.median_s, o.spread);
+            .filter_map(|v| Some((*v, timed(v)?)))
+            .filter(|(_, v)| v.median_s > t.median_s)
+            .min_by(|a, b| a.1.median_s.total_cmp(&b.1.median_s));
+        let runner_up = runner_up_row.map(|(_, t)| t);
+        let clear = |o: &&ReportRow| store::faster_beyond_noise(times(r), times(o));
         row.best = Some(Winner {
             point_id: r.point_id.clone(),
             point: point.unwrap_or_else(|_| r.point_json.clone()),
@@ -212,8 +220,8 @@ fn build_row(
             speedup: s,
             speedup_spread: original.and_then(|o| Some(o.spread? + t.spread?)),
             runner_up,
-            clear_of_original: original.as_ref().and_then(clear),
-            clear_of_runner_up: runner_up.as_ref().and_then(clear),
+            clear_of_original: original_row.and_then(clear),
+            clear_of_runner_up: runner_up_row.map(|(r, _)| r).as_ref().and_then(clear),
             explanation: None,
         });
         row.evaluations_to_near_best = row

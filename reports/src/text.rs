@@ -25,7 +25,7 @@ pub fn duration(s: f64) -> String {
     }
 }
 
-/// ` (n.s. vs the original)` where the winner's lead over `what` lies within their spreads.
+/// ` (n.s. vs the original)` where the winner's lead over `what` is not significant.
 pub fn noise(clear: Option<bool>, what: &str) -> String {
     match clear {
         Some(false) => format!(" (n.s. vs {what})"),

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{clearly_faster, parse_samples, query, Best, Pool, Store, StoreError, Timestamp};
+use crate::{faster_beyond_noise, parse_samples, query, Best, Pool, Store, StoreError, Times, Timestamp};
 
 /// A campaign's reference and its fastest ok variant, for `best`.
 #[derive(sqlx::FromRow)]
@@ -12,6 +12,7 @@ struct Candidate {
     machine_id: i64,
     ref_median: f64,
     ref_spread: Option<f64>,
+    ref_samples: String,
     variant: i64,
     median: f64,
 }
@@ -58,7 +59,7 @@ impl Store {
             // seek each, in one round trip), oldest reference first.
             let candidates: Vec<Candidate> = sqlx::query_as(
                 "SELECT r.campaign_id, r.program_id, r.machine_id, r.median_s AS ref_median, \
-                        r.spread AS ref_spread, v.id AS variant, v.median_s AS median \
+                        r.spread AS ref_spread, r.samples AS ref_samples, v.id AS variant, v.median_s AS median \
                  FROM programs p \
                  JOIN measurements r ON r.program_id = p.id \
                  JOIN machines mc ON mc.id = r.machine_id \
@@ -116,8 +117,8 @@ impl Store {
             .map_err(query(WHAT))?;
             // The runner-up: the next slower verified time (points that generate the winner's
             // program share its measurement, and its time).
-            let runner_up: Option<(f64, Option<f64>)> = sqlx::query_as(
-                "SELECT median_s, spread FROM measurements \
+            let runner_up: Option<(f64, Option<f64>, String)> = sqlx::query_as(
+                "SELECT median_s, spread, samples FROM measurements \
                  WHERE campaign_id = $1 AND program_id = $2 AND machine_id = $3 AND role = 'variant' \
                    AND status = 'ok' AND median_s > $4 \
                  ORDER BY median_s, id LIMIT 1",
@@ -131,6 +132,17 @@ impl Store {
             .map_err(query(WHAT))?;
             tx.commit().await.map_err(query(WHAT))?;
             let samples = parse_samples(WHAT, &row.samples)?;
+            let ref_samples = parse_samples(WHAT, &winner.ref_samples)?;
+            let runner_up = match runner_up {
+                Some((m, s, samples)) => Some((m, s, parse_samples(WHAT, &samples)?)),
+                None => None,
+            };
+            let times = |median_s, spread, samples| Times { median_s, spread, samples };
+            let winner_times = times(row.median_s, row.spread, &samples[..]);
+            let clear_of_original =
+                faster_beyond_noise(winner_times, times(winner.ref_median, winner.ref_spread, &ref_samples));
+            let clear_of_runner_up =
+                runner_up.as_ref().and_then(|(m, s, r)| faster_beyond_noise(winner_times, times(*m, *s, r)));
             Ok(Some(Best {
                 kernel: row.kernel,
                 dataset: row.dataset,
@@ -150,16 +162,10 @@ impl Store {
                 reference_spread: winner.ref_spread,
                 speedup: speedup(&winner),
                 measured_at: Timestamp::from_millis(row.created_at),
-                runner_up_median_s: runner_up.map(|r| r.0),
-                runner_up_spread: runner_up.and_then(|r| r.1),
-                clear_of_original: clearly_faster(
-                    row.median_s,
-                    row.spread,
-                    winner.ref_median,
-                    winner.ref_spread,
-                ),
-                clear_of_runner_up: runner_up
-                    .and_then(|(m, s)| clearly_faster(row.median_s, row.spread, m, s)),
+                runner_up_median_s: runner_up.as_ref().map(|r| r.0),
+                runner_up_spread: runner_up.as_ref().and_then(|r| r.1),
+                clear_of_original,
+                clear_of_runner_up,
             }))
         })
     }

@@ -48,8 +48,8 @@ use sqlx::sqlite::SqlitePool;
 
 pub use error::StoreError;
 pub use types::{
-    clearly_faster, Best, BuildRef, Campaign, CampaignState, Costs, Counts, HistoryRow, MachineRow,
-    NewCampaign, Record, Role, Seed, Timestamp,
+    clearly_faster, faster_beyond_noise, Best, BuildRef, Campaign, CampaignState, Costs, Counts, HistoryRow,
+    MachineRow, NewCampaign, Record, Role, Seed, Times, Timestamp, SIGNIFICANCE,
 };
 pub use vocab::Status;
 
@@ -682,6 +682,36 @@ mod tests {
             assert_eq!((s.version, &s.description), (p.version, &p.description));
             assert_eq!(normal(&s.sql), normal(&p.sql), "migration {} differs", s.version);
         }
+    }
+
+    #[test]
+    fn a_lead_is_significant_by_welchs_test_on_log_times() {
+        let times = |samples: &'static [f64]| {
+            let m = samples[samples.len() / 2];
+            Times { median_s: m, spread: Some(0.1), samples }
+        };
+        let fast = times(&[1.00, 1.01, 0.99, 1.00, 1.02]);
+        let slow = times(&[2.00, 2.02, 1.98, 2.01, 2.00]);
+        assert_eq!(faster_beyond_noise(fast, slow), Some(true));
+        assert_eq!(faster_beyond_noise(slow, fast), Some(false));
+        // Overlapping noise: a 3% lead among runs spread 30% is no lead.
+        let a = times(&[1.0, 1.3, 0.8, 1.1, 0.9]);
+        let b = times(&[1.05, 1.2, 0.9, 1.0, 1.1]);
+        assert_eq!(faster_beyond_noise(a, b), Some(false));
+        // Steady runs make a small lead significant, where ranges of 10%
+        // around the medians would overlap.
+        let a = times(&[0.950, 0.951, 0.949, 0.950, 0.950]);
+        let b = times(&[1.000, 1.001, 0.999, 1.000, 1.000]);
+        assert_eq!(
+            (faster_beyond_noise(a, b), clearly_faster(0.95, Some(0.1), 1.0, Some(0.1))),
+            (Some(true), Some(false))
+        );
+        // Identical runs: a tie is no lead; one run a side: the ranges decide.
+        assert_eq!(faster_beyond_noise(times(&[1.0, 1.0]), times(&[1.0, 1.0])), Some(false));
+        assert_eq!(faster_beyond_noise(times(&[1.0, 1.0]), times(&[2.0, 2.0])), Some(true));
+        let one = |m: f64, spread| Times { median_s: m, spread, samples: &[] };
+        assert_eq!(faster_beyond_noise(one(1.0, Some(0.1)), one(2.0, Some(0.1))), Some(true));
+        assert_eq!(faster_beyond_noise(one(1.0, None), one(2.0, Some(0.1))), None);
     }
 
     #[test]

@@ -20,6 +20,8 @@ pub struct ReportRow {
     pub status: crate::Status,
     pub median_s: Option<f64>,
     pub spread: Option<f64>,
+    /// The timed runs (seconds).
+    pub samples: Vec<f64>,
     pub measured_at: Timestamp,
 }
 
@@ -30,8 +32,22 @@ pub struct ReportFilter {
     pub kernels: Vec<String>,
 }
 
-type Raw =
-    (i64, String, String, String, i64, i64, String, String, String, String, Option<f64>, Option<f64>, i64);
+type Raw = (
+    i64,
+    String,
+    String,
+    String,
+    i64,
+    i64,
+    String,
+    String,
+    String,
+    String,
+    Option<f64>,
+    Option<f64>,
+    String,
+    i64,
+);
 
 impl Store {
     /// Every measurement the filter selects, in the order it was recorded (one read
@@ -42,7 +58,7 @@ impl Store {
             let mut tx = pool.begin().await.map_err(query(WHAT))?;
             let rows = sqlx::query_as(
                 "SELECT m.id, mc.name, p.kernel, p.dataset, c.id, c.created_at, m.role, m.point_id, \
-                        pt.json, m.status, m.median_s, m.spread, m.created_at \
+                        pt.json, m.status, m.median_s, m.spread, m.samples, m.created_at \
                  FROM measurements m \
                  JOIN machines mc ON mc.id = m.machine_id \
                  JOIN programs p ON p.id = m.program_id \
@@ -73,7 +89,8 @@ impl Store {
                     status: parse_column(WHAT, &r.9)?,
                     median_s: r.10,
                     spread: r.11,
-                    measured_at: Timestamp::from_millis(r.12),
+                    samples: crate::parse_samples(WHAT, &r.12)?,
+                    measured_at: Timestamp::from_millis(r.13),
                 })
             })
             .collect()

@@ -282,11 +282,55 @@ pub struct Best {
     /// (slower, not merely another point of the same program sharing its measurement).
     pub runner_up_median_s: Option<f64>,
     pub runner_up_spread: Option<f64>,
-    /// Whether the winner is faster than the original beyond their spreads
-    /// ([`clearly_faster`]); `None` where a spread is unknown.
+    /// Whether the winner is faster than the original beyond noise
+    /// ([`faster_beyond_noise`]); `None` where that cannot be said.
     pub clear_of_original: Option<bool>,
     /// The same against the runner-up; `None` without one.
     pub clear_of_runner_up: Option<bool>,
+}
+
+/// The times of one measurement, as the significance test reads them.
+#[derive(Clone, Copy, Debug)]
+pub struct Times<'a> {
+    pub median_s: f64,
+    /// (max − min) / median of `samples`.
+    pub spread: Option<f64>,
+    pub samples: &'a [f64],
+}
+
+/// The one-sided level at which a lead counts: a lead this likely or less
+/// under noise alone is significant.
+pub const SIGNIFICANCE: f64 = 0.05;
+
+/// Whether `a` is faster than `b` beyond noise: Welch's t-test, one-sided,
+/// on the logarithms of the timed runs (a speedup is a ratio of times, and
+/// a log time's noise is closer to normal than a time's), at
+/// [`SIGNIFICANCE`]; with fewer than two runs on either side, the medians
+/// and spreads decide ([`clearly_faster`]). A tie is no lead. `None` when
+/// neither can decide.
+pub fn faster_beyond_noise(a: Times, b: Times) -> Option<bool> {
+    let logs = |t: &Times| t.samples.iter().filter(|&&x| x > 0.0).map(|x| x.ln()).collect::<Vec<f64>>();
+    let (la, lb) = (logs(&a), logs(&b));
+    if la.len() < 2 || lb.len() < 2 {
+        return clearly_faster(a.median_s, a.spread, b.median_s, b.spread);
+    }
+    let moments = |l: &[f64]| {
+        let n = l.len() as f64;
+        let mean = l.iter().sum::<f64>() / n;
+        let var = l.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, var / n)
+    };
+    let ((ma, va), (mb, vb)) = (moments(&la), moments(&lb));
+    let lead = mb - ma;
+    if va + vb == 0.0 {
+        return Some(lead > 0.0);
+    }
+    let t = lead / (va + vb).sqrt();
+    // Welch–Satterthwaite degrees of freedom.
+    let df = (va + vb).powi(2) / (va.powi(2) / (la.len() - 1) as f64 + vb.powi(2) / (lb.len() - 1) as f64);
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let p = 1.0 - StudentsT::new(0.0, 1.0, df).ok()?.cdf(t);
+    Some(p < SIGNIFICANCE)
 }
 
 /// Whether a time of median `a` and relative spread `sa` is faster than one of `b`, `sb`

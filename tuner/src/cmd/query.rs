@@ -29,14 +29,16 @@ pub fn summary(b: &Best) -> String {
     let point =
         serde_json::from_str::<Point>(&b.point_json).map(|p| p.to_string()).unwrap_or(b.point_json.clone());
     let pct = |s: Option<f64>| s.map(|s| format!("{:.1}%", 100.0 * s)).unwrap_or("-".into());
-    // A lead within the spreads is noise, and is said to be.
+    // A lead that is not significant is noise, and is said to be.
     let mut caveats = Vec::new();
     if b.clear_of_original == Some(false) {
-        caveats.push("its lead over the original lies within their spreads: not significant".to_string());
+        caveats.push(
+            "its lead over the original is not significant (Welch's t-test on log times, 5%)".to_string(),
+        );
     }
     if let (Some(false), Some(m)) = (b.clear_of_runner_up, b.runner_up_median_s) {
         caveats.push(format!(
-            "its lead over the runner-up ({}, spread {}) lies within their spreads: not significant",
+            "its lead over the runner-up ({}, spread {}) is not significant (Welch's t-test on log times, 5%)",
             seconds(m),
             pct(b.runner_up_spread)
         ));
