@@ -89,22 +89,13 @@ fn expanded<'a>(
 
 /// The schedule tree of `point` (isl's YAML text).
 pub fn schedule_of(scop: &Scop, deps: &Dependences, point: &Point) -> Result<String, Failure> {
-    schedule_with(scop, deps, point, None)
-}
-
-/// [`schedule_of`], our scheduler's lexmins answered from `memo` where an
-/// earlier schedule asked the same (`space::schedule::schedule_with`).
-pub fn schedule_with(
-    scop: &Scop,
-    deps: &Dependences,
-    point: &Point,
-    memo: Option<&dyn Memo>,
-) -> Result<String, Failure> {
     let (scop, deps) = model(scop, deps, &point.code, point.on_gpu())?;
-    schedule_modelled(scop.as_ref(), deps.as_ref(), point, memo)
+    schedule_modelled(scop.as_ref(), deps.as_ref(), point, None)
 }
 
-/// [`schedule_with`] on the point's [`model`], made by the caller.
+/// [`schedule_of`] on the point's [`model`], made by the caller; our
+/// scheduler's lexmins answered from `memo` where an earlier schedule asked
+/// the same (`space::schedule::schedule_with`).
 pub fn schedule_modelled(
     scop: &Scop,
     deps: &Dependences,
