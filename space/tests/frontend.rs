@@ -302,6 +302,12 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "`V[i + 1]` writes outside `V[calls]` whenever the statement runs: first at calls = 1, i = 0, where it touches `V[1]`",
     ),
     (
+        "data-dependent branch",
+        "  for (int i = 0; i < N; i++)\n    if (A[i] > 0)\n      B[i] = A[i];\n",
+        "14:8",
+        "the condition `A[i] > 0` depends on data (it reads `A[i]`): only conditions on loop iterators and parameters",
+    ),
+    (
         "nothing ever runs",
         "  for (int i = 0; i < 0; i++)\n    B[i] = A[i];\n",
         "12:1",

@@ -269,8 +269,22 @@ impl Walk<'_> {
     }
 
     pub(super) fn if_statement(&mut self, node: Node, out: &mut Vec<Tree>) -> Result<()> {
-        let cond = node.child_by_field_name("condition").unwrap();
-        let cond = self.condition(cond, false)?;
+        let cond_node = node.child_by_field_name("condition").unwrap();
+        // A branch on data (`if (A[i] > 0)`): pet would make the writes under
+        // it may-writes; here only affine conditions are static control.
+        if let Some(read) = first_read(cond_node) {
+            return Err(self.err(
+                cond_node,
+                format!(
+                    "the condition `{}` depends on data (it reads `{}`): only conditions on loop iterators and \
+                     parameters are static control (a data-dependent branch would make the writes under it \
+                     may-writes, which polytune does not model)",
+                    self.text(strip_parens(cond_node)),
+                    self.text(read)
+                ),
+            ));
+        }
+        let cond = self.condition(cond_node, false)?;
         self.conds.push(cond.clone());
         let r = self.statement(node.child_by_field_name("consequence").unwrap(), out);
         self.conds.pop();
@@ -284,4 +298,14 @@ impl Walk<'_> {
         }
         Ok(())
     }
+}
+
+/// The first array element `node` reads (a subscript expression in it).
+fn first_read(node: Node) -> Option<Node> {
+    if node.kind() == "subscript_expression" {
+        return Some(node);
+    }
+    let mut cursor = node.walk();
+    let children: Vec<Node> = node.named_children(&mut cursor).collect();
+    children.into_iter().find_map(first_read)
 }
