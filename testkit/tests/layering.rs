@@ -61,7 +61,7 @@ fn module_of(src: &Path, file: &Path) -> Module {
 fn named_paths(line: &str) -> Vec<(bool, usize, Vec<String>)> {
     let mut out = Vec::new();
     let mut rest = line;
-    while let Some(at) = rest.find(|c: char| c == 'c' || c == 's') {
+    while let Some(at) = rest.find(['c', 's']) {
         let tail = &rest[at..];
         let word_start = at == 0 || !rest[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_');
         let (is_crate, mut tail) = match () {

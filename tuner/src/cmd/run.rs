@@ -337,7 +337,7 @@ fn cuda_files(
             std::fs::write(&host, &c.program).with_context(|| format!("{}: cannot write", host.display()))?;
             match &gpu_slot {
                 Some(slot) => {
-                    let nvcc = executor::cuda::Nvcc::of(&profile)
+                    let nvcc = executor::cuda::Nvcc::of(profile)
                         .map_err(|e| anyhow::anyhow!("machine profile `{}`: {e}", profile.name))?;
                     let said = format!("{} ({}) {}", nvcc.path.display(), nvcc.version, nvcc.flags.join(" "));
                     let fingerprint = Fingerprint::detect(&profile.compiler())?;
