@@ -42,7 +42,7 @@ fn local_declarations(scop: &Scop) -> String {
     for (name, value) in &scop.constants {
         out.push_str(&format!("  const long {name} = {value}L;\n"));
     }
-    for a in scop.arrays.iter().filter(|a| a.local && !a.name.contains('.')) {
+    for a in scop.arrays.iter().filter(|a| a.local && !a.is_struct_member()) {
         // An expanded scalar's array ([`model::expansion`]) is ours, not
         // the program's: on the heap, whatever its loop's extent.
         if scop.expansions.iter().any(|e| e.array == a.name) {

@@ -331,8 +331,11 @@ pub fn available_cores() -> Vec<usize> {
 /// flag in `/proc/cpuinfo`): its host may take cores away mid-run, which
 /// spinning OpenMP threads feel most.
 pub fn virtualised() -> bool {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    cpuinfo.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"))
+    static VIRTUAL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *VIRTUAL.get_or_init(|| {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        cpuinfo.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"))
+    })
 }
 
 /// One cache level of cpu0, as sysfs describes it.

@@ -35,7 +35,7 @@ pub fn expand(ctx: &Context, scop: &Scop) -> Result<Scop, IslError> {
     let scalars: Vec<String> = scop
         .arrays
         .iter()
-        .filter(|a| a.rank() == 0 && a.written && !a.local && !a.name.contains('.'))
+        .filter(|a| a.rank() == 0 && a.written && !a.local && !a.is_struct_member())
         .map(|a| a.name.clone())
         .collect();
     for name in scalars {

@@ -43,7 +43,7 @@ pub fn candidates(ctx: &Context, scop: &Scop) -> Result<Vec<String>, IslError> {
         .arrays
         .iter()
         // A struct member's elements are not a matrix of their own in memory.
-        .filter(|a| a.rank() == 2 && !a.written && !a.local && !a.name.contains('.'))
+        .filter(|a| a.rank() == 2 && !a.written && !a.local && !a.is_struct_member())
         .filter(|a| a.extents.iter().all(|e| e.is_some()))
     {
         votes.insert(a.name.as_str(), (0, 0));

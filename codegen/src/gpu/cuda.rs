@@ -239,7 +239,7 @@ pub(crate) fn data(scop: &Scop, copied_in: &[String]) -> Result<(Vec<Datum>, Str
     let (mut data, mut setup, mut finish) = (Vec::new(), String::new(), String::new());
     for a in &scop.arrays {
         let (n, ty) = (&a.name, &a.element_type);
-        if n.contains('.') {
+        if a.is_struct_member() {
             return Err(unsupported(format!("{n} is a struct member, not an array of its own in memory")));
         }
         let check = |call: String, what: &str| format!("  polytune_check({call}, \"{what} {n}\");\n");

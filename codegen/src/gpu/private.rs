@@ -49,7 +49,7 @@ pub(crate) fn promote(
     let stmts: Vec<_> = cfg.scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
     for array in &cfg.scop.arrays {
         // A struct member's uses are not spelled `name[...]`: never promoted.
-        if array.rank() == 0 || array.name.contains('.') || element_bytes(&array.element_type).is_none() {
+        if array.rank() == 0 || array.is_struct_member() || element_bytes(&array.element_type).is_none() {
             continue;
         }
         let refs: Vec<(&Access, &[String])> = stmts

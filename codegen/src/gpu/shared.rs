@@ -302,7 +302,7 @@ fn stage_copies(
     let mut copies = Vec::new();
     for array in &cfg.scop.arrays {
         // A struct member's uses are not spelled `name[...]`: never promoted.
-        if array.rank() == 0 || array.name.contains('.') || written.contains(&array.name) {
+        if array.rank() == 0 || array.is_struct_member() || written.contains(&array.name) {
             continue;
         }
         let Some(bytes) = element_bytes(&array.element_type) else { continue };

@@ -169,6 +169,12 @@ impl Array {
         out
     }
 
+    /// A struct member (`g.u`, `P[].y`): an array of the model whose
+    /// elements are not one array in memory, spelled otherwise in C.
+    pub fn is_struct_member(&self) -> bool {
+        self.name.contains('.')
+    }
+
     pub fn rank(&self) -> usize {
         self.extents.len()
     }

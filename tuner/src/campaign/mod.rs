@@ -685,9 +685,11 @@ impl<'a> Campaign<'a> {
     /// A spread parallel point on a virtual machine: said once a campaign
     /// ([`crate::noise::spread_hint`]).
     fn warn_of_spread(&mut self, point: &Point, m: &Measurement) {
+        if !self.spread_warning {
+            return;
+        }
         let threshold = self.evaluator.config.spread_threshold;
-        let hint = crate::noise::spread_hint(point.threads, m, threshold);
-        if let Some(hint) = hint.filter(|_| self.spread_warning) {
+        if let Some(hint) = crate::noise::spread_hint(point.threads, m, threshold) {
             self.spread_warning = false;
             self.progress.suspend(|| eprintln!("warning: {hint}"));
         }

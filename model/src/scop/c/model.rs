@@ -49,7 +49,7 @@ impl Walk<'_> {
         for a in &mut self.arrays {
             a.written = written.contains(&a.name);
             a.local = self.locals.contains_key(&root(&a.name));
-            if a.local && a.name.contains('.') && !roots.contains(&root(&a.name)) {
+            if a.local && a.is_struct_member() && !roots.contains(&root(&a.name)) {
                 roots.push(root(&a.name));
             }
         }
