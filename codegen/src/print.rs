@@ -38,6 +38,12 @@ pub(super) struct Printer {
     /// the partial tiles' strips (`c <= min(3, n - ...)`) only tripled
     /// gcc's time (2mm: 5.9 s against 2.1 s) for a sliver of the work.
     pub(super) unroll_constant_only: bool,
+    /// In a CUDA kernel's code (`gpu_unroll=on`): loops from a constant to a
+    /// constant of at most this many iterations get `#pragma unroll`, so
+    /// that nvcc unrolls them whole and a stage's shared-memory reads take
+    /// constant offsets (nvcc unrolled gemm's 16-step `k` loop of a full
+    /// tile by 2 only). 0: never.
+    pub(super) unroll_whole: u32,
     /// The clause of every `parallel for`.
     pub(super) omp_schedule: OmpSchedule,
     /// Fewer iterations than this run a parallel loop on one thread (0: never).
@@ -72,6 +78,7 @@ impl Printer {
             simd: Vec::new(),
             unroll: Vec::new(),
             unroll_constant_only: false,
+            unroll_whole: 0,
             omp_schedule: OmpSchedule::default(),
             parallel_min: 0,
             outliner: None,
@@ -192,8 +199,13 @@ impl Printer {
         let cond = node.for_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
         let inc = node.for_get_inc().ctx(what)?.to_C_str().ctx(what)?.to_string();
         if let Some((_, f)) = self.unroll.iter().find(|(u, _)| *u == it) {
-            if !self.unroll_constant_only || constant_trip(node, &init)? {
+            if !self.unroll_constant_only || constant_trip(node, &init)?.is_some() {
                 self.line(&format!("#pragma GCC unroll {f}"));
+            }
+        } else if self.unroll_whole > 0 {
+            let trip = constant_trip(node, &init)?.zip(inc.parse::<i64>().ok().filter(|&i| i > 0));
+            if trip.is_some_and(|(span, inc)| span / inc < i64::from(self.unroll_whole)) {
+                self.line("#pragma unroll");
             }
         }
         let simd = if self.simd.contains(&it) { " simd" } else { "" };
@@ -508,19 +520,28 @@ fn has_barrier(node: &ASTNode) -> Result<bool, CodegenError> {
     })
 }
 
-/// Whether the loop `node`, starting at `init`, runs from a constant to a
-/// constant (`c <= 3`, not `c <= min(3, n - c0 - 1)`).
-fn constant_trip(node: &ASTNode, init: &str) -> Result<bool, CodegenError> {
+/// Where the loop `node`, starting at `init`, runs from a constant to a
+/// constant (`c <= 3`, not `c <= min(3, n - c0 - 1)`): its last value minus
+/// its first.
+fn constant_trip(node: &ASTNode, init: &str) -> Result<Option<i64>, CodegenError> {
     let what = || "the trip count of an unrolled loop".to_string();
-    if init.parse::<i64>().is_err() {
-        return Ok(false);
-    }
+    let Ok(first) = init.parse::<i64>() else {
+        return Ok(None);
+    };
     let cond = node.for_get_cond().ctx(what)?;
     if cond.get_op_n_arg().ctx(what)? != 2 {
-        return Ok(false);
+        return Ok(None);
     }
     let bound = cond.get_op_arg(1).ctx(what)?.to_C_str().ctx(what)?.to_string();
-    Ok(bound.parse::<i64>().is_ok())
+    let Ok(bound) = bound.parse::<i64>() else {
+        return Ok(None);
+    };
+    let last = match cond.get_op_type().ctx(what)? {
+        ASTExprOpType::Le => bound,
+        ASTExprOpType::Lt => bound - 1,
+        _ => return Ok(None),
+    };
+    Ok(Some(last - first))
 }
 
 /// The numbers after `prefix` in a mark's name (`polytune_unroll_6_2_4`

@@ -108,7 +108,8 @@ fn gemm_stages_its_tiles_in_shared_memory_and_each_barrier_is_needed() {
 /// where a block's 16 × 16 tile lies inside the iterations (SMALL's 60 × 70
 /// leaves partial blocks at the edges), its register tile runs without a
 /// guard around each point and its full `k` tiles run 0..15; the partial
-/// blocks keep the guards. Both versions match the original (emulated).
+/// blocks keep the guards; the `k` steps of a full tile are unrolled whole
+/// (`gpu_unroll`). Both versions match the original (emulated).
 #[test]
 fn gemm_runs_its_full_blocks_and_full_k_tiles_without_guards() {
     let (k, v) = gemm_at_tile_16("gpu_thread_tile=4");
@@ -120,9 +121,19 @@ fn gemm_runs_its_full_blocks_and_full_k_tiles_without_guards() {
     let guards = |code: &str| code.lines().filter(|l| l.contains("if (") && l.contains("polytune_t")).count();
     // The copies' guards on `k` stay; none is left around the points.
     assert!(guards(full) <= 2, "{full}");
-    assert!(full.contains("for (int c1 = 0; c1 <= 15; c1++)"), "{full}");
+    let lines: Vec<&str> = full.lines().map(str::trim).collect();
+    assert!(
+        lines.windows(2).any(|w| w == ["#pragma unroll", "for (int c1 = 0; c1 <= 15; c1++) {"]),
+        "{full}"
+    );
     assert!(guards(partial) > 2, "{partial}");
+    // The emulation is C for gcc: the same loops without CUDA's pragma.
+    assert!(v.program.contains("for (int c1 = 0; c1 <= 15; c1++)") && !v.program.contains("#pragma unroll"));
     same_outputs(&k, v.program);
+    // gpu_unroll=off leaves the loop to nvcc.
+    let (_, v) = gemm_at_tile_16("gpu_unroll=off");
+    let unit = &v.cuda.as_ref().expect("gemm has a CUDA form").unit;
+    assert!(unit.contains("for (int c1 = 0; c1 <= 15; c1++)") && !unit.contains("#pragma unroll"), "{unit}");
 }
 
 /// 2mm with its first three statements fused, `tmp` (ni × nj) and `D`

@@ -3,90 +3,102 @@
 # (nvcc, gcc, python3 with numpy; torch for the cuBLAS reference). Run from
 # the repository root:
 #
-#   scripts/gpu/measure.sh [PART]     PART 1 (about 7 minutes on an H200):
-#                                     cuBLAS, ppcg's units of every kernel,
-#                                     gemm's tile and thread-tile sweeps at
-#                                     LARGE and EXTRALARGE, short campaigns
-#                                     on 2mm and 3mm;
-#                                     PART 2 (about 8 minutes): short
-#                                     campaigns on symm, covariance, lu,
-#                                     syrk, jacobi-2d, heat-3d, adi
+#   scripts/gpu/measure.sh            about 8 minutes on an H200
+#   STEPS="gemm short" scripts/gpu/measure.sh   some steps only
+#
+# Steps (STEPS, default all, in this order):
+#   cublas   cuBLAS's DGEMM at gemm's LARGE and EXTRALARGE shapes and 4096³;
+#   ppcg     ppcg's units of the ten kernels, timed and verified, with each
+#            original on one core (scripts/ppcg/run.sh);
+#   gemm     gemm at LARGE: tile shapes x points per thread x gpu_unroll;
+#   gemm-xl  gemm at EXTRALARGE: two tile shapes x points per thread;
+#   short    a short campaign on each of the other nine kernels at LARGE:
+#            tile 32, gpu_shared on and off, 1, 2 and 4 points per thread.
 #
 # It needs a polytune binary (POLYTUNE, default target/release/polytune) and,
 # when that binary was built elsewhere, its solver libraries (POLYTUNE_LIBS: a
 # .tar.xz of the shared libraries `ldd` lists for it that the machine lacks,
 # CBC's and its BLAS). ppcg's units come from scripts/ppcg (PPCG_OUT, default
 # target/ppcg, generated and built beforehand; see scripts/ppcg/README.md).
-# Results go to OUT (default /tmp/polytune-gpu-out): logPART.txt, gpuPART.db,
+# Results go to OUT (default /tmp/polytune-gpu-out): log.txt, gpu.db,
 # ppcg_results.txt. Each campaign's log line of a GPU point gives its region
-# time and its kernels' time; the store keeps region times. Every campaign
-# has a wall-time budget, so that the whole part fits one call; the budget
-# is checked between batches, and a campaign's first batch (the original,
-# the CPU references and the first GPU points) took 35-70 s at LARGE on an
-# H200 (2026-11-27), so each gets 90 s.
+# time and its kernels' time; the store keeps both.
+#
+# The campaigns measure the original program (what every point is verified
+# and timed against) and isl's GPU schedule, not the CPU reference points
+# (`--references isl-gpu`): at LARGE those took most of each campaign's
+# first minute on 2026-11-27. Each campaign has a wall-time budget (checked
+# between batches) and a hard limit 30 s past it.
 set -u
-PART=${1:-1}
 OUT=${OUT:-/tmp/polytune-gpu-out}
 mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 P=${POLYTUNE:-$PWD/target/release/polytune}
-DB="$OUT/gpu$PART.db"
+DB="$OUT/gpu.db"
+STEPS=${STEPS:-cublas ppcg gemm gemm-xl short}
 export POLYTUNE_NVCC=${POLYTUNE_NVCC:-$(command -v nvcc)}
 if [ -n "${POLYTUNE_LIBS:-}" ]; then
   mkdir -p /tmp/polytune-lib && tar -C /tmp/polytune-lib -xJf "$POLYTUNE_LIBS"
   export LD_LIBRARY_PATH="/tmp/polytune-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 log() { echo "== $(date +%T) $*"; }
+step() { [[ " $STEPS " == *" $1 "* ]]; }
 # A campaign of GPU points on FILE at DATASET within BUDGET seconds: every
-# combination of TILES, THREAD_TILES and SHARED (comma-separated lists), the
-# scheduler's knobs at their defaults, at most EVALS evaluations. The
-# references (original, isl and ours on the CPU, isl's GPU schedule) come
-# with it; a point that runs past 3 times the best so far is measured once
-# (racing).
+# combination of TILES and the comma-separated values of the further
+# --set arguments, the scheduler's knobs at their defaults, at most EVALS
+# evaluations of RUNS timed runs. A point that runs past 3 times the best
+# so far is measured once (racing).
 campaign() {
-  local file=$1 dataset=$2 budget=$3 tiles=$4 thread_tiles=$5 shared=$6 evals=$7 runs=${8:-3}
-  log "campaign $file $dataset: tiles $tiles, thread tiles $thread_tiles, shared $shared"
-  timeout $((budget + 20)) "$P" tune "$file" --db "$DB" --machine configs/machines/gpu.toml \
-    --dataset "$dataset" --budget "${budget}s" \
+  local file=$1 dataset=$2 budget=$3 tiles=$4 evals=$5 runs=$6
+  shift 6
+  log "campaign $file $dataset: tiles $tiles $*"
+  timeout $((budget + 30)) "$P" tune "$file" --db "$DB" --machine configs/machines/gpu.toml \
+    --dataset "$dataset" --budget "${budget}s" --references isl-gpu \
     --set target=gpu --set hlim=off --set spatial=grouped --set posttile_reorder=pluto \
     --set consecutivity=none --set wavefront=none --set feautrier=all --set gpu_block=1024 \
-    --set "gpu_thread_tile=$thread_tiles" --set "gpu_shared=$shared" --tiles "$tiles" \
-    --strategy exhaustive --evals "$evals" --runs "$runs" --on-noise warn 2>&1 |
+    "$@" --tiles "$tiles" --strategy exhaustive --evals "$evals" --runs "$runs" --on-noise warn 2>&1 |
     grep --line-buffered -v "^polytune: warning"
 }
-# The short campaign of the table in docs/performance.md, at tile 32: the
-# mapping without shared memory (gpu_shared=off), the default, and 4 x 4
-# thread tiles with and without shared memory (the original fusion's four
-# points and the four references).
-short() { campaign "$1" LARGE "$2" 32 1,4 on,off 8 "${3:-3}"; }
+# The short campaign of the table in docs/performance.md: the mapping
+# without shared memory (gpu_shared=off, the mapping before issue 35), the
+# default (tile 32, one point per thread), 2 x 2 and 4 x 4 points per thread.
+short() {
+  campaign "$1" LARGE "$2" 32 8 "${3:-2}" --set gpu_thread_tile=1,2,4 --set gpu_shared=on,off
+}
 {
   log machine
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
   nvcc --version | tail -1
   gcc --version | head -1
   nproc
-  if [ "$PART" = 1 ]; then
+  "$P" --version
+  if step cublas; then
     log cublas
     timeout 90 python3 "$HERE/cublas.py"
-    if [ -d "${PPCG_OUT:-target/ppcg}" ]; then
-      log ppcg
-      RESULTS=$OUT/ppcg_results.txt timeout 150 bash scripts/ppcg/run.sh
-    fi
-    # Tile shapes x thread tiles, the original fusion first (15 points).
-    campaign polybench/linear-algebra/gemm.c LARGE 70 32x32x16,64x32x16,64x64x16,128x64x8,128x128x8 2,4,8 on 19
-    campaign polybench/linear-algebra/gemm.c EXTRALARGE 90 32x32x16,64x32x16,64x64x16 2,4 on 10 2
-    short polybench/linear-algebra/2mm.c 70
-    short polybench/linear-algebra/3mm.c 70
-  else
-    short polybench/linear-algebra/symm.c 70
-    short polybench/datamining/covariance.c 70 2
-    short polybench/linear-algebra/lu.c 70 2
-    short polybench/linear-algebra/syrk.c 60
-    short polybench/stencils/jacobi-2d.c 60
-    short polybench/stencils/heat-3d.c 70
-    short polybench/stencils/adi.c 90 2
+  fi
+  if step ppcg && [ -d "${PPCG_OUT:-target/ppcg}" ]; then
+    log ppcg
+    RESULTS=$OUT/ppcg_results.txt timeout 150 bash scripts/ppcg/run.sh
+  fi
+  if step gemm; then
+    campaign polybench/linear-algebra/gemm.c LARGE 60 32x32x16,64x32x16,64x64x16,128x64x8 17 3 \
+      --set gpu_thread_tile=2,4 --set gpu_unroll=on,off
+  fi
+  if step gemm-xl; then
+    campaign polybench/linear-algebra/gemm.c EXTRALARGE 50 32x32x16,64x64x16 5 2 --set gpu_thread_tile=2,4
+  fi
+  if step short; then
+    short polybench/linear-algebra/symm.c 35
+    short polybench/linear-algebra/2mm.c 45
+    short polybench/linear-algebra/3mm.c 50
+    short polybench/linear-algebra/syrk.c 30
+    short polybench/datamining/covariance.c 40
+    short polybench/linear-algebra/lu.c 45
+    short polybench/stencils/jacobi-2d.c 30
+    short polybench/stencils/heat-3d.c 35
+    short polybench/stencils/adi.c 45 1
   fi
   log summary
   python3 "$HERE/summary.py" "$DB"
   log done
-} 2>&1 | tee -a "$OUT/log$PART.txt"
+} 2>&1 | tee -a "$OUT/log.txt"

@@ -353,6 +353,32 @@ fn a_gpu_variant_is_emulated_and_its_cuda_unit_written_and_tune_refuses_without_
     assert_eq!((&v["status"], &v["emulated"]), (&"ok".into(), &true.into()), "{v}");
 }
 
+/// `--references` keeps the reference points it names (here isl's GPU
+/// schedule, without the CPU ones) and refuses a name it does not know.
+#[test]
+fn a_campaign_measures_the_reference_points_it_is_given() {
+    let db = std::env::temp_dir().join(format!("polytune-references-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&db);
+    let mut args = vec!["tune", "polybench/stencils/jacobi-1d.c", "--db", db.to_str().unwrap()];
+    args.extend(["--set", "target=gpu", "--emulate", "--dataset", "MINI", "--tiles", "32"]);
+    args.extend(["--set", "gpu_block=128", "--set", "gpu_thread_tile=1", "--evals", "3"]);
+    let out = polytune(&[&args[..], &["--references", "isl-gpu"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("measuring the original program") && err.contains("] isl-gpu tiles=32: ok"),
+        "{err}"
+    );
+    for other in ["] original untiled", "] isl tiles=32", "] unified spatial=off tiles=32"] {
+        assert!(!err.contains(other), "{other}: {err}");
+    }
+    let out = polytune(&[&args[..], &["--references", "isl,pluto"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("unknown reference point `pluto`"), "{err}");
+    let _ = std::fs::remove_file(&db);
+}
+
 /// A profile with a GPU slot runs the CUDA form there: on a machine with
 /// an NVIDIA GPU it must run and match; on one without, `run` stops
 /// before measuring anything, naming the slot and why.

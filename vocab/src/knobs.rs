@@ -199,6 +199,11 @@ pub struct CodeOptions {
     /// no tile of an array a block reuses is staged in shared memory.
     #[serde(skip_serializing_if = "is_false")]
     pub gpu_global: bool,
+    /// GPU kernels leave their constant loops (a stage's steps of a full
+    /// tile) to nvcc's own unrolling (`gpu_unroll=off`) instead of asking
+    /// for them whole.
+    #[serde(skip_serializing_if = "is_false")]
+    pub gpu_rolled: bool,
     /// The points of its block's tile each GPU thread runs along each
     /// mapped member (a register tile of `n × n` on two): a block has the
     /// tile over `n` threads along each. 0: as many threads as the tile
@@ -241,6 +246,7 @@ impl Default for CodeOptions {
             transpose: false,
             gpu_block: 0,
             gpu_global: false,
+            gpu_rolled: false,
             gpu_thread_tile: 0,
             l2_tile: 1,
             omp_wait: OmpWait::Default,
@@ -472,6 +478,17 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
             ok
         },
         get: |o| switch(!o.gpu_global),
+    },
+    Knob {
+        name: "gpu_unroll",
+        values: "on|off",
+        set: |o, v| {
+            let mut on = !o.gpu_rolled;
+            let ok = set_switch(&mut on, v);
+            o.gpu_rolled = !on;
+            ok
+        },
+        get: |o| switch(!o.gpu_rolled),
     },
 ];
 

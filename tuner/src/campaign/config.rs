@@ -48,6 +48,10 @@ pub struct Config {
     /// Halving's rungs (`--rungs`); absent at its default, keeping keys.
     #[serde(default, skip_serializing_if = "is_default_rungs")]
     pub rungs: Rungs,
+    /// The reference points measured (`--references`, by name); absent
+    /// when all are, keeping keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub references: Option<Vec<String>>,
 }
 
 fn is_default_rungs(rungs: &Rungs) -> bool {
@@ -155,6 +159,7 @@ mod tests {
             emulate: false,
             race: Some(RACE),
             rungs: Rungs::Auto,
+            references: None,
         };
         let json = serde_json::to_string(&config).unwrap();
         assert!(!json.contains("race"), "{json}");

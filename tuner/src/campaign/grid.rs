@@ -67,6 +67,9 @@ pub struct Spec {
     pub seed: u64,
     /// Peers (`executor::peers::NAMES`) measured as reference points.
     pub peers: Vec<String>,
+    /// Which of [`references`] are measured, by [`reference_label`]
+    /// (`--references`); `None`: all.
+    pub references: Option<Vec<String>>,
 }
 
 /// `0,16,32x32x256` → untiled, cubes of 16, 32 × 32 × 256 (outermost
@@ -250,6 +253,31 @@ pub fn references(threads: usize, max_fusion: Option<Preorder>, gpu: bool) -> Ve
     out
 }
 
+/// The names `--references` takes, as [`reference_label`] gives them.
+pub const REFERENCE_NAMES: [&str; 4] = ["identity", "isl", "pluto-like", "isl-gpu"];
+
+/// `--references`' value: `all` (`None`), `none`, or names of
+/// [`REFERENCE_NAMES`], comma-separated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct References(pub Option<Vec<String>>);
+
+pub fn parse_references(text: &str) -> Result<References, String> {
+    match text.trim() {
+        "all" => Ok(References(None)),
+        "none" | "" => Ok(References(Some(Vec::new()))),
+        names => {
+            let names: Vec<String> = names.split(',').map(|n| n.trim().to_string()).collect();
+            match names.iter().find(|n| !REFERENCE_NAMES.contains(&n.as_str())) {
+                Some(n) => Err(format!(
+                    "unknown reference point `{n}` (all, none, or some of {})",
+                    REFERENCE_NAMES.join(", ")
+                )),
+                None => Ok(References(Some(names))),
+            }
+        }
+    }
+}
+
 fn pluto_like(threads: usize) -> SchedulerOptions {
     SchedulerOptions {
         target: if threads > 1 { Target::Openmp } else { Target::Seq },
@@ -283,6 +311,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn references_are_chosen_by_their_labels() {
+        assert_eq!(parse_references("all"), Ok(References(None)));
+        assert_eq!(parse_references("none"), Ok(References(Some(Vec::new()))));
+        assert_eq!(
+            parse_references("isl-gpu, isl"),
+            Ok(References(Some(vec!["isl-gpu".into(), "isl".into()])))
+        );
+        let err = parse_references("isl,pluto").unwrap_err();
+        assert!(err.contains("`pluto`") && err.contains("pluto-like"), "{err}");
+        // Every name parses and is the label of one reference point.
+        let labels: Vec<_> = references(2, None, true).iter().filter_map(reference_label).collect();
+        assert_eq!(labels, REFERENCE_NAMES);
+    }
+
+    #[test]
     fn every_reference_has_a_label_and_search_points_mostly_none() {
         for threads in [1, 2] {
             let labels: Vec<_> = references(threads, None, false).iter().map(reference_label).collect();
@@ -300,6 +343,7 @@ mod tests {
             threads: 2,
             seed: 0,
             peers: Vec::new(),
+            references: None,
         };
         let labelled = points(&[None], &spec).iter().filter(|p| reference_label(p).is_some()).count();
         // Only the grid point with the Pluto-like knobs, 32-tiles and default code is the same point.
@@ -382,6 +426,7 @@ mod tests {
             threads: 2,
             seed: 0,
             peers: Vec::new(),
+            references: None,
         };
         let pts = points(&[None], &spec);
         assert_eq!(pts.len(), full.len() * 16 + full.len() * 2 * 9);
@@ -395,6 +440,7 @@ mod tests {
             threads: 1,
             seed: 0,
             peers: Vec::new(),
+            references: None,
         };
         let pts = points(&[None], &spec);
         assert_eq!(pts.len(), fixed.len() * tiles.len() * code.len());

@@ -125,6 +125,11 @@ impl Kernel {
                 spec.knobs.iter().any(|o| o.target == Target::Gpu),
             )
             .into_iter()
+            .filter(|p| {
+                spec.references
+                    .as_ref()
+                    .is_none_or(|keep| grid::reference_label(p).is_some_and(|label| keep.contains(&label)))
+            })
             .chain(spec.peers.iter().map(|name| Point {
                 scheduler: Scheduler::Peer { name: name.clone() },
                 tiles: None,

@@ -46,6 +46,7 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         threads: setup.threads,
         seed: 0,
         peers: Vec::new(),
+        references: None,
     };
     println!(
         "evaluations and wall time until a close point is evaluated (within {CLOSE}x of the best, both re-measured \
@@ -200,6 +201,7 @@ impl Bench<'_> {
             emulate: false,
             race: crate::campaign::RACE.into(),
             rungs: Default::default(),
+            references: None,
         };
         let mut c = Campaign::open(&db, evaluator, config, Budget::default(), machine)?;
         c.stop_at = stop_at;

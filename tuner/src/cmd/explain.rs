@@ -176,7 +176,7 @@ fn codegen_words(p: &Point) -> Option<String> {
         parts.push(format!("--threads {}", p.threads));
     }
     // simd and unroll_jam are code steps of the script; these are not.
-    const REGION_WIDE: [&str; 8] = [
+    const REGION_WIDE: [&str; 9] = [
         "restrict",
         "omp_schedule",
         "parallel_min",
@@ -185,6 +185,7 @@ fn codegen_words(p: &Point) -> Option<String> {
         "gpu_block",
         "gpu_thread_tile",
         "gpu_shared",
+        "gpu_unroll",
     ];
     for (set, default) in p.code.settings().into_iter().zip(CodeOptions::default().settings()) {
         if set != default && REGION_WIDE.iter().any(|k| set.split('=').next() == Some(*k)) {

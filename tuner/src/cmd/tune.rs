@@ -81,6 +81,13 @@ pub struct Args {
     /// (`clang-polly,gcc-graphite`).
     #[arg(long, default_value = "none")]
     peers: String,
+    /// Which of the reference points each kernel gets are measured: `all`,
+    /// `none`, or names among identity, isl, pluto-like and isl-gpu
+    /// (`--references isl-gpu`: a GPU campaign without the CPU ones). The
+    /// original program is measured whatever this says: it is what every
+    /// variant is verified and timed against.
+    #[arg(long, default_value = "all", value_parser = grid::parse_references)]
+    references: grid::References,
     /// With `--set target=gpu`: measure GPU variants as their emulation on
     /// the CPU (blocks and threads as loops). It checks each mapping's
     /// outputs; its times say nothing of a GPU.
@@ -141,6 +148,8 @@ pub(super) struct Job {
     pub machine: String,
     /// `--peers`' text: `auto`, `none` or names.
     pub peers: String,
+    /// `--references`: which reference points (`None`: all).
+    pub references: Option<Vec<String>>,
     pub emulate: bool,
     pub variant_timeout: Duration,
     pub on_noise: crate::noise::OnNoise,
@@ -206,6 +215,7 @@ pub fn run(args: Args) -> Result<()> {
         tolerance: args.tolerance,
         machine: args.machine,
         peers: args.peers,
+        references: args.references.0,
         emulate: args.emulate,
         variant_timeout: args.variant_timeout,
         on_noise: args.on_noise,
@@ -258,6 +268,7 @@ pub(super) fn execute(
         threads,
         seed: args.seed,
         peers: peers(&args.peers, threads)?,
+        references: args.references.clone(),
     };
 
     let kernels = args
@@ -316,6 +327,7 @@ pub(super) fn execute(
         tolerance: args.tolerance,
         machine: fingerprint.id(),
         peers: spec.peers.clone(),
+        references: args.references.clone(),
         emulate: gpu && args.emulate,
         race: args.race,
         rungs: args.rungs,

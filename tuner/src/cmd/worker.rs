@@ -81,6 +81,7 @@ pub fn run(args: Args) -> Result<()> {
         tolerance: config.tolerance,
         machine: args.machine,
         peers: if config.peers.is_empty() { "none".into() } else { config.peers.join(",") },
+        references: config.references.clone(),
         emulate: config.emulate,
         variant_timeout: args.variant_timeout,
         on_noise: args.on_noise,
