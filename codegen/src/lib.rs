@@ -293,7 +293,8 @@ fn arities(scop: &Scop) -> std::collections::HashMap<String, usize> {
 
 /// The most iterations of a constant loop in a kernel that `gpu_unroll=on`
 /// unrolls whole: gemm's stage of 16 `k` steps at 8 × 8 points a thread is
-/// 1,024 multiply-adds.
+/// 1,024 multiply-adds. Off by default: on an H200 (2026-11-27) it made
+/// gemm's kernels 0-8% slower at 7 of 8 tile shapes and thread tiles.
 const UNROLL_WHOLE: u32 = 32;
 
 /// A GPU variant (`gpu`): the program with each kernel's launch emulated
@@ -347,7 +348,7 @@ fn generate_gpu(
             |context: &str, tree: Schedule, indent: usize| -> Result<(String, String), CodegenError> {
                 let ast = build_ast_without_else(ctx, context, tree, &prefix)?;
                 let mut body = Printer {
-                    unroll_whole: if opts.code.gpu_rolled { 0 } else { UNROLL_WHOLE },
+                    unroll_whole: if opts.code.gpu_unroll { UNROLL_WHOLE } else { 0 },
                     ..Printer::plain(indent, MACRO_PREFIX, &prefix, arities(scop))
                 };
                 body.node(&ast, None)?;
@@ -385,7 +386,7 @@ fn generate_gpu(
             Box::new(move |values: &[String]| shape.emulated(&body, values)) as print::Launch
         })
         .collect();
-    let write_back = write_back(ctx, &runs, scop)?;
+    let (write_back, last) = write_back(ctx, &runs, scop)?;
     let region = guarded(source, scop, guard, &format!("{}{write_back}", print_host(emulated)?));
     let program = splice(source, scop, &region)?;
     // The CUDA form, where the region can be a function of its data.
@@ -393,7 +394,7 @@ fn generate_gpu(
     // Where isl cannot tell what the region reads first, every array.
     let copied_in = gpu::cuda::copied_in(ctx, scop)
         .unwrap_or_else(|_| scop.arrays.iter().map(|a| a.name.clone()).collect());
-    let cuda = match (outliner, gpu::cuda::data(scop, &copied_in)) {
+    let cuda = match (outliner, gpu::cuda::data(scop, &copied_in, &last)) {
         (Some(o), Ok(data)) => {
             let launches = bodies
                 .iter()
@@ -445,20 +446,24 @@ pub fn state_expansion_extents(ctx: &Context, scop: &mut Scop) -> Result<(), Cod
 
 /// After a region with expanded scalars ([`model::expansion`]), each
 /// scalar takes its expansion's element that the original's last write
-/// went to. `context`: where every statement runs (so that one did).
-fn write_back(ctx: &Context, context: &str, scop: &Scop) -> Result<String, CodegenError> {
-    let mut out = String::new();
+/// went to: the code that sets it, and each expansion array with that
+/// element's subscripts (all a CUDA region copies back of it). `context`:
+/// where every statement runs (so that one did).
+fn write_back(ctx: &Context, context: &str, scop: &Scop) -> Result<(String, gpu::cuda::Last), CodegenError> {
+    let (mut out, mut elements) = (String::new(), gpu::cuda::Last::new());
     for e in &scop.expansions {
         let what = || format!("the last value of {}", e.scalar);
         let last = Set::read_from_str(ctx, &e.last).ctx(what)?;
-        let mut index = String::new();
+        let mut index = Vec::new();
         for d in 0..e.values.len() {
             let at = last.copy().ctx(what)?.dim_max(d as i32).ctx(what)?;
-            index.push_str(&format!("[{}]", ast::c_expr(ctx, context, at)?));
+            index.push(ast::c_expr(ctx, context, at)?);
         }
-        out.push_str(&format!("  {} = {}{index};\n", e.scalar, e.array));
+        let subscripts: String = index.iter().map(|i| format!("[{i}]")).collect();
+        out.push_str(&format!("  {} = {}{subscripts};\n", e.scalar, e.array));
+        elements.insert(e.array.clone(), index);
     }
-    Ok(out)
+    Ok((out, elements))
 }
 
 /// The schedule must schedule exactly the SCoP's statement instances.

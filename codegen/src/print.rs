@@ -41,8 +41,8 @@ pub(super) struct Printer {
     /// In a CUDA kernel's code (`gpu_unroll=on`): loops from a constant to a
     /// constant of at most this many iterations get `#pragma unroll`, so
     /// that nvcc unrolls them whole and a stage's shared-memory reads take
-    /// constant offsets (nvcc unrolled gemm's 16-step `k` loop of a full
-    /// tile by 2 only). 0: never.
+    /// constant offsets (by itself nvcc unrolls gemm's 16-step `k` loop of
+    /// a full tile by 2). 0: never.
     pub(super) unroll_whole: u32,
     /// The clause of every `parallel for`.
     pub(super) omp_schedule: OmpSchedule,

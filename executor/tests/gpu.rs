@@ -21,13 +21,13 @@ fn gpu_knobs() -> SchedulerOptions {
     SchedulerOptions::default().with_settings(&["target=gpu"]).unwrap()
 }
 
-/// gemm at SMALL, our GPU schedule, tiles of 16, with one code setting.
-fn gemm_at_tile_16(setting: &str) -> (testkit::Kernel, codegen::Variant) {
+/// gemm at SMALL, our GPU schedule, tiles of 16, with these code settings.
+fn gemm_at_tile_16(settings: &[&str]) -> (testkit::Kernel, codegen::Variant) {
     let k = load("linear-algebra/gemm.c", "SMALL");
     let knobs = gpu_knobs();
     let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
     let mut opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
-    opts.code = CodeOptions::default().with_settings(&[setting]).unwrap();
+    opts.code = CodeOptions::default().with_settings(settings).unwrap();
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
     (k, v)
 }
@@ -108,11 +108,15 @@ fn gemm_stages_its_tiles_in_shared_memory_and_each_barrier_is_needed() {
 /// where a block's 16 × 16 tile lies inside the iterations (SMALL's 60 × 70
 /// leaves partial blocks at the edges), its register tile runs without a
 /// guard around each point and its full `k` tiles run 0..15; the partial
-/// blocks keep the guards; the `k` steps of a full tile are unrolled whole
-/// (`gpu_unroll`). Both versions match the original (emulated).
+/// blocks keep the guards; with `gpu_unroll=on` the `k` steps of a full
+/// tile are unrolled whole. Both versions match the original (emulated).
 #[test]
 fn gemm_runs_its_full_blocks_and_full_k_tiles_without_guards() {
-    let (k, v) = gemm_at_tile_16("gpu_thread_tile=4");
+    let (_, v) = gemm_at_tile_16(&["gpu_thread_tile=4"]);
+    let unit = &v.cuda.as_ref().expect("gemm has a CUDA form").unit;
+    assert!(unit.contains("for (int c1 = 0; c1 <= 15; c1++)") && !unit.contains("#pragma unroll"), "{unit}");
+    // gpu_unroll=on asks nvcc to unroll those steps whole.
+    let (k, v) = gemm_at_tile_16(&["gpu_thread_tile=4", "gpu_unroll=on"]);
     let unit = &v.cuda.as_ref().expect("gemm has a CUDA form").unit;
     let kernel = &unit[unit.find("polytune_kernel_0(").unwrap()..];
     let (full, partial) = kernel.split_once("  } else {\n").expect("a kernel versioned on full blocks");
@@ -130,10 +134,6 @@ fn gemm_runs_its_full_blocks_and_full_k_tiles_without_guards() {
     // The emulation is C for gcc: the same loops without CUDA's pragma.
     assert!(v.program.contains("for (int c1 = 0; c1 <= 15; c1++)") && !v.program.contains("#pragma unroll"));
     same_outputs(&k, v.program);
-    // gpu_unroll=off leaves the loop to nvcc.
-    let (_, v) = gemm_at_tile_16("gpu_unroll=off");
-    let unit = &v.cuda.as_ref().expect("gemm has a CUDA form").unit;
-    assert!(unit.contains("for (int c1 = 0; c1 <= 15; c1++)") && !unit.contains("#pragma unroll"), "{unit}");
 }
 
 /// 2mm with its first three statements fused, `tmp` (ni × nj) and `D`
@@ -166,7 +166,8 @@ fn a_kernel_over_arrays_of_different_extents_keeps_its_barriers_block_wide() {
 /// symm's scalar `temp2`, zeroed for every `(i, j)`, is expanded along
 /// `i` and `j` for GPU points, so that both run on threads instead of the
 /// whole nest on one (the updates of `C` on the threads of their rows);
-/// after the region `temp2` holds the original's last value. Its shared
+/// after the region `temp2` holds the original's last value, the one
+/// element of the expansion a CUDA region copies back. Its shared
 /// buffers of `A` are two for one spelling, `A[i][k]` (rows of the block
 /// in one statement, of the stage in the other): each statement reads its
 /// own.
@@ -188,6 +189,13 @@ fn symm_expands_its_scalar_and_runs_on_threads() {
         cuda.unit
     );
     assert!(v.region.contains("temp2 = polytune_expanded_temp2["), "{}", v.region);
+    // The CUDA region brings back that one element, not the whole array.
+    let back: Vec<&str> = cuda.unit.lines().filter(|l| l.contains("cudaMemcpyDeviceToHost")).collect();
+    assert!(
+        back.iter().any(|l| l.contains("copying out the last element of polytune_expanded_temp2")),
+        "{back:?}"
+    );
+    assert!(!back.iter().any(|l| l.contains("\"copying out polytune_expanded_temp2")), "{back:?}");
     same_outputs(&k, v.program);
     // CPU points keep the scalar.
     let (cpu, _) = executor::pipeline::model(&k.scop, &k.deps, &CodeOptions::default(), false).unwrap();
@@ -199,7 +207,7 @@ fn symm_expands_its_scalar_and_runs_on_threads() {
 /// thread taking every fourth row of its tile; the outputs still match.
 #[test]
 fn gpu_block_caps_the_threads_of_a_block() {
-    let (k, v) = gemm_at_tile_16("gpu_block=64");
+    let (k, v) = gemm_at_tile_16(&["gpu_block=64"]);
     let r = &v.region;
     assert!(r.contains("for (int polytune_t0 = 15; ") && r.contains("for (int polytune_t1 = 3; "), "{r}");
     let cuda = v.cuda.as_ref().expect("gemm has a CUDA form");

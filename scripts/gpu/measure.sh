@@ -82,7 +82,7 @@ short() {
   fi
   if step gemm; then
     campaign polybench/linear-algebra/gemm.c LARGE 60 32x32x16,64x32x16,64x64x16,128x64x8 17 3 \
-      --set gpu_thread_tile=2,4 --set gpu_unroll=on,off
+      --set gpu_thread_tile=2,4 --set gpu_unroll=off,on
   fi
   if step gemm-xl; then
     campaign polybench/linear-algebra/gemm.c EXTRALARGE 50 32x32x16,64x64x16 5 2 --set gpu_thread_tile=2,4

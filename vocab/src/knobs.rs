@@ -199,11 +199,11 @@ pub struct CodeOptions {
     /// no tile of an array a block reuses is staged in shared memory.
     #[serde(skip_serializing_if = "is_false")]
     pub gpu_global: bool,
-    /// GPU kernels leave their constant loops (a stage's steps of a full
-    /// tile) to nvcc's own unrolling (`gpu_unroll=off`) instead of asking
-    /// for them whole.
+    /// GPU kernels ask nvcc to unroll their constant loops (a stage's
+    /// steps over a full tile) whole (`gpu_unroll=on`), instead of leaving
+    /// them to its own choice.
     #[serde(skip_serializing_if = "is_false")]
-    pub gpu_rolled: bool,
+    pub gpu_unroll: bool,
     /// The points of its block's tile each GPU thread runs along each
     /// mapped member (a register tile of `n × n` on two): a block has the
     /// tile over `n` threads along each. 0: as many threads as the tile
@@ -246,7 +246,7 @@ impl Default for CodeOptions {
             transpose: false,
             gpu_block: 0,
             gpu_global: false,
-            gpu_rolled: false,
+            gpu_unroll: false,
             gpu_thread_tile: 0,
             l2_tile: 1,
             omp_wait: OmpWait::Default,
@@ -481,14 +481,9 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
     },
     Knob {
         name: "gpu_unroll",
-        values: "on|off",
-        set: |o, v| {
-            let mut on = !o.gpu_rolled;
-            let ok = set_switch(&mut on, v);
-            o.gpu_rolled = !on;
-            ok
-        },
-        get: |o| switch(!o.gpu_rolled),
+        values: "off|on",
+        set: |o, v| set_switch(&mut o.gpu_unroll, v),
+        get: |o| switch(o.gpu_unroll),
     },
 ];
 

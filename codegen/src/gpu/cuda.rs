@@ -230,11 +230,28 @@ const VIEWS: &str = "template <typename T> struct polytune_view2 {\n  T *p;\n  l
      template <typename T> struct polytune_view3 {\n  T *p;\n  long n1, n2;\n  \
      __device__ polytune_view2<T> operator[](long i) const { return polytune_view2<T>{p + i * n1 * n2, n2}; }\n};\n";
 
+/// What of an array a region copies back.
+enum Out {
+    Whole,
+    /// One element, at this byte offset.
+    At(String),
+    Nothing,
+}
+
+/// Each expansion array of a scalar ([`model::expansion`]) with the
+/// subscripts of the element that holds the scalar's last value.
+pub(crate) type Last = std::collections::HashMap<String, Vec<String>>;
+
 /// Each array and scalar of the SCoP as the unit passes it, with the code
-/// that copies it to the device and back; `Err` for an array whose
-/// extents are not all stated (literals and size parameters) or of rank
-/// above 3.
-pub(crate) fn data(scop: &Scop, copied_in: &[String]) -> Result<(Vec<Datum>, String, String), CodegenError> {
+/// that copies it to the device and back (of an expansion array, the one
+/// element `last` names: symm's `temp2` expanded is as large as `C`);
+/// `Err` for an array whose extents are not all stated (literals and size
+/// parameters) or of rank above 3.
+pub(crate) fn data(
+    scop: &Scop,
+    copied_in: &[String],
+    last: &Last,
+) -> Result<(Vec<Datum>, String, String), CodegenError> {
     let unsupported = |why: String| CodegenError::Unsupported(format!("CUDA: {why}"));
     let (mut data, mut setup, mut finish) = (Vec::new(), String::new(), String::new());
     for a in &scop.arrays {
@@ -243,7 +260,8 @@ pub(crate) fn data(scop: &Scop, copied_in: &[String]) -> Result<(Vec<Datum>, Str
             return Err(unsupported(format!("{n} is a struct member, not an array of its own in memory")));
         }
         let check = |call: String, what: &str| format!("  polytune_check({call}, \"{what} {n}\");\n");
-        let copies = |bytes: &str, host: &str, out: bool, setup: &mut String, finish: &mut String| {
+        // `out`: the copy back of the whole array, or of part of it.
+        let copies = |bytes: &str, host: &str, out: Out, setup: &mut String, finish: &mut String| {
             setup.push_str(&format!("  void *polytune_d_{n};\n"));
             setup.push_str(&check(format!("cudaMalloc(&polytune_d_{n}, {bytes})"), "allocating"));
             if copied_in.contains(n) || a.extents.is_empty() {
@@ -252,18 +270,25 @@ pub(crate) fn data(scop: &Scop, copied_in: &[String]) -> Result<(Vec<Datum>, Str
                     "copying in",
                 ));
             }
-            if out {
-                finish.push_str(&check(
+            match out {
+                Out::Whole => finish.push_str(&check(
                     format!("cudaMemcpy({host}, polytune_d_{n}, {bytes}, cudaMemcpyDeviceToHost)"),
                     "copying out",
-                ));
+                )),
+                Out::At(element) => finish.push_str(&check(
+                    format!(
+                        "cudaMemcpy((char *) {host} + {element}, (char *) polytune_d_{n} + {element}, sizeof({ty}), cudaMemcpyDeviceToHost)"
+                    ),
+                    "copying out the last element of",
+                )),
+                Out::Nothing => {}
             }
             finish.push_str(&check(format!("cudaFree(polytune_d_{n})"), "freeing"));
         };
         if a.extents.is_empty() {
             data.push(if a.written {
                 let bytes = format!("sizeof({ty})");
-                copies(&bytes, &format!("polytune_p_{n}"), true, &mut setup, &mut finish);
+                copies(&bytes, &format!("polytune_p_{n}"), Out::Whole, &mut setup, &mut finish);
                 Datum {
                     host_param: format!("{ty} *polytune_p_{n}"),
                     kernel_param: format!("{ty} *polytune_p_{n}"),
@@ -286,16 +311,20 @@ pub(crate) fn data(scop: &Scop, copied_in: &[String]) -> Result<(Vec<Datum>, Str
             }
         }
         let bytes = format!("(size_t) {} * sizeof({ty})", extents.join(" * "));
-        // An expanded scalar's array comes back too: the scalar's last
-        // value is read from it after the region.
-        let expansion = scop.expansions.iter().any(|e| e.array == *n);
-        copies(
-            &bytes,
-            &format!("polytune_h_{n}"),
-            a.written && (!a.local || expansion),
-            &mut setup,
-            &mut finish,
-        );
+        // An expanded scalar's last value is read from its array after the
+        // region: that element comes back.
+        let out = match last.get(n) {
+            Some(index) => {
+                let offset = index
+                    .iter()
+                    .zip(&extents)
+                    .fold("0".to_string(), |o, (i, e)| format!("({o}) * {e} + ({i})"));
+                Out::At(format!("(size_t) ({offset}) * sizeof({ty})"))
+            }
+            None if a.written && !a.local => Out::Whole,
+            None => Out::Nothing,
+        };
+        copies(&bytes, &format!("polytune_h_{n}"), out, &mut setup, &mut finish);
         let rows: Vec<String> = extents[1..].iter().map(|e| format!(", (long) {e}")).collect();
         let (kernel_param, launch_arg) = match a.rank() {
             1 => (format!("{ty} *__restrict__ {n}"), format!("({ty} *) polytune_d_{n}")),
