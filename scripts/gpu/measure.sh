@@ -12,8 +12,9 @@
 #            original on one core (scripts/ppcg/run.sh);
 #   gemm     gemm at LARGE: tile shapes x points per thread x gpu_unroll;
 #   gemm-xl  gemm at EXTRALARGE: two tile shapes x points per thread;
-#   short    a short campaign on each of the other nine kernels at LARGE:
-#            tile 32, gpu_shared on and off, 1, 2 and 4 points per thread.
+#   short    a short campaign on each of the other nine kernels at LARGE
+#            (SHORT: some of them, as name:budget[:runs]): tile 32,
+#            gpu_shared on and off, 1, 2 and 4 points per thread.
 #
 # It needs a polytune binary (POLYTUNE, default target/release/polytune) and,
 # when that binary was built elsewhere, its solver libraries (POLYTUNE_LIBS: a
@@ -88,15 +89,16 @@ short() {
     campaign polybench/linear-algebra/gemm.c EXTRALARGE 50 32x32x16,64x64x16 5 2 --set gpu_thread_tile=2,4
   fi
   if step short; then
-    short polybench/linear-algebra/symm.c 35
-    short polybench/linear-algebra/2mm.c 45
-    short polybench/linear-algebra/3mm.c 50
-    short polybench/linear-algebra/syrk.c 30
-    short polybench/datamining/covariance.c 40
-    short polybench/linear-algebra/lu.c 45
-    short polybench/stencils/jacobi-2d.c 30
-    short polybench/stencils/heat-3d.c 35
-    short polybench/stencils/adi.c 45 1
+    # kernel:budget[:runs]; the slowest originals (adi's 11 s) run fewer times.
+    for k in ${SHORT:-symm:35 2mm:45 3mm:50 syrk:30 covariance:40 lu:45 jacobi-2d:30 heat-3d:35 adi:45:1}; do
+      IFS=: read -r name budget runs <<<"$k"
+      case $name in
+        covariance) dir=datamining ;;
+        jacobi-2d | heat-3d | adi) dir=stencils ;;
+        *) dir=linear-algebra ;;
+      esac
+      short "polybench/$dir/$name.c" "$budget" "${runs:-2}"
+    done
   fi
   log summary
   python3 "$HERE/summary.py" "$DB"
