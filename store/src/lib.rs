@@ -121,6 +121,8 @@ mod outcomes;
 pub use outcomes::Outcome;
 mod report;
 pub use report::{CampaignProgress, MeasuredSchedule, ReportFilter, ReportRow};
+mod warm;
+pub use warm::KnownPoint;
 
 /// A measurement by its key, for a record that duplicates it.
 const FIND_MEASUREMENT: &str =

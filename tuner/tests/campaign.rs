@@ -727,3 +727,60 @@ fn a_full_disk_stops_the_campaign_cleanly_and_the_same_command_resumes() {
     drop(_unmount);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A campaign on a machine new to a kernel first measures the best points
+/// the store's other machines found for it, made its own (here a two-thread
+/// OpenMP point becomes a one-thread sequential one); a machine with history
+/// starts as before.
+#[test]
+fn a_new_machine_starts_from_the_best_points_of_the_others() {
+    use vocab::knobs::{Point, Scheduler, Target};
+    let dir = temp_dir("warm");
+    let db = dir.join("warm.db");
+    let db_arg = db.to_str().unwrap();
+    let profile = |name: &str, opt: &str, cores: &str| {
+        let path = dir.join(format!("{name}.toml"));
+        let text = format!(
+            "name = \"{name}\"\ncompiler = \"gcc\"\nflags = [\"{opt}\", \"-fopenmp\"]\n\
+             [[slots]]\nname = \"s\"\ncores = {cores}\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (first, second) = (profile("first", "-O2", "\"all\""), profile("second", "-O1", "[0]"));
+    let campaign = |machine: &str, seed: &str, threads: &str, more: &[&str]| {
+        let mut args = vec!["tune", "polybench/linear-algebra/atax.c", "--dataset", "MINI", "--runs", "1"];
+        args.extend(["--evals", "6", "--tiles", "32", "--db", db_arg, "--machine", machine, "--json"]);
+        args.extend(["--seed", seed, "--threads", threads]);
+        args.extend(more);
+        let out = output(polytune().args(&args));
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{err}");
+        (serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(), err)
+    };
+    // Search points only, so that the first machine's best is one.
+    let (_, err) = campaign(&first, "1", "2", &["--references", "none"]);
+    assert!(!err.contains("warm start"), "{err}");
+    let out = output(polytune().args(["best", "atax", "--db", db_arg, "--machine", "first", "--json"]));
+    let best: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut expected: Point = serde_json::from_str(best["point_json"].as_str().unwrap()).unwrap();
+    expected.threads = 1;
+    match &mut expected.scheduler {
+        Scheduler::Unified { options, .. } => options.target = Target::Seq,
+        other => panic!("the best of a campaign without references: {other:?}"),
+    }
+    let (two, err) = campaign(&second, "2", "1", &[]);
+    assert!(err.contains("atax [MINI] warm start: first the best points known on other machines ("), "{err}");
+    assert!(err.contains("x on first"), "{err}");
+    let evaluated: Vec<&str> =
+        two["evaluated"].as_array().unwrap().iter().map(|e| e[1].as_str().unwrap()).collect();
+    assert!(
+        evaluated.contains(&expected.id().as_str()),
+        "{} not in {evaluated:?}",
+        expected.canonical_json()
+    );
+    // Another campaign on that machine: it has history now.
+    let (_, err) = campaign(&second, "3", "1", &[]);
+    assert!(!err.contains("warm start"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

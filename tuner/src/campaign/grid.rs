@@ -253,6 +253,28 @@ pub fn references(threads: usize, max_fusion: Option<Preorder>, gpu: bool) -> Ve
     out
 }
 
+/// A point measured on another machine, made a point of this campaign
+/// (`spec`): its threads, and its CPU target for them; `None` for a kind of
+/// point the campaign does not measure (a GPU point in a CPU campaign and
+/// the reverse) and for the reference points, which every campaign
+/// measures anyway.
+pub fn transferred(mut p: Point, spec: &Spec) -> Option<Point> {
+    let Scheduler::Unified { options, .. } = &mut p.scheduler else {
+        return None;
+    };
+    let target = match options.target {
+        Target::Gpu => Target::Gpu,
+        _ if spec.threads > 1 => Target::Openmp,
+        _ => Target::Seq,
+    };
+    if !spec.knobs.iter().any(|o| o.target == target) {
+        return None;
+    }
+    options.target = target;
+    p.threads = spec.threads;
+    Some(p)
+}
+
 /// The names `--references` takes, as [`reference_label`] gives them.
 pub const REFERENCE_NAMES: [&str; 4] = ["identity", "isl", "pluto-like", "isl-gpu"];
 

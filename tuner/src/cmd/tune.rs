@@ -2,6 +2,7 @@
 //! input (files, knobs, machine profile) is checked before the store is
 //! opened, so bad input writes nothing.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use super::common::Dataset;
 use crate::campaign::{self, grid, Budget, Campaign, Config, End, Kernel, Setup};
 use crate::exit::{Interrupted, NoResult};
 use crate::strategy::{Rungs, StrategyKind};
+use vocab::knobs::Point;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -88,6 +90,11 @@ pub struct Args {
     /// variant is verified and timed against.
     #[arg(long, default_value = "all", value_parser = grid::parse_references)]
     references: grid::References,
+    /// Warm start: on a machine with no variant of a kernel measured on this
+    /// dataset, first measure the N best points each other machine of the
+    /// store found for it (with the reference points); 0: start cold.
+    #[arg(long, default_value_t = 3)]
+    warm_start: usize,
     /// With `--set target=gpu`: measure GPU variants as their emulation on
     /// the CPU (blocks and threads as loops). It checks each mapping's
     /// outputs; its times say nothing of a GPU.
@@ -150,6 +157,8 @@ pub(super) struct Job {
     pub peers: String,
     /// `--references`: which reference points (`None`: all).
     pub references: Option<Vec<String>>,
+    /// `--warm-start`: points of each other machine measured first.
+    pub warm_start: usize,
     pub emulate: bool,
     pub variant_timeout: Duration,
     pub on_noise: crate::noise::OnNoise,
@@ -180,6 +189,46 @@ fn peers(text: &str, threads: usize) -> Result<Vec<String>> {
             })
             .collect(),
     }
+}
+
+/// `kernel`'s warm start on this machine (`machine`): where it has no
+/// variant of the kernel measured on `dataset`, the `per_machine` best
+/// points of each other machine come before its reference points, made
+/// this campaign's (`grid::transferred`).
+fn warm_start(
+    db: &store::Store,
+    kernel: &mut Kernel,
+    dataset: Dataset,
+    machine: i64,
+    per_machine: usize,
+    spec: &grid::Spec,
+) -> Result<()> {
+    let name = &kernel.spec.name;
+    if per_machine == 0 || db.has_history(name, dataset.name(), machine)? {
+        return Ok(());
+    }
+    let (mut from, mut taken, mut warm) = (Vec::new(), HashMap::<i64, usize>::new(), Vec::new());
+    for known in db.known_elsewhere(name, dataset.name(), machine)? {
+        let n = taken.entry(known.machine_id).or_default();
+        let Ok(point) = serde_json::from_str::<Point>(&known.point_json) else { continue };
+        let point =
+            grid::transferred(point, spec).filter(|p| !kernel.references.contains(p) && !warm.contains(p));
+        if let (Some(p), true) = (point, *n < per_machine) {
+            *n += 1;
+            warm.push(p);
+            from.push(format!("{:.2}x on {}", known.speedup, known.machine));
+        }
+    }
+    // First: a budget too small for all keeps these.
+    kernel.references.splice(0..0, warm);
+    if !from.is_empty() {
+        eprintln!(
+            "{name} [{}] warm start: first the best points known on other machines ({})",
+            dataset.name(),
+            from.join(", ")
+        );
+    }
+    Ok(())
 }
 
 pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -216,6 +265,7 @@ pub fn run(args: Args) -> Result<()> {
         machine: args.machine,
         peers: args.peers,
         references: args.references.0,
+        warm_start: args.warm_start,
         emulate: args.emulate,
         variant_timeout: args.variant_timeout,
         on_noise: args.on_noise,
@@ -271,7 +321,7 @@ pub(super) fn execute(
         references: args.references.clone(),
     };
 
-    let kernels = args
+    let mut kernels = args
         .files
         .iter()
         .map(|(f, build)| Kernel::load(f, args.strategy, args.dataset, build, &spec))
@@ -304,7 +354,7 @@ pub(super) fn execute(
     let mut originals = Vec::new();
     for k in &kernels {
         eprintln!("{} [{}] measuring the original program", k.spec.name, args.dataset.name());
-        originals.push((k, args.dataset, campaign::measure_original(&evaluator, k, args.dataset)?));
+        originals.push(campaign::measure_original(&evaluator, k, args.dataset)?);
     }
     let location = match &db {
         Some(db) => db.clone(),
@@ -335,6 +385,10 @@ pub(super) fn execute(
     if let Some(stored) = joining {
         check_joining(stored, &config, &setup.profile.name)?;
     }
+    for k in &mut kernels {
+        warm_start(&db, k, args.dataset, machine_id, args.warm_start, &spec)?;
+    }
+    let originals = kernels.iter().zip(originals).map(|(k, r)| (k, args.dataset, r)).collect();
     let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?
         .with_originals(originals)
         .with_slots(setup.slots.clone());

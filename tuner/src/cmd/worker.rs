@@ -82,6 +82,8 @@ pub fn run(args: Args) -> Result<()> {
         machine: args.machine,
         peers: if config.peers.is_empty() { "none".into() } else { config.peers.join(",") },
         references: config.references.clone(),
+        // The campaign's first process made the warm start.
+        warm_start: 0,
         emulate: config.emulate,
         variant_timeout: args.variant_timeout,
         on_noise: args.on_noise,
