@@ -47,10 +47,10 @@ impl Store {
         dataset: &str,
         except: i64,
     ) -> Result<Vec<KnownPoint>, StoreError> {
-        type Row = (String, String, i64, String, f64);
+        type Row = (String, Option<i64>, String, i64, String, f64);
         let rows: Vec<Row> = with_pool!(self, |pool, _begin| {
             sqlx::query_as(
-                "SELECT v.point_id, pt.json, mc.id, mc.name, r.median_s / v.median_s AS speedup \
+                "SELECT v.point_id, v.build_id, pt.json, mc.id, mc.name, r.median_s / v.median_s AS speedup \
                  FROM measurements v \
                  JOIN programs p ON p.id = v.program_id \
                  JOIN machines mc ON mc.id = v.machine_id \
@@ -68,11 +68,13 @@ impl Store {
             .await
             .map_err(query("read what other machines measured of a kernel"))
         })?;
-        // Each machine's ranking, best first, each point once.
+        // Each machine's ranking, best first, each point once, and of the
+        // points that made one program (one build, one time) the first.
         let mut ranked: BTreeMap<i64, Vec<KnownPoint>> = BTreeMap::new();
-        let mut seen: HashSet<(i64, String)> = HashSet::new();
-        for (id, point_json, machine_id, machine, speedup) in rows {
-            if seen.insert((machine_id, id)) {
+        let (mut seen, mut built) = (HashSet::new(), HashSet::new());
+        for (id, build, point_json, machine_id, machine, speedup) in rows {
+            let new_build = build.is_none_or(|b| built.insert((machine_id, b)));
+            if seen.insert((machine_id, id)) && new_build {
                 let known = KnownPoint { point_json, machine_id, machine, speedup };
                 ranked.entry(machine_id).or_default().push(known);
             }
