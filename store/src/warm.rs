@@ -39,8 +39,9 @@ impl Store {
     /// The verified points of `kernel` on `dataset` on each machine but
     /// `except`, each machine's ranked by speedup over their campaign's
     /// original (times from different machines are never compared, only
-    /// ranks), each point once per machine: every machine's best first,
-    /// then every machine's second, and so on.
+    /// ranks), each point once per machine and of the points that made one
+    /// program (one build) the first: every machine's best first, then every
+    /// machine's second, and so on.
     pub fn known_elsewhere(
         &self,
         kernel: &str,

@@ -39,6 +39,7 @@ both_backends!(
     threads_share_one_store,
     someone_elses_database_is_refused_untouched,
     claims_are_leases_and_measuring_ends_them,
+    known_elsewhere_ranks_each_machine_by_speedup,
 );
 
 fn round_trip(fresh: &Fresh) {
@@ -296,6 +297,52 @@ fn best_compares_within_campaigns(fresh: &Fresh) {
     let mini_best = s.best("gemm", None, Some("MINI")).unwrap().unwrap();
     assert_eq!((mini_best.point_id, mini_best.dataset.as_str()), (point_id(4), "MINI"));
     assert!((mini_best.speedup - 1.25).abs() < 1e-12);
+}
+
+/// What a new machine reads for a warm start: each other machine's points
+/// by speedup over their own campaign's original (never raw times across
+/// machines), best first in turn, one point per program, verified ones
+/// only; nothing of its own.
+fn known_elsewhere_ranks_each_machine_by_speedup(fresh: &Fresh) {
+    let s = Store::open(fresh.target()).unwrap();
+    let (fast, slow, new) = (
+        s.machine("fast", r#"{"a":1}"#).unwrap(),
+        s.machine("slow", r#"{"a":2}"#).unwrap(),
+        s.machine("new", r#"{"a":3}"#).unwrap(),
+    );
+    let p = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+    let (a, b) = (s.campaign(&new_campaign("a")).unwrap().id, s.campaign(&new_campaign("b")).unwrap().id);
+    // fast: original 1.0; points 1 (2x), 2 (4x), 3 (wrong, 100x), and 4,
+    // which made point 2's program (one build).
+    s.record(&ok_record(a, p, fast, Role::Reference, 0, 1.0)).unwrap();
+    s.record(&ok_record(a, p, fast, Role::Variant, 1, 0.5)).unwrap();
+    s.record(&ok_record(a, p, fast, Role::Variant, 2, 0.25)).unwrap();
+    s.record(&Record { status: "wrong".parse().unwrap(), ..ok_record(a, p, fast, Role::Variant, 3, 0.01) })
+        .unwrap();
+    let same_program = ok_record(a, p, fast, Role::Variant, 4, 0.25);
+    s.record(&Record { build: ok_record(a, p, fast, Role::Variant, 2, 0.25).build, ..same_program }).unwrap();
+    // slow: original 10; point 5 at 2.5x (times ten times fast's), point 1 at 1.25x.
+    s.record(&ok_record(b, p, slow, Role::Reference, 0, 10.0)).unwrap();
+    s.record(&ok_record(b, p, slow, Role::Variant, 5, 4.0)).unwrap();
+    s.record(&ok_record(b, p, slow, Role::Variant, 1, 8.0)).unwrap();
+    assert!(s.has_history("gemm", "LARGE", fast).unwrap());
+    assert!(!s.has_history("gemm", "LARGE", new).unwrap());
+    assert!(!s.has_history("gemm", "MINI", fast).unwrap());
+    let known = s.known_elsewhere("gemm", "LARGE", new).unwrap();
+    let seen: Vec<(String, String, f64)> =
+        known.iter().map(|k| (k.machine.clone(), k.point_json.clone(), k.speedup)).collect();
+    let json = |n: u64| format!(r#"{{"n":{n}}}"#);
+    assert_eq!(
+        seen,
+        [
+            ("fast".to_string(), json(2), 4.0),
+            ("slow".to_string(), json(5), 2.5),
+            ("fast".to_string(), json(1), 2.0),
+            ("slow".to_string(), json(1), 1.25)
+        ]
+    );
+    // A machine's own points are not "elsewhere".
+    assert!(s.known_elsewhere("gemm", "LARGE", fast).unwrap().iter().all(|k| k.machine == "slow"));
 }
 
 fn report_rows_join_names_and_filter(fresh: &Fresh) {
