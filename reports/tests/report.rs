@@ -62,6 +62,7 @@ fn record_spread(
         samples: median.into_iter().collect(),
         costs: None,
         kernel_s: None,
+        origin: None,
     })
     .unwrap();
 }

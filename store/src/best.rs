@@ -33,6 +33,7 @@ struct BestRow {
     spread: Option<f64>,
     samples: String,
     kernel_s: Option<f64>,
+    origin: Option<String>,
     created_at: i64,
 }
 
@@ -102,7 +103,7 @@ impl Store {
                 "SELECT p.kernel, p.dataset, p.path AS program_path, mc.name AS machine, \
                         m.campaign_id AS campaign, m.id AS measurement, m.point_id, pt.json AS point_json, \
                         s.tree AS schedule, b.path AS source_path, m.median_s, m.spread, m.samples, \
-                        m.kernel_s, m.created_at \
+                        m.kernel_s, m.origin, m.created_at \
                  FROM measurements m \
                  JOIN programs p ON p.id = m.program_id \
                  JOIN machines mc ON mc.id = m.machine_id \
@@ -158,6 +159,7 @@ impl Store {
                 spread: row.spread,
                 samples,
                 kernel_s: row.kernel_s,
+                origin: row.origin,
                 reference_median_s: winner.ref_median,
                 reference_spread: winner.ref_spread,
                 speedup: speedup(&winner),

@@ -212,8 +212,8 @@ macro_rules! record_in {
         // above were no-ops for it.
         let new_id: Option<(i64,)> = sqlx::query_as(
             "INSERT INTO measurements (campaign_id, program_id, machine_id, point_id, schedule_id, \
-             build_id, role, status, reason, median_s, spread, samples, created_at, costs, kernel_s) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+             build_id, role, status, reason, median_s, spread, samples, created_at, costs, kernel_s, origin) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
              ON CONFLICT (campaign_id, program_id, point_id, role) DO NOTHING RETURNING id",
         )
         .bind(rec.campaign)
@@ -231,6 +231,7 @@ macro_rules! record_in {
         .bind($now)
         .bind(costs)
         .bind(rec.kernel_s)
+        .bind(&rec.origin)
         .fetch_optional(&mut *$tx)
         .await
         .map_err(query("record a measurement"))?;
@@ -473,7 +474,7 @@ impl Store {
             sqlx::query_as::<_, HistoryRow>(
                 "SELECT m.id, m.created_at, p.kernel, p.dataset, mc.name AS machine, m.campaign_id AS campaign, \
                         m.role, m.point_id, m.status, m.reason, m.median_s, m.spread, m.kernel_s, \
-                        m.costs AS costs_json \
+                        m.origin, m.costs AS costs_json \
                  FROM measurements m \
                  JOIN programs p ON p.id = m.program_id \
                  JOIN machines mc ON mc.id = m.machine_id \

@@ -234,6 +234,9 @@ pub struct Record {
     /// A GPU variant's kernels alone, seconds (the median of the CUDA
     /// events around its launches); `None` for any other measurement.
     pub kernel_s: Option<f64>,
+    /// A warm-started point's origin: the machine whose best it was
+    /// (`tune --warm-start`); `None` for any other.
+    pub origin: Option<String>,
 }
 
 /// Wall seconds of each step of one evaluation (issue 20). Steps that did
@@ -273,6 +276,8 @@ pub struct Best {
     pub samples: Vec<f64>,
     /// A GPU winner's kernels alone ([`Record::kernel_s`]).
     pub kernel_s: Option<f64>,
+    /// Where the winner came from, if another machine's best ([`Record::origin`]).
+    pub origin: Option<String>,
     pub reference_median_s: f64,
     pub reference_spread: Option<f64>,
     /// reference median / variant median.
@@ -360,6 +365,8 @@ pub struct HistoryRow {
     pub spread: Option<f64>,
     /// A GPU variant's kernels alone ([`Record::kernel_s`]).
     pub kernel_s: Option<f64>,
+    /// A warm-started point's machine of origin ([`Record::origin`]).
+    pub origin: Option<String>,
     /// [`Costs`] as JSON; `None` when not recorded. Serialised as `costs`,
     /// an object.
     #[serde(rename = "costs", serialize_with = "costs_object")]

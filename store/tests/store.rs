@@ -343,6 +343,16 @@ fn known_elsewhere_ranks_each_machine_by_speedup(fresh: &Fresh) {
     );
     // A machine's own points are not "elsewhere".
     assert!(s.known_elsewhere("gemm", "LARGE", fast).unwrap().iter().all(|k| k.machine == "slow"));
+    // The new machine measures fast's best first and says where it came from.
+    let c = s.campaign(&new_campaign("c")).unwrap().id;
+    s.record(&ok_record(c, p, new, Role::Reference, 0, 1.0)).unwrap();
+    let warm = Record { origin: Some("fast".into()), ..ok_record(c, p, new, Role::Variant, 2, 0.2) };
+    s.record(&warm).unwrap();
+    let best = s.best("gemm", Some("new"), None).unwrap().unwrap();
+    assert_eq!(best.origin.as_deref(), Some("fast"));
+    let history = s.history(Some("gemm"), 1).unwrap();
+    assert_eq!(history[0].origin.as_deref(), Some("fast"));
+    assert!(s.best("gemm", Some("fast"), None).unwrap().unwrap().origin.is_none());
 }
 
 fn report_rows_join_names_and_filter(fresh: &Fresh) {

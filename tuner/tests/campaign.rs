@@ -779,6 +779,13 @@ fn a_new_machine_starts_from_the_best_points_of_the_others() {
         "{} not in {evaluated:?}",
         expected.canonical_json()
     );
+    // The store says where it came from (`history`, and `best` when it wins).
+    let out = output(polytune().args(["history", "atax", "--db", db_arg, "--json", "--limit", "100"]));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    let origin = |id: &str| rows.iter().find(|r| r["point_id"] == id).map(|r| r["origin"].clone());
+    assert_eq!(origin(&expected.id()), Some(serde_json::json!("first")), "{rows:#?}");
+    assert!(rows.iter().filter(|r| r["machine"] == "first").all(|r| r["origin"].is_null()));
     // Another campaign on that machine: it has history now.
     let (_, err) = campaign(&second, "3", "1", &[]);
     assert!(!err.contains("warm start"), "{err}");

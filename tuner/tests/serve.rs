@@ -86,6 +86,7 @@ fn fixture(dir: &std::path::Path) -> String {
             samples: vec![median],
             costs: None,
             kernel_s: None,
+            origin: None,
         })
         .unwrap();
     }

@@ -206,5 +206,6 @@ pub fn ok_record(campaign: i64, program: i64, machine: i64, role: Role, n: u64, 
         samples: vec![median, median * 1.01, median * 0.99],
         costs: None,
         kernel_s: None,
+        origin: None,
     }
 }

@@ -36,6 +36,9 @@ pub struct Kernel {
     /// The search space (in the grid's order) and the reference points.
     pub space: Vec<Point>,
     pub references: Vec<Point>,
+    /// Points of the references that a warm start took from other machines
+    /// (by id), with the machine each came from.
+    pub warm: HashMap<String, String>,
 }
 
 /// The machine side of a campaign: profile, measurement slots, threads.
@@ -119,6 +122,7 @@ impl Kernel {
             },
             programs,
             space: grid::points(&preorders, spec),
+            warm: HashMap::new(),
             references: grid::references(
                 spec.threads,
                 max,

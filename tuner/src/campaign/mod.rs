@@ -470,7 +470,8 @@ impl<'a> Campaign<'a> {
             let source =
                 batch::Program { builder: &self.evaluator.builder, code: &original, cuda: None, env: &[] }
                     .source();
-            self.record(program, Role::Reference, &point, None, Some(source), &reference.measurement, None)?;
+            let m = &reference.measurement;
+            self.record(program, Role::Reference, &point, None, Some(source), m, None, None)?;
         }
         Ok(reference)
     }
@@ -622,7 +623,8 @@ impl<'a> Campaign<'a> {
     ) -> Result<()> {
         let (kernel, dataset) = (on.kernel, on.dataset);
         self.outcomes.costs.insert((dataset, point.id()), split(&costs));
-        self.record(on.program, Role::Variant, point, schedule, source, m, Some(costs))?;
+        let origin = kernel.warm.get(&point.id()).cloned();
+        self.record(on.program, Role::Variant, point, schedule, source, m, Some(costs), origin)?;
         let median_s = m.median_s.filter(|_| m.status == Status::Ok);
         self.outcomes.measured.insert((dataset, point.id()), median_s);
         if let (Some(v), Some(r)) = (median_s, on.reference.measurement.median_s) {
@@ -652,6 +654,9 @@ impl<'a> Campaign<'a> {
         Ok(())
     }
 
+    /// Records one measurement; `origin`: the machine a warm-started point
+    /// came from.
+    #[allow(clippy::too_many_arguments)]
     fn record(
         &self,
         program: i64,
@@ -661,6 +666,7 @@ impl<'a> Campaign<'a> {
         source: Option<BuildRef>,
         m: &Measurement,
         costs: Option<Costs>,
+        origin: Option<String>,
     ) -> Result<()> {
         self.store.record(&Record {
             campaign: self.campaign_id,
@@ -678,6 +684,7 @@ impl<'a> Campaign<'a> {
             samples: m.samples.clone(),
             costs,
             kernel_s: executor::measure::median(&m.kernel_samples),
+            origin,
         })?;
         Ok(())
     }

@@ -43,6 +43,9 @@ pub fn summary(b: &Best) -> String {
             pct(b.runner_up_spread)
         ));
     }
+    if let Some(machine) = &b.origin {
+        caveats.push(format!("a warm start: the best known on machine {machine}"));
+    }
     let caveats: String = caveats.iter().map(|c| format!("; {c}")).collect();
     format!(
         "{:.2}x over the original ({}{} vs {}, spreads {} / {}) with {point}{caveats}",

@@ -215,6 +215,7 @@ fn warm_start(
             grid::transferred(point, spec).filter(|p| !kernel.references.contains(p) && !warm.contains(p));
         if let (Some(p), true) = (point, *n < per_machine) {
             *n += 1;
+            kernel.warm.insert(p.id(), known.machine.clone());
             warm.push(p);
             from.push(format!("{:.2}x on {}", known.speedup, known.machine));
         }
