@@ -193,9 +193,9 @@ fn grow(features: &[Vec<f64>], samples: &[(usize, f64)], rng: &mut ChaCha8Rng) -
         return Node::Leaf(mean(samples));
     }
     let tried = (n / 3).max(1);
-    let split = |f: usize, t: f64| -> (Vec<(usize, f64)>, Vec<(usize, f64)>) {
-        samples.iter().partition(|(i, _)| features[*i][f] <= t)
-    };
+    type Samples = Vec<(usize, f64)>;
+    let split =
+        |f: usize, t: f64| -> (Samples, Samples) { samples.iter().partition(|(i, _)| features[*i][f] <= t) };
     let mut best: Option<(f64, usize, f64)> = None;
     for _ in 0..tried {
         let f = rng.gen_range(0..n);
