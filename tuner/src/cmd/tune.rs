@@ -92,7 +92,7 @@ pub struct Args {
     references: grid::References,
     /// Warm start: on a machine with no variant of a kernel measured on this
     /// dataset, first measure the N best points each other machine of the
-    /// store found for it (with the reference points); 0: start cold.
+    /// store found for it (before the reference points); 0: start cold.
     #[arg(long, default_value_t = 3)]
     warm_start: usize,
     /// With `--set target=gpu`: measure GPU variants as their emulation on
