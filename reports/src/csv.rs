@@ -23,6 +23,7 @@ pub fn render(report: &Report) -> String {
             "evaluations_to_within_5pct",
             "best_clear_of_original",
             "best_clear_of_runner_up",
+            "best_origin",
         ]
         .map(String::from),
     );
@@ -60,6 +61,7 @@ pub fn render(report: &Report) -> String {
             r.evaluations_to_near_best.map(|n| n.to_string()).unwrap_or_default(),
             flag(w.and_then(|w| w.clear_of_original)),
             flag(w.and_then(|w| w.clear_of_runner_up)),
+            w.and_then(|w| w.origin.clone()).unwrap_or_default(),
         ]);
         out.push_str(&line(&cells));
     }

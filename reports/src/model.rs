@@ -60,6 +60,8 @@ pub struct Winner {
     /// The schedule as loop transformations of the original (`polytune explain`), when the
     /// caller could work it out.
     pub explanation: Option<String>,
+    /// The machine whose best it was, when a warm start brought it (`tune --warm-start`).
+    pub origin: Option<String>,
 }
 
 /// One step of the best-so-far curve: after `evaluation` variants and `elapsed_s`
@@ -223,6 +225,7 @@ fn build_row(
             clear_of_original: original_row.and_then(clear),
             clear_of_runner_up: runner_up_row.map(|(r, _)| r).as_ref().and_then(clear),
             explanation: None,
+            origin: r.origin.clone(),
         });
         row.evaluations_to_near_best = row
             .progress

@@ -93,7 +93,7 @@ pub fn machine_table(report: &Report, machine: &str) -> Table {
                     format!("{}{}", timed(&w.time), noise(w.clear_of_runner_up, "runner-up")),
                     format!("{}{}", speedup(w.speedup), spread(w.speedup_spread))
                         + &noise(w.clear_of_original, "original"),
-                    w.point.clone(),
+                    w.point.clone() + &w.origin.as_ref().map(|m| format!(" (from {m})")).unwrap_or_default(),
                 ]),
                 None => cells.extend(["none verified".to_string(), "–".to_string(), "–".to_string()]),
             }

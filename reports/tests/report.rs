@@ -100,7 +100,27 @@ fn store() -> Store {
     let at = Ids { campaign: c2, program: gemm, machine: beta };
     record(&s, &at, Role::Reference, &original, "ok", Some(3.0));
     record(&s, &at, Role::Variant, &isl(), "wrong", Some(1.0));
-    record(&s, &at, Role::Variant, &unified(Spatial::Off, Some(32)), "ok", Some(1.0));
+    // beta's winner: a warm start from alpha's (second) best.
+    let point = unified(Spatial::Off, Some(32));
+    let warm = Record {
+        campaign: at.campaign,
+        program: at.program,
+        machine: at.machine,
+        role: Role::Variant,
+        point_id: point.id(),
+        point_json: point.canonical_json(),
+        schedule: None,
+        build: None,
+        status: "ok".parse().unwrap(),
+        reason: String::new(),
+        median_s: Some(1.0),
+        spread: Some(0.02),
+        samples: vec![1.0],
+        costs: None,
+        kernel_s: None,
+        origin: Some("alpha".into()),
+    };
+    s.record(&warm).unwrap();
 
     let at = Ids { campaign: c1, program: jacobi, machine: alpha };
     record(&s, &at, Role::Reference, &original, "ok", Some(1.0));
@@ -194,6 +214,11 @@ fn markdown_has_a_table_per_machine_and_one_across() {
     assert_eq!(cells[7], unified(Spatial::Grouped, Some(32)).to_string());
     assert_eq!(&cells[8..10], ["5", "3"]);
     assert_eq!(cells[11], "4");
+    let gemm_beta = md.lines().find(|l| l.starts_with("| gemm | LARGE | 2 |")).expect(&md);
+    assert!(
+        gemm_beta.contains(&format!("{} (from alpha) |", unified(Spatial::Off, Some(32)))),
+        "{gemm_beta}"
+    );
     assert!(md.contains("| jacobi-2d | LARGE | 1 | 1.00 s ±2% | – | none verified |"), "{md}");
     let across = md.split("## Across machines").nth(1).unwrap();
     assert!(across.contains("| kernel | dataset | alpha | beta |"), "{across}");
@@ -217,6 +242,8 @@ fn csv_is_rectangular_and_quotes_what_needs_it() {
     assert_eq!(gemm[col("evaluations_to_within_5pct")], "4");
     let beta = lines.iter().find(|l| l[0] == "beta").unwrap();
     assert_eq!(beta[col("isl_status")], "wrong");
+    // Where a winner came from: a warm start's machine, else nothing.
+    assert_eq!((beta[col("best_origin")].as_str(), gemm[col("best_origin")].as_str()), ("alpha", ""));
 }
 
 /// A CSV line's fields (RFC 4180 quoting), written independently of the crate's writer.
@@ -327,7 +354,7 @@ fn a_lead_within_the_spreads_is_marked_not_significant() {
     let md = Format::Markdown.render(&r);
     assert!(md.contains("950.0 ms ±10% (n.s. vs runner-up)") && md.contains("(n.s. vs original)"), "{md}");
     let csv = Format::Csv.render(&r);
-    assert!(csv.lines().nth(1).unwrap().ends_with(",false,false"), "{csv}");
+    assert!(csv.lines().nth(1).unwrap().ends_with(",false,false,"), "{csv}");
     let b = s.best("gemm", None, None).unwrap().unwrap();
     assert_eq!(
         (b.clear_of_original, b.clear_of_runner_up, b.runner_up_median_s),

@@ -23,6 +23,8 @@ pub struct ReportRow {
     /// The timed runs (seconds).
     pub samples: Vec<f64>,
     pub measured_at: Timestamp,
+    /// A warm-started point's machine of origin (`Record::origin`).
+    pub origin: Option<String>,
 }
 
 /// Which measurements a report covers; an empty list selects all.
@@ -47,6 +49,7 @@ type Raw = (
     Option<f64>,
     String,
     i64,
+    Option<String>,
 );
 
 impl Store {
@@ -58,7 +61,7 @@ impl Store {
             let mut tx = pool.begin().await.map_err(query(WHAT))?;
             let rows = sqlx::query_as(
                 "SELECT m.id, mc.name, p.kernel, p.dataset, c.id, c.created_at, m.role, m.point_id, \
-                        pt.json, m.status, m.median_s, m.spread, m.samples, m.created_at \
+                        pt.json, m.status, m.median_s, m.spread, m.samples, m.created_at, m.origin \
                  FROM measurements m \
                  JOIN machines mc ON mc.id = m.machine_id \
                  JOIN programs p ON p.id = m.program_id \
@@ -91,6 +94,7 @@ impl Store {
                     spread: r.11,
                     samples: crate::parse_samples(WHAT, &r.12)?,
                     measured_at: Timestamp::from_millis(r.13),
+                    origin: r.14,
                 })
             })
             .collect()
