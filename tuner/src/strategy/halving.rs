@@ -9,7 +9,10 @@
 //! of what those evaluations cost; otherwise the search is the final rung
 //! alone, in the seeded order. (At MEDIUM, where scheduling and compiling
 //! dominate, evaluating every point on SMALL first cost more than
-//! evaluating it once.)
+//! evaluating it once.) Where running does dominate, the probe's points are
+//! evaluated on each smaller rung too, and a rung is used only where it
+//! ranks them as the campaign's dataset does (an in-cache winner need not
+//! win out of cache).
 
 use vocab::knobs::Point;
 
@@ -32,6 +35,12 @@ pub const PROBE: usize = 4;
 /// even at `r = m / 2`, a third. Half leaves a margin for the lower rungs'
 /// ranking errors (in-cache winners are not always the winners out of it).
 pub const MIN_RUN_SHARE: f64 = 0.5;
+
+/// The least rank correlation (Spearman's) between a smaller rung's times
+/// of the probe's points and the campaign dataset's for the rung to be
+/// used: with 4 points, one swap of neighbours (0.8) passes, two (0.4) do
+/// not.
+pub const MIN_RANK_CORRELATION: f64 = 0.6;
 
 pub struct Halving {
     rungs: Vec<Dataset>,
@@ -58,10 +67,52 @@ impl Halving {
         if !missing.is_empty() || probe.iter().any(|p| outcomes.is_pending(last, p)) {
             return Err(missing);
         }
-        match run_share(outcomes, last, probe) {
-            Some(share) if share < MIN_RUN_SHARE => Ok(vec![last]),
-            _ => Ok(self.rungs.clone()),
+        if run_share(outcomes, last, probe).is_some_and(|share| share < MIN_RUN_SHARE) {
+            return Ok(vec![last]);
         }
+        // The probe on each smaller rung, then the rungs that rank it alike.
+        let lower = &self.rungs[..self.rungs.len() - 1];
+        let mut missing = Vec::new();
+        for &d in lower {
+            missing.extend(first_missing(probe, d, outcomes, batch - missing.len()));
+        }
+        let pending = lower.iter().any(|&d| probe.iter().any(|p| outcomes.is_pending(d, p)));
+        if !missing.is_empty() || pending {
+            return Err(missing);
+        }
+        let times = |d: Dataset, p: &Point| outcomes.get(d, p).flatten();
+        let kept = lower.iter().copied().filter(|&d| {
+            let pairs: Vec<(f64, f64)> =
+                probe.iter().filter_map(|p| Some((times(d, p)?, times(last, p)?))).collect();
+            // Too few verified on both to tell: the cost rule stands.
+            pairs.len() < 3 || rank_correlation(&pairs) >= MIN_RANK_CORRELATION
+        });
+        Ok(kept.chain([last]).collect())
+    }
+}
+
+/// Spearman's rank correlation of the pairs (ranks of ties averaged).
+fn rank_correlation(pairs: &[(f64, f64)]) -> f64 {
+    let ranks = |xs: Vec<f64>| -> Vec<f64> {
+        xs.iter()
+            .map(|x| {
+                let below = xs.iter().filter(|y| *y < x).count() as f64;
+                let equal = xs.iter().filter(|y| *y == x).count() as f64;
+                below + (equal + 1.0) / 2.0
+            })
+            .collect()
+    };
+    let a = ranks(pairs.iter().map(|p| p.0).collect());
+    let b = ranks(pairs.iter().map(|p| p.1).collect());
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (ma, mb) = (mean(&a), mean(&b));
+    let cov: f64 = a.iter().zip(&b).map(|(x, y)| (x - ma) * (y - mb)).sum();
+    let var = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+    let denominator = (var(&a, ma) * var(&b, mb)).sqrt();
+    if denominator == 0.0 {
+        1.0
+    } else {
+        cov / denominator
     }
 }
 
@@ -162,10 +213,40 @@ mod tests {
         });
         let dear = after(1.0, 4.0);
         assert!(dear.len() == 3 && dear.iter().all(|p| p.dataset == Dataset::Small), "{dear:?}");
+        assert!(dear.iter().all(|p| order[..PROBE].contains(&p.point)), "the probe on SMALL first: {dear:?}");
         let mut pending = Outcomes::default();
         pending.pending.insert((Dataset::Large, order[0].id()));
         let waiting = h.propose(&pending, 8);
         assert_eq!(waiting.len(), PROBE - 1, "the probe's other points, then a wait: {waiting:?}");
         assert_eq!(run_share(&Outcomes::default(), Dataset::Large, &order), None);
+    }
+
+    /// Where running dominates, the probe runs on each smaller rung too; a
+    /// rung that ranks it as LARGE does is used, one that ranks it backwards
+    /// is not (the search stays on LARGE). MEDIUM and SMALL are judged apart.
+    #[test]
+    fn halving_uses_a_smaller_dataset_only_where_it_ranks_the_probe_alike() {
+        let space = points(9);
+        let order = shuffled(space.clone(), 5);
+        let probe = &order[..PROBE];
+        let search = |small_backwards: bool, medium_backwards: bool| {
+            let mut o = Outcomes::default();
+            for (i, p) in probe.iter().enumerate() {
+                let (up, down) = (i as f64 + 1.0, (PROBE - i) as f64);
+                o.measured.insert((Dataset::Large, p.id()), Some(up));
+                o.costs.insert((Dataset::Large, p.id()), super::super::Split { make_s: 1.0, run_s: 4.0 });
+                o.measured
+                    .insert((Dataset::Small, p.id()), Some(if small_backwards { down } else { up } / 100.0));
+                o.measured
+                    .insert((Dataset::Medium, p.id()), Some(if medium_backwards { down } else { up } / 10.0));
+            }
+            let next = Halving::new(space.clone(), Rungs::Auto, Dataset::Large, 5).propose(&o, 3);
+            next.iter().map(|p| p.dataset).collect::<Vec<_>>()
+        };
+        assert_eq!(search(false, false), [Dataset::Small; 3]);
+        assert_eq!(search(true, false), [Dataset::Medium; 3], "SMALL dropped, MEDIUM kept");
+        assert_eq!(search(true, true), [Dataset::Large; 3], "both dropped");
+        assert!((rank_correlation(&[(1.0, 1.0), (2.0, 3.0), (3.0, 2.0), (4.0, 4.0)]) - 0.8).abs() < 1e-12);
+        assert!((rank_correlation(&[(1.0, 4.0), (2.0, 3.0), (3.0, 2.0), (4.0, 1.0)]) + 1.0).abs() < 1e-12);
     }
 }
