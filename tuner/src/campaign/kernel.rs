@@ -145,6 +145,43 @@ impl Kernel {
     }
 }
 
+impl Kernel {
+    /// The kernel's warm start on this machine (`machine`): where it has no
+    /// variant of the kernel measured on `dataset`, the `per_machine` best
+    /// points of each other machine of `db` come before its reference
+    /// points, made this campaign's (`grid::transferred`). Returns each
+    /// one's speedup and machine, for the log.
+    pub fn warm_start(
+        &mut self,
+        db: &store::Store,
+        dataset: Dataset,
+        machine: i64,
+        per_machine: usize,
+        spec: &grid::Spec,
+    ) -> Result<Vec<String>> {
+        let name = &self.spec.name;
+        if per_machine == 0 || db.has_history(name, dataset.name(), machine)? {
+            return Ok(Vec::new());
+        }
+        let (mut from, mut taken, mut warm) = (Vec::new(), HashMap::<i64, usize>::new(), Vec::new());
+        for known in db.known_elsewhere(name, dataset.name(), machine)? {
+            let n = taken.entry(known.machine_id).or_default();
+            let Ok(point) = serde_json::from_str::<Point>(&known.point_json) else { continue };
+            let point =
+                grid::transferred(point, spec).filter(|p| !self.references.contains(p) && !warm.contains(p));
+            if let (Some(p), true) = (point, *n < per_machine) {
+                *n += 1;
+                self.warm.insert(p.id(), known.machine.clone());
+                warm.push(p);
+                from.push(format!("{:.2}x on {}", known.speedup, known.machine));
+            }
+        }
+        // First: a budget too small for all keeps these.
+        self.references.splice(0..0, warm);
+        Ok(from)
+    }
+}
+
 /// Measures `kernel`'s original program on `dataset` with `evaluator` (its builder given
 /// the program's extra sources for that dataset), touching no store: `tune` does this
 /// before it writes any row, so that a program whose original is refused (no `main`, a

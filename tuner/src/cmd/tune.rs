@@ -2,7 +2,6 @@
 //! input (files, knobs, machine profile) is checked before the store is
 //! opened, so bad input writes nothing.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -13,7 +12,6 @@ use super::common::Dataset;
 use crate::campaign::{self, grid, Budget, Campaign, Config, End, Kernel, Setup};
 use crate::exit::{Interrupted, NoResult};
 use crate::strategy::{Rungs, StrategyKind};
-use vocab::knobs::Point;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -191,47 +189,6 @@ fn peers(text: &str, threads: usize) -> Result<Vec<String>> {
     }
 }
 
-/// `kernel`'s warm start on this machine (`machine`): where it has no
-/// variant of the kernel measured on `dataset`, the `per_machine` best
-/// points of each other machine come before its reference points, made
-/// this campaign's (`grid::transferred`).
-fn warm_start(
-    db: &store::Store,
-    kernel: &mut Kernel,
-    dataset: Dataset,
-    machine: i64,
-    per_machine: usize,
-    spec: &grid::Spec,
-) -> Result<()> {
-    let name = &kernel.spec.name;
-    if per_machine == 0 || db.has_history(name, dataset.name(), machine)? {
-        return Ok(());
-    }
-    let (mut from, mut taken, mut warm) = (Vec::new(), HashMap::<i64, usize>::new(), Vec::new());
-    for known in db.known_elsewhere(name, dataset.name(), machine)? {
-        let n = taken.entry(known.machine_id).or_default();
-        let Ok(point) = serde_json::from_str::<Point>(&known.point_json) else { continue };
-        let point =
-            grid::transferred(point, spec).filter(|p| !kernel.references.contains(p) && !warm.contains(p));
-        if let (Some(p), true) = (point, *n < per_machine) {
-            *n += 1;
-            kernel.warm.insert(p.id(), known.machine.clone());
-            warm.push(p);
-            from.push(format!("{:.2}x on {}", known.speedup, known.machine));
-        }
-    }
-    // First: a budget too small for all keeps these.
-    kernel.references.splice(0..0, warm);
-    if !from.is_empty() {
-        eprintln!(
-            "{name} [{}] warm start: first the best points known on other machines ({})",
-            dataset.name(),
-            from.join(", ")
-        );
-    }
-    Ok(())
-}
-
 pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let (number, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len()));
@@ -387,7 +344,15 @@ pub(super) fn execute(
         check_joining(stored, &config, &setup.profile.name)?;
     }
     for k in &mut kernels {
-        warm_start(&db, k, args.dataset, machine_id, args.warm_start, &spec)?;
+        let from = k.warm_start(&db, args.dataset, machine_id, args.warm_start, &spec)?;
+        if !from.is_empty() {
+            eprintln!(
+                "{} [{}] warm start: first the best points known on other machines ({})",
+                k.spec.name,
+                args.dataset.name(),
+                from.join(", ")
+            );
+        }
     }
     let originals = kernels.iter().zip(originals).map(|(k, r)| (k, args.dataset, r)).collect();
     let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?
