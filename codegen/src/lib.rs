@@ -37,7 +37,7 @@ use model::legality::{self, Violation};
 use model::scop::{Scop, Source};
 use serde::{Deserialize, Serialize};
 use space::clay::Planned;
-use vocab::knobs::{CodeOptions, Consecutivity, PostTileReorder, SchedulerOptions, Target, Wavefront};
+use vocab::knobs::{CodeOptions, Consecutivity, PostTileReorder, Target, UnifiedOptions, Wavefront};
 
 /// How to turn a schedule into loops.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,7 +81,7 @@ pub struct CodegenOptions {
 impl CodegenOptions {
     /// Code generation for a point: tiles and threads, and the knobs of the
     /// unified scheduler that act after tiling.
-    pub fn for_point(tile_sizes: Option<Vec<u32>>, threads: usize, knobs: Option<&SchedulerOptions>) -> Self {
+    pub fn for_point(tile_sizes: Option<Vec<u32>>, threads: usize, knobs: Option<&UnifiedOptions>) -> Self {
         let mut o = CodegenOptions { tile_sizes, openmp: threads > 1, ..Default::default() };
         if let Some(k) = knobs {
             o.posttile_reorder = k.posttile_reorder;

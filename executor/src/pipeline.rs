@@ -111,7 +111,7 @@ pub fn schedule_modelled(
         Scheduler::IslGpu => space::reference::isl_gpu_schedule(scop, deps)
             .map_err(|e| failed(format!("isl's scheduler for the GPU: {e}"))),
         Scheduler::Unified { preorder, options } => {
-            let opts = CoreOptions::unified(preorder.clone(), options);
+            let opts = CoreOptions::unified(preorder.clone(), &options.scheduler());
             let schedule = space::schedule::schedule_with(scop, deps, &opts, memo);
             Ok(schedule.map_err(|e| failed(e.to_string()))?.tree)
         }

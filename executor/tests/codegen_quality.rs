@@ -7,7 +7,7 @@ use codegen::{self, CodegenOptions};
 use executor::runtime::Tolerance;
 use testkit::tree::Tree;
 use testkit::{load, Kernel};
-use vocab::knobs::SchedulerOptions;
+use vocab::knobs::UnifiedOptions;
 
 /// A loop header `for (int c3 = 0; c3 <= 31; c3++) {`: from 0 to a constant.
 fn constant_loop(line: &str) -> bool {
@@ -42,8 +42,8 @@ fn gemm_full_tiles_have_constant_point_loops_and_no_guard() {
     // SMALL is 60 x 70 x 80: with tiles of 32 there are full and partial
     // tiles in every dimension.
     let k = load("linear-algebra/gemm.c", "SMALL");
-    let knobs = SchedulerOptions::default();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let knobs = UnifiedOptions::default();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let opts = CodegenOptions::for_point(Some(vec![32]), 2, Some(&knobs));
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
     let region = &v.region;
@@ -77,8 +77,8 @@ fn same_outputs(k: &Kernel, program: String) {
 /// `k` under the unified scheduler's defaults, tiled by `tiles` on
 /// `threads` threads, with the code knobs `settings`.
 fn unified_variant(k: &Kernel, settings: &[&str], tiles: Vec<u32>, threads: usize) -> codegen::Variant {
-    let knobs = SchedulerOptions::default();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let knobs = UnifiedOptions::default();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let opts = CodegenOptions {
         code: vocab::knobs::CodeOptions::default().with_settings(settings).unwrap(),
         ..CodegenOptions::for_point(Some(tiles), threads, Some(&knobs))
@@ -90,8 +90,8 @@ fn unified_variant(k: &Kernel, settings: &[&str], tiles: Vec<u32>, threads: usiz
 #[test]
 fn untiled_code_is_not_isolated() {
     let k = load("linear-algebra/gemm.c", "SMALL");
-    let knobs = SchedulerOptions::default();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let knobs = UnifiedOptions::default();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let opts = CodegenOptions::for_point(None, 1, Some(&knobs));
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
     assert!(!Tree::read(&v.schedule).bands.iter().any(|b| b.isolated), "{}", v.schedule);
@@ -121,8 +121,8 @@ fn expensive_isolation_gives_up_within_its_budget() {
 fn wavefront_all_on_skewed_stencils_generates_and_matches_the_original() {
     for kernel in ["stencils/jacobi-2d.c", "stencils/heat-3d.c"] {
         let k = load(kernel, "SMALL");
-        let knobs = SchedulerOptions::default().with_settings(&["wavefront=all"]).unwrap();
-        let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+        let knobs = UnifiedOptions::default().with_settings(&["wavefront=all"]).unwrap();
+        let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
         let opts = CodegenOptions::for_point(Some(vec![32]), 2, Some(&knobs));
         let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
         // The first tile loop is the sum of all (the wavefront), not
@@ -150,8 +150,8 @@ fn register_tiled_vectorised_variants_match_the_original() {
         [("linear-algebra/gemm.c", true, true), ("stencils/jacobi-2d.c", false, false)]
     {
         let k = load(kernel, "SMALL");
-        let knobs = SchedulerOptions::default();
-        let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+        let knobs = UnifiedOptions::default();
+        let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
         let opts = CodegenOptions {
             code: code.clone(),
             ..CodegenOptions::for_point(Some(vec![16]), 2, Some(&knobs))
@@ -210,11 +210,11 @@ fn whole_register_tiles_of_diagonal_tiles_are_unrolled() {
 #[test]
 fn large_transposed_copies_match_the_original() {
     let k = load("linear-algebra/syrk.c", "LARGE");
-    let knobs = SchedulerOptions::default();
+    let knobs = UnifiedOptions::default();
     let code = vocab::knobs::CodeOptions::default().with_settings(&["transpose=on"]).unwrap();
     let (scop, deps) = executor::pipeline::model(&k.scop, &k.deps, &code, false).unwrap();
     assert_eq!(scop.copies.len(), 1);
-    let s = space::schedule::unified(&scop, &deps, None, &knobs).unwrap();
+    let s = space::schedule::unified(&scop, &deps, None, &knobs.scheduler()).unwrap();
     let opts = CodegenOptions { code, ..CodegenOptions::for_point(Some(vec![32]), 2, Some(&knobs)) };
     let v = codegen::generate(&k.source, &scop, &deps, &s.tree, &opts).unwrap();
     assert!(v.region.contains("polytune_copy_alloc(sizeof(double)"), "{}", v.region);
@@ -255,8 +255,8 @@ fn two_level_tiles_match_the_original() {
 #[test]
 fn parallel_min_guards_each_parallel_loop_by_its_trip_count() {
     let k = load("stencils/jacobi-2d.c", "SMALL");
-    let knobs = SchedulerOptions::default().with_settings(&["wavefront=all"]).unwrap();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let knobs = UnifiedOptions::default().with_settings(&["wavefront=all"]).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let code = vocab::knobs::CodeOptions::default().with_settings(&["parallel_min=4"]).unwrap();
     let opts = CodegenOptions { code, ..CodegenOptions::for_point(Some(vec![16]), 2, Some(&knobs)) };
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
@@ -283,8 +283,8 @@ fn parallel_min_guards_each_parallel_loop_by_its_trip_count() {
 #[test]
 fn vector_width_is_a_target_pragma_over_the_whole_file() {
     let k = load("linear-algebra/gemm.c", "SMALL");
-    let knobs = SchedulerOptions::default().with_settings(&["target=openmp"]).unwrap();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let knobs = UnifiedOptions::default().with_settings(&["target=openmp"]).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let code = vocab::knobs::CodeOptions::default()
         .with_settings(&["restrict=on", "simd=innermost", "unroll_jam=4", "vector_width=512"])
         .unwrap();

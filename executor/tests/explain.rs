@@ -10,13 +10,13 @@ use executor::pipeline;
 use model::isl::new_context;
 use space::clay::{self, refines, tree_map, Action};
 use testkit::{load, Kernel};
-use vocab::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Simd};
+use vocab::knobs::{CodeOptions, Point, Scheduler, Simd, UnifiedOptions};
 
 /// Tiled, threaded and vectorised points of three schedulers.
 fn points() -> Vec<Point> {
     let unified = |settings: &[&str]| Scheduler::Unified {
         preorder: None,
-        options: SchedulerOptions::default().with_settings(settings).unwrap(),
+        options: UnifiedOptions::default().with_settings(settings).unwrap(),
     };
     let code = CodeOptions { simd: Simd::Innermost, unroll_jam: 4, restrict: true, ..CodeOptions::default() };
     vec![

@@ -35,7 +35,7 @@ use executor::runtime::Tolerance;
 use model::scop::{self, ExtractOptions};
 use space::schedule::{CoreOptions, Fusion, ScheduleError};
 use testkit::random_scop::{self, Options, Rng};
-use vocab::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions};
+use vocab::knobs::{CodeOptions, Point, Scheduler, UnifiedOptions};
 
 /// Programs of the heavy tier's seed set (seeds `0..CI_SEEDS`).
 const CI_SEEDS: u64 = 50;
@@ -134,7 +134,7 @@ fn plans(seed: u64) -> Vec<Plan> {
             all.retain(|s| !s.starts_with("consecutivity="));
         }
         all.extend(set);
-        let options = SchedulerOptions::default().with_settings(&all).unwrap();
+        let options = UnifiedOptions::default().with_settings(&all).unwrap();
         let code = CodeOptions::default().with_settings(&all).unwrap();
         let point = Point {
             scheduler: Scheduler::Unified { preorder: None, options },
@@ -189,7 +189,7 @@ fn check(seed: u64, path: &Path, ev: &Evaluator) -> Result<Outcome, String> {
                     Ok(s) => {
                         // Post-tile reordering, wavefronts and intra-tile
                         // consecutivity act in code generation, for any schedule.
-                        let knobs = SchedulerOptions::default().with_settings(&code.1).unwrap();
+                        let knobs = UnifiedOptions::default().with_settings(&code.1).unwrap();
                         let cg = CodegenOptions {
                             code: code.0.clone(),
                             ..CodegenOptions::for_point(tiles.clone(), *threads, Some(&knobs))

@@ -13,19 +13,19 @@ use executor::machine::MachineProfile;
 use executor::measure::Status;
 use executor::runtime::Tolerance;
 use testkit::{kernels, load};
-use vocab::knobs::{CodeOptions, SchedulerOptions};
+use vocab::knobs::{CodeOptions, UnifiedOptions};
 
 const ITEM_LIMIT: Duration = Duration::from_secs(400);
 
-fn gpu_knobs() -> SchedulerOptions {
-    SchedulerOptions::default().with_settings(&["target=gpu"]).unwrap()
+fn gpu_knobs() -> UnifiedOptions {
+    UnifiedOptions::default().with_settings(&["target=gpu"]).unwrap()
 }
 
 /// gemm at SMALL, our GPU schedule, tiles of 16, with these code settings.
 fn gemm_at_tile_16(settings: &[&str]) -> (testkit::Kernel, codegen::Variant) {
     let k = load("linear-algebra/gemm.c", "SMALL");
     let knobs = gpu_knobs();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let mut opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
     opts.code = CodeOptions::default().with_settings(settings).unwrap();
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
@@ -52,7 +52,7 @@ fn same_outputs(k: &testkit::Kernel, program: String) {
 fn gemm_maps_two_block_and_two_thread_dimensions() {
     let k = load("linear-algebra/gemm.c", "SMALL");
     let knobs = gpu_knobs();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
     assert!(opts.gpu && !opts.openmp);
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
@@ -77,7 +77,7 @@ fn gemm_maps_two_block_and_two_thread_dimensions() {
 fn gemm_stages_its_tiles_in_shared_memory_and_each_barrier_is_needed() {
     let k = load("linear-algebra/gemm.c", "SMALL");
     let knobs = gpu_knobs();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
     let unit = &v.cuda.as_ref().expect("gemm has a CUDA form").unit;
@@ -152,9 +152,9 @@ fn a_kernel_over_arrays_of_different_extents_keeps_its_barriers_block_wide() {
         "consecutivity=none",
         "wavefront=none",
     ];
-    let knobs = SchedulerOptions::default().with_settings(&settings).unwrap();
+    let knobs = UnifiedOptions::default().with_settings(&settings).unwrap();
     let fused = space::fusion::parse_preorder("(S1 S2 S3)(S4)", &k.scop).unwrap();
-    let s = space::schedule::unified(&k.scop, &k.deps, Some(fused), &knobs).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, Some(fused), &knobs.scheduler()).unwrap();
     let mut opts = CodegenOptions::for_point(Some(vec![32]), 1, Some(&knobs));
     opts.code.gpu_block = 1024;
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
@@ -178,7 +178,7 @@ fn symm_expands_its_scalar_and_runs_on_threads() {
     let names: Vec<(&str, &str)> =
         scop.expansions.iter().map(|e| (e.scalar.as_str(), e.array.as_str())).collect();
     assert_eq!(names, [("temp2", "polytune_expanded_temp2")]);
-    let s = space::schedule::unified(&scop, &deps, None, &gpu_knobs()).unwrap();
+    let s = space::schedule::unified(&scop, &deps, None, &gpu_knobs().scheduler()).unwrap();
     let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&gpu_knobs()));
     let v = codegen::generate(&k.source, &scop, &deps, &s.tree, &opts).unwrap();
     let cuda = v.cuda.as_ref().expect("symm has a CUDA form");
@@ -225,7 +225,7 @@ fn where_a_statement_would_not_run_the_gpu_variant_runs_the_code_as_written() {
     let knobs = gpu_knobs();
     for dataset in ["EMPTY", "MINI"] {
         let k = load(&path, dataset);
-        let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+        let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
         let opts = CodegenOptions::for_point(Some(vec![8]), 1, Some(&knobs));
         let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
         let guard = "\nif (ni >= 1 && nj >= 1 && nk >= 1) {\n";
@@ -245,7 +245,7 @@ fn where_a_statement_would_not_run_the_gpu_variant_runs_the_code_as_written() {
 #[test]
 fn the_unified_gpu_strategy_launches_no_more_kernels_than_isl_without_outer_parallelism() {
     let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
-    let knobs = SchedulerOptions::default().with_settings(&["target=gpu", "feautrier=self-first"]).unwrap();
+    let knobs = UnifiedOptions::default().with_settings(&["target=gpu", "feautrier=self-first"]).unwrap();
     let opts = CodegenOptions::for_point(Some(vec![32]), 1, Some(&knobs));
     for file in ["linear-algebra/gramschmidt.c", "linear-algebra/lu.c", "stencils/adi.c"] {
         let k = load(file, "SMALL");
@@ -254,7 +254,8 @@ fn the_unified_gpu_strategy_launches_no_more_kernels_than_isl_without_outer_para
             let counting = v.cuda.expect("a CUDA form").counting;
             executor::cuda::count_launches(&ev.builder, &counting, Duration::from_secs(120)).unwrap()
         };
-        let unified = launches(&space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap().tree);
+        let unified =
+            launches(&space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap().tree);
         let isl = launches(&space::reference::isl_gpu_schedule(&k.scop, &k.deps).unwrap());
         eprintln!("{file}: unified {unified} launches, isl {isl}");
         assert!(unified <= isl, "{file}: unified {unified} launches, isl {isl}");
@@ -265,7 +266,7 @@ fn the_unified_gpu_strategy_launches_no_more_kernels_than_isl_without_outer_para
 fn jacobi_2d_launches_kernels_from_its_host_time_loop() {
     let k = load("stencils/jacobi-2d.c", "SMALL");
     let knobs = gpu_knobs();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
     let r = &v.region;
@@ -282,7 +283,7 @@ fn jacobi_2d_launches_kernels_from_its_host_time_loop() {
 fn a_mapping_that_would_race_falls_back_to_one_thread() {
     let k = load("stencils/seidel-2d.c", "SMALL");
     let knobs = gpu_knobs();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let forced = s
         .tree
         .replace("coincident: [ 0", "coincident: [ 1")
@@ -323,7 +324,7 @@ fn every_kernel_mapped_to_the_gpu_matches_the_original_when_emulated() {
         // changes the schedule.
         let mut trees = Vec::new();
         for feautrier in ["all", "self-first"] {
-            let knobs = SchedulerOptions::default()
+            let knobs = UnifiedOptions::default()
                 .with_settings(&["target=gpu".to_string(), format!("feautrier={feautrier}")])
                 .unwrap();
             let fail = |what: String| {
@@ -331,7 +332,7 @@ fn every_kernel_mapped_to_the_gpu_matches_the_original_when_emulated() {
             };
             let tree = {
                 let _item = testkit::item(format!("{}: schedule", k.name), ITEM_LIMIT);
-                space::schedule::unified(scop, deps, None, &knobs)
+                space::schedule::unified(scop, deps, None, &knobs.scheduler())
             };
             let tree = match tree {
                 Ok(s) => s.tree,
@@ -416,7 +417,7 @@ fn a_cuda_variant_builds_and_runs_on_a_gpu_slot_or_says_there_is_no_device() {
     };
     let k = load("linear-algebra/gemm.c", "SMALL");
     let knobs = gpu_knobs();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
     let cuda = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap().cuda.unwrap();
     let text = testkit::gpu_profile(&path);

@@ -12,7 +12,7 @@ use executor::measure::Status;
 use executor::pipeline;
 use executor::runtime::Tolerance;
 use testkit::{kernels, load};
-use vocab::knobs::SchedulerOptions;
+use vocab::knobs::UnifiedOptions;
 
 /// The limit on one item of the sweep (one schedule, one variant's code
 /// generation; `POLYTUNE_ITEM_LIMIT_S` overrides it): the slowest, adi's
@@ -47,8 +47,8 @@ fn innermost_moves(region: &str, stmt: &str, name: &str) -> bool {
 #[test]
 fn gemm_innermost_point_loop_is_j() {
     let k = load("linear-algebra/gemm.c", "SMALL");
-    let knobs = SchedulerOptions::default();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let knobs = UnifiedOptions::default();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let opts = CodegenOptions::for_point(Some(vec![32]), 2, Some(&knobs));
     assert!(opts.openmp && opts.posttile_reorder == vocab::knobs::PostTileReorder::Pluto);
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
@@ -189,16 +189,6 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
                 .iter()
                 .any(|(k, s, _)| *k == kernel && (s.is_empty() || set.iter().any(|x| x.starts_with(s))))
     };
-    // Schedules depend only on the scheduler knobs: one per distinct set.
-    let sched_key = |o: &SchedulerOptions| {
-        let mut o = o.clone();
-        o.posttile_reorder = Default::default();
-        o.wavefront = Default::default();
-        if o.consecutivity == vocab::knobs::Consecutivity::IntraTile {
-            o.consecutivity = vocab::knobs::Consecutivity::None;
-        }
-        o
-    };
     let started = std::time::Instant::now();
     let failures = Mutex::new(Vec::<String>::new());
     // (kernel index, threads) -> programs, deduplicated.
@@ -223,19 +213,21 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
         }
         let k = load(path, "SMALL");
         let t = std::time::Instant::now();
-        let mut schedules: HashMap<(SchedulerOptions, bool), Result<String, String>> = HashMap::new();
+        let mut schedules: HashMap<(vocab::knobs::SchedulerOptions, bool), Result<String, String>> =
+            HashMap::new();
         let mut codegen_s = 0.0;
         for (set, tiles, threads) in &settings {
-            let knobs = SchedulerOptions::default().with_settings(set).unwrap();
+            let knobs = UnifiedOptions::default().with_settings(set).unwrap();
             let code = vocab::knobs::CodeOptions::default().with_settings(set).unwrap();
             // `transpose=on` schedules and generates on the SCoP with its copies.
             let gpu = knobs.target == vocab::knobs::Target::Gpu;
             let (scop, deps) = pipeline::model(&k.scop, &k.deps, &code, gpu).unwrap();
             let tree = schedules
-                .entry((sched_key(&knobs), !scop.copies.is_empty()))
+                // Schedules depend only on the scheduler's knobs: one per distinct set.
+                .entry((knobs.scheduler(), !scop.copies.is_empty()))
                 .or_insert_with(|| {
                     let _item = testkit::item(format!("{} {set:?}: schedule", k.name), ITEM_LIMIT);
-                    space::schedule::unified(&scop, &deps, None, &knobs)
+                    space::schedule::unified(&scop, &deps, None, &knobs.scheduler())
                         .map(|s| s.tree)
                         .map_err(|e| e.to_string())
                 })
@@ -366,10 +358,10 @@ fn parallel_loop_bodies(region: &str) -> Vec<&str> {
 #[test]
 fn gramschmidt_wavefront_marks_no_loop_around_the_nrm_reduction_parallel() {
     let k = load("linear-algebra/gramschmidt.c", "SMALL");
-    let knobs = SchedulerOptions::default()
+    let knobs = UnifiedOptions::default()
         .with_settings(&["spatial=off".to_string(), "wavefront=all".to_string()])
         .unwrap();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let opts = CodegenOptions::for_point(Some(vec![16]), 2, Some(&knobs));
     let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
     let bodies = parallel_loop_bodies(&v.region);

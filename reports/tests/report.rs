@@ -7,10 +7,10 @@ use std::time::Duration;
 use reports::model::{Cell, Row};
 use reports::{collect, Format, Report};
 use store::{NewCampaign, Record, ReportFilter, Role, Store};
-use vocab::knobs::{Point, Scheduler, SchedulerOptions, Spatial};
+use vocab::knobs::{Point, Scheduler, Spatial, UnifiedOptions};
 
 fn unified(spatial: Spatial, tiles: Option<u32>) -> Point {
-    let options = SchedulerOptions { spatial, ..SchedulerOptions::default() };
+    let options = UnifiedOptions { spatial, ..UnifiedOptions::default() };
     Point {
         scheduler: Scheduler::Unified { preorder: None, options },
         tiles: tiles.map(|t| vec![t]),

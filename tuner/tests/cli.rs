@@ -464,12 +464,12 @@ fn a_busy_slot_is_warned_about_and_recorded_or_refused() {
 /// would make without the directory.
 #[test]
 fn points_with_one_scheduler_share_one_schedule() {
-    use vocab::knobs::{Point, Scheduler, SchedulerOptions};
+    use vocab::knobs::{Point, Scheduler, UnifiedOptions};
     let dir = std::env::temp_dir().join(format!("polytune-cli-schedules-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let point = |tiles: u32| Point {
-        scheduler: Scheduler::Unified { preorder: None, options: SchedulerOptions::default() },
+        scheduler: Scheduler::Unified { preorder: None, options: UnifiedOptions::default() },
         tiles: Some(vec![tiles]),
         threads: 1,
         code: Default::default(),
@@ -505,7 +505,7 @@ fn points_with_one_scheduler_share_one_schedule() {
     let mut other = point(16);
     other.scheduler = Scheduler::Unified {
         preorder: None,
-        options: SchedulerOptions::default().with_settings(&["hlim=4"]).unwrap(),
+        options: UnifiedOptions::default().with_settings(&["hlim=4"]).unwrap(),
     };
     let third = reply(&other, true);
     assert_eq!(trees(), 2);

@@ -28,7 +28,7 @@ use crate::spatial;
 use model::deps::{DepKind, Dependences};
 use model::isl::{new_context, IslResultExt};
 use model::scop::Scop;
-use vocab::knobs::{Consecutivity, Spatial, Target};
+use vocab::knobs::{Spatial, Target};
 use vocab::preorder::Preorder;
 
 pub(super) fn schedule(
@@ -69,7 +69,7 @@ pub(super) fn schedule(
         None => Vec::new(),
     };
     let inter = match &opts.knobs {
-        Some(k) if k.consecutivity == Consecutivity::Global => spatial::inter_consecutive(&ctx, scop)?,
+        Some(k) if k.global_consecutivity => spatial::inter_consecutive(&ctx, scop)?,
         _ => Vec::new(),
     };
     let mut rows = Vec::new();

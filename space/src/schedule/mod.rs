@@ -72,7 +72,7 @@ impl CoreOptions {
     pub fn unified(preorder: Option<Preorder>, knobs: &SchedulerOptions) -> CoreOptions {
         CoreOptions {
             fusion: preorder.map(Fusion::Preorder).unwrap_or(Fusion::Original),
-            knobs: Some(knobs.clone()),
+            knobs: Some(*knobs),
             ..Default::default()
         }
     }

@@ -19,7 +19,7 @@ use crate::linalg::{dot, null_space, rank};
 use crate::spatial::{self, InterConsecutive, Locality, Reference};
 use model::isl::IslResultExt;
 use model::scop::Scop;
-use vocab::knobs::{Consecutivity, Feautrier, SchedulerOptions, Spatial, Target};
+use vocab::knobs::{Feautrier, SchedulerOptions, Spatial, Target};
 
 /// Lexmins one schedule may spend on the unified scheduler's locality ILPs
 /// (4) and (5) (each iterative removal repeats a sign-case search); past it
@@ -109,7 +109,7 @@ impl Unified {
         let consec = members
             .iter()
             .map(|&s| {
-                if knobs.consecutivity != Consecutivity::Global {
+                if !knobs.global_consecutivity {
                     return None;
                 }
                 innermost_direction(scop.statements[s].iterators.len(), references, s)
@@ -139,7 +139,7 @@ impl Unified {
             consec,
             has_coincident: vec![false; members.len()],
             spatial_done: false,
-            consec_on: knobs.consecutivity == Consecutivity::Global,
+            consec_on: knobs.global_consecutivity,
             feautrier_useless: false,
         }
     }

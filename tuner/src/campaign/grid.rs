@@ -4,7 +4,7 @@
 //! measures first.
 
 use anyhow::Result;
-use vocab::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Target};
+use vocab::knobs::{CodeOptions, Point, Scheduler, Target, UnifiedOptions};
 use vocab::preorder::Preorder;
 
 /// The values each knob takes in the grid, as `KNOB=VALUE` settings. A knob
@@ -57,7 +57,7 @@ pub type Tiles = Option<Vec<u32>>;
 /// Everything but the fusion preorders that spans a kernel's space.
 #[derive(Debug, Clone)]
 pub struct Spec {
-    pub knobs: Vec<SchedulerOptions>,
+    pub knobs: Vec<UnifiedOptions>,
     /// The code knobs of CPU points, and of GPU points (`target=gpu`).
     pub code: Vec<CodeOptions>,
     pub gpu_code: Vec<CodeOptions>,
@@ -151,12 +151,12 @@ pub fn for_scop(code: &[CodeOptions], scop: &model::scop::Scop) -> Result<Vec<Co
 /// The knob grid: the defaults (target from the thread count) with `fixed`
 /// applied, times every value of each knob not in `fixed`. Fails on an
 /// unknown knob or value in `fixed`.
-pub fn knob_grid(fixed: &[String], threads: usize) -> Result<Vec<SchedulerOptions>> {
+pub fn knob_grid(fixed: &[String], threads: usize) -> Result<Vec<UnifiedOptions>> {
     let target = if threads > 1 { "openmp" } else { "seq" };
     let (single, searched) = split_settings(fixed, false);
     let base =
-        SchedulerOptions::default().with_settings(&[format!("target={target}")])?.with_settings(&single)?;
-    let set = |o: SchedulerOptions, s: &[String]| o.with_settings(s);
+        UnifiedOptions::default().with_settings(&[format!("target={target}")])?.with_settings(&single)?;
+    let set = |o: UnifiedOptions, s: &[String]| o.with_settings(s);
     let mut out = Vec::new();
     for o in grid(base, fixed, AXES.iter().copied(), searched, set)? {
         match o.target {
@@ -300,12 +300,12 @@ pub fn parse_references(text: &str) -> Result<References, String> {
     }
 }
 
-fn pluto_like(threads: usize) -> SchedulerOptions {
-    SchedulerOptions {
+fn pluto_like(threads: usize) -> UnifiedOptions {
+    UnifiedOptions {
         target: if threads > 1 { Target::Openmp } else { Target::Seq },
         spatial: vocab::knobs::Spatial::Off,
         posttile_reorder: vocab::knobs::PostTileReorder::Pluto,
-        ..SchedulerOptions::default()
+        ..UnifiedOptions::default()
     }
 }
 

@@ -17,7 +17,7 @@ use executor::evaluate::Evaluator;
 use executor::measure::{MeasureConfig, Measurement};
 use executor::pipeline;
 use executor::process::{run_limited, End, Limits};
-use vocab::knobs::{CodeOptions, Point, Scheduler, SchedulerOptions, Target};
+use vocab::knobs::{CodeOptions, Point, Scheduler, Target, UnifiedOptions};
 
 use super::common::{self, Dataset};
 use crate::campaign::grid;
@@ -27,7 +27,7 @@ use crate::campaign::grid;
 fn our_points(threads: usize) -> Vec<(String, Point)> {
     let target = if threads > 1 { Target::Openmp } else { Target::Seq };
     let unified =
-        Scheduler::Unified { preorder: None, options: SchedulerOptions { target, ..Default::default() } };
+        Scheduler::Unified { preorder: None, options: UnifiedOptions { target, ..Default::default() } };
     let mut out: Vec<(String, Point)> = grid::references(threads, None, false)
         .into_iter()
         .skip(1)
@@ -44,7 +44,7 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
     }
     // Time-skewed stencils have no parallel loop until their tile loops are
     // skewed into a wavefront (the same as the other points elsewhere).
-    let options = SchedulerOptions { target, wavefront: vocab::knobs::Wavefront::All, ..Default::default() };
+    let options = UnifiedOptions { target, wavefront: vocab::knobs::Wavefront::All, ..Default::default() };
     let wavefront = Scheduler::Unified { preorder: None, options };
     for tiles in [vec![32], vec![16, 64]] {
         let p =
@@ -53,7 +53,7 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
     }
     // The register-pressure heuristic (hlim, §4.7) stops fusing the stencils'
     // statements under the time loop, leaving their space loops parallel.
-    let options = SchedulerOptions { target, hlim: Some(4), ..Default::default() };
+    let options = UnifiedOptions { target, hlim: Some(4), ..Default::default() };
     let split = Scheduler::Unified { preorder: None, options };
     for tiles in [None, Some(vec![32])] {
         let p = Point { scheduler: split.clone(), tiles, threads, code: fast("unroll_jam=1") };

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use codegen::{self, CodegenOptions};
 use executor::evaluate::Evaluator;
 use executor::measure::{MeasureConfig, Measurement};
-use vocab::knobs::{SchedulerOptions, Target};
+use vocab::knobs::{Target, UnifiedOptions};
 
 use super::common::{self, Dataset};
 
@@ -61,8 +61,8 @@ fn variants(p: &common::Program, threads: usize) -> Result<[String; 2]> {
     let isl =
         space::reference::isl_schedule(&p.scop, &p.deps).context("isl's scheduler found no schedule")?;
     let target = if threads == 1 { Target::Seq } else { Target::Openmp };
-    let knobs = SchedulerOptions { target, ..SchedulerOptions::default() };
-    let unified = space::schedule::unified(&p.scop, &p.deps, None, &knobs)
+    let knobs = UnifiedOptions { target, ..UnifiedOptions::default() };
+    let unified = space::schedule::unified(&p.scop, &p.deps, None, &knobs.scheduler())
         .context("the unified scheduler found no schedule")?
         .tree;
     let tiles = Some(vec![TILE]);

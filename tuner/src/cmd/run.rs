@@ -124,7 +124,7 @@ struct Report {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let knobs = vocab::knobs::SchedulerOptions::default().with_settings(&args.set)?;
+    let knobs = vocab::knobs::UnifiedOptions::default().with_settings(&args.set)?;
     let code = vocab::knobs::CodeOptions::default().with_settings(&args.set)?;
     // `target=gpu` maps any schedule to the GPU (code generation does it);
     // the scheduler's other knobs shape our schedule only.

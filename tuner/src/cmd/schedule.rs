@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use serde::Serialize;
 use space::schedule::{self, Backend, CoreOptions, CoreSchedule, Fusion};
-use vocab::knobs::SchedulerOptions;
+use vocab::knobs::UnifiedOptions;
 
 use super::common::{self, Dataset};
 
@@ -92,13 +92,17 @@ pub fn run(args: Args) -> Result<()> {
     // Sizes do not matter to the schedule: the model is parametric.
     let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &args.cc_args, args.scop)?);
     let mut opts = options(args.fusion, args.backend);
+    // What the user set, printed; the scheduler sees the part that reaches it.
+    let mut knobs = None;
     if args.target.is_some() || !args.set.is_empty() {
         let mut settings: Vec<String> = Vec::new();
         if let Some(t) = args.target {
             settings.push(format!("target={}", format!("{t:?}").to_lowercase()));
         }
         settings.extend(args.set.iter().cloned());
-        opts.knobs = Some(SchedulerOptions::default().with_settings(&settings)?);
+        let set = UnifiedOptions::default().with_settings(&settings)?;
+        opts.knobs = Some(set.scheduler());
+        knobs = Some(set);
     }
     let started = std::time::Instant::now();
     let s = {
@@ -116,7 +120,7 @@ pub fn run(args: Args) -> Result<()> {
         return Ok(());
     }
     println!("{}: preorder {}", args.file.display(), s.preorder.display());
-    if let Some(k) = &opts.knobs {
+    if let Some(k) = &knobs {
         println!("  unified scheduler: {}", k.settings().join(" "));
     }
     let mut last = None;

@@ -257,7 +257,7 @@ fn normal_cdf(z: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use vocab::knobs::{Scheduler, SchedulerOptions, Spatial, Wavefront};
+    use vocab::knobs::{Scheduler, Spatial, UnifiedOptions, Wavefront};
 
     use super::super::tests::drive;
     use super::super::Random;
@@ -269,7 +269,7 @@ mod tests {
         for spatial in [Spatial::Off, Spatial::PerReference, Spatial::Grouped] {
             for wavefront in [Wavefront::None, Wavefront::Single, Wavefront::All] {
                 for tile in [8, 16, 32, 64, 128, 256] {
-                    let options = SchedulerOptions { spatial, wavefront, ..SchedulerOptions::default() };
+                    let options = UnifiedOptions { spatial, wavefront, ..UnifiedOptions::default() };
                     out.push(Point {
                         scheduler: Scheduler::Unified { preorder: None, options },
                         tiles: Some(vec![tile]),
@@ -335,7 +335,7 @@ mod tests {
     fn shapes() -> Vec<Point> {
         let sizes = [8, 16, 32, 64, 128, 256];
         let point = |a: u32, b: u32| Point {
-            scheduler: Scheduler::Unified { preorder: None, options: SchedulerOptions::default() },
+            scheduler: Scheduler::Unified { preorder: None, options: UnifiedOptions::default() },
             tiles: Some(vec![a, b]),
             threads: 2,
             code: Default::default(),

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::preorder::Preorder;
 
+mod table;
+pub use table::{is_code_knob, knob_names, KnobError};
+
 /// Register-pressure heuristic (RR-9110 §4.7): when the number of unique
 /// access hulls `h` of the next row exceeds the threshold, use a
 /// Feautrier-style row instead. `None` (`off`) never switches.
@@ -82,9 +85,14 @@ pub enum Target {
     Gpu,
 }
 
-/// Every knob of the unified scheduler. Defaults are the paper's CPU setting.
+/// Every knob of the unified scheduler as a point sets it: what its ILPs
+/// see ([`SchedulerOptions`], [`UnifiedOptions::scheduler`]) and what code
+/// generation does to its tiled bands afterwards (post-tile reordering,
+/// wavefront skewing, intra-tile consecutivity). One struct, in the order
+/// stored points were written, so that their canonical JSON and ids hold.
+/// Defaults are the paper's CPU setting.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct SchedulerOptions {
+pub struct UnifiedOptions {
     pub target: Target,
     pub hlim: Hlim,
     pub spatial: Spatial,
@@ -99,9 +107,9 @@ pub struct SchedulerOptions {
     pub feautrier: Feautrier,
 }
 
-impl Default for SchedulerOptions {
+impl Default for UnifiedOptions {
     fn default() -> Self {
-        SchedulerOptions {
+        UnifiedOptions {
             target: Target::Openmp,
             hlim: None,
             spatial: Spatial::Grouped,
@@ -110,6 +118,69 @@ impl Default for SchedulerOptions {
             wavefront: Wavefront::None,
             line_bytes: 64,
             feautrier: Feautrier::All,
+        }
+    }
+}
+
+impl UnifiedOptions {
+    /// The knobs the scheduler's ILPs depend on. Points that differ only in
+    /// what code generation does after tiling ask the scheduler the same
+    /// question. Adding a knob here means deciding which side it is on: the
+    /// pattern below names every field.
+    pub fn scheduler(&self) -> SchedulerOptions {
+        let UnifiedOptions {
+            target,
+            hlim,
+            spatial,
+            posttile_reorder: _,
+            consecutivity,
+            wavefront: _,
+            line_bytes,
+            feautrier,
+        } = *self;
+        SchedulerOptions {
+            target,
+            hlim,
+            spatial,
+            global_consecutivity: consecutivity == Consecutivity::Global,
+            line_bytes,
+            feautrier,
+        }
+    }
+}
+
+/// What the unified scheduler's ILPs depend on (RR-9110 §4): the part of
+/// a point's [`UnifiedOptions`] that reaches `space::schedule`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SchedulerOptions {
+    pub target: Target,
+    pub hlim: Hlim,
+    pub spatial: Spatial,
+    /// Stride-one constraints on every row (consecutivity report §3, the
+    /// global level); the intra-tile level acts after tiling instead.
+    pub global_consecutivity: bool,
+    pub line_bytes: u32,
+    pub feautrier: Feautrier,
+}
+
+impl Default for SchedulerOptions {
+    fn default() -> Self {
+        UnifiedOptions::default().scheduler()
+    }
+}
+
+impl From<SchedulerOptions> for UnifiedOptions {
+    /// The point's knobs with the post-tiling ones at their defaults.
+    fn from(o: SchedulerOptions) -> Self {
+        let consecutivity = if o.global_consecutivity { Consecutivity::Global } else { Consecutivity::None };
+        UnifiedOptions {
+            target: o.target,
+            hlim: o.hlim,
+            spatial: o.spatial,
+            consecutivity,
+            line_bytes: o.line_bytes,
+            feautrier: o.feautrier,
+            ..UnifiedOptions::default()
         }
     }
 }
@@ -269,310 +340,6 @@ impl CodeOptions {
     }
 }
 
-/// One knob, its valid values, a setter and a getter: the tables `--set` reads.
-struct Knob<T> {
-    name: &'static str,
-    values: &'static str,
-    set: fn(&mut T, &str) -> bool,
-    get: fn(&T) -> String,
-}
-
-fn set_enum<T: serde::de::DeserializeOwned>(slot: &mut T, value: &str) -> bool {
-    match serde_json::from_value(serde_json::Value::String(value.to_string())) {
-        Ok(v) => {
-            *slot = v;
-            true
-        }
-        Err(_) => false,
-    }
-}
-
-/// Sets `slot` to 0 for `zero` (the knob's default, spelled as a word or
-/// as the number it stands for), else as [`set_one_of`] does.
-fn set_one_of_or_zero(slot: &mut u32, value: &str, zero: &str, allowed: &[u32]) -> bool {
-    if value == zero {
-        *slot = 0;
-        return true;
-    }
-    set_one_of(slot, value, allowed)
-}
-
-/// A knob number with its default 0 spelled `zero`.
-fn zero_as(n: u32, zero: &str) -> String {
-    match n {
-        0 => zero.to_string(),
-        n => n.to_string(),
-    }
-}
-
-/// Sets `slot` to `value` when it is one of the knob's numbers.
-fn set_one_of(slot: &mut u32, value: &str, allowed: &[u32]) -> bool {
-    match value.parse::<u32>() {
-        Ok(n) if allowed.contains(&n) => {
-            *slot = n;
-            true
-        }
-        _ => false,
-    }
-}
-
-/// `off|on` knobs.
-fn set_switch(slot: &mut bool, value: &str) -> bool {
-    match value {
-        "on" | "off" => {
-            *slot = value == "on";
-            true
-        }
-        _ => false,
-    }
-}
-
-fn switch(on: bool) -> String {
-    if on { "on" } else { "off" }.to_string()
-}
-
-fn get_enum<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value).expect("knobs serialise") {
-        serde_json::Value::String(s) => s,
-        other => other.to_string(),
-    }
-}
-
-const KNOBS: &[Knob<SchedulerOptions>] = &[
-    Knob {
-        name: "target",
-        values: "seq|openmp|gpu",
-        set: |o, v| set_enum(&mut o.target, v),
-        get: |o| get_enum(&o.target),
-    },
-    Knob {
-        name: "hlim",
-        values: "off|N",
-        set: |o, v| match v {
-            "off" => {
-                o.hlim = None;
-                true
-            }
-            n => n.parse().map(|n| o.hlim = Some(n)).is_ok(),
-        },
-        get: |o| o.hlim.map_or_else(|| "off".to_string(), |n| n.to_string()),
-    },
-    Knob {
-        name: "spatial",
-        values: "off|per-reference|grouped",
-        set: |o, v| set_enum(&mut o.spatial, v),
-        get: |o| get_enum(&o.spatial),
-    },
-    Knob {
-        name: "posttile_reorder",
-        values: "none|pluto",
-        set: |o, v| set_enum(&mut o.posttile_reorder, v),
-        get: |o| get_enum(&o.posttile_reorder),
-    },
-    Knob {
-        name: "consecutivity",
-        values: "none|global|intra-tile",
-        set: |o, v| set_enum(&mut o.consecutivity, v),
-        get: |o| get_enum(&o.consecutivity),
-    },
-    Knob {
-        name: "wavefront",
-        values: "none|single|all",
-        set: |o, v| set_enum(&mut o.wavefront, v),
-        get: |o| get_enum(&o.wavefront),
-    },
-    Knob {
-        name: "line_bytes",
-        values: "a power of two ≥ 8",
-        set: |o, v| {
-            v.parse::<u32>()
-                .ok()
-                .filter(|n| n.is_power_of_two() && *n >= 8)
-                .map(|n| o.line_bytes = n)
-                .is_some()
-        },
-        get: |o| o.line_bytes.to_string(),
-    },
-    Knob {
-        name: "feautrier",
-        values: "all|self-first",
-        set: |o, v| set_enum(&mut o.feautrier, v),
-        get: |o| get_enum(&o.feautrier),
-    },
-];
-
-const CODE_KNOBS: &[Knob<CodeOptions>] = &[
-    Knob {
-        name: "restrict",
-        values: "off|on",
-        set: |o, v| set_switch(&mut o.restrict, v),
-        get: |o| switch(o.restrict),
-    },
-    Knob {
-        name: "simd",
-        values: "none|innermost",
-        set: |o, v| set_enum(&mut o.simd, v),
-        get: |o| get_enum(&o.simd),
-    },
-    Knob {
-        name: "unroll_jam",
-        values: "1|2|4|8",
-        set: |o, v| set_one_of(&mut o.unroll_jam, v, &[1, 2, 4, 8]),
-        get: |o| o.unroll_jam.to_string(),
-    },
-    Knob {
-        name: "l2_tile",
-        values: "1|2|4|8",
-        set: |o, v| set_one_of(&mut o.l2_tile, v, &[1, 2, 4, 8]),
-        get: |o| o.l2_tile.to_string(),
-    },
-    Knob {
-        name: "omp_schedule",
-        values: "static|dynamic",
-        set: |o, v| set_enum(&mut o.omp_schedule, v),
-        get: |o| get_enum(&o.omp_schedule),
-    },
-    Knob {
-        name: "parallel_min",
-        values: "0|2|4|16",
-        set: |o, v| set_one_of(&mut o.parallel_min, v, &[0, 2, 4, 16]),
-        get: |o| o.parallel_min.to_string(),
-    },
-    Knob {
-        name: "vector_width",
-        values: "default|128|256|512",
-        set: |o, v| set_one_of_or_zero(&mut o.vector_width, v, "default", &[128, 256, 512]),
-        get: |o| zero_as(o.vector_width, "default"),
-    },
-    Knob {
-        name: "omp_wait",
-        values: "default|passive|active",
-        set: |o, v| set_enum(&mut o.omp_wait, v),
-        get: |o| get_enum(&o.omp_wait),
-    },
-    Knob {
-        name: "transpose",
-        values: "off|on",
-        set: |o, v| set_switch(&mut o.transpose, v),
-        get: |o| switch(o.transpose),
-    },
-    Knob {
-        name: "gpu_block",
-        values: "64|128|256|512|1024",
-        set: |o, v| set_one_of_or_zero(&mut o.gpu_block, v, "1024", &[64, 128, 256, 512]),
-        get: |o| zero_as(o.gpu_block, "1024"),
-    },
-    Knob {
-        name: "gpu_thread_tile",
-        values: "1|2|4|8",
-        set: |o, v| set_one_of_or_zero(&mut o.gpu_thread_tile, v, "1", &[2, 4, 8]),
-        get: |o| zero_as(o.gpu_thread_tile, "1"),
-    },
-    Knob {
-        name: "gpu_shared",
-        values: "on|off",
-        set: |o, v| {
-            let mut on = !o.gpu_global;
-            let ok = set_switch(&mut on, v);
-            o.gpu_global = !on;
-            ok
-        },
-        get: |o| switch(!o.gpu_global),
-    },
-    Knob {
-        name: "gpu_unroll",
-        values: "off|on",
-        set: |o, v| set_switch(&mut o.gpu_unroll, v),
-        get: |o| switch(o.gpu_unroll),
-    },
-];
-
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum KnobError {
-    #[error("`{0}` is not KNOB=VALUE (knobs: {1})")]
-    Syntax(String, String),
-    #[error("unknown knob `{0}` (knobs: {1})")]
-    UnknownKnob(String, String),
-    #[error("knob `{knob}`: invalid value `{value}` (valid: {valid})")]
-    BadValue { knob: String, value: String, valid: String },
-}
-
-/// Every knob's name, the scheduler's then the code's.
-pub fn knob_names() -> String {
-    let names = KNOBS.iter().map(|k| k.name).chain(CODE_KNOBS.iter().map(|k| k.name));
-    names.collect::<Vec<_>>().join(", ")
-}
-
-/// `KNOB=VALUE` split at `=`, the name with `-` read as `_`.
-fn parse_setting(s: &str) -> Result<(String, &str), KnobError> {
-    let Some((name, value)) = s.split_once('=') else {
-        return Err(KnobError::Syntax(s.to_string(), knob_names()));
-    };
-    Ok((name.trim().replace('-', "_"), value.trim()))
-}
-
-/// Applies `settings` in order; a knob of `others` is skipped (it belongs
-/// to the other table), any other unknown name is an error.
-fn apply<T, U>(
-    table: &[Knob<T>],
-    others: &[Knob<U>],
-    target: &mut T,
-    settings: &[impl AsRef<str>],
-) -> Result<(), KnobError> {
-    for s in settings {
-        let (name, value) = parse_setting(s.as_ref())?;
-        let Some(knob) = table.iter().find(|k| k.name == name) else {
-            if others.iter().any(|k| k.name == name) {
-                continue;
-            }
-            let shown = s.as_ref().split_once('=').map_or("", |(n, _)| n.trim());
-            return Err(KnobError::UnknownKnob(shown.to_string(), knob_names()));
-        };
-        if !(knob.set)(target, value) {
-            return Err(KnobError::BadValue {
-                knob: knob.name.to_string(),
-                value: value.to_string(),
-                valid: knob.values.to_string(),
-            });
-        }
-    }
-    Ok(())
-}
-
-impl SchedulerOptions {
-    /// Applies `KNOB=VALUE` settings in order (`--set` on the command
-    /// line); code-generation knobs are left to [`CodeOptions::with_settings`].
-    pub fn with_settings<S: AsRef<str>>(mut self, settings: &[S]) -> Result<Self, KnobError> {
-        apply(KNOBS, CODE_KNOBS, &mut self, settings)?;
-        Ok(self)
-    }
-
-    /// `hlim=off spatial=grouped ...`: the settings that reproduce `self`.
-    pub fn settings(&self) -> Vec<String> {
-        KNOBS.iter().map(|k| format!("{}={}", k.name, (k.get)(self))).collect()
-    }
-}
-
-impl CodeOptions {
-    /// Applies the code-generation knobs among `KNOB=VALUE` settings in
-    /// order; the scheduler's knobs are left to [`SchedulerOptions::with_settings`].
-    pub fn with_settings<S: AsRef<str>>(mut self, settings: &[S]) -> Result<Self, KnobError> {
-        apply(CODE_KNOBS, KNOBS, &mut self, settings)?;
-        Ok(self)
-    }
-
-    /// `restrict=on simd=innermost ...`: the settings that reproduce `self`.
-    pub fn settings(&self) -> Vec<String> {
-        CODE_KNOBS.iter().map(|k| format!("{}={}", k.name, (k.get)(self))).collect()
-    }
-}
-
-/// Whether `name` (with `-` or `_`) is a code-generation knob.
-pub fn is_code_knob(name: &str) -> bool {
-    let name = name.trim().replace('-', "_");
-    CODE_KNOBS.iter().any(|k| k.name == name)
-}
-
 /// How a point's schedule is obtained.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "mode")]
@@ -586,7 +353,7 @@ pub enum Scheduler {
     IslGpu,
     /// Our unified scheduler with a fusion preorder (`None`: as in the
     /// original program) and knob values.
-    Unified { preorder: Option<Preorder>, options: SchedulerOptions },
+    Unified { preorder: Option<Preorder>, options: UnifiedOptions },
     /// No schedule of ours: the unmodified program built by another
     /// compiler (`executor::peers` names them), a reference point.
     Peer { name: String },
@@ -682,7 +449,7 @@ impl fmt::Display for Point {
                 if let Some(p) = preorder {
                     write!(f, " {}", p.display())?;
                 }
-                let defaults = SchedulerOptions::default().settings();
+                let defaults = UnifiedOptions::default().settings();
                 for s in options.settings().into_iter().filter(|s| !defaults.contains(s)) {
                     write!(f, " {s}")?;
                 }
@@ -710,13 +477,13 @@ mod tests {
 
     #[test]
     fn settings_round_trip_and_errors_list_valid_values() {
-        let o = SchedulerOptions::default()
+        let o = UnifiedOptions::default()
             .with_settings(&["hlim=3", "spatial=per-reference", "posttile-reorder=none", "wavefront=all"])
             .unwrap();
         assert_eq!(o.hlim, Some(3));
         assert_eq!(o.spatial, Spatial::PerReference);
         assert_eq!(o.posttile_reorder, PostTileReorder::None);
-        assert_eq!(SchedulerOptions::default().with_settings(&o.settings()).unwrap(), o);
+        assert_eq!(UnifiedOptions::default().with_settings(&o.settings()).unwrap(), o);
 
         let e = SchedulerOptions::default().with_settings(&["spatial=sideways"]).unwrap_err();
         assert_eq!(
@@ -734,7 +501,7 @@ mod tests {
         let p = Point {
             scheduler: Scheduler::Unified {
                 preorder: Some(Preorder(vec![vec![0, 1], vec![2]])),
-                options: SchedulerOptions::default(),
+                options: UnifiedOptions::default(),
             },
             tiles: Some(vec![32]),
             threads: 2,
@@ -771,5 +538,47 @@ mod tests {
         let e = SchedulerOptions::default().with_settings(&["vectorize=yes"]).unwrap_err();
         assert!(e.to_string().contains("line_bytes, feautrier, restrict, simd"), "{e}");
         assert!(is_code_knob("omp-schedule") && !is_code_knob("hlim"));
+    }
+}
+
+#[cfg(test)]
+mod split {
+    use super::*;
+
+    #[test]
+    fn knobs_that_act_after_tiling_do_not_reach_the_scheduler() {
+        let set = |s: &[&str]| UnifiedOptions::default().with_settings(s).unwrap();
+        let plain = set(&["posttile_reorder=none"]);
+        let after = set(&["posttile_reorder=pluto", "wavefront=all", "consecutivity=intra-tile"]);
+        assert_ne!(plain, after);
+        assert_eq!(plain.scheduler(), after.scheduler());
+        let global = set(&["consecutivity=global", "hlim=2"]);
+        assert!(global.scheduler().global_consecutivity && global.scheduler().hlim == Some(2));
+        assert_eq!(UnifiedOptions::from(global.scheduler()), global);
+        assert_eq!(SchedulerOptions::default(), UnifiedOptions::default().scheduler());
+        let seen = SchedulerOptions::default().with_settings(&["wavefront=all", "spatial=off"]).unwrap();
+        assert_eq!(seen, set(&["spatial=off"]).scheduler());
+    }
+
+    #[test]
+    fn a_point_of_the_unified_scheduler_keeps_its_stored_form() {
+        let options = UnifiedOptions::default()
+            .with_settings(&[
+                "hlim=4",
+                "consecutivity=intra-tile",
+                "wavefront=single",
+                "feautrier=self-first",
+            ])
+            .unwrap();
+        let p = Point {
+            scheduler: Scheduler::Unified { preorder: None, options },
+            tiles: Some(vec![32, 16]),
+            threads: 2,
+            code: CodeOptions::default(),
+        };
+        assert_eq!(
+            p.canonical_json(),
+            r#"{"scheduler":{"mode":"unified","preorder":null,"options":{"target":"openmp","hlim":4,"spatial":"grouped","posttile_reorder":"pluto","consecutivity":"intra-tile","wavefront":"single","line_bytes":64,"feautrier":"self-first"}},"tiles":[32,16],"threads":2}"#
+        );
     }
 }
