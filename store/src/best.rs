@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use crate::{faster_beyond_noise, parse_samples, query, Best, Pool, Store, StoreError, Times, Timestamp};
 
 /// A campaign's reference and its fastest ok variant, for `best`.
-#[derive(sqlx::FromRow)]
 struct Candidate {
     campaign_id: i64,
     program_id: i64,
@@ -17,7 +16,17 @@ struct Candidate {
     median: f64,
 }
 
-#[derive(sqlx::FromRow)]
+from_row!(Candidate {
+    campaign_id,
+    program_id,
+    machine_id,
+    ref_median,
+    ref_spread,
+    ref_samples,
+    variant,
+    median
+});
+
 struct BestRow {
     kernel: String,
     dataset: String,
@@ -36,6 +45,25 @@ struct BestRow {
     origin: Option<String>,
     created_at: i64,
 }
+
+from_row!(BestRow {
+    kernel,
+    dataset,
+    program_path,
+    machine,
+    campaign,
+    measurement,
+    point_id,
+    point_json,
+    schedule,
+    source_path,
+    median_s,
+    spread,
+    samples,
+    kernel_s,
+    origin,
+    created_at,
+});
 
 impl Store {
     /// The best-known variant of `kernel`, optionally on one machine (by name) and one dataset.

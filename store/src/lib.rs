@@ -36,13 +36,14 @@
 //! processes can record into one file.
 
 mod error;
+#[macro_use]
+mod rows;
 mod types;
 
 use std::path::PathBuf;
 use std::str::FromStr;
 
 use sha2::{Digest, Sha256};
-use sqlx::migrate::Migrator;
 use sqlx::postgres::PgPool;
 use sqlx::sqlite::SqlitePool;
 
@@ -53,8 +54,7 @@ pub use types::{
 };
 pub use vocab::Status;
 
-static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
-static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
+use rows::{POSTGRES_MIGRATOR, SQLITE_MIGRATOR};
 
 enum Pool {
     Sqlite(SqlitePool),

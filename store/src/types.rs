@@ -166,7 +166,7 @@ pub struct NewCampaign {
     pub budget: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Campaign {
     pub id: i64,
     pub key: String,
@@ -174,16 +174,24 @@ pub struct Campaign {
     pub config: String,
     pub strategy: String,
     /// Stored as a 64-bit signed integer (bit for bit); read back unchanged.
-    #[sqlx(try_from = "i64")]
     pub seed: Seed,
     pub budget: String,
-    #[sqlx(try_from = "String")]
     pub state: CampaignState,
-    #[sqlx(try_from = "i64")]
     pub created_at: Timestamp,
-    #[sqlx(try_from = "i64")]
     pub updated_at: Timestamp,
 }
+
+from_row!(Campaign {
+    id,
+    key,
+    config,
+    strategy,
+    seed: i64,
+    budget,
+    state: String,
+    created_at: i64,
+    updated_at: i64,
+});
 
 /// A campaign's random seed: a `u64`, stored in a signed 64-bit column bit for bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -346,19 +354,16 @@ pub fn clearly_faster(a: f64, sa: Option<f64>, b: f64, sb: Option<f64>) -> Optio
     Some(a * (1.0 + sa? / 2.0) < b * (1.0 - sb? / 2.0))
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HistoryRow {
     pub id: i64,
-    #[sqlx(try_from = "i64")]
     pub created_at: Timestamp,
     pub kernel: String,
     pub dataset: String,
     pub machine: String,
     pub campaign: i64,
-    #[sqlx(try_from = "String")]
     pub role: Role,
     pub point_id: String,
-    #[sqlx(try_from = "String")]
     pub status: Status,
     pub reason: String,
     pub median_s: Option<f64>,
@@ -372,6 +377,24 @@ pub struct HistoryRow {
     #[serde(rename = "costs", serialize_with = "costs_object")]
     pub costs_json: Option<String>,
 }
+
+from_row!(HistoryRow {
+    id,
+    created_at: i64,
+    kernel,
+    dataset,
+    machine,
+    campaign,
+    role: String,
+    point_id,
+    status: String,
+    reason,
+    median_s,
+    spread,
+    kernel_s,
+    origin,
+    costs_json,
+});
 
 fn costs_object<S: serde::Serializer>(json: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
     let costs: Option<Costs> = json.as_deref().and_then(|j| serde_json::from_str(j).ok());
