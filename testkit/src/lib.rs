@@ -40,7 +40,7 @@ pub mod tree;
 pub use evaluate::evaluator;
 pub use gpu::{gpu_profile, has_gpu};
 pub use kernels::{gemm_with_an_empty_dataset, kernel, kernels, load, root, Kernel};
-pub use tier::{fast_sample, tier, Tier};
+pub use tier::{takes, tier, Tier};
 
 use std::collections::HashMap;
 use std::io::{Read, Write};

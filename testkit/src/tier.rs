@@ -3,8 +3,9 @@
 //! GPU sweep, the explain round trip, the random programs, the core
 //! scheduler's variants) takes a small, fixed sample of its items that
 //! still touches every setting. `POLYTUNE_TIER=heavy` (CI's second tier,
-//! `.ci/run`) takes the larger sample; `POLYTUNE_TIER=full` (or the older
-//! `POLYTUNE_FULL_SWEEP=1`) takes every item.
+//! `.ci/run`) takes the rest of a larger sample, what the fast tier left
+//! out; `POLYTUNE_TIER=full` (or the older `POLYTUNE_FULL_SWEEP=1`) takes
+//! every item.
 
 /// How much of each heavy sweep a test run takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -28,11 +29,18 @@ pub fn tier() -> Tier {
     }
 }
 
-/// Whether item `j` of sweep row `i` (a kernel) is in the fast tier's
-/// sample: every `stride`-th item, shifted by the row, so that across the
-/// rows every item is taken. Every item is taken in the other tiers.
-pub fn fast_sample(i: usize, j: usize, stride: usize) -> bool {
-    tier() != Tier::Fast || sampled(i, j, stride)
+/// Whether this run takes item `j` of sweep row `i` (a kernel), for a
+/// sweep whose fast tier takes every `fast`-th item and whose heavy tier
+/// every `heavy`-th (`heavy` divides `fast`), shifted by the row so that
+/// across the rows every item is taken. The heavy tier leaves out what the
+/// fast tier takes: CI runs both tiers on one build, and an item run twice
+/// finds nothing new. The full tier takes every item.
+pub fn takes(i: usize, j: usize, fast: usize, heavy: usize) -> bool {
+    match tier() {
+        Tier::Fast => sampled(i, j, fast),
+        Tier::Heavy => sampled(i, j, heavy) && !sampled(i, j, fast),
+        Tier::Full => true,
+    }
 }
 
 /// Whether item `j` of row `i` is among every `stride`-th item, shifted by
@@ -52,5 +60,9 @@ mod tests {
             (0..30).map(|i| (0..48).filter(|&j| sampled(i, j, 16)).collect()).collect();
         assert!(taken.iter().all(|t| t.len() == 3));
         assert!((0..48).all(|j| taken.iter().any(|t| t.contains(&j))));
+        // The heavy sample holds the fast one: its rest is the heavy tier's.
+        let heavy = |i, j| sampled(i, j, 4) && !sampled(i, j, 16);
+        assert!((0..30).all(|i| (0..48).filter(|&j| heavy(i, j)).count() == 9));
+        assert!((0..30).all(|i| (0..48).all(|j| !(heavy(i, j) && sampled(i, j, 16)))));
     }
 }
