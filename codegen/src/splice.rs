@@ -24,9 +24,10 @@ pub(super) fn splice(source: &Source, scop: &Scop, code: &str) -> Result<String,
     let region = format!(
         "{{ /* polytune: SCoP of {} */\n{}  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
          void polytune_rt_dump(const char *, const char *, const void *, unsigned long);\n  \
-         polytune_rt_start();\n  {{\n{code}\n  }}\n  polytune_rt_stop();\n{dumps}{}}}\n",
+         polytune_rt_start();\n  {{\n{code}\n  }}\n  polytune_rt_stop();\n{}{dumps}{}}}\n",
         scop.function,
         local_declarations(scop),
+        exit_values(scop),
         expansion_frees(scop)
     );
     let (a, b) = scop.span;
@@ -61,6 +62,13 @@ fn local_declarations(scop: &Scop) -> String {
         out.push_str(&format!("  {} {}{extents};\n", a.element_type, a.name));
     }
     out
+}
+
+/// The loop iterators the program may read after the region, at the
+/// values the original's loops leave ([`Scop::exit_values`]): the
+/// region's loops use iterators of their own.
+fn exit_values(scop: &Scop) -> String {
+    scop.exit_values.iter().map(|e| format!("  {} = {};\n", e.variable, e.value)).collect()
 }
 
 /// The expanded scalars' arrays freed at the region's end.

@@ -67,6 +67,21 @@ pub struct Scop {
     /// with its reason (a statement that never runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Variables the region must leave with a value its statements do not
+    /// compute: the loop iterators the SCoP assigns and the program may
+    /// read after it, each with its exit value (as pet models it, `max(lb,
+    /// ub)` after `for (i = lb; i < ub; i++)`). Generated code assigns them
+    /// after the region, since its loops use iterators of their own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exit_values: Vec<ExitValue>,
+}
+
+/// `variable = value;` after the region: a C variable and a C expression
+/// of the parameters.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ExitValue {
+    pub variable: String,
+    pub value: String,
 }
 
 /// The smallest integer literal that [`Scop::constants`] models as a size

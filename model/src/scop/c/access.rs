@@ -1,7 +1,7 @@
 //! Statements and their accesses: assignments, the reads of a value, array references.
 
 use super::*;
-use crate::scop::affine::{isl_name, PURE_MATH};
+use crate::scop::affine::isl_name;
 use crate::scop::{Access, AccessKind};
 use decls::add_decl;
 
@@ -20,12 +20,7 @@ impl Walk<'_> {
                 self.reference(arg, AccessKind::Read, &name, &mut accesses)?;
                 self.reference(arg, AccessKind::Write, &name, &mut accesses)?;
             }
-            "call_expression" => {
-                return Err(self.err(
-                    expr,
-                    "a call statement may have side effects; a SCoP statement must be an assignment",
-                ))
-            }
+            "call_expression" => self.call(expr, &name, &mut accesses)?,
             _ => {
                 return Err(self.err(
                     expr,
@@ -33,7 +28,7 @@ impl Walk<'_> {
                 ))
             }
         }
-        let text = self.text(stmt).to_string();
+        let text = self.c_text(stmt);
         self.push_statement(name, accesses, text, stmt)
     }
 
@@ -102,7 +97,7 @@ impl Walk<'_> {
             let mut accesses = Vec::new();
             self.reads(value, &stmt, &mut accesses)?;
             self.reference(ident, AccessKind::Write, &stmt, &mut accesses)?;
-            let text = format!("{name} = {};", self.text(value));
+            let text = format!("{name} = {};", self.c_text(value));
             out.extend(self.push_statement(stmt, accesses, text, d)?.map(Tree::Stmt));
         }
         Ok(())
@@ -193,7 +188,7 @@ impl Walk<'_> {
                     return Ok(());
                 }
                 if self.iterators.contains(name) {
-                    return Err(self.err(node, after_loop(name)));
+                    return self.exit_value(node).map(|_| ());
                 }
                 match self.decls.get(name) {
                     Some(d) if d.integer && !self.written.contains(name) => {
@@ -209,28 +204,7 @@ impl Walk<'_> {
                     None => Err(self.err(node, format!("`{name}` is not declared"))),
                 }
             }
-            "call_expression" => {
-                let f = node.child_by_field_name("function").unwrap();
-                let fname = self.text(f);
-                let why = match self.purity.get(fname) {
-                    _ if f.kind() == "identifier" && PURE_MATH.contains(&fname) => None,
-                    Some(verdict) if f.kind() == "identifier" => verdict.clone(),
-                    _ => Some("its body is not in this file".to_string()),
-                };
-                if let Some(why) = why {
-                    return Err(self.err(
-                        node,
-                        format!("call to `{fname}`, which may have side effects: {why} (a SCoP may call pure math functions and functions of this file that only compute a value from their arguments)"),
-                    ));
-                }
-                let args = node.child_by_field_name("arguments").unwrap();
-                let mut cursor = args.walk();
-                let list: Vec<Node> = args.named_children(&mut cursor).collect();
-                for a in list {
-                    self.reads(a, stmt, out)?;
-                }
-                Ok(())
-            }
+            "call_expression" => self.call(node, stmt, out),
             "assignment_expression" | "update_expression" => {
                 Err(self.err(node, "an assignment inside an expression is not supported in a SCoP"))
             }
@@ -314,6 +288,24 @@ impl Walk<'_> {
                 })
                 .collect();
         }
+        let text = self.c_text(node);
+        self.record_access(name, &decl, combos, kind, stmt, text, out);
+        Ok(())
+    }
+
+    /// Records the access of `stmt` to elements of `name`, one disjunct per
+    /// `(conditions, subscripts)` pair, as `text` spells it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_access(
+        &mut self,
+        name: String,
+        decl: &Decl,
+        combos: Vec<(Vec<String>, Vec<String>)>,
+        kind: AccessKind,
+        stmt: &str,
+        text: String,
+        out: &mut Vec<Access>,
+    ) {
         let its: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
         let array_isl = isl_name(&name);
         let disjuncts: Vec<String> = combos
@@ -340,14 +332,7 @@ impl Walk<'_> {
                 local: false,
             }),
         }
-        out.push(Access {
-            id: String::new(),
-            kind,
-            array: name,
-            relation,
-            text: self.text(node).to_string(),
-        });
-        Ok(())
+        out.push(Access { id: String::new(), kind, array: name, relation, text });
     }
 
     fn struct_member(&self, node: Node, why: &str) -> ScopError {

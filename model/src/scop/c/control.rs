@@ -102,7 +102,8 @@ impl Walk<'_> {
             .ok_or_else(|| self.err(node, "a `for` loop in a SCoP needs an update such as `i++`"))?;
         let body = node.child_by_field_name("body").ok_or_else(|| self.err(node, "`for` without a body"))?;
 
-        let (iter, lb) = match init.kind() {
+        let declared = init.kind() == "declaration";
+        let (iter, lb_node) = match init.kind() {
             "assignment_expression"
                 if init.child_by_field_name("operator").map(|o| self.text(o)) == Some("=") =>
             {
@@ -145,7 +146,7 @@ impl Walk<'_> {
         let isl = isl_name(&iter);
         // Bounds are read with the enclosing loops only: `i` itself may appear in
         // the condition but not in its lower bound.
-        let lb = self.affine_value(lb)?;
+        let lb = self.affine_value(lb_node)?;
         let lower = if step > 0 { format!("{isl} >= {lb}") } else { format!("{isl} <= {lb}") };
         self.loops.push(Loop { c_name: iter.clone(), isl: isl.clone() });
         // The condition is read where the loop has started: its operands'
@@ -164,17 +165,32 @@ impl Walk<'_> {
             pushed.push(format!("({isl} - ({lb})) mod {} = 0", step.abs()));
         }
         let n = pushed.len();
+        let cond_isl = pushed[1].clone();
         self.conds.extend(pushed);
         if let Err(e) = self.bounded_loop(cond, &iter) {
             self.conds.truncate(self.conds.len() - n);
             self.loops.pop();
             return Err(e);
         }
+        let before = self.enter_loop_body(body, &iter, node.start_byte());
         let mut inner = Vec::new();
         let result = self.statement(body, &mut inner);
         self.conds.truncate(self.conds.len() - n);
         self.loops.pop();
         result?;
+        self.leave_loop_body(before, &iter, node.start_byte());
+        let head = exits::LoopHead {
+            node,
+            iter: iter.clone(),
+            isl: isl.clone(),
+            lb: lb_node,
+            lb_isl: lb,
+            cond,
+            cond_isl,
+            step,
+            declared,
+        };
+        self.record_exit(&head);
         if !inner.is_empty() {
             out.push(Tree::Loop { iter: isl, sign: step.signum(), body: inner });
         }
@@ -285,10 +301,12 @@ impl Walk<'_> {
             ));
         }
         let cond = self.condition(cond_node, false)?;
+        let before = self.exits.clone();
         self.conds.push(cond.clone());
         let r = self.statement(node.child_by_field_name("consequence").unwrap(), out);
         self.conds.pop();
         r?;
+        let then = std::mem::replace(&mut self.exits, before.clone());
         if let Some(alt) = node.child_by_field_name("alternative") {
             let alt = if alt.kind() == "else_clause" { alt.named_child(0).unwrap_or(alt) } else { alt };
             self.conds.push(format!("not ({cond})"));
@@ -296,6 +314,7 @@ impl Walk<'_> {
             self.conds.pop();
             r?;
         }
+        self.merge_branches(&before, then, node.start_byte());
         Ok(())
     }
 }

@@ -296,7 +296,7 @@ impl Walk<'_> {
             return Ok(l.isl.clone());
         }
         if self.iterators.contains(name) {
-            return Err(self.err(node, after_loop(name)));
+            return self.exit_value(node);
         }
         if self.written.contains(name) {
             return Err(self.err(

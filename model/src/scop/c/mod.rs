@@ -7,12 +7,14 @@ use std::collections::{HashMap, HashSet};
 use isl_rs::{Map, Set};
 use tree_sitter::{Node, Parser};
 
-use super::{Array, Location, Scop, ScopError, Source, Statement};
+use super::{Array, ExitValue, Location, Scop, ScopError, Source, Statement};
 
 mod access;
 mod bounds;
+mod calls;
 mod control;
 mod decls;
+mod exits;
 mod expr;
 mod inputs;
 mod lift;
@@ -237,6 +239,15 @@ struct Walk<'s> {
     /// The declared extents of each array the statements reference, as
     /// isl expressions (`None` where unknown).
     extents: HashMap<String, Vec<Option<String>>>,
+    /// What each loop iterator holds where no loop binds it (pet's exit
+    /// values); a name absent has not been assigned by a loop yet.
+    exits: HashMap<String, exits::Exit>,
+    /// Spellings that replace byte ranges of the source in the statements'
+    /// and references' text: an iterator read after its loop becomes its
+    /// exit value, `&A[i][j]` passed to a function `A[i] + (j)`.
+    rewrites: HashMap<Span, String>,
+    /// Numbers the exit values, so that two states of `exits` compare.
+    exit_count: usize,
 }
 
 fn extract_one<'s>(
@@ -362,6 +373,9 @@ fn walk_region<'s>(
         statements: Vec::new(),
         notes: Vec::new(),
         extents: HashMap::new(),
+        exits: HashMap::new(),
+        rewrites: HashMap::new(),
+        exit_count: 0,
     };
     for n in &body {
         walk.prescan(*n);
@@ -380,7 +394,13 @@ fn walk_region<'s>(
     if walk.statements.is_empty() {
         return Err(err_at(src, pragma, "the SCoP holds no statement"));
     }
-    walk.finish(fname, start, span, &tree)
+    let exit_values = match fragment {
+        true => Vec::new(),
+        false => walk.exit_values(pragma, function, span)?,
+    };
+    let mut scop = walk.finish(fname, start, span, &tree)?;
+    scop.exit_values = exit_values;
+    Ok(scop)
 }
 
 fn ancestor_or_self<'t>(mut node: Node<'t>, kind: &str) -> Option<Node<'t>> {
@@ -402,12 +422,6 @@ fn find_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
     let mut cursor = node.walk();
     let found = node.named_children(&mut cursor).find_map(|c| find_kind(c, kind));
     found
-}
-
-/// A loop iterator read where no loop binds it: after its loop it holds the
-/// exit value, which the model does not track.
-fn after_loop(name: &str) -> String {
-    format!("loop iterator `{name}` is read outside its loop (its exit value is not modelled; compute the value from the bounds instead)")
 }
 
 fn is_assignment_op(op: &str) -> bool {

@@ -117,6 +117,7 @@ impl Walk<'_> {
             expansions: Vec::new(),
             constants: self.constants,
             notes: self.notes,
+            exit_values: Vec::new(),
         };
         scop.schedule = format!("{{ domain: \"{}\"{root} }}", scop.domain());
         Ok(scop)
