@@ -413,19 +413,19 @@ impl<'s> Walk<'s> {
                 }
                 let left = e.child_by_field_name("left").unwrap();
                 if op != "=" {
-                    self.callee_ref(frame, left, AccessKind::Read, stmt, out)?;
+                    self.callee_ref(frame, left, AccessKind::Read, stack, stmt, out)?;
                 }
                 let right = strip_parens(e.child_by_field_name("right").unwrap());
                 match right.kind() {
                     "assignment_expression" => self.callee_effect(frame, right, stack, stmt, out)?,
                     _ => self.callee_reads(frame, right, stack, stmt, out)?,
                 }
-                self.callee_ref(frame, left, AccessKind::Write, stmt, out)
+                self.callee_ref(frame, left, AccessKind::Write, stack, stmt, out)
             }
             "update_expression" => {
                 let arg = e.child_by_field_name("argument").unwrap();
-                self.callee_ref(frame, arg, AccessKind::Read, stmt, out)?;
-                self.callee_ref(frame, arg, AccessKind::Write, stmt, out)
+                self.callee_ref(frame, arg, AccessKind::Read, stack, stmt, out)?;
+                self.callee_ref(frame, arg, AccessKind::Write, stack, stmt, out)
             }
             _ => self.callee_reads(frame, e, stack, stmt, out),
         }
@@ -489,11 +489,11 @@ impl<'s> Walk<'s> {
                 }
                 None => Err(self.not_its_own(frame, text, line)),
             },
-            "subscript_expression" => self.callee_ref(frame, node, AccessKind::Read, stmt, out),
+            "subscript_expression" => self.callee_ref(frame, node, AccessKind::Read, stack, stmt, out),
             "pointer_expression"
                 if node.child_by_field_name("operator").is_some_and(|o| self.text(o) == "*") =>
             {
-                self.callee_ref(frame, node, AccessKind::Read, stmt, out)
+                self.callee_ref(frame, node, AccessKind::Read, stack, stmt, out)
             }
             "pointer_expression" => Err(format!("`{f}` takes an address, `{text}` (line {line})")),
             "call_expression" => self.callee_call(frame, node, stack, stmt, out),
@@ -538,6 +538,7 @@ impl<'s> Walk<'s> {
         frame: &Frame,
         node: Node,
         kind: AccessKind,
+        stack: &mut Vec<String>,
         stmt: &str,
         out: &mut Vec<Access>,
     ) -> Why {
@@ -561,9 +562,9 @@ impl<'s> Walk<'s> {
         }
         let name = self.text(base);
         if frame.locals.contains_key(name) {
-            let mut none = Vec::new();
+            // The subscripts of its own arrays may read the caller's.
             for i in indices.into_iter().flatten() {
-                self.callee_reads(frame, i, &mut Vec::new(), stmt, &mut none)?;
+                self.callee_reads(frame, i, stack, stmt, out)?;
             }
             return Ok(());
         }
