@@ -230,10 +230,22 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "`Q->b` is a struct member polytune cannot model: it is reached through a pointer",
     ),
     (
-        "iterator after its loop",
-        "  for (k = 0; k < N; k++)\n    A[k] = B[k];\n  B[0] = A[k - 1];\n",
-        "15:12",
-        "loop iterator `k` is read outside its loop (its exit value is not modelled",
+        "iterator after a nested loop",
+        "  for (int i = 0; i < N; i++)\n    for (k = 0; k < N; k++)\n      A[k] = B[k];\n  B[0] = A[k - 1];\n",
+        "16:12",
+        "loop iterator `k` is read after the loop over `i` (line 13) around its own loop (line 14): there it holds what the last iteration's loop left",
+    ),
+    (
+        "iterator before its loop",
+        "  B[0] = A[k];\n  for (k = 0; k < N; k++)\n    A[k] = B[k];\n",
+        "13:12",
+        "loop iterator `k` is read before any loop over it has run in the SCoP",
+    ),
+    (
+        "iterator after a conditional loop",
+        "  if (calls > 2)\n    for (k = 0; k < N; k++)\n      A[k] = B[k];\n  B[0] = A[k - 1];\n",
+        "16:12",
+        "loop iterator `k` is read after the `if` (line 13) around its loop (line 14): its value depends on the branch taken",
     ),
     (
         "impure call",
@@ -248,10 +260,10 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "call to `peek`, which may have side effects: it reads the global `A` (line 7)",
     ),
     (
-        "pointer argument",
-        "  for (int i = 0; i < N; i++)\n    B[i] = viaptr(&A[i]);\n",
-        "14:12",
-        "it takes `p` as a pointer or array",
+        "pointer arithmetic argument",
+        "  for (int i = 0; i < N; i++)\n    B[i] = viaptr(A + i);\n",
+        "14:19",
+        "call to `viaptr` passes `A + i` to its pointer parameter `p`: polytune models an array `A`, a row `A[i]` or an address `&A[i][j]` there",
     ),
     (
         "body elsewhere",
@@ -329,6 +341,162 @@ fn constructs_outside_the_model_are_refused_with_their_reason() {
         assert!(err.contains(&format!("{file}:{at}")), "{what}: {err}");
         assert!(err.contains(reason), "{what}: {err}");
     }
+}
+
+/// `(kind, array, relation)` of each access of statement `k`, in order.
+fn accesses(s: &Scop, k: usize) -> Vec<(AccessKind, String, String)> {
+    s.statements[k].accesses.iter().map(|a| (a.kind, a.array.clone(), a.relation.clone())).collect()
+}
+
+/// Whether the accesses of statement `k` are `expected`, in order, each
+/// relation equal to isl's.
+fn same_accesses(s: &Scop, k: usize, expected: &[(AccessKind, &str, &str)]) -> bool {
+    let got = accesses(s, k);
+    got.len() == expected.len()
+        && got.iter().zip(expected).all(|((k, a, r), (ek, ea, er))| {
+            k == ek && a == ea && equal_relations(r, &format!("[{}] -> {er}", s.params.join(", ")))
+        })
+}
+
+#[test]
+fn calls_of_functions_that_take_arrays_are_the_accesses_of_their_bodies() {
+    let (s, d) = load("callptr.c");
+    use AccessKind::{Read, Write};
+    // set(&C[i]): `p[0] = 1.0` writes C[i]; the address is spelled so
+    // that no rewrite of C's elements takes it for one.
+    assert_eq!(s.statements[0].text, "set((C + (i)));");
+    assert!(same_accesses(&s, 0, &[(Write, "C", "{ S1[i] -> C[i] }")]), "{:?}", accesses(&s, 0));
+    // D[i] = get(A[i], i): the row A[i], its element i.
+    let get = [(Read, "A", "{ S2[i] -> A[i, i] }"), (Write, "D", "{ S2[i] -> D[i] }")];
+    assert!(same_accesses(&s, 1, &get), "{:?}", accesses(&s, 1));
+    // bump(B[i], i): `r[j] += 1`.
+    let bump = [(Read, "B", "{ S3[i] -> B[i, i] }"), (Write, "B", "{ S3[i] -> B[i, i] }")];
+    assert!(same_accesses(&s, 2, &bump), "{:?}", accesses(&s, 2));
+    // both(B[i], A[i], j) calls axpy(y, x, k) then bump(y, k + 1).
+    let both = [
+        (Read, "B", "{ S4[i, j] -> B[i, j] }"),
+        (Read, "A", "{ S4[i, j] -> A[i, j] }"),
+        (Write, "B", "{ S4[i, j] -> B[i, j] }"),
+        (Read, "B", "{ S4[i, j] -> B[i, j + 1] }"),
+        (Write, "B", "{ S4[i, j] -> B[i, j + 1] }"),
+    ];
+    assert!(same_accesses(&s, 3, &both), "{:?}", accesses(&s, 3));
+    // swap(&A[i][j]): `e[0]` and `e[1]` are A[i][j] and A[i][j + 1].
+    let swap = [
+        (Read, "A", "{ S5[i, j] -> A[i, j] }"),
+        (Read, "A", "{ S5[i, j] -> A[i, j + 1] }"),
+        (Write, "A", "{ S5[i, j] -> A[i, j] }"),
+        (Write, "A", "{ S5[i, j] -> A[i, j + 1] }"),
+    ];
+    assert!(same_accesses(&s, 4, &swap), "{:?}", accesses(&s, 4));
+    // The value bump(y, k + 1) writes at j is the one axpy reads at j + 1.
+    let carried = "{ S4[i, j] -> S4[i, j + 1] : 0 <= i <= 39 and 0 <= j <= 37 }";
+    assert!(
+        d.of_kind(deps::DepKind::Flow).any(|dep| equal_relations(&dep.relation, carried)),
+        "{:?}",
+        d.of_kind(deps::DepKind::Flow).collect::<Vec<_>>()
+    );
+    // B[i][i], which S3 writes, is next read by bump(y, k + 1) at j = i - 1.
+    let s3_s4 = "{ S3[i] -> S4[i, i - 1] : 0 < i <= 39 }";
+    assert!(d.of_kind(deps::DepKind::Flow).any(|dep| equal_relations(&dep.relation, s3_s4)), "{d:?}");
+    schedules_legally("callptr.c");
+}
+
+#[test]
+fn a_pointer_argument_of_a_function_of_the_file_is_an_access_of_the_call() {
+    let code = format!("{HEADER}void k(void) {{\n#pragma scop\n  for (int i = 0; i < N; i++)\n    B[i] = viaptr(&A[i]);\n#pragma endscop\n}}\n");
+    let scops = extract_text("viaptr.c", &code).unwrap_or_else(|e| panic!("{e}"));
+    use AccessKind::{Read, Write};
+    let expected = [(Read, "A", "{ S1[i] -> A[i] }"), (Write, "B", "{ S1[i] -> B[i] }")];
+    assert!(same_accesses(&scops[0], 0, &expected), "{:?}", accesses(&scops[0], 0));
+}
+
+/// Functions whose calls are refused, each on its own line from line 3.
+const CALLEES: &str = "#define N 50\ndouble A[N], B[N][N], G;\n\
+void looped(double *p) { for (int k = 0; k < 2; k++) p[k] = 0; }\n\
+void moved(double *p) { p++; p[0] = 1; }\n\
+void global(double *p) { p[0] = G; }\n\
+void again(double *p, int n) { again(p, n - 1); }\n\
+void (*fp)(double *);\n\
+void ext(double *p);\n\
+void local(double *p, int n) { int k = n; p[k] = 1; }\n\
+void early(double *p) { return; p[0] = 1; }\n\
+void flat(double *p) { p[0] = 1; }\n\
+void other(double *p) { fp(p); }\n";
+
+/// (what, the call in `for (int i = 0; i < N; i++)`, column of the refusal, reason).
+const REFUSED_CALLS: &[(&str, &str, &str, &str)] = &[
+    ("loop in the callee", "looped(&A[i])", "5", "`looped` holds a `for` loop (line 3), and polytune inlines only straight-line code"),
+    ("pointer assigned", "moved(&A[i])", "5", "`moved` assigns the pointer `p` itself (line 4)"),
+    ("global read", "global(&A[i])", "5", "`global` uses `G` (line 5), which is neither its parameter nor its own variable"),
+    ("recursion", "again(&A[i], i)", "5", "`again` calls `again` (line 6), which is already running: recursion"),
+    ("call through a pointer", "(*fp)(&A[i])", "5", "call through a pointer, `(*fp)`"),
+    ("body elsewhere", "ext(&A[i])", "5", "call to `ext`, which may have side effects: its body is not in this file"),
+    ("callee's local in a subscript", "local(&A[i], i)", "5", "the subscript `k` of `p` in `local` (line 9) is not affine in its parameters: `k` is a variable of `local`, not a parameter"),
+    ("early return", "early(&A[i])", "5", "`early` returns before the end of its body (line 10)"),
+    ("element passed as a pointer", "flat(A[i])", "10", "call to `flat` passes `A[i]` to its pointer parameter `p`"),
+    ("rank mismatch", "flat(B)", "10", "call to `flat` passes `B` to its pointer parameter `p`: `p` has 1 dimension(s) where the argument has 2"),
+    ("callee calls elsewhere", "other(&A[i])", "5", "`other` calls `fp` (line 12), whose body is not in this file"),
+];
+
+#[test]
+fn calls_outside_the_model_are_refused_with_the_callee_and_its_line() {
+    for (what, call, column, reason) in REFUSED_CALLS {
+        let file = format!("{}.c", what.replace(' ', "-").replace('\'', ""));
+        let code = format!(
+            "{CALLEES}void k(void) {{\n#pragma scop\n  for (int i = 0; i < N; i++)\n    {call};\n#pragma endscop\n}}\n"
+        );
+        let err = match extract_text(&file, &code) {
+            Ok(_) => panic!("{what}: accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains(&format!("{file}:16:{column}")), "{what}: {err}");
+        assert!(err.contains(reason), "{what}: {err}");
+    }
+}
+
+#[test]
+fn iterators_read_after_their_loop_hold_their_exit_value() {
+    let (s, _) = load("liveout.c");
+    use AccessKind::{Read, Write};
+    // `B[i] = A[i - 1] + i;` after `for (i = 0; i < n; i++)`: i = max(0, n).
+    let after = [(Read, "A", "{ S2[] -> A[max(n, 0) - 1] }"), (Write, "B", "{ S2[] -> B[max(n, 0)] }")];
+    assert!(same_accesses(&s, 1, &after), "{:?}", accesses(&s, 1));
+    // Its C text reads the value, not the variable the variant never sets.
+    let text = &s.statements[1].text;
+    assert!(text.starts_with("B[((int) ((long)(n) > (long)(0) ? (long)(n) : (long)(0)))]"), "{text}");
+    // `for (j = i; j < N; j++)`: a bound that reads it.
+    let ctx = new_context();
+    let domain = isl_rs::Set::read_from_str(&ctx, &s.statements[2].domain).unwrap();
+    let expected = isl_rs::Set::read_from_str(&ctx, "[n] -> { S3[j] : max(n, 0) <= j < 50 }").unwrap();
+    assert!(domain.is_equal(&expected).unwrap(), "{}", s.statements[2].domain);
+    // `for (k = N - 1; k >= 2; k -= 3)` leaves k = 1: `A[k + 2]` is A[3].
+    assert!(same_accesses(&s, 4, &[(Write, "A", "{ S5[] -> A[3] }")]), "{:?}", accesses(&s, 4));
+    // j after its loop in the body of the loop over i: max(0, i).
+    let nested = [(Read, "B", "{ S7[i] -> B[i] }"), (Write, "C", "{ S7[i] -> C[i, max(i, 0)] }")];
+    assert!(same_accesses(&s, 6, &nested), "{:?}", accesses(&s, 6));
+    // The program reads i and k after the SCoP: the region leaves them
+    // with the original's values (j, nested, is not read there).
+    let exits: Vec<(&str, &str)> =
+        s.exit_values.iter().map(|e| (e.variable.as_str(), e.value.as_str())).collect();
+    assert_eq!(exits, [("i", "((int) 50)"), ("k", "((int) 1)")]);
+    schedules_legally("liveout.c");
+}
+
+#[test]
+fn an_iterator_the_program_reads_after_the_scop_with_an_unmodelled_value_is_refused() {
+    let code = "double X[10][10];\nint main(void) {\n  int i, j;\n#pragma scop\n  for (i = 0; i < 10; i++)\n    for (j = 0; j < 10; j++)\n      X[i][j] = 0;\n#pragma endscop\n  return j;\n}\n";
+    let err = extract_text("nestedout.c", code).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        err.contains("nestedout.c:6:5: loop iterator `j` keeps the value its loops leave after the SCoP, and the program may read it there (line 9): its loop (line 6) is nested in the loop over `i` (line 5)"),
+        "{err}"
+    );
+    // Not read after the SCoP (assigned first): nothing to leave, accepted;
+    // `i` is left with its exit value.
+    let code = code.replace("  return j;", "  j = 3;\n  return j + i;");
+    let scops = extract_text("nestedkilled.c", &code).unwrap_or_else(|e| panic!("{e}"));
+    let exits: Vec<&str> = scops[0].exit_values.iter().map(|e| e.variable.as_str()).collect();
+    assert_eq!(exits, ["i"]);
 }
 
 fn inputs(path: &Path) -> Result<(), String> {
