@@ -396,7 +396,8 @@ impl Walk<'_> {
     }
 
     /// The iterators the region leaves with their exit value, for the
-    /// program after it: those it assigns that are not its own locals.
+    /// program after it: those it assigns that are not its own locals and
+    /// that the program may read after it.
     /// An iterator whose value there is not modelled is refused where the
     /// program may read it.
     pub(super) fn exit_values(&mut self, pragma: Node, function: Node, span: Span) -> Result<Vec<ExitValue>> {
@@ -411,8 +412,12 @@ impl Walk<'_> {
             let exit = self.exits[&name].clone();
             let line = self.line(exit.at);
             let why = match exit.state {
+                // Only where the program may read it: elsewhere the
+                // assignment would change every program for nothing.
                 State::Exact { c, .. } => {
-                    out.push(ExitValue { variable: name, value: c });
+                    if self.read_after(pragma, function, span, &name).is_some() {
+                        out.push(ExitValue { variable: name, value: c });
+                    }
                     continue;
                 }
                 State::Unknown(Why::Declared) => continue,
