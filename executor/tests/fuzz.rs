@@ -17,10 +17,11 @@
 //! The fast tier runs a fixed seed set ([`FAST_SEEDS`] programs from seed
 //! 0), the heavy tier the rest of seeds `0..CI_SEEDS` (CI runs both). On
 //! demand:
-//! - `POLYTUNE_FUZZ_N=N`: N programs, `POLYTUNE_FUZZ_SEED=S` from seed S;
-//! - `POLYTUNE_FUZZ_KNOWN=negative-literals,empty-domains` (or `all`): the
-//!   generator's constructs that the frontend mishandles today too
-//!   (`random_scop::Options`).
+//! - `POLYTUNE_FUZZ_N=N`: N programs, `POLYTUNE_FUZZ_SEED=S` from seed S.
+//!
+//! The generator uses every construct it knows (`random_scop::Options::all`):
+//! negative literals, divisions of values that may be negative, statements
+//! that may never run.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -338,11 +339,7 @@ fn run_child(seed: u64) -> Result<Outcome, String> {
 
 #[test]
 fn random_programs_are_refused_with_a_reason_or_verify() {
-    let known = std::env::var("POLYTUNE_FUZZ_KNOWN").unwrap_or_default();
-    let opts = Options {
-        negative_literals: known.contains("negative-literals") || known == "all",
-        empty_domains: known.contains("empty-domains") || known == "all",
-    };
+    let opts = Options::all();
     if let Some(seed) = env_u64("POLYTUNE_FUZZ_CHILD") {
         return child(seed, &opts);
     }

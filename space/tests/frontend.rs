@@ -70,10 +70,19 @@ fn a_sign_is_decided_with_the_literals_at_their_values() {
     let code = "double A[300], s;\nvoid k(void) {\n#pragma scop\n  for (int i = 0; i < 400; i++)\n    s += A[(i - 200 + 1000) / 4];\n#pragma endscop\n}\n";
     let scops = extract_text("sign.c", code).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scops[0].constants.len(), 3, "{:?}", scops[0].constants);
-    // A negative one is still refused, at a point without the literals.
+    // One that may be negative rounds toward zero as C's `/` does: at
+    // n = 1001, i = 0 the subscript is -1 / 4 = 0, where floor gives -1.
     let code = "double A[300], s;\nvoid k(int n) {\n#pragma scop\n  for (int i = 0; i < 400; i++)\n    s += A[(i - n + 1000) / 4];\n#pragma endscop\n}\n";
-    let err = extract_text("sign.c", code).unwrap_err().to_string();
-    assert!(err.contains("may be negative where it is divided (first at n = 1001, i = 0)"), "{err}");
+    let scops = extract_text("sign.c", code).unwrap_or_else(|e| panic!("{e}"));
+    let ctx = new_context();
+    let read = UnionMap::read_from_str(&ctx, &scops[0].statements[0].accesses[1].relation).unwrap();
+    let at = |element: i64| {
+        let text = format!(
+            "[n, polytune_c1000] -> {{ S1[0] -> A[{element}] : n = 1001 and polytune_c1000 = 1000 }}"
+        );
+        UnionMap::read_from_str(&ctx, &text).unwrap().is_subset(&read).unwrap()
+    };
+    assert!(at(0) && !at(-1), "{}", scops[0].statements[0].accesses[1].relation);
 }
 
 /// trisolv with `#define N` 1500, 6000 or 100000: the literal is modelled
@@ -294,12 +303,6 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "  for (unsigned u = N - 1; u >= 0; u--)\n    B[u] = A[u];\n",
         "13:29",
         "`u` is unsigned and wraps around below zero: C computes it modulo 2^w",
-    ),
-    (
-        "negative dividend",
-        "  for (int i = 0; i < N; i++)\n    B[i] = A[(i - 5) / 2 + 10];\n",
-        "14:14",
-        "`(i - 5)` may be negative where it is divided (first at i = 0): C's `/` and `%` round toward zero",
     ),
     (
         "access before the array",
@@ -550,6 +553,32 @@ fn negative_constants_and_negated_expressions_are_affine() {
     );
     assert!(equal_relations(relation(2), "{ S1[i] -> B[i + 4] }"), "{}", relation(2));
     schedules_legally("negative.c");
+}
+
+/// `/` and `%` of a dividend that may be negative round toward zero, as
+/// C's do: each access relation is the one the program's own arithmetic
+/// gives, instance by instance (Rust's `/` and `%` round as C's).
+#[test]
+fn division_of_a_value_that_may_be_negative_rounds_toward_zero() {
+    let (s, _) = load("truncdiv.c");
+    let image = |range: std::ops::Range<i64>, name: &str, array: &str, f: &dyn Fn(i64) -> i64| {
+        let pairs: Vec<String> = range.map(|i| format!("{name}[{i}] -> {array}[{}]", f(i))).collect();
+        format!("{{ {} }}", pairs.join("; "))
+    };
+    let expected = [
+        (0, 1, image(-12..28, "S1", "B", &|i| (i + 1) % 5 + 20)),
+        (0, 2, image(-12..28, "S1", "B", &|i| (i - 3) / 4 + 10)),
+        (1, 0, image(0..40, "S2", "A", &|i| (-i + 17) / 3 + 20)),
+    ];
+    let ctx = new_context();
+    for (st, k, want) in expected {
+        let got = &s.statements[st].accesses[k].relation;
+        let domain = isl_rs::UnionSet::read_from_str(&ctx, &s.statements[st].domain).unwrap();
+        let on_domain = UnionMap::read_from_str(&ctx, got).unwrap().intersect_domain(domain).unwrap();
+        let want_map = UnionMap::read_from_str(&ctx, &want).unwrap();
+        assert!(on_domain.is_equal(&want_map).unwrap(), "S{} access {k}: {got}\nwant {want}", st + 1);
+    }
+    schedules_legally("truncdiv.c");
 }
 
 #[test]

@@ -171,21 +171,25 @@ impl Walk<'_> {
                         if c < 0 {
                             return Err(not_affine(self, "division by a non-constant or non-positive value"));
                         }
-                        if unsigned {
+                        // C's `/` and `%` round toward zero, the model's floor
+                        // and mod round down: the two agree on non-negative
+                        // dividends, elsewhere the quotient is the ceiling.
+                        let rounds_down = if unsigned {
                             self.no_wrap(l, &a.text)?;
+                            true
                         } else {
-                            self.non_negative(
-                                l,
-                                &a.text,
-                                "may be negative where it is divided",
-                                "C's `/` and `%` round toward zero, the model's floor and mod round down, and the two agree only on non-negative values; keep the dividend non-negative",
-                            )?;
-                        }
+                            self.never_negative(l, &a.text)?
+                        };
                         let l = a.text;
-                        let text = if op == "/" {
+                        let quotient = if rounds_down {
                             format!("floor(({l}) / {c})")
                         } else {
-                            format!("(({l}) mod {c})")
+                            format!("(max(floor(({l}) / {c}), 0) + min(ceil(({l}) / {c}), 0))")
+                        };
+                        let text = match (op, rounds_down) {
+                            ("/", _) => quotient,
+                            (_, true) => format!("(({l}) mod {c})"),
+                            (_, false) => format!("(({l}) - {c} * {quotient})"),
                         };
                         Ok(Affine { text, value: None, unsigned, lifted: false })
                     }
@@ -266,7 +270,21 @@ impl Walk<'_> {
     /// Refuses `node`, whose affine value is `value`, unless it is
     /// non-negative at every point of the current domain; the error says
     /// `what` of it, the first point where it is negative, and `why`.
+    /// Whether `value` is non-negative wherever the enclosing loops and
+    /// conditions let `node` run.
+    fn never_negative(&mut self, node: Node, value: &str) -> Result<bool> {
+        let text = self.enclosing_set(Some(&format!("({value}) < 0")));
+        let ctx = crate::isl::new_context();
+        let internal = |e: isl_rs::LibISLError| {
+            self.err(node, format!("internal error: isl rejects the sign test `{text}`: {e:?}"))
+        };
+        Set::read_from_str(&ctx, &text).map_err(internal)?.is_empty().map_err(internal)
+    }
+
     fn non_negative(&mut self, node: Node, value: &str, what: &str, why: &str) -> Result<()> {
+        if self.never_negative(node, value)? {
+            return Ok(());
+        }
         let its: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
         let text = self.enclosing_set(Some(&format!("({value}) < 0")));
         let ctx = crate::isl::new_context();
@@ -274,9 +292,6 @@ impl Walk<'_> {
             self.err(node, format!("internal error: isl rejects the sign test `{text}`: {e:?}"))
         };
         let negative = Set::read_from_str(&ctx, &text).map_err(internal)?;
-        if negative.is_empty().map_err(internal)? {
-            return Ok(());
-        }
         // The literals modelled as parameters are left out: they have their values.
         let lifted = |p: &str| self.constants.iter().any(|(c, _)| c == p);
         let n = self.params.len();
