@@ -231,7 +231,10 @@ const REJECTED: &[(&str, &str, &str, &str)] = &[
     ("unclosed scop", "void k(int n, double A[n]) {\n  int i;\n#pragma scop\n  for (i = 0; i < n; i++)\n    A[i] = 0;\n}\n", "3:1", "without `#pragma endscop`"),
     ("stray endscop", "void k(int n, double A[n]) {\n  A[0] = 0;\n#pragma endscop\n}\n", "3:1", "without `#pragma scop`"),
     ("syntax error", "void k(int n, double A[n]) {\n  int i;\n#pragma scop\n  for (i = 0; i < n; i++)\n    A[i] = = 0;\n#pragma endscop\n}\n", "5:", "syntax error"),
-    ("iterator outside loop", "void k(int n, double A[n]) {\n  int i;\n#pragma scop\n  for (i = 0; i < n; i++)\n    A[i] = 0;\n  A[i] = 1;\n#pragma endscop\n}\n", "6:5", "outside its loop"),
+    // After a loop nested in another, the inner iterator's value is not modelled.
+    ("iterator after a nested loop", "void k(int n, double A[n][n]) {\n  int i, j;\n#pragma scop\n  for (i = 0; i < n; i++)\n    for (j = 0; j < n; j++)\n      A[i][j] = 0;\n  A[0][j - 1] = 1;\n#pragma endscop\n}\n", "7:8", "around its own loop"),
+    // Its exit value is modelled, and here it writes past the array's end.
+    ("iterator at its exit value", "void k(int n, double A[n]) {\n  int i;\n#pragma scop\n  for (i = 0; i < n; i++)\n    A[i] = 0;\n  A[i] = 1;\n#pragma endscop\n}\n", "6:3", "writes outside `A[n]`"),
     ("not-equal loop bound", "void k(int n, double A[n]) {\n  int i;\n#pragma scop\n  for (i = 0; i != n; i++)\n    A[i] = 0;\n#pragma endscop\n}\n", "4:15", "!="),
     ("undeclared", "void k(int n, double A[n]) {\n  int i;\n#pragma scop\n  for (i = 0; i < n; i++)\n    A[i] = q;\n#pragma endscop\n}\n", "5:12", "not declared"),
     ("no scop", "int main(void) { return 0; }\n", "", "no `#pragma scop`"),

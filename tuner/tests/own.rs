@@ -48,9 +48,10 @@ fn programs_in_the_model_run_verified_under_the_unified_scheduler() {
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["status"], "ok", "{name}: {report}");
     }
-    // Struct members on the GPU: emulated and verified, with no CUDA form
-    // (a member's elements are not one array to copy to the device).
-    for name in ["structs.c", "structarray.c"] {
+    // On the GPU, emulated and verified, with no CUDA form: struct members
+    // (a member's elements are not one array to copy to the device), and
+    // calls of the file's functions (the CUDA unit holds only the kernels).
+    for name in ["structs.c", "structarray.c", "purefn.c", "callptr.c"] {
         let file = own(name);
         let args =
             ["run", file.to_str().unwrap(), "--schedule", "unified", "--set", "target=gpu", "--runs", "2"];

@@ -253,6 +253,10 @@ pub(crate) fn data(
     last: &Last,
 ) -> Result<(Vec<Datum>, String, String), CodegenError> {
     let unsupported = |why: String| CodegenError::Unsupported(format!("CUDA: {why}"));
+    // The unit holds the kernels, not the rest of the program's file.
+    if let Some(f) = scop.calls.first() {
+        return Err(unsupported(format!("a statement calls `{f}`, a function of the program's file")));
+    }
     let (mut data, mut setup, mut finish) = (Vec::new(), String::new(), String::new());
     for a in &scop.arrays {
         let (n, ty) = (&a.name, &a.element_type);

@@ -74,6 +74,11 @@ pub struct Scop {
     /// after the region, since its loops use iterators of their own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exit_values: Vec<ExitValue>,
+    /// The functions of the program's file that the statements call (pure
+    /// on their arguments, or inlined as their bodies' accesses): the
+    /// statements' text names them, so generated code must reach them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<String>,
 }
 
 /// `variable = value;` after the region: a C variable and a C expression

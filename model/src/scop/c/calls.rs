@@ -87,6 +87,9 @@ impl<'s> Walk<'s> {
             ));
         }
         let fname = self.text(f).to_string();
+        if !PURE_MATH.contains(&fname.as_str()) && self.purity.contains_key(&fname) {
+            self.file_calls.insert(fname.clone());
+        }
         if PURE_MATH.contains(&fname.as_str()) || matches!(self.purity.get(&fname), Some(None)) {
             for a in arguments(node) {
                 self.reads(a, stmt, out)?;

@@ -2,7 +2,7 @@
 //! the preprocessed file that turns loops, conditions and assignments into
 //! isl text, and rejects everything that is not static control.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use isl_rs::{Map, Set};
 use tree_sitter::{Node, Parser};
@@ -236,6 +236,8 @@ struct Walk<'s> {
     statements: Vec<Statement>,
     /// What the model leaves out and why (statements that never run).
     notes: Vec<String>,
+    /// The functions of this file the statements call (pure or inlined).
+    file_calls: BTreeSet<String>,
     /// The declared extents of each array the statements reference, as
     /// isl expressions (`None` where unknown).
     extents: HashMap<String, Vec<Option<String>>>,
@@ -372,6 +374,7 @@ fn walk_region<'s>(
         arrays: Vec::new(),
         statements: Vec::new(),
         notes: Vec::new(),
+        file_calls: BTreeSet::new(),
         extents: HashMap::new(),
         exits: HashMap::new(),
         rewrites: HashMap::new(),
@@ -398,8 +401,10 @@ fn walk_region<'s>(
         true => Vec::new(),
         false => walk.exit_values(pragma, function, span)?,
     };
+    let calls = std::mem::take(&mut walk.file_calls).into_iter().collect();
     let mut scop = walk.finish(fname, start, span, &tree)?;
     scop.exit_values = exit_values;
+    scop.calls = calls;
     Ok(scop)
 }
 

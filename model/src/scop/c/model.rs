@@ -118,6 +118,7 @@ impl Walk<'_> {
             constants: self.constants,
             notes: self.notes,
             exit_values: Vec::new(),
+            calls: Vec::new(),
         };
         scop.schedule = format!("{{ domain: \"{}\"{root} }}", scop.domain());
         Ok(scop)
