@@ -27,7 +27,7 @@ use ast::{
 };
 use isolate::{strip_ast_options, with_budget, ISOLATED_AST_OPS};
 use print::{restrict_pointers, statement_macros, undef_macros, Printer, MACRO_PREFIX};
-use splice::{copy_code, splice};
+use splice::{copy_code, splice, splice_original};
 use transform::transform;
 
 use isl_rs::{Context, Schedule, Set, UnionPwMultiAff, UnionSet};
@@ -127,7 +127,7 @@ pub enum CodegenError {
 /// The original program with the SCoP instrumented (timer and output dump)
 /// but otherwise as written: the reference every variant is compared with.
 pub fn original_program(source: &Source, scop: &Scop) -> Result<String, CodegenError> {
-    splice(source, scop, original_region(source, scop))
+    splice_original(source, scop, original_region(source, scop))
 }
 
 /// The SCoP's code as written: what lies between its two pragma lines.

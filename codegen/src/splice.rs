@@ -17,17 +17,34 @@ use model::scop::Scop;
 use model::scop::Source;
 
 /// Replaces the SCoP's bytes with `code`, between the timer calls and
-/// followed by the dump of everything the SCoP writes.
+/// followed by the dump of everything the SCoP writes; the loop iterators
+/// the program reads after it get their exit values ([`Scop::exit_values`]).
 pub(super) fn splice(source: &Source, scop: &Scop, code: &str) -> Result<String, CodegenError> {
+    splice_region(source, scop, code, &exit_values(scop))
+}
+
+/// [`splice`] for the original code, whose own loops leave the iterators
+/// their values: the dump then compares those with what a variant assigns.
+pub(super) fn splice_original(source: &Source, scop: &Scop, code: &str) -> Result<String, CodegenError> {
+    splice_region(source, scop, code, "")
+}
+
+fn splice_region(source: &Source, scop: &Scop, code: &str, exits: &str) -> Result<String, CodegenError> {
     let ctx = new_context();
-    let dumps = dump_code(&ctx, scop)?;
+    let mut dumps = dump_code(&ctx, scop)?;
+    for e in &scop.exit_values {
+        dumps.push_str(&format!(
+            "  polytune_rt_dump(\"{0}\", \"{1}\", (const void *)&{0}, (unsigned long)sizeof({1}));\n",
+            e.variable, e.ty
+        ));
+    }
     let region = format!(
         "{{ /* polytune: SCoP of {} */\n{}  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
          void polytune_rt_dump(const char *, const char *, const void *, unsigned long);\n  \
          polytune_rt_start();\n  {{\n{code}\n  }}\n  polytune_rt_stop();\n{}{dumps}{}}}\n",
         scop.function,
         local_declarations(scop),
-        exit_values(scop),
+        exits,
         expansion_frees(scop)
     );
     let (a, b) = scop.span;

@@ -303,7 +303,8 @@ fn a_mapping_that_would_race_falls_back_to_one_thread() {
 /// CUDA unit compiled by nvcc for sm_80 and sm_90
 /// where nvcc is found (CI sets `POLYTUNE_EXPECT_NVCC`: there it must be).
 /// Failures are collected, then reported together. The fast tier takes
-/// every third kernel, the heavy tier the others.
+/// every third kernel (odd and even ones: the sweep varies its knobs by
+/// the kernel's place), the heavy tier the others.
 #[test]
 fn every_kernel_mapped_to_the_gpu_matches_the_original_when_emulated() {
     let paths = kernels();

@@ -146,7 +146,7 @@ fn every_band_row_is_linearly_independent_for_each_statement_that_needs_one() {
 /// lexmins (over a hundred variables, over a hundred objectives each) and a
 /// few of gramschmidt's and deriche's are beyond it. Each lexmin covers a
 /// row's whole objective vector (sign-case nodes included), so about 900 are
-/// compared in all (every third kernel's in the fast tier).
+/// compared in all (every fourth kernel's in the fast tier).
 const ISL_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
 
 #[test]
@@ -156,8 +156,8 @@ fn cbc_and_isl_reach_equal_optima_on_every_ilp_of_the_30_kernels() {
     assert_eq!(files.len(), 30);
     let (mut checked, mut unchecked) = (0, 0);
     let mut failures = Vec::new();
-    // The fast tier: every third kernel (about 300 lexmins); the heavy tier: the others.
-    let sample: Vec<_> = files.iter().enumerate().filter(|(i, _)| testkit::takes(*i, 0, 3, 1)).collect();
+    // The fast tier: every fourth kernel (about 230 lexmins); the heavy tier: the others.
+    let sample: Vec<_> = files.iter().enumerate().filter(|(i, _)| testkit::takes(*i, 0, 4, 1)).collect();
     for &(_, f) in &sample {
         let name = f.file_stem().unwrap().to_string_lossy().into_owned();
         let rel = f.strip_prefix(&root).unwrap().to_str().unwrap().to_string();

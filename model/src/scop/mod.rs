@@ -81,12 +81,18 @@ pub struct Scop {
     pub calls: Vec<String>,
 }
 
-/// `variable = value;` after the region: a C variable and a C expression
-/// of the parameters.
+/// `variable = value;` after the region: a C variable, a C expression of
+/// the parameters, and the variable's C type (for the output dump).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ExitValue {
     pub variable: String,
     pub value: String,
+    #[serde(default = "int")]
+    pub ty: String,
+}
+
+fn int() -> String {
+    "int".to_string()
 }
 
 /// The smallest integer literal that [`Scop::constants`] models as a size

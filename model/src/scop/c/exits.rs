@@ -416,7 +416,8 @@ impl Walk<'_> {
                 // assignment would change every program for nothing.
                 State::Exact { c, .. } => {
                     if self.read_after(pragma, function, span, &name).is_some() {
-                        out.push(ExitValue { variable: name, value: c });
+                        let ty = self.decls.get(&name).map_or_else(|| "int".to_string(), |d| d.ty.clone());
+                        out.push(ExitValue { variable: name, value: c, ty });
                     }
                     continue;
                 }
