@@ -46,7 +46,7 @@ pub fn takes(i: usize, j: usize, fast: usize, heavy: usize) -> bool {
 /// Whether item `j` of row `i` is among every `stride`-th item, shifted by
 /// the row (whatever the tier).
 pub fn sampled(i: usize, j: usize, stride: usize) -> bool {
-    (i + j) % stride.max(1) == 0
+    (i + j).is_multiple_of(stride.max(1))
 }
 
 #[cfg(test)]

@@ -130,7 +130,7 @@ impl Unified {
             })
             .collect::<Vec<_>>();
         Unified {
-            knobs: knobs.clone(),
+            knobs: *knobs,
             references: references.to_vec(),
             groups,
             inter_failed: vec![false; inter.len()],
