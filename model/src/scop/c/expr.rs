@@ -267,9 +267,6 @@ impl Walk<'_> {
         )
     }
 
-    /// Refuses `node`, whose affine value is `value`, unless it is
-    /// non-negative at every point of the current domain; the error says
-    /// `what` of it, the first point where it is negative, and `why`.
     /// Whether `value` is non-negative wherever the enclosing loops and
     /// conditions let `node` run.
     fn never_negative(&mut self, node: Node, value: &str) -> Result<bool> {
@@ -281,6 +278,10 @@ impl Walk<'_> {
         Set::read_from_str(&ctx, &text).map_err(internal)?.is_empty().map_err(internal)
     }
 
+    /// Refuses `node`, whose affine value is `value`, unless it is
+    /// non-negative at every point of the current domain; the error says
+    /// `what` of it, the first point where it is negative, and `why` (the
+    /// set is read again only on that path, for its first point).
     fn non_negative(&mut self, node: Node, value: &str, what: &str, why: &str) -> Result<()> {
         if self.never_negative(node, value)? {
             return Ok(());
