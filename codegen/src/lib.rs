@@ -209,6 +209,7 @@ fn generate_inner(
         || opts.intra_tile_consecutivity
         || opts.code.unroll_jam > 1
         || opts.code.l2_tile > 1
+        || opts.code.fission
         || opts.plan.is_some()
     {
         // Reordered point loops, skewed tile loops and register tiles are

@@ -312,3 +312,119 @@ fn the_instance_oracle_sees_lost_and_repeated_instances() {
         assert!(e.starts_with("S2 runs"), "{what}: {e}");
     }
 }
+
+/// The `polytune_S…` calls of the innermost loops of `region`: for each
+/// loop whose body is calls only, the statements it calls.
+fn innermost_bodies(region: &str) -> Vec<Vec<String>> {
+    let lines: Vec<&str> = region.lines().map(str::trim).collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if !line.starts_with("for (") {
+            continue;
+        }
+        let body: Vec<&str> = lines[i + 1..].iter().take_while(|l| l.starts_with("polytune_S")).copied().collect();
+        if !body.is_empty() && lines.get(i + 1 + body.len()) == Some(&"}") {
+            out.push(body.iter().map(|c| c.split('(').next().unwrap().to_string()).collect());
+        }
+    }
+    out
+}
+
+/// Loop fission (`fission=on`) of jacobi-2d's time-skewed tiles: the two
+/// sweeps, fused with a shift in the innermost point loop, each get a loop
+/// of their own there, which the legality test then finds parallel (`omp
+/// simd`); with the tile loops in a wavefront (tile iterators of their own)
+/// too. The outputs are the original's bit for bit and every instance runs
+/// once.
+#[test]
+fn fission_gives_each_statement_of_a_stencil_its_own_innermost_loop() {
+    let k = load("stencils/jacobi-2d.c", "SMALL");
+    let want = testkit::instances::original(&k).unwrap();
+    for (wavefront, threads) in [("none", 1), ("all", 2)] {
+        let knobs = UnifiedOptions::default().with_settings(&[format!("wavefront={wavefront}")]).unwrap();
+        let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
+        let code = |fission: &str| {
+            let settings = ["simd=innermost".to_string(), format!("fission={fission}")];
+            let opts = CodegenOptions {
+                code: vocab::knobs::CodeOptions::default().with_settings(&settings).unwrap(),
+                ..CodegenOptions::for_point(Some(vec![16]), threads, Some(&knobs))
+            };
+            codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap()
+        };
+        let (fused, split) = (code("off"), code("on"));
+        let fused_bodies = innermost_bodies(&fused.region);
+        assert!(fused_bodies.iter().any(|b| b.len() == 2), "{wavefront}: {}", fused.region);
+        assert!(!fused.region.contains("#pragma omp simd"), "{wavefront}: {}", fused.region);
+        let bodies = innermost_bodies(&split.region);
+        assert!(!bodies.is_empty() && bodies.iter().all(|b| b.len() == 1), "{wavefront}: {}", split.region);
+        assert!(split.region.contains("#pragma omp simd"), "{wavefront}: {}", split.region);
+        assert!(split.bands.iter().any(|p| p.action == space::clay::Action::Fission), "{:?}", split.bands);
+        testkit::instances::check(&k, &want, &split.program).unwrap();
+        same_outputs(&k, split.program);
+    }
+}
+
+/// A program of two statements where the second feeds the first along the
+/// innermost loop (`A[i][j]` reads the `B[i][j - 1]` of the iteration
+/// before): running all of the first's iterations before the second's
+/// would read `B` too early, so `fission=on` leaves the loop whole, and a
+/// script's `fission` step is refused naming the dependence.
+#[test]
+fn fission_is_refused_where_a_later_statement_feeds_an_earlier_one() {
+    let dir = std::env::temp_dir().join(format!("polytune-fission-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let harness = testkit::root().join("polybench/harness/polytune.h");
+    let path = dir.join("feedback.c");
+    let text = r#"#include "HARNESS"
+#define N 40
+static void kernel(int n, double A[n][n], double B[n][n])
+{
+#pragma scop
+  for (int i = 1; i < n; i++)
+    for (int j = 1; j < n; j++) {
+      A[i][j] = B[i][j - 1] + 0.5 * A[i - 1][j];
+      B[i][j] = 0.25 * A[i][j] + B[i - 1][j];
+    }
+#pragma endscop
+}
+int main(void)
+{
+  int n = N;
+  double(*A)[n] = polytune_alloc(sizeof(double[n][n]));
+  double(*B)[n] = polytune_alloc(sizeof(double[n][n]));
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      A[i][j] = (double)((i * 7 + j * 3) % 11) / 11;
+      B[i][j] = (double)((i * 5 + j * 13) % 17) / 17;
+    }
+  polytune_timer_start();
+  kernel(n, A, B);
+  polytune_timer_stop();
+  polytune_dump(A, sizeof(double[n][n]));
+  polytune_dump(B, sizeof(double[n][n]));
+  return 0;
+}
+"#;
+    std::fs::write(&path, text.replace("HARNESS", &harness.display().to_string())).unwrap();
+    let k = load(&path, "MINI");
+    let knobs = UnifiedOptions::default();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
+    let opts = CodegenOptions {
+        code: vocab::knobs::CodeOptions::default().with_settings(&["fission=on"]).unwrap(),
+        ..CodegenOptions::for_point(Some(vec![8]), 1, Some(&knobs))
+    };
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    assert!(innermost_bodies(&v.region).iter().any(|b| b.len() == 2), "{}", v.region);
+    assert!(!v.bands.iter().any(|p| p.action == space::clay::Action::Fission), "{:?}", v.bands);
+    same_outputs(&k, v.program);
+    // The same band with a plan that asks for fission.
+    let mut plan = v.bands.clone();
+    let tile = plan.iter().find(|p| matches!(p.action, space::clay::Action::Tile { .. })).unwrap().clone();
+    plan.push(space::clay::Planned { action: space::clay::Action::Fission, ..tile });
+    let opts = CodegenOptions { plan: Some(plan), ..opts };
+    match codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts) {
+        Err(codegen::CodegenError::Illegal(v)) => assert!(!v.is_empty()),
+        other => panic!("{:?}", other.map(|v| v.region)),
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

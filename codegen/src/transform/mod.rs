@@ -18,7 +18,7 @@ use std::cell::{Cell, RefCell};
 
 use isl_rs::{
     ASTLoopType, Context, DimType, Id, MultiVal, Schedule, ScheduleNode, ScheduleNodeType, UnionMap,
-    UnionSet, Val,
+    UnionSet, UnionSetList, Val,
 };
 use model::deps::Dependences;
 use model::isl::{IslError, IslResultExt};
@@ -120,7 +120,8 @@ impl Walk<'_> {
         // Levels we descend below the starting position; climbed back at the end.
         let mut down = 0;
         let mut tiled_here = false;
-        let mut two_level_here = false;
+        // The bands tiling made below `node` that are not tiled again.
+        let mut levels = 0;
         let mut child_depth = depth;
         if node.get_type().ctx(what)? == ScheduleNodeType::Band && !unrolled(&node)? {
             let n = node.band_n_member().ctx(what)?;
@@ -131,10 +132,10 @@ impl Walk<'_> {
             let given = tiling == 0;
             if let (Some(sizes), outer) = self.tile_choice(&node, given, &statements, depth)? {
                 let tiled = self.tile_band(node, &sizes, outer.as_deref(), &statements, depth)?;
-                (node, tiled_here, two_level_here) = (tiled.node, true, tiled.two_levels);
+                (node, tiled_here, levels) = (tiled.node, true, tiled.levels);
                 down += tiled.down;
             }
-            if !tiled_here && given && self.vectorise(&node, depth + m - 1, &statements)? {
+            if !tiled_here && given && self.vectorise(&[(node.copy().ctx(what)?, m - 1)], depth + m - 1, &statements)? {
                 let at = node.get_schedule_depth().ctx(what)? + n - 1;
                 node = self.insert_simd_mark(node, at)?;
                 down += 1;
@@ -158,8 +159,9 @@ impl Walk<'_> {
             }
         }
         let below = match node.get_type().ctx(what)? {
-            _ if tiled_here => 1 + two_level_here as usize,
-            ScheduleNodeType::Mark => tiling,
+            _ if tiled_here => levels,
+            // Fission's sequence sits between point bands.
+            ScheduleNodeType::Mark | ScheduleNodeType::Sequence | ScheduleNodeType::Filter => tiling,
             _ => tiling.saturating_sub(1),
         };
         let children = node.n_children().ctx(what)?;
@@ -323,11 +325,34 @@ impl Walk<'_> {
             node = isolate_full_tiles(node, isolate)?;
             self.isolated.set(true);
         }
+        let fission = match &opts.plan {
+            Some(_) => self.take(statements, depth..depth + 1, |a, _| (*a == Action::Fission).then_some(())),
+            None => opts.code.fission.then_some(()),
+        };
+        let mut fissioned = false;
+        if fission.is_some() {
+            (node, fissioned) = self.fission(node, opts.plan.is_some())?;
+            if fissioned {
+                self.record(depth, statements, Action::Fission);
+            }
+        }
         // The innermost point loop: depth of the tile band, its n tile
-        // loops, then the point band's last member.
+        // loops, then the point band's last member (after fission, the
+        // one member of each statement's band).
         let point = point_band(&node)?;
         let at = node.get_schedule_depth().ctx(what)? + 2 * n - 1;
-        let simd = self.vectorise(&point, depth + m - 1, statements)?;
+        let innermost = match fissioned {
+            false => vec![(point, m - 1)],
+            true => {
+                let sequence = point.child(0).ctx(what)?;
+                let mut bands = Vec::new();
+                for i in 0..sequence.n_children().ctx(what)? {
+                    bands.push((sequence.get_child(i).ctx(what)?.child(0).ctx(what)?, 0));
+                }
+                bands
+            }
+        };
+        let simd = self.vectorise(&innermost, depth + m - 1, statements)?;
         if simd {
             node = self.insert_simd_mark(node, at)?;
         }
@@ -339,7 +364,8 @@ impl Walk<'_> {
             (false, true) => down += 1,
             (false, false) => {}
         }
-        Ok(Tiled { node, two_levels, down })
+        let levels = 1 + two_levels as usize + fissioned as usize;
+        Ok(Tiled { node, levels, down })
     }
 
     /// The order of the point loops of the tiled `band` (its members'
@@ -444,18 +470,32 @@ impl Walk<'_> {
         self.trace.borrow_mut().push(Planned { depth, statements: statements.to_vec(), action });
     }
 
-    /// Whether the innermost member of `band` (the loop at `depth`) gets
-    /// `omp simd`: the plan says so (and then it must be the innermost loop
-    /// and parallel, or code generation fails), or, without a plan, the
-    /// `simd` knob is on, it is the innermost loop and parallel.
+    /// Whether the innermost loop at `depth`, member `j` of each of
+    /// `bands` (one band, or after fission one per statement), gets `omp
+    /// simd`: the plan says so (and then it must be the innermost loop and
+    /// parallel, or code generation fails), or, without a plan, the `simd`
+    /// knob is on, it is the innermost loop and parallel.
     fn vectorise(
         &self,
-        band: &ScheduleNode,
+        bands: &[(ScheduleNode, usize)],
         depth: usize,
         statements: &[String],
     ) -> Result<bool, CodegenError> {
-        let what = || "vectorising".to_string();
-        let j = band.band_n_member().ctx(what)? as usize - 1;
+        let innermost = || -> Result<bool, CodegenError> {
+            for (band, _) in bands {
+                if !leaf_band(band)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        };
+        let violations = || -> Result<Vec<Violation>, CodegenError> {
+            let mut all = Vec::new();
+            for (band, j) in bands {
+                all.extend(self.simd_violations(band, *j)?);
+            }
+            Ok(all)
+        };
         let yes = match &self.opts.plan {
             Some(_) => {
                 if self
@@ -464,23 +504,19 @@ impl Walk<'_> {
                 {
                     return Ok(false);
                 }
-                if !leaf_band(band)? {
+                if !innermost()? {
                     return Err(CodegenError::Unsupported(format!(
                         "vectorize at the loop of depth {depth} around {}: not the innermost loop",
                         statements.join(" ")
                     )));
                 }
-                let v = self.simd_violations(band, j)?;
+                let v = violations()?;
                 if !v.is_empty() {
                     return Err(CodegenError::Illegal(v));
                 }
                 true
             }
-            None => {
-                self.opts.code.simd == Simd::Innermost
-                    && leaf_band(band)?
-                    && self.simd_violations(band, j)?.is_empty()
-            }
+            None => self.opts.code.simd == Simd::Innermost && innermost()? && violations()?.is_empty(),
         };
         if yes {
             self.record(depth, statements, Action::Vectorize);
@@ -497,6 +533,97 @@ impl Walk<'_> {
                 Ok(lift.copy().and_then(|l| l.apply_range(rel)).ctx(|| "lifted instances".into())?)
             }
         }
+    }
+
+    /// Loop fission of the innermost point loop below the tile band `tile`:
+    /// the point band split before its last member, and a sequence with one
+    /// filter per statement put above that member. Only where the point
+    /// band is the innermost band and runs two statements or more, in an
+    /// order under which every dependence the loops around the last member
+    /// leave unseparated goes from a statement to a later one or to itself
+    /// (`band_violations` on the statements' positions): the order below
+    /// the band, else the SCoP's. Where there is none, `required` (a
+    /// script's step) makes that an error. Returns the tile band again, and
+    /// whether it was split.
+    fn fission(&self, tile: ScheduleNode, required: bool) -> Result<(ScheduleNode, bool), CodegenError> {
+        let what = || "loop fission".to_string();
+        let point = point_band(&tile)?;
+        let k = point.band_n_member().ctx(what)? as usize;
+        let below = statement_order(&point)?;
+        if k < 2 || below.len() < 2 || !leaf_band(&point)? {
+            if required {
+                return Err(CodegenError::Unsupported(format!(
+                    "fission of a band of {k} point loops over {}: it needs an innermost band of two statements or more",
+                    below.join(" ")
+                )));
+            }
+            return Ok((tile, false));
+        }
+        // Loops around the last member: the prefix and the members before it.
+        let mut outer = point.get_prefix_schedule_union_map().ctx(what)?;
+        let members = point.band_get_partial_schedule().ctx(what)?;
+        for j in 0..k - 1 {
+            let m = UnionMap::from_union_pw_aff(members.get_at(j as i32).ctx(what)?).ctx(what)?;
+            outer = outer.flat_range_product(m).ctx(what)?;
+        }
+        let outer = self.original(outer)?;
+        let mut pieces = Vec::new();
+        let list = point.get_domain().ctx(what)?.get_set_list().ctx(what)?;
+        for i in 0..list.size().ctx(what)? {
+            pieces.push(list.get_at(i).ctx(what)?);
+        }
+        let scop_order: Vec<String> =
+            self.scop.statements.iter().map(|s| s.name.clone()).filter(|s| below.contains(s)).collect();
+        let mut first_violations = None;
+        let mut chosen = None;
+        for order in [below, scop_order] {
+            let Some((context, deps)) = self.checks else {
+                chosen = Some(order);
+                break;
+            };
+            let mut positions = Vec::new();
+            for set in &pieces {
+                let name = set.get_tuple_name().ctx(what)?;
+                let p = order.iter().position(|s| s == name).unwrap_or(0);
+                let vars: Vec<String> = (0..set.dim(DimType::Set).ctx(what)?).map(|d| format!("i{d}")).collect();
+                positions.push(format!("{name}[{}] -> [{p}]", vars.join(", ")));
+            }
+            let text = format!("{{ {} }}", positions.join("; "));
+            let by_position = self.original(UnionMap::read_from_str(self.ctx, &text).ctx(what)?)?;
+            let outer = outer.copy().ctx(what)?;
+            let v = legality::band_violations(self.ctx, context, &outer, &by_position, deps)?;
+            if v.is_empty() {
+                chosen = Some(order);
+                break;
+            }
+            first_violations.get_or_insert(v);
+        }
+        let Some(order) = chosen else {
+            return match required {
+                true => Err(CodegenError::Illegal(first_violations.unwrap_or_default())),
+                false => Ok((tile, false)),
+            };
+        };
+        let mut filters = Vec::new();
+        for name in &order {
+            let mut filter = UnionSet::empty_ctx(self.ctx).ctx(what)?;
+            for set in pieces.iter().filter(|s| s.get_tuple_name().ok().as_deref() == Some(name.as_str())) {
+                filter = filter.union(UnionSet::from_set(set.copy().ctx(what)?).ctx(what)?).ctx(what)?;
+            }
+            filters.push(filter);
+        }
+        let mut list = UnionSetList::alloc(self.ctx, order.len() as i32).ctx(what)?;
+        for f in filters {
+            list = list.add(f).ctx(what)?;
+        }
+        let marked = is_tile_mark(&tile.get_child(0).ctx(what)?)?;
+        let point = point.band_split(k as i32 - 1).ctx(what)?.child(0).ctx(what)?;
+        // The sequence, then the outer point band, the mark, the tile band.
+        let mut up = point.insert_sequence(list).ctx(what)?.parent().ctx(what)?.parent().ctx(what)?;
+        if marked {
+            up = up.parent().ctx(what)?;
+        }
+        Ok((up, true))
     }
 
     /// Register tiling (unroll-and-jam) of the point band below the tile
@@ -632,6 +759,36 @@ fn member_pieces_are_loops(band: &ScheduleNode) -> Result<Vec<bool>, CodegenErro
     Ok(out)
 }
 
+/// The statements below `node` in the order they run at its innermost
+/// level: as its filters first name them, then those no filter names.
+fn statement_order(node: &ScheduleNode) -> Result<Vec<String>, CodegenError> {
+    fn names(set: &UnionSet, out: &mut Vec<String>) -> Result<(), CodegenError> {
+        let what = || "reading statements".to_string();
+        let list = set.get_set_list().ctx(what)?;
+        for i in 0..list.size().ctx(what)? {
+            let name = list.get_at(i).ctx(what)?.get_tuple_name().ctx(what)?.to_string();
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        Ok(())
+    }
+    fn visit(node: &ScheduleNode, out: &mut Vec<String>) -> Result<(), CodegenError> {
+        let what = || "reading statements".to_string();
+        if node.get_type().ctx(what)? == ScheduleNodeType::Filter {
+            names(&node.filter_get_filter().ctx(what)?, out)?;
+        }
+        for i in 0..node.n_children().ctx(what)? {
+            visit(&node.get_child(i).ctx(what)?, out)?;
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    visit(node, &mut out)?;
+    names(&node.get_domain().ctx(|| "reading statements".to_string())?, &mut out)?;
+    Ok(out)
+}
+
 /// Whether no band that makes a loop lies below `band`: its last member is
 /// the innermost loop.
 fn leaf_band(band: &ScheduleNode) -> Result<bool, CodegenError> {
@@ -667,11 +824,12 @@ fn tile_size(sizes: &[u32], j: usize) -> i64 {
     sizes.get(j).or(sizes.last()).copied().unwrap_or(32).max(1) as i64
 }
 
-/// A band [`Walk::tile_band`] tiled: the node to go on from, whether it
-/// made two levels of tiles, and the levels it left the walk below it.
+/// A band [`Walk::tile_band`] tiled: the node to go on from, the bands it
+/// made, and the levels it left the walk below it.
 struct Tiled {
     node: ScheduleNode,
-    two_levels: bool,
+    /// The bands it made below `node` (point bands, an inner tile band).
+    levels: usize,
     down: usize,
 }
 

@@ -27,6 +27,9 @@ pub enum Action {
     /// After tiling, the band's two outer point loops (one for a band of two) are
     /// strip-mined by the factor and their strips unrolled into the innermost loop.
     UnrollJam { factor: u32 },
+    /// After tiling, the band's innermost point loop is split into one loop per
+    /// statement, in their order below it (loop fission).
+    Fission,
     /// The loop runs across OpenMP threads (its tile loop, in a tiled band).
     Parallelize,
     /// The innermost loop of the band (its point loop, in a tiled band) gets `omp simd`.
@@ -71,6 +74,7 @@ impl fmt::Display for CodeStep {
                 write!(f, "wavefront {p} {}", if *kind == Wavefront::All { "all" } else { "single" })
             }
             Action::UnrollJam { factor } => write!(f, "unroll-jam {p} {factor}"),
+            Action::Fission => write!(f, "fission {p}"),
             Action::Parallelize => write!(f, "parallelize {p}"),
             Action::Vectorize => write!(f, "vectorize {p}"),
         }
@@ -109,6 +113,7 @@ pub(super) fn parse_action(op: &str, args: &[i64], rest: &str) -> Result<Action,
         },
         "unroll-jam" if args.len() == 1 => Action::UnrollJam { factor: unsigned(args[0])? },
         "unroll-jam" => return shape("unroll-jam (PREFIX) FACTOR"),
+        "fission" if args.is_empty() => Action::Fission,
         "parallelize" if args.is_empty() => Action::Parallelize,
         "vectorize" if args.is_empty() => Action::Vectorize,
         _ => return shape(&format!("{op} (PREFIX)")),
@@ -116,7 +121,8 @@ pub(super) fn parse_action(op: &str, args: &[i64], rest: &str) -> Result<Action,
 }
 
 /// The code-generation steps a script may hold (after its Clay steps).
-pub const OPS: [&str; 6] = ["tile", "point-order", "wavefront", "unroll-jam", "parallelize", "vectorize"];
+pub const OPS: [&str; 7] =
+    ["tile", "point-order", "wavefront", "unroll-jam", "fission", "parallelize", "vectorize"];
 
 impl ClayForm {
     /// Where code generation finds the loop `step` names: its depth and statements.

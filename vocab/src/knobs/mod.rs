@@ -291,6 +291,13 @@ pub struct CodeOptions {
     /// environment when it runs, the program's text unchanged.
     #[serde(skip_serializing_if = "OmpWait::is_default")]
     pub omp_wait: OmpWait,
+    /// After tiling, the innermost point loop is split into one loop per
+    /// statement (loop fission), where the dependences allow. Statements
+    /// fused with a shift in that loop (a stencil's two sweeps) make the
+    /// second reload, misaligned, the vector the first just stored, which
+    /// store-to-load forwarding cannot serve. CPU variants only.
+    #[serde(skip_serializing_if = "is_false")]
+    pub fission: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -321,6 +328,7 @@ impl Default for CodeOptions {
             gpu_thread_tile: 0,
             l2_tile: 1,
             omp_wait: OmpWait::Default,
+            fission: false,
         }
     }
 }

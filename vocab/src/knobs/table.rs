@@ -193,6 +193,12 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         get: |o| switch(o.transpose),
     },
     Knob {
+        name: "fission",
+        values: "off|on",
+        set: |o, v| set_switch(&mut o.fission, v),
+        get: |o| switch(o.fission),
+    },
+    Knob {
         name: "gpu_block",
         values: "64|128|256|512|1024",
         set: |o, v| set_one_of_or_zero(&mut o.gpu_block, v, "1024", &[64, 128, 256, 512]),
