@@ -322,7 +322,8 @@ fn innermost_bodies(region: &str) -> Vec<Vec<String>> {
         if !line.starts_with("for (") {
             continue;
         }
-        let body: Vec<&str> = lines[i + 1..].iter().take_while(|l| l.starts_with("polytune_S")).copied().collect();
+        let body: Vec<&str> =
+            lines[i + 1..].iter().take_while(|l| l.starts_with("polytune_S")).copied().collect();
         if !body.is_empty() && lines.get(i + 1 + body.len()) == Some(&"}") {
             out.push(body.iter().map(|c| c.split('(').next().unwrap().to_string()).collect());
         }

@@ -25,13 +25,13 @@ fn points() -> Vec<Point> {
             scheduler: unified(&["wavefront=single", "posttile_reorder=pluto", "consecutivity=intra-tile"]),
             tiles: Some(vec![16, 64]),
             threads: 2,
-            code: CodeOptions::default(),
+            code: CodeOptions { fission: true, ..CodeOptions::default() },
         },
         Point {
             scheduler: unified(&[]),
             tiles: Some(vec![8]),
             threads: 2,
-            code: CodeOptions { l2_tile: 4, unroll_jam: 2, ..code.clone() },
+            code: CodeOptions { l2_tile: 4, unroll_jam: 2, fission: true, ..code.clone() },
         },
         Point { scheduler: Scheduler::Isl, tiles: Some(vec![32]), threads: 2, code },
         Point { scheduler: Scheduler::Original, tiles: None, threads: 1, code: CodeOptions::default() },
@@ -88,6 +88,9 @@ fn explained_code_steps_replay_to_the_same_program() {
                     e.script
                 );
                 assert!(e.code.iter().any(|s| s.action == Action::Parallelize), "{what}:\n{}", e.script);
+                // gemm's scaling runs in the band of its update.
+                let fission = e.code.iter().any(|s| s.action == Action::Fission);
+                assert_eq!(fission, point.code.fission, "{what}:\n{}", e.script);
             }
             eprintln!("{what}: {} code steps, {:.1} s", e.code.len(), started.elapsed().as_secs_f64());
         }

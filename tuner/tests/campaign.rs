@@ -18,9 +18,9 @@ fn temp_dir(name: &str) -> PathBuf {
 /// A small exhaustive campaign on atax at MINI: every scheduler knob fixed and
 /// one tile size, so the space is atax's 16 fusion preorders times the
 /// register tiles (`unroll_jam` 1 and 4), 32 points, plus the reference
-/// points. `simd` is fixed (it would double the space and adds nothing to
-/// what these tests check), and so is the vector width: its axis exists
-/// only on AVX-512 machines.
+/// points. `simd` and `fission` are fixed (each would double the space and
+/// adds nothing to what these tests check), and so is the vector width:
+/// its axis exists only on AVX-512 machines.
 fn small_campaign(db: &Path) -> Vec<String> {
     [
         "tune",
@@ -47,6 +47,8 @@ fn small_campaign(db: &Path) -> Vec<String> {
         "vector_width=default",
         "--set",
         "simd=none",
+        "--set",
+        "fission=off",
         "--tiles",
         "32",
         "--db",

@@ -19,7 +19,7 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// An exhaustive campaign on atax at MINI over its 16 preorders, three tile
 /// sizes and the register tiles (`unroll_jam` 1 and 4), each point
-/// evaluated in about a second. `simd` and the vector width are fixed (the
+/// evaluated in about a second. `simd`, `fission` and the vector width are fixed (the
 /// latter's axis exists only on AVX-512 machines). `seed` makes it a new
 /// campaign in a store that outlives the test.
 fn campaign_args(db: &str, seed: &str) -> Vec<String> {
@@ -31,6 +31,7 @@ fn campaign_args(db: &str, seed: &str) -> Vec<String> {
         "wavefront=none",
         "vector_width=default",
         "simd=none",
+        "fission=off",
     ];
     let mut args: Vec<String> = ["tune", "polybench/linear-algebra/atax.c", "--dataset", "MINI"]
         .into_iter()

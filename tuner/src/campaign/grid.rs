@@ -30,6 +30,7 @@ const CODE_AXES: &[(&str, &[&str])] = &[
     ("simd", &["none", "innermost"]),
     ("unroll_jam", &["1", "4"]),
     ("transpose", &["off", "on"]),
+    ("fission", &["off", "on"]),
 ];
 
 /// The code knobs of GPU points (`target=gpu`): a CUDA form has no use for
@@ -131,16 +132,19 @@ fn code_grid_on(
 }
 
 /// `code` for one SCoP: where no matrix is worth a transposed copy
-/// (`space::layout::candidates`), `transpose=on` makes the programs
-/// `off` makes, so it is set off and the duplicates dropped.
+/// (`space::layout::candidates`), `transpose=on` makes the programs `off`
+/// makes; where no two statements are nested equally deep (two loops or
+/// more), no innermost loop runs two statements and `fission=on` makes
+/// them too. Such knobs are set off and the duplicates dropped.
 pub fn for_scop(code: &[CodeOptions], scop: &model::scop::Scop) -> Result<Vec<CodeOptions>> {
     let ctx = model::isl::new_context();
-    if !space::layout::candidates(&ctx, scop)?.is_empty() {
-        return Ok(code.to_vec());
-    }
+    let transpose = !space::layout::candidates(&ctx, scop)?.is_empty();
+    let depths: Vec<usize> = scop.statements.iter().map(|s| s.iterators.len()).filter(|&d| d >= 2).collect();
+    let fission = depths.iter().enumerate().any(|(i, d)| depths[i + 1..].contains(d));
     let mut out: Vec<CodeOptions> = Vec::new();
     for c in code {
-        let c = CodeOptions { transpose: false, ..c.clone() };
+        let c =
+            CodeOptions { transpose: c.transpose && transpose, fission: c.fission && fission, ..c.clone() };
         if !out.contains(&c) {
             out.push(c);
         }
@@ -373,7 +377,7 @@ mod tests {
     }
 
     #[test]
-    fn transpose_is_searched_only_where_a_matrix_is_worth_a_copy() {
+    fn transpose_and_fission_are_searched_only_where_they_can_act() {
         let scop = |statement: &str| {
             let text = format!(
                 "void f(int n, double C[n][n], double A[n][n], double B[n][n]) {{\n#pragma scop\n\
@@ -384,10 +388,14 @@ mod tests {
         };
         let code = code_grid(&[], 2, false).unwrap();
         let syrk = for_scop(&code, &scop("C[i][j] += A[i][k] * A[j][k];")).unwrap();
-        assert_eq!(syrk, code);
+        assert_eq!(syrk.len(), code.len() / 2);
+        assert!(syrk.iter().all(|c| !c.fission) && syrk.iter().any(|c| c.transpose));
         let gemm = for_scop(&code, &scop("C[i][j] += A[i][k] * B[k][j];")).unwrap();
-        assert_eq!(gemm.len(), code.len() / 2);
-        assert!(gemm.iter().all(|c| !c.transpose));
+        assert_eq!(gemm.len(), code.len() / 4);
+        assert!(gemm.iter().all(|c| !c.transpose && !c.fission));
+        // Two statements three loops deep: a loop may run both.
+        let two = for_scop(&code, &scop("{ C[i][j] += A[i][k] * A[j][k]; B[i][j] += A[i][k]; }")).unwrap();
+        assert_eq!(two, code);
     }
 
     #[test]
@@ -403,22 +411,22 @@ mod tests {
         let code = code_grid(&["simd=none".into(), "spatial=off".into()], 1, false).unwrap();
         assert_eq!(
             code.len(),
-            4,
-            "unroll_jam 1 and 4, transpose off and on; no OpenMP schedule on one thread"
+            8,
+            "unroll_jam 1 and 4, transpose and fission off and on; no OpenMP schedule on one thread"
         );
         assert!(code.iter().all(|c| c.restrict && c.simd == vocab::knobs::Simd::None));
-        assert_eq!(code_grid(&[], 2, false).unwrap().len(), 16);
+        assert_eq!(code_grid(&[], 2, false).unwrap().len(), 32);
         // On a compiler that targets AVX-512, the 512-bit width is searched
         // too, unless the user fixes or lists the widths.
         let avx512 = code_grid(&[], 2, true).unwrap();
-        assert_eq!(avx512.iter().filter(|c| c.vector_width == 512).count(), 16);
-        assert_eq!(avx512.iter().filter(|c| c.vector_width == 0).count(), 16);
+        assert_eq!(avx512.iter().filter(|c| c.vector_width == 512).count(), 32);
+        assert_eq!(avx512.iter().filter(|c| c.vector_width == 0).count(), 32);
         let one_width = code_grid(&["vector_width=256".into()], 2, true).unwrap();
-        assert!(one_width.len() == 16 && one_width.iter().all(|c| c.vector_width == 256));
+        assert!(one_width.len() == 32 && one_width.iter().all(|c| c.vector_width == 256));
         // Several values: searched over exactly these, on either table.
         let wide = code_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2, false).unwrap();
-        assert_eq!(wide.len(), 32);
-        assert_eq!(wide.iter().filter(|c| c.vector_width == 512).count(), 16);
+        assert_eq!(wide.len(), 64);
+        assert_eq!(wide.iter().filter(|c| c.vector_width == 512).count(), 32);
         let hlims = knob_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2).unwrap();
         assert_eq!(hlims.len(), full.len());
         assert!(hlims.iter().all(|o| o.hlim == Some(4) || o.hlim == Some(8)));
@@ -451,7 +459,7 @@ mod tests {
             references: None,
         };
         let pts = points(&[None], &spec);
-        assert_eq!(pts.len(), full.len() * 16 + full.len() * 2 * 9);
+        assert_eq!(pts.len(), full.len() * 32 + full.len() * 2 * 9);
         assert!(pts.iter().filter(|p| p.on_gpu()).all(|p| gpu.contains(&p.code)));
         let tiles = parse_tiles(TILES).unwrap();
         let spec = Spec {

@@ -26,8 +26,8 @@ pub struct Args {
     /// A script of Clay transformations (as `polytune explain` prints them), replayed on
     /// the original program and checked legal, instead of `--schedule` (`polytune apply
     /// FILE --script S` is the same command). Its code steps (tile, point-order,
-    /// wavefront, unroll-jam, parallelize, vectorize), if any, replace --tile and the
-    /// simd and unroll_jam knobs.
+    /// wavefront, unroll-jam, fission, parallelize, vectorize), if any, replace --tile
+    /// and the simd, unroll_jam and fission knobs.
     #[arg(long, value_name = "FILE", conflicts_with = "schedule")]
     script: Option<PathBuf>,
     /// PolyBench dataset size (passed as -D<SIZE>_DATASET).
@@ -288,10 +288,10 @@ fn schedule_for(
                 .with_context(|| format!("{}", path.display()))?;
             if !applied.code.is_empty() {
                 // The script says band by band what the options would say for all.
-                let knob = |s: &String| s.starts_with("simd=") || s.starts_with("unroll_jam=");
+                let knob = |s: &String| ["simd=", "unroll_jam=", "fission="].iter().any(|k| s.starts_with(k));
                 if args.tile.is_some() || args.set.iter().any(knob) {
                     bail!(
-                        "{}: the script's code steps tile, unroll and vectorise its loops; leave out --tile, --set simd and --set unroll_jam",
+                        "{}: the script's code steps tile, unroll, split and vectorise its loops; leave out --tile, --set simd, --set unroll_jam and --set fission",
                         path.display()
                     );
                 }
