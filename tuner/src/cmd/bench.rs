@@ -57,6 +57,10 @@ struct PeersArgs {
     /// Per kernel.
     #[command(flatten)]
     timeout: common::TimeoutArg,
+    /// How each file builds (PolyBench/C's official sources: `--cc-arg -I.../utilities
+    /// --source .../utilities/polybench.c`), for the original, the peers and ours.
+    #[command(flatten)]
+    build: common::BuildArgs,
 }
 
 #[derive(clap::Args)]
@@ -105,7 +109,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         Some(Mode::Peers(a)) => {
             let files = files_or_polybench(a.files)?;
-            return super::bench_peers::run(&files, a.dataset, a.threads, a.runs, a.timeout);
+            return super::bench_peers::run(&files, &a.build, a.dataset, a.threads, a.runs, a.timeout);
         }
         None => {}
     }

@@ -51,6 +51,19 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
             Point { scheduler: wavefront.clone(), tiles: Some(tiles), threads, code: fast("unroll_jam=1") };
         out.push((p.to_string(), p));
     }
+    // Time-tiled stencils: each sweep in a loop of its own inside the tiles
+    // (fission), vectorised; on one core as they are, on more in a wavefront.
+    let fissioned = CodeOptions { fission: true, ..fast("unroll_jam=1") };
+    for (scheduler, tiles) in [
+        (&unified, vec![32]),
+        (&unified, vec![64]),
+        (&unified, vec![16, 16, 16, 64]),
+        (&wavefront, vec![32]),
+        (&wavefront, vec![16, 16, 16, 64]),
+    ] {
+        let p = Point { scheduler: scheduler.clone(), tiles: Some(tiles), threads, code: fissioned.clone() };
+        out.push((p.to_string(), p));
+    }
     // The register-pressure heuristic (hlim, §4.7) stops fusing the stencils'
     // statements under the time loop, leaving their space loops parallel.
     let options = UnifiedOptions { target, hlim: Some(4), ..Default::default() };
@@ -78,6 +91,7 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
 
 pub fn run(
     files: &[PathBuf],
+    build: &common::BuildArgs,
     dataset: Dataset,
     threads: usize,
     runs: usize,
@@ -115,7 +129,14 @@ pub fn run(
     println!("|---|---|{}---|---|---|---|---|", "---|".repeat(names.len()));
     let mut ratios = Vec::new();
     for file in files {
-        let program = std::sync::Arc::new(common::load(file, dataset, &[], 0)?);
+        let config = build.resolve(file)?;
+        let extras = config.extras(dataset);
+        let with_extras = |ev: &Evaluator| -> Result<Evaluator> {
+            let builder = ev.builder.with_extras(&extras)?;
+            Ok(Evaluator { builder, slot: ev.slot.clone(), config: ev.config.clone(), jobs: ev.jobs })
+        };
+        let ours = with_extras(&ours)?;
+        let program = std::sync::Arc::new(common::load(file, dataset, &config.cc_args, 0)?);
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
         let original = codegen::original_program(&program.source, &program.scop)?;
         let p = program.clone();
@@ -133,9 +154,9 @@ pub fn run(
         let mut peer_cells = Vec::new();
         let mut fastest_peer = f64::INFINITY;
         for (peer, ev) in &peer_evaluators {
-            let cpp = crate::program::cpp_args(dataset, &[]);
+            let cpp = crate::program::cpp_args(dataset, &config.cc_args);
             let text = executor::peers::program(peer, file, &cpp, 0).map_err(anyhow::Error::msg)?;
-            let m = ev.evaluate(&reference, &[text])?.remove(0);
+            let m = with_extras(ev)?.evaluate(&reference, &[text])?.remove(0);
             fastest_peer = fastest_peer.min(time(&m).unwrap_or(f64::INFINITY));
             peer_cells.push(speedup(&m));
         }
