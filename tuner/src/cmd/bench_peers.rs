@@ -146,6 +146,13 @@ pub fn run(
         let programs = common::in_time(&what, timeout, move || Ok(variants(&p, &pts)))?;
         let reference = ours.reference(&original)?;
         let base = reference.measurement.median_s.unwrap_or(f64::NAN);
+        // Racing, as campaigns do: a program that took over `RACE` times the
+        // original's time in its warm-up and first run stops there, verified.
+        let race = |ev: Evaluator| Evaluator {
+            config: MeasureConfig { race_above_s: Some(RACE * base).filter(|r| r.is_finite()), ..ev.config },
+            ..ev
+        };
+        let ours = race(ours);
         let time = |m: &Measurement| m.median_s.filter(|_| m.is_ok());
         let speedup = |m: &Measurement| match time(m) {
             Some(s) => format!("{:.2}×", base / s),
@@ -156,7 +163,7 @@ pub fn run(
         for (peer, ev) in &peer_evaluators {
             let cpp = crate::program::cpp_args(dataset, &config.cc_args);
             let text = executor::peers::program(peer, file, &cpp, 0).map_err(anyhow::Error::msg)?;
-            let m = with_extras(ev)?.evaluate(&reference, &[text])?.remove(0);
+            let m = race(with_extras(ev)?).evaluate(&reference, &[text])?.remove(0);
             fastest_peer = fastest_peer.min(time(&m).unwrap_or(f64::INFINITY));
             peer_cells.push(speedup(&m));
         }
@@ -209,6 +216,10 @@ pub fn run(
     }
     Ok(())
 }
+
+/// A program that runs over this many times the original's time cannot be
+/// the best of ours or the fastest peer: one timed run tells it.
+const RACE: f64 = 2.0;
 
 /// Each point's program (its failure when it has none), the schedule of a
 /// scheduler (on one layout) computed once.
