@@ -86,7 +86,7 @@ impl Walk<'_> {
         let mut filters = Vec::new();
         for name in &order {
             let mut filter = UnionSet::empty_ctx(self.ctx).ctx(what)?;
-            for set in pieces.iter().filter(|s| s.get_tuple_name().ok().as_deref() == Some(name.as_str())) {
+            for set in pieces.iter().filter(|s| s.get_tuple_name().ok() == Some(name.as_str())) {
                 filter = filter.union(UnionSet::from_set(set.copy().ctx(what)?).ctx(what)?).ctx(what)?;
             }
             filters.push(filter);

@@ -58,6 +58,8 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
         (&unified, vec![32]),
         (&unified, vec![64]),
         (&unified, vec![16, 16, 16, 64]),
+        // heat-3d's innermost loop untiled at LARGE (n = 120).
+        (&unified, vec![8, 8, 8, 256]),
         (&wavefront, vec![32]),
         (&wavefront, vec![16, 16, 16, 64]),
     ] {
