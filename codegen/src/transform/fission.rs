@@ -37,14 +37,7 @@ impl Walk<'_> {
             }
             return Ok((tile, false));
         }
-        // Loops around the last member: the prefix and the members before it.
-        let mut outer = point.get_prefix_schedule_union_map().ctx(what)?;
-        let members = point.band_get_partial_schedule().ctx(what)?;
-        for j in 0..k - 1 {
-            let m = UnionMap::from_union_pw_aff(members.get_at(j as i32).ctx(what)?).ctx(what)?;
-            outer = outer.flat_range_product(m).ctx(what)?;
-        }
-        let outer = self.original(outer)?;
+        let outer = self.outer_loops(&point, k - 1)?;
         let mut pieces = Vec::new();
         let list = point.get_domain().ctx(what)?.get_set_list().ctx(what)?;
         for i in 0..list.size().ctx(what)? {
@@ -52,9 +45,10 @@ impl Walk<'_> {
         }
         let scop_order: Vec<String> =
             self.scop.statements.iter().map(|s| s.name.clone()).filter(|s| below.contains(s)).collect();
+        let orders = if scop_order == below { vec![below] } else { vec![below, scop_order] };
         let mut first_violations = None;
         let mut chosen = None;
-        for order in [below, scop_order] {
+        for order in orders {
             let Some((context, deps)) = self.checks else {
                 chosen = Some(order);
                 break;

@@ -593,16 +593,24 @@ impl Walk<'_> {
     /// get `omp simd`.
     fn simd_violations(&self, band: &ScheduleNode, j: usize) -> Result<Vec<Violation>, CodegenError> {
         let what = || "checking a loop before vectorising it".to_string();
+        let members = band.band_get_partial_schedule().ctx(what)?;
+        let member = UnionMap::from_union_pw_aff(members.get_at(j as i32).ctx(what)?).ctx(what)?;
+        let Some((context, deps)) = self.checks else { return Ok(Vec::new()) };
+        let (outer, member) = (self.outer_loops(band, j)?, self.original(member)?);
+        Ok(legality::parallel_violations(self.ctx, context, &outer, &member, deps)?)
+    }
+
+    /// The loops around member `j` of `band` (its prefix schedule, then its
+    /// members before `j`), on the SCoP's instances.
+    fn outer_loops(&self, band: &ScheduleNode, j: usize) -> Result<UnionMap, CodegenError> {
+        let what = || "the loops around a member".to_string();
         let mut outer = band.get_prefix_schedule_union_map().ctx(what)?;
         let members = band.band_get_partial_schedule().ctx(what)?;
         for k in 0..j {
             let m = UnionMap::from_union_pw_aff(members.get_at(k as i32).ctx(what)?).ctx(what)?;
             outer = outer.flat_range_product(m).ctx(what)?;
         }
-        let member = UnionMap::from_union_pw_aff(members.get_at(j as i32).ctx(what)?).ctx(what)?;
-        let Some((context, deps)) = self.checks else { return Ok(Vec::new()) };
-        let (outer, member) = (self.original(outer)?, self.original(member)?);
-        Ok(legality::parallel_violations(self.ctx, context, &outer, &member, deps)?)
+        self.original(outer)
     }
 
     /// A `SIMD_MARK` naming schedule depth `depth` above `node`; returns
