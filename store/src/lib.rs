@@ -122,7 +122,7 @@ pub use outcomes::Outcome;
 mod report;
 pub use report::{CampaignProgress, MeasuredSchedule, ReportFilter, ReportRow};
 mod warm;
-pub use warm::KnownPoint;
+pub use warm::{KnownPoint, TransferRow};
 
 /// A measurement by its key, for a record that duplicates it.
 const FIND_MEASUREMENT: &str =

@@ -58,6 +58,7 @@ const SQLITE: Files = files!("sqlite":
     "20261125000002_claims.sql",
     "20261127000001_kernels.sql",
     "20261127000002_origin.sql",
+    "20261128000001_features.sql",
 );
 
 const POSTGRES: Files = files!("postgres":
@@ -66,6 +67,7 @@ const POSTGRES: Files = files!("postgres":
     "20261125000002_claims.sql",
     "20261127000001_kernels.sql",
     "20261127000002_origin.sql",
+    "20261128000001_features.sql",
 );
 
 pub(crate) static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

@@ -5,6 +5,22 @@ use std::collections::{BTreeMap, HashSet};
 
 use crate::{query, Pool, Store, StoreError};
 
+/// One verified measurement of the store, for a search model that learns
+/// across campaigns (`Store::transfer_rows`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransferRow {
+    pub kernel: String,
+    pub dataset: String,
+    pub campaign_id: i64,
+    /// The program's kernel features as JSON, where recorded.
+    pub kernel_features: Option<String>,
+    pub machine_id: i64,
+    pub fingerprint: String,
+    pub point_json: String,
+    /// ln(its time / its campaign's original's time on the program).
+    pub log_ratio: f64,
+}
+
 /// A point that ran well on another machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KnownPoint {
@@ -18,6 +34,75 @@ pub struct KnownPoint {
 }
 
 impl Store {
+    /// Records `program`'s kernel features (JSON), replacing what was there.
+    pub fn set_program_features(&self, program: i64, features_json: &str) -> Result<(), StoreError> {
+        const WHAT: &str = "record a program's features";
+        crate::json_text(WHAT, "kernel features", features_json)?;
+        with_pool!(self, |pool, _begin| {
+            sqlx::query("UPDATE programs SET features = $1 WHERE id = $2")
+                .bind(features_json)
+                .bind(program)
+                .execute(pool)
+                .await
+                .map_err(query(WHAT))?;
+            Ok(())
+        })
+    }
+
+    /// Every verified variant of the store against its campaign's original
+    /// on the same program and machine, but those of campaign `except`:
+    /// what a search model learns from before its own campaign has measured
+    /// anything. Each point once per campaign and program, in id order.
+    pub fn transfer_rows(&self, except: Option<i64>) -> Result<Vec<TransferRow>, StoreError> {
+        type Row = (String, String, i64, Option<String>, i64, String, String, f64, f64);
+        let rows: Vec<Row> = with_pool!(self, |pool, _begin| {
+            sqlx::query_as(
+                "SELECT p.kernel, p.dataset, v.campaign_id, p.features, mc.id, mc.fingerprint, pt.json, \
+                 v.median_s, r.median_s \
+                 FROM measurements v \
+                 JOIN programs p ON p.id = v.program_id \
+                 JOIN machines mc ON mc.id = v.machine_id \
+                 JOIN points pt ON pt.id = v.point_id \
+                 JOIN measurements r ON r.campaign_id = v.campaign_id AND r.program_id = v.program_id \
+                   AND r.machine_id = v.machine_id \
+                   AND r.role = 'reference' AND r.status = 'ok' AND r.median_s > 0 \
+                 WHERE v.campaign_id <> $1 AND v.role = 'variant' AND v.status = 'ok' AND v.median_s > 0 \
+                 ORDER BY v.id",
+            )
+            .bind(except.unwrap_or(-1))
+            .fetch_all(pool)
+            .await
+            .map_err(query("read the store's measurements for a search model"))
+        })?;
+        Ok(rows
+            .into_iter()
+            .map(
+                |(
+                    kernel,
+                    dataset,
+                    campaign_id,
+                    kernel_features,
+                    machine_id,
+                    fingerprint,
+                    point_json,
+                    v,
+                    r,
+                )| {
+                    TransferRow {
+                        kernel,
+                        dataset,
+                        campaign_id,
+                        kernel_features,
+                        machine_id,
+                        fingerprint,
+                        point_json,
+                        log_ratio: (v / r).ln(),
+                    }
+                },
+            )
+            .collect())
+    }
+
     /// Whether `machine` has any variant of `kernel` measured on `dataset`.
     pub fn has_history(&self, kernel: &str, dataset: &str, machine: i64) -> Result<bool, StoreError> {
         let row: Option<(i64,)> = with_pool!(self, |pool, _begin| {

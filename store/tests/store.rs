@@ -40,6 +40,7 @@ both_backends!(
     someone_elses_database_is_refused_untouched,
     claims_are_leases_and_measuring_ends_them,
     known_elsewhere_ranks_each_machine_by_speedup,
+    transfer_rows_are_times_over_their_campaigns_original,
 );
 
 fn round_trip(fresh: &Fresh) {
@@ -648,4 +649,52 @@ fn unwritable_locations_are_clear_errors() {
     };
     assert!(err.contains("cannot open the store postgres://polytune:***@127.0.0.1:1/none"), "{err}");
     assert!(!err.contains("secret"), "{err}");
+}
+
+/// What a search model learns from: every verified variant against its own
+/// campaign's original on its program and machine, with the program's
+/// kernel features where recorded; failures, and the campaign asked to be
+/// left out, are not there.
+fn transfer_rows_are_times_over_their_campaigns_original(fresh: &Fresh) {
+    let s = Store::open(fresh.target()).unwrap();
+    let (m1, m2) = (s.machine("one", r#"{"a":1}"#).unwrap(), s.machine("two", r#"{"a":2}"#).unwrap());
+    let gemm = s.program("gemm", "gemm.c", "h", "LARGE").unwrap();
+    let atax = s.program("atax", "atax.c", "h-atax", "MINI").unwrap();
+    s.set_program_features(gemm, r#"{"kernel.depth":3.0}"#).unwrap();
+    assert!(s.set_program_features(gemm, "not json").is_err());
+    let (a, b) = (s.campaign(&new_campaign("a")).unwrap().id, s.campaign(&new_campaign("b")).unwrap().id);
+    s.record(&ok_record(a, gemm, m1, Role::Reference, 0, 2.0)).unwrap();
+    s.record(&ok_record(a, gemm, m1, Role::Variant, 1, 1.0)).unwrap();
+    s.record(&Record { status: "wrong".parse().unwrap(), ..ok_record(a, gemm, m1, Role::Variant, 2, 0.1) })
+        .unwrap();
+    s.record(&ok_record(b, atax, m2, Role::Reference, 0, 1.0)).unwrap();
+    s.record(&ok_record(b, atax, m2, Role::Variant, 3, 4.0)).unwrap();
+    // A variant without its campaign's original on that program has no ratio.
+    s.record(&ok_record(b, gemm, m2, Role::Variant, 1, 1.0)).unwrap();
+    let rows = s.transfer_rows(None).unwrap();
+    let seen: Vec<(String, i64, Option<String>, i64, String, f64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.kernel.clone(),
+                r.campaign_id,
+                r.kernel_features.clone(),
+                r.machine_id,
+                r.point_json.clone(),
+                r.log_ratio,
+            )
+        })
+        .collect();
+    let ln = |x: f64| x.ln();
+    assert_eq!(
+        seen,
+        [
+            ("gemm".into(), a, Some(r#"{"kernel.depth":3.0}"#.into()), m1, r#"{"n":1}"#.into(), ln(0.5)),
+            ("atax".into(), b, None, m2, r#"{"n":3}"#.into(), ln(4.0)),
+        ]
+    );
+    assert_eq!(rows[1].fingerprint, r#"{"a":2}"#);
+    assert_eq!(rows[1].dataset, "MINI");
+    let without_a = s.transfer_rows(Some(a)).unwrap();
+    assert_eq!(without_a.iter().map(|r| r.campaign_id).collect::<Vec<_>>(), [b]);
 }

@@ -39,6 +39,11 @@ pub struct Config {
     /// GPU slot: another campaign (absent when false, keeping keys).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub emulate: bool,
+    /// The model strategy learns from this campaign's points alone
+    /// (`--cold`), not from the store's other campaigns first (absent when
+    /// false, keeping keys).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cold: bool,
     /// Racing (`--race`): a variant whose warm-up and first timed run both
     /// took longer than this factor times the kernel's best time so far
     /// is measured once (`MeasureConfig::race_above_s`); `None`: every
@@ -157,6 +162,7 @@ mod tests {
             machine: "m".into(),
             peers: Vec::new(),
             emulate: false,
+            cold: false,
             race: Some(RACE),
             rungs: Rungs::Auto,
             references: None,

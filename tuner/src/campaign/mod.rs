@@ -18,6 +18,7 @@ pub use config::{Budget, Config, KernelSpec, TraceEntry, RACE};
 pub mod grid;
 mod kernel;
 mod slots;
+pub mod transfer;
 pub use kernel::{jobs, measure_original, Kernel, Setup};
 
 use std::collections::{HashMap, HashSet};
@@ -262,12 +263,17 @@ impl<'a> Campaign<'a> {
             let program_ids = self.program_ids(kernel)?;
             self.refresh(&program_ids)?;
             self.progress.set_position(self.evaluations as u64);
+            let prior = match self.config.strategy {
+                strategy::StrategyKind::Model if !self.config.cold => self.prior(kernel)?,
+                _ => None,
+            };
             let mut strategy = strategy::new(
                 self.config.strategy,
                 kernel.space.clone(),
                 self.config.rungs,
                 self.config.dataset,
                 self.config.seed,
+                prior.as_ref(),
             );
             let mut references: HashMap<Dataset, Reference> = HashMap::new();
             // The builder of each dataset: the program's extra sources are
@@ -432,13 +438,27 @@ impl<'a> Campaign<'a> {
         self
     }
 
+    /// Each of `kernel`'s programs' id in the store, its kernel features
+    /// recorded there (what other campaigns' priors read of it).
     fn program_ids(&self, kernel: &Kernel) -> Result<HashMap<Dataset, i64>> {
         let mut ids = HashMap::new();
-        for d in kernel.programs.keys() {
+        for (d, prog) in &kernel.programs {
             let path = kernel.spec.path.display().to_string();
-            ids.insert(*d, self.store.program(&kernel.spec.name, &path, &kernel.spec.source_hash, d.name())?);
+            let id = self.store.program(&kernel.spec.name, &path, &kernel.spec.source_hash, d.name())?;
+            let features = strategy::features::kernel(&prog.scop, &prog.deps, *d);
+            self.store.set_program_features(id, &serde_json::to_string(&features)?)?;
+            ids.insert(*d, id);
         }
         Ok(ids)
+    }
+
+    /// The model's prior for `kernel` on the campaign's dataset: what the
+    /// store's other campaigns measured, on any kernel and machine.
+    fn prior(&self, kernel: &Kernel) -> Result<Option<strategy::Prior>> {
+        let machine = self.store.machines()?.into_iter().find(|m| m.id == self.machine_id);
+        let fingerprint = machine.map(|m| m.fingerprint).unwrap_or_default();
+        let here = transfer::Here::of(kernel, self.config.dataset, self.machine_id, &fingerprint);
+        transfer::campaign_prior(self.store, self.campaign_id, &here)
     }
 
     /// Measures the original program on `dataset` (every run again: variants

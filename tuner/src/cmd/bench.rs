@@ -36,6 +36,10 @@ enum Mode {
     /// The unified scheduler's default against isl's default and the original program,
     /// sequential and on two threads, on each file.
     Ratios(RatiosArgs),
+    /// Transfer: from a store's measurements alone, how well the model's prior grown on the
+    /// other kernels ranks each kernel's points, and how soon the model strategy replayed on
+    /// them reaches a point within 5% of the best, cold and from the store.
+    Transfer(TransferArgs),
     /// Peers: the original program built by clang with Polly and by gcc with Graphite
     /// (when installed), isl's and the Pluto-like points, and our points with the
     /// code-generation knobs, back to back and output-verified, with OpenBLAS's dgemm rate.
@@ -78,6 +82,15 @@ struct SearchArgs {
 }
 
 #[derive(clap::Args)]
+struct TransferArgs {
+    #[command(flatten)]
+    store: common::StoreArg,
+    /// Campaigns' programs with fewer verified points are left out.
+    #[arg(long, default_value_t = 8, value_parser = common::at_least_one)]
+    min_points: usize,
+}
+
+#[derive(clap::Args)]
 struct RatiosArgs {
     /// Kernel files (default: every .c file under polybench/).
     files: Vec<PathBuf>,
@@ -104,6 +117,7 @@ pub fn run(args: Args) -> Result<()> {
         Some(Mode::Search(a)) => {
             return super::bench_search::run(&files_or_polybench(a.files)?, a.dataset, &a.settings, a.runs)
         }
+        Some(Mode::Transfer(a)) => return super::bench_transfer::run(&a.store.open()?, a.min_points),
         Some(Mode::Ratios(a)) => {
             return super::bench_ratios::run(&files_or_polybench(a.files)?, a.dataset, a.runs, a.timeout)
         }

@@ -93,6 +93,12 @@ pub struct Args {
     /// store found for it (before the reference points); 0: start cold.
     #[arg(long, default_value_t = 3)]
     warm_start: usize,
+    /// With `--strategy model`: learn from this campaign's points alone.
+    /// Without it the model starts from every verified measurement of the
+    /// store (other kernels, other machines), weighted toward this kernel
+    /// and this machine, and corrects that prior with what it measures.
+    #[arg(long)]
+    cold: bool,
     /// With `--set target=gpu`: measure GPU variants as their emulation on
     /// the CPU (blocks and threads as loops). It checks each mapping's
     /// outputs; its times say nothing of a GPU.
@@ -158,6 +164,7 @@ pub(super) struct Job {
     /// `--warm-start`: points of each other machine measured first.
     pub warm_start: usize,
     pub emulate: bool,
+    pub cold: bool,
     pub variant_timeout: Duration,
     pub on_noise: crate::noise::OnNoise,
     pub lease: Duration,
@@ -225,6 +232,7 @@ pub fn run(args: Args) -> Result<()> {
         references: args.references.0,
         warm_start: args.warm_start,
         emulate: args.emulate,
+        cold: args.cold,
         variant_timeout: args.variant_timeout,
         on_noise: args.on_noise,
         lease: args.lease,
@@ -337,6 +345,7 @@ pub(super) fn execute(
         peers: spec.peers.clone(),
         references: args.references.clone(),
         emulate: gpu && args.emulate,
+        cold: args.cold,
         race: args.race,
         rungs: args.rungs,
     };

@@ -85,6 +85,7 @@ pub fn run(args: Args) -> Result<()> {
         // The campaign's first process made the warm start.
         warm_start: 0,
         emulate: config.emulate,
+        cold: config.cold,
         variant_timeout: args.variant_timeout,
         on_noise: args.on_noise,
         lease: args.lease,

@@ -17,7 +17,7 @@
 use vocab::knobs::Point;
 
 use super::random::shuffled;
-use super::{first_missing, Outcomes, Proposal, Rungs, Strategy};
+use super::{first_missing, rank_correlation, Outcomes, Proposal, Rungs, Strategy};
 use crate::program::Dataset;
 
 /// Keep one in `ETA` points from one rung to the next.
@@ -88,31 +88,6 @@ impl Halving {
             pairs.len() < 3 || rank_correlation(&pairs) >= MIN_RANK_CORRELATION
         });
         Ok(kept.chain([last]).collect())
-    }
-}
-
-/// Spearman's rank correlation of the pairs (ranks of ties averaged).
-fn rank_correlation(pairs: &[(f64, f64)]) -> f64 {
-    let ranks = |xs: Vec<f64>| -> Vec<f64> {
-        xs.iter()
-            .map(|x| {
-                let below = xs.iter().filter(|y| *y < x).count() as f64;
-                let equal = xs.iter().filter(|y| *y == x).count() as f64;
-                below + (equal + 1.0) / 2.0
-            })
-            .collect()
-    };
-    let a = ranks(pairs.iter().map(|p| p.0).collect());
-    let b = ranks(pairs.iter().map(|p| p.1).collect());
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let (ma, mb) = (mean(&a), mean(&b));
-    let cov: f64 = a.iter().zip(&b).map(|(x, y)| (x - ma) * (y - mb)).sum();
-    let var = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>();
-    let denominator = (var(&a, ma) * var(&b, mb)).sqrt();
-    if denominator == 0.0 {
-        1.0
-    } else {
-        cov / denominator
     }
 }
 

@@ -5,6 +5,7 @@
 //! outcomes alone (plus its seed), never from state kept between calls.
 
 mod exhaustive;
+pub mod features;
 mod halving;
 mod model;
 mod random;
@@ -17,7 +18,7 @@ use crate::program::Dataset;
 
 pub use exhaustive::Exhaustive;
 pub use halving::Halving;
-pub use model::Model;
+pub use model::{Known, Model, Prior};
 pub use random::Random;
 
 /// What the search knows: each evaluated point on one dataset with its
@@ -113,19 +114,21 @@ pub enum Rungs {
 }
 
 /// The strategy of `kind` over `space` (in the space's order) for a campaign
-/// whose dataset is `dataset`.
+/// whose dataset is `dataset`; the model starts from `prior` where there is
+/// one (what other campaigns measured).
 pub fn new(
     kind: StrategyKind,
     space: Vec<Point>,
     rungs: Rungs,
     dataset: Dataset,
     seed: u64,
+    prior: Option<&Prior>,
 ) -> Box<dyn Strategy> {
     match kind {
         StrategyKind::Exhaustive => Box::new(Exhaustive::new(space, dataset)),
         StrategyKind::Random => Box::new(Random::new(space, dataset, seed)),
         StrategyKind::Halving => Box::new(Halving::new(space, rungs, dataset, seed)),
-        StrategyKind::Model => Box::new(Model::new(space, dataset, seed)),
+        StrategyKind::Model => Box::new(Model::with_prior(space, dataset, seed, prior)),
     }
 }
 
@@ -157,6 +160,32 @@ pub fn replay(
             outcomes.measured.insert((p.dataset, p.point.id()), time(&p.point, p.dataset));
             all.push(p);
         }
+    }
+}
+
+/// Spearman's rank correlation of the pairs (ranks of ties averaged); 1
+/// where either side is constant.
+pub fn rank_correlation(pairs: &[(f64, f64)]) -> f64 {
+    let ranks = |xs: Vec<f64>| -> Vec<f64> {
+        xs.iter()
+            .map(|x| {
+                let below = xs.iter().filter(|y| *y < x).count() as f64;
+                let equal = xs.iter().filter(|y| *y == x).count() as f64;
+                below + (equal + 1.0) / 2.0
+            })
+            .collect()
+    };
+    let a = ranks(pairs.iter().map(|p| p.0).collect());
+    let b = ranks(pairs.iter().map(|p| p.1).collect());
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (ma, mb) = (mean(&a), mean(&b));
+    let cov: f64 = a.iter().zip(&b).map(|(x, y)| (x - ma) * (y - mb)).sum();
+    let var = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+    let denominator = (var(&a, ma) * var(&b, mb)).sqrt();
+    if denominator == 0.0 {
+        1.0
+    } else {
+        cov / denominator
     }
 }
 
@@ -200,7 +229,8 @@ pub(crate) mod tests {
         let mut outcomes = Outcomes::default();
         outcomes.pending.insert((Dataset::Small, space[0].id()));
         for kind in [StrategyKind::Exhaustive, StrategyKind::Random, StrategyKind::Model] {
-            let proposed = new(kind, space.clone(), Rungs::Auto, Dataset::Small, 3).propose(&outcomes, 10);
+            let proposed =
+                new(kind, space.clone(), Rungs::Auto, Dataset::Small, 3, None).propose(&outcomes, 10);
             assert_eq!(proposed.len(), 5, "{kind:?}");
             assert!(proposed.iter().all(|p| p.point != space[0]), "{kind:?}");
         }
@@ -210,12 +240,13 @@ pub(crate) mod tests {
             o.measured.insert((Dataset::Small, p.id()), Some(1.0));
         }
         o.pending.insert((Dataset::Small, space[0].id()));
-        assert!(new(StrategyKind::Halving, space.clone(), Rungs::All, Dataset::Medium, 3)
+        assert!(new(StrategyKind::Halving, space.clone(), Rungs::All, Dataset::Medium, 3, None)
             .propose(&o, 10)
             .is_empty());
         o.pending.clear();
         o.measured.insert((Dataset::Small, space[0].id()), Some(0.5));
-        let next = new(StrategyKind::Halving, space.clone(), Rungs::All, Dataset::Medium, 3).propose(&o, 10);
+        let next =
+            new(StrategyKind::Halving, space.clone(), Rungs::All, Dataset::Medium, 3, None).propose(&o, 10);
         assert!(next.iter().any(|p| p.dataset == Dataset::Medium && p.point == space[0]), "{next:?}");
     }
 

@@ -1,0 +1,119 @@
+//! `polytune bench transfer`: how well what the store learned on some
+//! kernels and machines predicts another, from the measurements a store
+//! already holds (no building, no running).
+//!
+//! Each campaign's measurements of one program (a kernel on one dataset, on
+//! one machine) are a *group*. For every kernel, leave-one-kernel-out: the
+//! model's prior is grown on the other kernels' rows alone, and its
+//! predictions for each group of the held-out kernel are compared with the
+//! measured times by Spearman's rank correlation. Then the model strategy
+//! is replayed on each group's own points, its outcome for a point the time
+//! the group measured: cold (this campaign's points alone), from the
+//! leave-one-kernel-out prior, and from every other campaign's rows (the
+//! same kernel measured elsewhere included: a new machine's campaign), each
+//! until it first evaluates a point within 5% of the group's best, the
+//! median over `SEEDS` seeds.
+
+use std::collections::BTreeMap;
+
+use anyhow::{bail, Result};
+use clap::ValueEnum;
+use store::TransferRow;
+use vocab::knobs::Point;
+
+use crate::campaign::{jobs, transfer};
+use crate::program::Dataset;
+use crate::strategy::features::{self, Context};
+use crate::strategy::{self, Model, Prior, StrategyKind};
+
+/// "Within 5% of the best".
+const CLOSE: f64 = 1.05;
+const SEEDS: u64 = 20;
+
+pub fn run(db: &store::Store, min_points: usize) -> Result<()> {
+    let location = db.target();
+    let rows = db.transfer_rows(None)?;
+    let mut groups: BTreeMap<(String, String, i64, i64), Vec<&TransferRow>> = BTreeMap::new();
+    for r in &rows {
+        groups.entry((r.kernel.clone(), r.dataset.clone(), r.machine_id, r.campaign_id)).or_default().push(r);
+    }
+    groups.retain(|_, g| g.len() >= min_points);
+    if groups.is_empty() {
+        bail!("{location}: no campaign measured {min_points} or more verified points of a program");
+    }
+    println!(
+        "store {location}: {} verified measurements, {} groups of {min_points}+ points",
+        rows.len(),
+        groups.len()
+    );
+    println!(
+        "evaluations until a point within {CLOSE}x of the group's best (replayed on its times, median over {SEEDS} \
+         seeds)"
+    );
+    println!("| kernel | dataset | machine | points | rank correlation (other kernels) | cold | other kernels | all other campaigns |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut per_kernel: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for ((kernel, dataset, machine_id, campaign_id), group) in &groups {
+        let mut context: Context = group[0]
+            .kernel_features
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_default();
+        context.extend(features::machine(&group[0].fingerprint));
+        let here = transfer::Here { kernel, dataset, machine_id: *machine_id, context };
+        let other_kernels = transfer::prior(&rows, &here, |r| r.kernel != *kernel);
+        let elsewhere = transfer::prior(&rows, &here, |r| r.campaign_id != *campaign_id);
+        // The group's points once each, with their measured time over the original's.
+        let mut times: BTreeMap<String, (Point, f64)> = BTreeMap::new();
+        for r in group {
+            if let Ok(p) = serde_json::from_str::<Point>(&r.point_json) {
+                times.entry(p.id()).or_insert((p, r.log_ratio.exp()));
+            }
+        }
+        let space: Vec<Point> = times.values().map(|(p, _)| p.clone()).collect();
+        let best = times.values().map(|(_, t)| *t).fold(f64::INFINITY, f64::min);
+        let set = Dataset::from_str(dataset, true).unwrap_or(Dataset::Large);
+        let correlation = other_kernels.as_ref().and_then(|prior| {
+            let model = Model::with_prior(space.clone(), set, 0, Some(prior));
+            let pairs: Vec<(f64, f64)> =
+                model.prior_means().into_iter().map(|(p, m)| (m, times[&p.id()].1.ln())).collect();
+            (pairs.len() >= 3).then(|| strategy::rank_correlation(&pairs))
+        });
+        if let Some(c) = correlation {
+            per_kernel.entry(kernel).or_default().push(c);
+        }
+        let replayed = |prior: Option<&Prior>| -> String {
+            let mut n: Vec<usize> = (0..SEEDS)
+                .map(|seed| {
+                    let mut s = Model::with_prior(space.clone(), set, seed, prior);
+                    let batch = StrategyKind::Model.batch(jobs());
+                    let run = strategy::replay(&mut s, batch, |p, _| times.get(&p.id()).map(|(_, t)| *t));
+                    run.iter()
+                        .position(|p| times[&p.point.id()].1 <= CLOSE * best)
+                        .map_or(run.len(), |i| i + 1)
+                })
+                .collect();
+            n.sort();
+            format!("{}, {}-{}", n[n.len() / 2], n[0], n[n.len() - 1])
+        };
+        let or_none =
+            |p: &Option<Prior>| p.as_ref().map_or_else(|| "no rows".to_string(), |p| replayed(Some(p)));
+        println!(
+            "| {kernel} | {dataset} | {machine_id} | {} | {} | {} | {} | {} |",
+            space.len(),
+            correlation.map_or_else(|| "-".to_string(), |c| format!("{c:.2}")),
+            replayed(None),
+            or_none(&other_kernels),
+            or_none(&elsewhere)
+        );
+    }
+    let means: Vec<f64> = per_kernel.values().map(|c| c.iter().sum::<f64>() / c.len() as f64).collect();
+    if !means.is_empty() {
+        println!(
+            "mean rank correlation over {} held-out kernels: {:.2}",
+            means.len(),
+            means.iter().sum::<f64>() / means.len() as f64
+        );
+    }
+    Ok(())
+}
