@@ -78,3 +78,51 @@ pub fn campaign_prior(db: &Store, campaign_id: i64, here: &Here) -> Result<Optio
     let rows = db.transfer_rows(Some(campaign_id))?;
     Ok(prior(&rows, here, |_| true))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kernel: &str, machine_id: i64, point_json: &str, log_ratio: f64) -> TransferRow {
+        TransferRow {
+            kernel: kernel.into(),
+            dataset: "LARGE".into(),
+            campaign_id: machine_id,
+            kernel_features: Some(format!(r#"{{"kernel.depth":{}}}"#, kernel.len())),
+            machine_id,
+            fingerprint: r#"{"cpu_model":"x","logical_cores":4,"caches":[],"gpus":[],"compiler":"gcc",
+                "compiler_version":"12","flags":[]}"#
+                .into(),
+            point_json: point_json.into(),
+            log_ratio,
+        }
+    }
+
+    /// Rows of this kernel and of this machine weigh more, each keeps its
+    /// own kernel's and machine's features, and a point this version cannot
+    /// read is left out.
+    #[test]
+    fn rows_are_weighted_toward_this_kernel_and_machine() {
+        let point = serde_json::to_string(&Point {
+            scheduler: vocab::knobs::Scheduler::Isl,
+            tiles: Some(vec![32]),
+            threads: 2,
+            code: Default::default(),
+        })
+        .unwrap();
+        let rows = [
+            row("gemm", 1, &point, -1.0),
+            row("gemm", 2, &point, -0.5),
+            row("2mm", 1, &point, -0.2),
+            row("2mm", 2, &point, 0.1),
+            row("gemm", 1, r#"{"from":"the future"}"#, -3.0),
+        ];
+        let here = Here { kernel: "gemm", dataset: "LARGE", machine_id: 1, context: Context::new() };
+        let all = prior(&rows, &here, |_| true).unwrap();
+        let weights: Vec<f64> = all.known.iter().map(|k| k.weight).collect();
+        assert_eq!(weights, [SAME_KERNEL * SAME_MACHINE, SAME_KERNEL, SAME_MACHINE, 1.0]);
+        assert_eq!(all.known[2].context["kernel.depth"], 3.0);
+        assert_eq!(all.known[0].context["machine.cores"], 2.0);
+        assert!(prior(&rows, &here, |r| r.kernel == "syrk").is_none());
+    }
+}
