@@ -16,7 +16,7 @@
 //! with the same versions, embedded in the binary.
 //!
 //! **Schema** (`migrations/`). `machines` (fingerprint JSON, unique by its SHA-256),
-//! `programs` (kernel, path; unique by source hash and dataset), `points` (the 16-hex-digit
+//! `programs` (kernel, path, kernel features JSON; unique by source hash and dataset), `points` (the 16-hex-digit
 //! point id and its canonical JSON), `schedules` (isl schedule-tree text, unique by SHA-256),
 //! `builds` (generated source, unique by its hash), `campaigns` (unique key, configuration
 //! JSON, strategy, seed, budget, state), and `measurements`, one row per finished
