@@ -5,7 +5,8 @@
 //! - [`pipeline`]: a point → its model, schedule and program, failures as statuses.
 //! - [`explain`]: a schedule and its code-generation options as a replayable script.
 //! - [`evaluate`]: the original as reference, then variants against it.
-//! - [`peers`]: other compilers' builds of the unmodified program (Polly, Graphite).
+//! - [`peers`]: other compilers' builds of the unmodified program (Polly, Graphite,
+//!   and Pluto's `polycc` before gcc).
 //! - [`runtime`]: the small C runtime linked into every program (region timer,
 //!   output dumps) and the Rust side that reads and compares dumps.
 //! - [`build`]: parallel, cached compilation of sources into binaries.

@@ -40,9 +40,10 @@ enum Mode {
     /// other kernels ranks each kernel's points, and how soon the model strategy replayed on
     /// them reaches a point within 5% of the best, cold and from the store.
     Transfer(TransferArgs),
-    /// Peers: the original program built by clang with Polly and by gcc with Graphite
-    /// (when installed), isl's and the Pluto-like points, and our points with the
-    /// code-generation knobs, back to back and output-verified, with OpenBLAS's dgemm rate.
+    /// Peers: the original program built by clang with Polly, by gcc with Graphite and
+    /// through Pluto's polycc in each of its settings (when installed), isl's and the
+    /// Pluto-like points, and our points with the code-generation knobs, back to back and
+    /// output-verified, with OpenBLAS's dgemm rate.
     Peers(PeersArgs),
 }
 

@@ -1,11 +1,17 @@
 //! `polytune bench peers FILE...`: per kernel, the original program built
 //! by the machine profile's compiler, the same unmodified program built by
-//! each installed peer (clang with Polly, gcc with Graphite), isl's and the
-//! Pluto-like reference points, and a small set of our points with the
-//! code-generation knobs (issue 17), all measured back to back on one slot
-//! and every output verified against the original's: a peer is checked like
-//! any variant. The machine's dgemm rate (OpenBLAS, when installed) is
-//! measured in the same run, as the yardstick for GFLOP/s.
+//! each installed peer (clang with Polly, gcc with Graphite, and Pluto's
+//! `polycc` in each of its fusion heuristics with and without diamond
+//! tiling, its output built by gcc), isl's and the Pluto-like reference
+//! points, and a small set of our points with the code-generation knobs
+//! (issue 17), all measured back to back on one slot and every output
+//! verified against the original's: a peer is checked like any variant.
+//! No one Pluto setting wins everywhere, so the best of them has a column of
+//! its own, read against ours in the row and in a geometric mean under the
+//! table. A peer that cannot make a kernel's program (a SCoP clan cannot
+//! parse) fails that cell, with its reason under the table, and the bench
+//! goes on. The machine's dgemm rate (OpenBLAS, when installed) is measured
+//! in the same run, as the yardstick for GFLOP/s.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,6 +24,7 @@ use executor::measure::{MeasureConfig, Measurement};
 use executor::pipeline;
 use executor::process::{run_limited, End, Limits};
 use vocab::knobs::{CodeOptions, Point, Scheduler, Target, UnifiedOptions};
+use vocab::outcome::Status;
 
 use super::common::{self, Dataset};
 use crate::campaign::grid;
@@ -112,8 +119,15 @@ pub fn run(
     for line in &missing {
         println!("{line}");
     }
-    let peer_evaluators: Vec<(&executor::peers::Peer, Evaluator)> =
-        peers.iter().map(|p| Ok((p, evaluator(p.compiler.clone())?))).collect::<Result<_>>()?;
+    // A peer whose compiler cannot build the measurement runtime is skipped
+    // like one that is not installed.
+    let mut peer_evaluators: Vec<(&executor::peers::Peer, Evaluator)> = Vec::new();
+    for p in &peers {
+        match evaluator(p.compiler.clone()) {
+            Ok(ev) => peer_evaluators.push((p, ev)),
+            Err(e) => println!("{}: {e:#}: skipped", p.name),
+        }
+    }
     match dgemm_rate(&slot.cores, threads, &cache) {
         Ok(r) => println!("OpenBLAS dgemm (n = 2000, {threads} thread(s)): {r:.1} GFLOP/s"),
         Err(e) => println!("OpenBLAS dgemm: not measured ({e:#})"),
@@ -124,12 +138,15 @@ pub fn run(
         profile.compiler().cc
     );
     let names: Vec<&str> = peer_evaluators.iter().map(|(p, _)| p.name).collect();
-    println!(
-        "| kernel | original | {} | isl | pluto-like | best of ours | best / fastest peer | winner |",
-        names.join(" | ")
-    );
-    println!("|---|---|{}---|---|---|---|---|", "---|".repeat(names.len()));
+    // Pluto's columns only where polycc is installed.
+    let pluto = peer_evaluators.iter().any(|(p, _)| p.polycc.is_some());
+    let head = header(&names, pluto);
+    println!("{}", row(&head));
+    println!("|{}", "---|".repeat(head.len()));
     let mut ratios = Vec::new();
+    let mut pluto_ratios = Vec::new();
+    // Why a peer's cell is not a speedup, printed after the table.
+    let mut notes = Vec::new();
     for file in files {
         let config = build.resolve(file)?;
         let extras = config.extras(dataset);
@@ -162,13 +179,45 @@ pub fn run(
         };
         let mut peer_cells = Vec::new();
         let mut fastest_peer = f64::INFINITY;
+        // Pluto's fastest verified setting: its time and name.
+        let mut best_pluto: Option<(f64, &str)> = None;
         for (peer, ev) in &peer_evaluators {
             let cpp = crate::program::cpp_args(dataset, &config.cc_args);
-            let text = executor::peers::program(peer, file, &cpp, 0).map_err(anyhow::Error::msg)?;
-            let m = race(with_extras(ev)?).evaluate(&reference, &[text])?.remove(0);
-            fastest_peer = fastest_peer.min(time(&m).unwrap_or(f64::INFINITY));
+            // A peer without a program for this kernel (polycc refused it)
+            // fails its cell, as a campaign records it; so does one whose
+            // compiler cannot build the kernel's other sources.
+            let made = executor::peers::program(peer, file, &cpp, 0)
+                .map_err(|why| (Status::ScheduleError, why))
+                .and_then(|text| {
+                    let ev = with_extras(ev)
+                        .map_err(|e| (Status::CompileError, format!("{}: {e:#}", peer.name)))?;
+                    Ok((text, ev))
+                });
+            let (text, ev) = match made {
+                Ok(made) => made,
+                Err((status, why)) => {
+                    notes.push(format!("{name}: {why}"));
+                    peer_cells.push(status.to_string());
+                    continue;
+                }
+            };
+            let m = race(ev).evaluate(&reference, &[text])?.remove(0);
+            if !m.is_ok() {
+                let reason = m.reason.lines().next().unwrap_or("");
+                notes.push(format!("{name}: {}: {}: {reason}", peer.name, m.status));
+            }
+            let t = time(&m).unwrap_or(f64::INFINITY);
+            fastest_peer = fastest_peer.min(t);
+            if peer.polycc.is_some() && t < best_pluto.map_or(f64::INFINITY, |b| b.0) {
+                best_pluto = Some((t, peer.name));
+            }
             peer_cells.push(speedup(&m));
         }
+        let pluto_cell = match best_pluto {
+            // The setting first: a speedup cell ends with its speedup.
+            Some((t, peer)) => format!("{} {:.2}×", peer.trim_start_matches("pluto-"), base / t),
+            None => "-".into(),
+        };
         // Our programs, each failure to generate one shown as its status;
         // points that generate the same program share one measurement.
         let mut built: Vec<String> = Vec::new();
@@ -194,6 +243,11 @@ pub fn run(
             .min_by(|a, b| a.0.total_cmp(&b.0));
         let (best_cell, versus, winner) = match best {
             Some((t, i)) => {
+                // Pluto's best is read against ours in the row (both are
+                // speedups over the same original) and in the mean below.
+                if let Some((p, _)) = best_pluto {
+                    pluto_ratios.push(p / t);
+                }
                 let versus = if fastest_peer.is_finite() {
                     ratios.push(fastest_peer / t);
                     format!("{:.2}", fastest_peer / t)
@@ -204,19 +258,40 @@ pub fn run(
             }
             None => ("-".into(), "-".into(), "-".into()),
         };
-        println!(
-            "| {name} | {} | {} | {} | {} | {best_cell} | {versus} | {winner} |",
-            crate::units::seconds(base),
-            peer_cells.join(" | "),
-            cell(0),
-            cell(1),
-        );
+        let mut cells = vec![name.clone(), crate::units::seconds(base)];
+        cells.extend(peer_cells);
+        cells.extend(pluto.then_some(pluto_cell));
+        cells.extend([cell(0), cell(1), best_cell, versus, winner]);
+        println!("{}", row(&cells));
     }
-    if !ratios.is_empty() {
-        let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
-        println!("geometric mean of best / fastest peer: {geo:.2} over {} kernels", ratios.len());
+    let geomean = |what: &str, ratios: &[f64]| {
+        if !ratios.is_empty() {
+            let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+            println!("geometric mean of best / {what}: {geo:.2} over {} kernels", ratios.len());
+        }
+    };
+    geomean("fastest peer", &ratios);
+    geomean("best of Pluto", &pluto_ratios);
+    for note in &notes {
+        println!("{}", note.replace('\n', "\n    "));
     }
     Ok(())
+}
+
+/// The table's columns: the peers', then Pluto's best where Pluto is among
+/// them; the last three are always ours, the ratio and the winner.
+fn header<'a>(peers: &[&'a str], pluto: bool) -> Vec<&'a str> {
+    let mut head = vec!["kernel", "original"];
+    head.extend(peers);
+    head.extend(pluto.then_some("best of Pluto"));
+    head.extend(["isl", "pluto-like", "best of ours", "best / fastest peer", "winner"]);
+    head
+}
+
+/// One line of a Markdown table.
+fn row(cells: &[impl AsRef<str>]) -> String {
+    let cells: Vec<&str> = cells.iter().map(AsRef::as_ref).collect();
+    format!("| {} |", cells.join(" | "))
 }
 
 /// A program that runs over this many times the original's time cannot be
@@ -295,3 +370,21 @@ int main(int argc, char **argv) {
   return fclose(f) != 0;
 }
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pluto_columns_only_with_pluto_peers() {
+        let without = header(&["clang-polly", "gcc-graphite"], false);
+        assert_eq!(row(&without), "| kernel | original | clang-polly | gcc-graphite | isl | pluto-like | best of ours | best / fastest peer | winner |");
+        let with = header(&["gcc-graphite", "pluto-smartfuse", "pluto-maxfuse"], true);
+        assert_eq!(
+            row(&with),
+            "| kernel | original | gcc-graphite | pluto-smartfuse | pluto-maxfuse | best of Pluto | isl | pluto-like \
+             | best of ours | best / fastest peer | winner |"
+        );
+        assert_eq!(header(&[], false).len(), 7, "no empty column without peers");
+    }
+}

@@ -78,7 +78,8 @@ pub struct Args {
     build: super::common::BuildArgs,
     /// Other compilers' builds of the unmodified program measured as
     /// reference points: `auto` (every installed peer), `none`, or names
-    /// (`clang-polly,gcc-graphite`).
+    /// (`clang-polly,gcc-graphite,pluto-maxfuse`; Pluto's are pluto-smartfuse,
+    /// -maxfuse, -nofuse, each also with -nodiamond).
     #[arg(long, default_value = "none")]
     peers: String,
     /// Which of the reference points each kernel gets are measured: `all`,
