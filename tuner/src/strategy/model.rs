@@ -36,6 +36,9 @@ const TREES: usize = 32;
 const MIN_LEAF: usize = 2;
 /// Rows of history each of the prior's trees is grown on, at most.
 const MAX_KNOWN: usize = 4000;
+/// Verified outcomes of the campaign before the prior's ranking of them is
+/// weighed.
+const TRUST_AFTER: usize = 4;
 
 /// What other campaigns measured, for a model that starts from it rather
 /// than from a few random points (issue 39).
@@ -114,13 +117,7 @@ impl Model {
         };
         Model { order, features, varying, prior, dataset, seed }
     }
-}
 
-/// Verified outcomes of the campaign before the prior's ranking of them is
-/// weighed.
-const TRUST_AFTER: usize = 4;
-
-impl Model {
     /// How far the prior is followed: 1 until `TRUST_AFTER` points are
     /// verified, then the rank correlation between its means and the times
     /// measured here, 0 where it ranks them no better than chance or
