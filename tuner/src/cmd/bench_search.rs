@@ -94,7 +94,8 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         let replayed = |kind: StrategyKind, batch: usize| {
             let mut n: Vec<Option<usize>> = (0..SEEDS)
                 .map(|seed| {
-                    let mut s = strategy::new(kind, kernel.space.clone(), Default::default(), dataset, seed, None);
+                    let mut s =
+                        strategy::new(kind, kernel.space.clone(), Default::default(), dataset, seed, None);
                     let proposed = strategy::replay(s.as_mut(), batch, |p, _| times.get(&p.id()).copied());
                     proposed.iter().position(|p| close.contains(&p.point.id())).map(|i| i + 1)
                 })

@@ -103,7 +103,7 @@ impl Model {
         let prior = if known.is_empty() {
             Vec::new()
         } else {
-            let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_0f_9e1a_u64);
+            let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x9e1a_5eed_u64);
             let samples: Vec<(usize, f64)> = known.iter().map(|k| k.log_ratio).enumerate().collect();
             let weights: Vec<f64> = known.iter().map(|k| k.weight.max(0.0)).collect();
             let columns = varying_columns(&history);
