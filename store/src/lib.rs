@@ -489,6 +489,19 @@ impl Store {
         })
     }
 
+    /// The fingerprint JSON of machine `id`, if there is one (one row, no
+    /// count over the measurements as [`Store::machines`] makes).
+    pub fn fingerprint(&self, id: i64) -> Result<Option<String>, StoreError> {
+        let row: Option<(String,)> = with_pool!(self, |pool, _begin| {
+            sqlx::query_as("SELECT fingerprint FROM machines WHERE id = $1")
+                .bind(id)
+                .fetch_optional(pool)
+                .await
+                .map_err(query("read a machine's fingerprint"))
+        })?;
+        Ok(row.map(|(f,)| f))
+    }
+
     /// Every machine, by name, with how many measurements it has and when the newest was made.
     pub fn machines(&self) -> Result<Vec<MachineRow>, StoreError> {
         const WHAT: &str = "list the machines";

@@ -694,6 +694,8 @@ fn transfer_rows_are_times_over_their_campaigns_original(fresh: &Fresh) {
         ]
     );
     assert_eq!(rows[1].fingerprint, r#"{"a":2}"#);
+    assert_eq!(s.fingerprint(m2).unwrap().as_deref(), Some(r#"{"a":2}"#));
+    assert_eq!(s.fingerprint(m2 + 100).unwrap(), None);
     assert_eq!(rows[1].dataset, "MINI");
     let without_a = s.transfer_rows(Some(a)).unwrap();
     assert_eq!(without_a.iter().map(|r| r.campaign_id).collect::<Vec<_>>(), [b]);

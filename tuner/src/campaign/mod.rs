@@ -455,8 +455,7 @@ impl<'a> Campaign<'a> {
     /// The model's prior for `kernel` on the campaign's dataset: what the
     /// store's other campaigns measured, on any kernel and machine.
     fn prior(&self, kernel: &Kernel) -> Result<Option<strategy::Prior>> {
-        let machine = self.store.machines()?.into_iter().find(|m| m.id == self.machine_id);
-        let fingerprint = machine.map(|m| m.fingerprint).unwrap_or_default();
+        let fingerprint = self.store.fingerprint(self.machine_id)?.unwrap_or_default();
         let here = transfer::Here::of(kernel, self.config.dataset, self.machine_id, &fingerprint);
         transfer::campaign_prior(self.store, self.campaign_id, &here)
     }

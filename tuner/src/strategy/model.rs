@@ -478,6 +478,11 @@ mod tests {
         Prior { known, here: Context::from([("kernel.size".to_string(), 2.0)]) }
     }
 
+    /// Evaluations to the best of a model starting from `prior`.
+    fn from_prior(prior: &Prior, seed: u64) -> usize {
+        evaluations_to_best(&drive(&mut Model::with_prior(space(), Dataset::Small, seed, Some(prior)), time))
+    }
+
     /// Over 20 seeds, a model starting from a prior grown on two kernels
     /// with this kernel's landscape finds the best in at most a third of the
     /// evaluations the cold model needs; its first proposals are the prior's
@@ -487,10 +492,7 @@ mod tests {
         let prior = prior_of_others(false);
         let (mut warm, mut cold) = (0, 0);
         for seed in 0..20 {
-            warm += evaluations_to_best(&drive(
-                &mut Model::with_prior(space(), Dataset::Small, seed, Some(&prior)),
-                time,
-            ));
+            warm += from_prior(&prior, seed);
             cold += evaluations_to_best(&drive(&mut Model::new(space(), Dataset::Small, seed), time));
         }
         eprintln!("evaluations to the best over 20 seeds: from the prior {warm}, cold {cold}");
@@ -511,10 +513,7 @@ mod tests {
         assert_eq!(run.len(), space().len(), "every point once");
         let (mut misled, mut random) = (0, 0);
         for seed in 0..20 {
-            misled += evaluations_to_best(&drive(
-                &mut Model::with_prior(space(), Dataset::Small, seed, Some(&prior)),
-                time,
-            ));
+            misled += from_prior(&prior, seed);
             random += evaluations_to_best(&drive(&mut Random::new(space(), Dataset::Small, seed), time));
         }
         eprintln!("evaluations to the best over 20 seeds: misled {misled}, random {random}");
