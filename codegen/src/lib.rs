@@ -11,10 +11,12 @@
 //! `splice` (the region in the program, with the timer and the output dump).
 
 mod ast;
+mod footprint;
 mod gpu;
 mod isolate;
 mod marks;
 mod outline;
+mod pack;
 mod print;
 mod splice;
 mod transform;
@@ -216,6 +218,10 @@ fn generate_inner(
         // legal by construction (permutable bands); checked all the same.
         check(&final_text)?;
     }
+    let (tree, packing) = match opts.code.pack {
+        true => pack::apply(&ctx, scop, tree)?,
+        false => (tree, pack::Packing::default()),
+    };
     let prefix = iterator_prefix(scop);
     let (runs, guard) = every_statement_runs(&ctx, scop)?;
     // Whether the AST holds isolated full tiles.
@@ -241,7 +247,11 @@ fn generate_inner(
         parallel_min: opts.code.parallel_min,
         unroll_constant_only: full_tiles,
         outliner: match opts.code.restrict {
-            true => outline::Outliner::new(scop, &statement_macros(scop), &undef_macros(scop)),
+            true => outline::Outliner::new(
+                scop,
+                &format!("{}{}", statement_macros(scop), packing.prelude),
+                &format!("{}{}", packing.postlude, undef_macros(scop)),
+            ),
             false => None,
         },
         ..Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop))
@@ -257,8 +267,10 @@ fn generate_inner(
         None => (printer.out, Vec::new()),
     };
     let (make, free) = copy_code(&ctx, scop, opts.openmp)?;
-    let region = guarded(source, scop, guard.as_deref(), &format!("{make}{body}{free}"));
+    let (prelude, postlude) = (&packing.prelude, &packing.postlude);
+    let region = guarded(source, scop, guard.as_deref(), &format!("{prelude}{make}{body}{free}{postlude}"));
     let mut program = splice(source, scop, &region)?;
+    program.insert_str(0, &packing.declarations);
     if opts.code.vector_width > 0 {
         // Before everything, so that the function holding the SCoP and the
         // outlined ones are all compiled under it.

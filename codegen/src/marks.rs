@@ -53,3 +53,19 @@ pub(crate) fn point_band(tile: &ScheduleNode) -> Result<ScheduleNode, CodegenErr
     let point = tile.get_child(0).ctx(what)?;
     Ok(if is_tile_mark(&point)? { point.child(0).ctx(what)? } else { point })
 }
+
+/// The mark named `name` in the subtree at `node`.
+pub(crate) fn find_mark(node: ScheduleNode, name: &str) -> Result<Option<ScheduleNode>, CodegenError> {
+    let what = || format!("finding the mark {name}");
+    if node.get_type().ctx(what)? == ScheduleNodeType::Mark
+        && node.mark_get_id().ctx(what)?.to_str().ctx(what)? == name
+    {
+        return Ok(Some(node));
+    }
+    for i in 0..node.n_children().ctx(what)? {
+        if let Some(found) = find_mark(node.get_child(i).ctx(what)?, name)? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
+}

@@ -25,7 +25,7 @@ pub(super) mod shared;
 
 use super::ast::{c_condition, c_expr};
 use super::isolate::{with_budget, ISOLATE_OPS};
-use super::marks::KERNEL_MARK;
+use super::marks::{find_mark, KERNEL_MARK};
 use super::CodegenError;
 use isl_rs::{
     Context, Id, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionPwAff, UnionSet, Val,
@@ -209,22 +209,6 @@ fn promote(
     }
     promotion.close(cfg.scop);
     Ok(Some((root, promotion)))
-}
-
-/// The mark named `name` in the subtree at `node`.
-pub(super) fn find_mark(node: ScheduleNode, name: &str) -> Result<Option<ScheduleNode>, CodegenError> {
-    let what = || format!("finding the mark {name}");
-    if node.get_type().ctx(what)? == ScheduleNodeType::Mark
-        && node.mark_get_id().ctx(what)?.to_str().ctx(what)? == name
-    {
-        return Ok(Some(node));
-    }
-    for i in 0..node.n_children().ctx(what)? {
-        if let Some(found) = find_mark(node.get_child(i).ctx(what)?, name)? {
-            return Ok(Some(found));
-        }
-    }
-    Ok(None)
 }
 
 fn param(ctx: &Context, domain: &UnionSet, name: &str) -> Result<UnionPwAff, CodegenError> {

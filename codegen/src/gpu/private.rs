@@ -17,12 +17,10 @@ use isl_rs::{Context, DimType, ScheduleNode};
 use model::isl::IslResultExt;
 use model::scop::{Access, AccessKind};
 
+use super::super::footprint::{copy_args, copy_graft, element_bytes, footprint, retarget, squeeze};
 use super::super::print::{parenthesize, MACRO_PREFIX};
 use super::super::CodegenError;
-use super::shared::{
-    copy_args, copy_graft, current_body, element_bytes, footprint, retarget, set_body, slot, squeeze, Config,
-    Promotion,
-};
+use super::shared::{current_body, set_body, slot, Config, Promotion};
 
 /// The most elements of one thread's private array: registers are few.
 const MOST_ELEMENTS: i64 = 64;
@@ -45,7 +43,7 @@ pub(crate) fn promote(
     let domain = top.get_domain().ctx(what)?;
     let mine = domain.copy().ctx(what)?.intersect(cfg.thread_filter.copy().ctx(what)?).ctx(what)?;
     let prefix = top.get_prefix_schedule_union_map().ctx(what)?;
-    let names = super::shared::statements(&domain)?;
+    let names = super::super::footprint::statements(&domain)?;
     let stmts: Vec<_> = cfg.scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
     for array in &cfg.scop.arrays {
         // A struct member's uses are not spelled `name[...]`: never promoted.
@@ -83,7 +81,9 @@ pub(crate) fn promote(
         let spelled: Vec<String> = refs.iter().map(|(a, its)| squeeze(&parenthesize(&a.text, its))).collect();
         let mut bodies = Vec::new();
         for s in &stmts {
-            match retarget(&current_body(promotion, s), &array.name, &name, &slots, &spelled) {
+            match retarget(&current_body(promotion, s), &array.name, &name, slots.len(), &spelled, |d, e| {
+                slot(e, slots[d])
+            }) {
                 Some(b) => bodies.push((s.name.clone(), b)),
                 None => break,
             }

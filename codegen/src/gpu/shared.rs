@@ -25,15 +25,17 @@
 //! buffers fit the block's budget.
 
 use isl_rs::{
-    ASTLoopType, Context, DimType, Id, Map, MultiUnionPwAff, MultiVal, ScheduleNode, ScheduleNodeType, Set,
-    UnionMap, UnionSet, Val,
+    ASTLoopType, Context, DimType, Id, MultiVal, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionSet, Val,
 };
 use model::isl::IslResultExt;
 use model::scop::{Access, AccessKind, Scop};
 
+use super::super::footprint::{
+    copy_args, copy_graft, element_bytes, footprint, retarget, squeeze, statements,
+};
 use super::super::isolate::{full_tile_option, with_budget, ISOLATE_OPS};
 use super::super::marks::BARRIER;
-use super::super::print::{parenthesize, statement_body, word_end, MACRO_PREFIX};
+use super::super::print::{parenthesize, statement_body, MACRO_PREFIX};
 use super::super::CodegenError;
 
 /// A block's shared memory, in bytes: what CUDA gives a block's static
@@ -114,7 +116,7 @@ pub(crate) fn stage(
     let written = written_in(cfg.scop, &band.get_domain().ctx(what)?)?;
     let mut root = band.root().ctx(what)?;
     let mut buffer_bytes = 0usize;
-    while let Some(mark) = super::find_mark(root.copy().ctx(what)?, STAGE_MARK)? {
+    while let Some(mark) = super::super::marks::find_mark(root.copy().ctx(what)?, STAGE_MARK)? {
         let point = isolate_full_stage(mark.delete().ctx(what)?, cfg)?;
         let point = stage_copies(ctx, point, cfg, &written, promotion, &mut buffer_bytes)?;
         root = point.root().ctx(what)?;
@@ -250,17 +252,6 @@ fn isolate_full_stage(point: ScheduleNode, cfg: &Config) -> Result<ScheduleNode,
     })
 }
 
-/// The statements of `domain`, by name.
-pub(crate) fn statements(domain: &UnionSet) -> Result<Vec<String>, CodegenError> {
-    let what = || "listing a kernel's statements".to_string();
-    let list = domain.get_set_list().ctx(what)?;
-    let mut out = Vec::new();
-    for i in 0..list.size().ctx(what)? {
-        out.push(list.get_at(i).ctx(what)?.get_tuple_name().ctx(what)?.to_string());
-    }
-    Ok(out)
-}
-
 /// The arrays (C names) the statements of `domain` write.
 fn written_in(scop: &Scop, domain: &UnionSet) -> Result<Vec<String>, CodegenError> {
     let names = statements(domain)?;
@@ -270,17 +261,6 @@ fn written_in(scop: &Scop, domain: &UnionSet) -> Result<Vec<String>, CodegenErro
         .filter(|s| names.contains(&s.name))
         .flat_map(|s| s.accesses.iter().filter(|a| a.kind == AccessKind::Write).map(|a| a.array.clone()))
         .collect())
-}
-
-pub(crate) fn element_bytes(ty: &str) -> Option<usize> {
-    match ty.trim() {
-        "double" | "long" | "long int" | "unsigned long" | "long long" | "unsigned long long" | "int64_t"
-        | "uint64_t" | "size_t" => Some(8),
-        "float" | "int" | "unsigned" | "unsigned int" | "int32_t" | "uint32_t" => Some(4),
-        "short" | "unsigned short" | "int16_t" | "uint16_t" => Some(2),
-        "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" => Some(1),
-        _ => None,
-    }
 }
 
 /// Copies into buffers, and barriers, around the point band `point` (a
@@ -365,7 +345,7 @@ fn stage_copies(
                 }
                 let body = current_body(promotion, s);
                 let slots: Vec<(i64, i64)> = extents.iter().map(|&e| (1, e)).collect();
-                match retarget(&body, &array.name, &buffer, &slots, &refs) {
+                match retarget(&body, &array.name, &buffer, slots.len(), &refs, |d, e| slot(e, slots[d])) {
                     Some(b) => texts.push((s.name.clone(), b)),
                     None => {
                         texts.clear();
@@ -446,90 +426,6 @@ pub(crate) fn set_body(promotion: &mut Promotion, name: String, body: String) {
     }
 }
 
-/// A tree to graft: the copy statement `name`, one instance per pair of
-/// `footprint` (outer schedule values to array elements), its loops over
-/// the elements (unrolled with `unroll`).
-pub(crate) fn copy_graft(
-    ctx: &Context,
-    footprint: Map,
-    name: &str,
-    unroll: bool,
-) -> Result<ScheduleNode, CodegenError> {
-    let what = || format!("the copy statement {name}");
-    let depth = footprint.dim(DimType::In).ctx(what)? as usize;
-    let rank = footprint.dim(DimType::Out).ctx(what)? as usize;
-    let ext = footprint
-        .domain_map()
-        .ctx(what)?
-        .reverse()
-        .ctx(what)?
-        .flatten_range()
-        .ctx(what)?
-        .set_tuple_name(DimType::Out, name)
-        .ctx(what)?;
-    let (as_, all) = copy_args(depth, rank);
-    let members: Vec<String> = as_.iter().map(|a| format!("{{ {name}[{all}] -> [({a})] }}")).collect();
-    let schedule = MultiUnionPwAff::read_from_str(ctx, &format!("[{}]", members.join(", "))).ctx(what)?;
-    let graft = ScheduleNode::from_extension(UnionMap::from_map(ext).ctx(what)?).ctx(what)?;
-    let mut band = graft.child(0).ctx(what)?.insert_partial_schedule(schedule).ctx(what)?;
-    if unroll {
-        for m in 0..rank {
-            band = band.band_member_set_ast_loop_type(m as i32, ASTLoopType::Unroll).ctx(what)?;
-        }
-    }
-    Ok(band.root().ctx(what)?)
-}
-
-/// A copy statement's macro parameters: the element's (`a0`, ...), and
-/// all of them after the outer schedule values' (`d0, ..., a0, ...`).
-pub(crate) fn copy_args(depth: usize, rank: usize) -> (Vec<String>, String) {
-    let ds = (0..depth).map(|d| format!("d{d}"));
-    let as_: Vec<String> = (0..rank).map(|d| format!("a{d}")).collect();
-    let all = ds.chain(as_.iter().cloned()).collect::<Vec<_>>().join(", ");
-    (as_, all)
-}
-
-/// What the references `group` read under the stage whose instances are
-/// `domain` and whose outer schedule is `prefix`: the access relation,
-/// the footprint of each tile (a map from the outer schedule values to
-/// the elements) and the extents of its box; `None` where isl finds no
-/// box of constant size.
-#[allow(clippy::type_complexity)]
-pub(crate) fn footprint(
-    ctx: &Context,
-    prefix: &UnionMap,
-    domain: &UnionSet,
-    group: &[(&Access, &[String])],
-) -> Result<Option<(UnionMap, Map, Vec<i64>)>, CodegenError> {
-    let what = || "a tile's footprint".to_string();
-    let mut relation: Option<UnionMap> = None;
-    for (r, _) in group {
-        let m = UnionMap::read_from_str(ctx, &r.relation).ctx(what)?;
-        relation = Some(match relation {
-            None => m,
-            Some(acc) => acc.union(m).ctx(what)?,
-        });
-    }
-    let Some(relation) = relation else { return Ok(None) };
-    let relation = relation.intersect_domain(domain.copy().ctx(what)?).ctx(what)?;
-    if relation.is_empty().ctx(what)? {
-        return Ok(None);
-    }
-    let tiles =
-        prefix.copy().ctx(what)?.reverse().ctx(what)?.apply_range(relation.copy().ctx(what)?).ctx(what)?;
-    let tiles = Map::from_union_map(tiles).ctx(what)?;
-    let hull = tiles.get_range_simple_fixed_box_hull().ctx(what)?;
-    if !hull.is_valid().ctx(what)? {
-        return Ok(None);
-    }
-    let size = hull.get_size().ctx(what)?;
-    let mut extents = Vec::new();
-    for d in 0..tiles.dim(DimType::Out).ctx(what)? {
-        extents.push(size.get_val(d).ctx(what)?.get_num_si().ctx(what)?.max(1));
-    }
-    Ok(Some((relation, tiles, extents)))
-}
-
 /// The subscript of a buffer's slot for the array's subscript `e`:
 /// `(unsigned long) (e) / divisor % extent`. Any `extent` consecutive
 /// multiples of `divisor` (plus one offset) land on distinct slots.
@@ -538,11 +434,6 @@ pub(crate) fn slot(e: &str, (divisor, extent): (i64, i64)) -> String {
         1 => format!("[(unsigned long) ({e}) % {extent}]"),
         d => format!("[(unsigned long) ({e}) / {d} % {extent}]"),
     }
-}
-
-/// `text` without white space: how references are compared.
-pub(crate) fn squeeze(text: &str) -> String {
-    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 /// The elements of array `tuple` (isl's name, rank `rank`) that thread
@@ -569,80 +460,19 @@ fn distribution(ctx: &Context, tuple: &str, rank: usize, threads: &[i64]) -> Res
     Ok(Set::read_from_str(ctx, &text).ctx(what)?)
 }
 
-/// `body` with each use of `array` that is one of `refs` (spelled as
-/// [`squeeze`] gives them) reading `buffer[(unsigned long) (e0) % E0]...`
-/// instead; `None` where a use of `array` is not subscripted in full.
-pub(crate) fn retarget(
-    body: &str,
-    array: &str,
-    buffer: &str,
-    slots: &[(i64, i64)],
-    refs: &[String],
-) -> Option<String> {
-    let bytes = body.as_bytes();
-    let mut out = String::with_capacity(body.len() + 32);
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
-        if c.is_ascii_alphabetic() || c == b'_' || c.is_ascii_digit() {
-            let start = i;
-            i = word_end(bytes, i);
-            let word = &body[start..i];
-            let member = body[..start].trim_end().ends_with('.') || body[..start].trim_end().ends_with("->");
-            if c.is_ascii_digit() || word != array || member {
-                out.push_str(word);
-                continue;
-            }
-            let mut written = String::new();
-            for &d in slots {
-                let mut j = i;
-                while j < bytes.len() && bytes[j].is_ascii_whitespace() {
-                    j += 1;
-                }
-                if bytes.get(j) != Some(&b'[') {
-                    return None;
-                }
-                let mut level = 0usize;
-                let mut k = j;
-                loop {
-                    match bytes.get(k)? {
-                        b'[' => level += 1,
-                        b']' => {
-                            level -= 1;
-                            if level == 0 {
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                    k += 1;
-                }
-                written.push_str(&slot(&body[j + 1..k], d));
-                i = k + 1;
-            }
-            // A further subscript would index past the array's rank.
-            let rest = body[i..].trim_start();
-            if rest.starts_with('[') {
-                return None;
-            }
-            match refs.contains(&squeeze(&body[start..i])) {
-                true => {
-                    out.push_str(buffer);
-                    out.push_str(&written);
-                }
-                false => out.push_str(&body[start..i]),
-            }
-        } else {
-            out.push(c as char);
-            i += 1;
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn retarget(
+        body: &str,
+        array: &str,
+        buffer: &str,
+        slots: &[(i64, i64)],
+        refs: &[String],
+    ) -> Option<String> {
+        super::retarget(body, array, buffer, slots.len(), refs, |d, e| slot(e, slots[d]))
+    }
 
     #[test]
     fn uses_of_the_array_read_the_buffer_modulo_its_extents() {

@@ -12,6 +12,7 @@ mod order;
 
 use super::isolate::{full_strips, full_tiles, isolate_full_tiles};
 use super::marks::{is_tile_mark, point_band, PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
+use super::pack::PACK_MARK;
 use super::CodegenError;
 use super::CodegenOptions;
 use lifted::whole_statements;
@@ -360,6 +361,11 @@ impl Walk<'_> {
         let simd = self.vectorise(&innermost, depth + m - 1, statements)?;
         if simd {
             node = self.insert_simd_mark(node, at)?;
+        }
+        // Packing's copies go above the point band, once the tree is checked.
+        if opts.code.pack && !two_levels && !is_tile_mark(&node.get_child(0).ctx(what)?)? {
+            let id = Id::read_from_str(ctx, PACK_MARK).ctx(what)?;
+            node = node.child(0).ctx(what)?.insert_mark(id).ctx(what)?.parent().ctx(what)?;
         }
         let mut down = 0;
         match (two_levels, simd) {

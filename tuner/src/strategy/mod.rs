@@ -148,6 +148,18 @@ pub fn replay(
     batch: usize,
     time: impl Fn(&Point, Dataset) -> Option<f64>,
 ) -> Vec<Proposal> {
+    replay_until(strategy, batch, time, |_| false)
+}
+
+/// [`replay`] that stops after the batch in which a proposal meets `stop`
+/// (a bench that asks when the first close point comes need not replay the
+/// rest of a large space).
+pub fn replay_until(
+    strategy: &mut dyn Strategy,
+    batch: usize,
+    time: impl Fn(&Point, Dataset) -> Option<f64>,
+    stop: impl Fn(&Proposal) -> bool,
+) -> Vec<Proposal> {
     let mut outcomes = Outcomes::default();
     let mut all = Vec::new();
     loop {
@@ -155,10 +167,15 @@ pub fn replay(
         if proposed.is_empty() {
             return all;
         }
+        let mut done = false;
         for p in proposed {
             assert!(!outcomes.contains(p.dataset, &p.point), "proposed twice: {p:?}");
             outcomes.measured.insert((p.dataset, p.point.id()), time(&p.point, p.dataset));
+            done |= stop(&p);
             all.push(p);
+        }
+        if done {
+            return all;
         }
     }
 }

@@ -298,6 +298,12 @@ pub struct CodeOptions {
     /// store-to-load forwarding cannot serve. CPU variants only.
     #[serde(skip_serializing_if = "is_false")]
     pub fission: bool,
+    /// Packing: at each tile of a tiled band, what the tile reads of a
+    /// matrix the band does not write is copied into a contiguous buffer of
+    /// the thread's own, which the tile then reads (BLIS's panels). CPU
+    /// variants only.
+    #[serde(skip_serializing_if = "is_false")]
+    pub pack: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -329,6 +335,7 @@ impl Default for CodeOptions {
             l2_tile: 1,
             omp_wait: OmpWait::Default,
             fission: false,
+            pack: false,
         }
     }
 }

@@ -198,6 +198,7 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         set: |o, v| set_switch(&mut o.fission, v),
         get: |o| switch(o.fission),
     },
+    Knob { name: "pack", values: "off|on", set: |o, v| set_switch(&mut o.pack, v), get: |o| switch(o.pack) },
     Knob {
         name: "gpu_block",
         values: "64|128|256|512|1024",

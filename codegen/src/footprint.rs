@@ -1,0 +1,213 @@
+//! Tile footprints and the copy statements that stage them, shared by the
+//! GPU's shared and private promotion and the CPU's packing: what a set of
+//! references reads under one value of the outer loops (a box of constant
+//! size, as isl bounds it), a copy statement over it grafted into the
+//! schedule tree, and statement bodies rewritten to read the copy.
+
+use isl_rs::{ASTLoopType, Context, DimType, Map, MultiUnionPwAff, ScheduleNode, UnionMap, UnionSet};
+use model::isl::IslResultExt;
+use model::scop::Access;
+
+use super::print::word_end;
+use super::CodegenError;
+
+/// The statements of `domain`, by name.
+pub(crate) fn statements(domain: &UnionSet) -> Result<Vec<String>, CodegenError> {
+    let what = || "listing a kernel's statements".to_string();
+    let list = domain.get_set_list().ctx(what)?;
+    let mut out = Vec::new();
+    for i in 0..list.size().ctx(what)? {
+        out.push(list.get_at(i).ctx(what)?.get_tuple_name().ctx(what)?.to_string());
+    }
+    Ok(out)
+}
+
+/// Bytes of one element of a C type; `None` for one we do not know.
+pub(crate) fn element_bytes(ty: &str) -> Option<usize> {
+    match ty.trim() {
+        "double" | "long" | "long int" | "unsigned long" | "long long" | "unsigned long long" | "int64_t"
+        | "uint64_t" | "size_t" => Some(8),
+        "float" | "int" | "unsigned" | "unsigned int" | "int32_t" | "uint32_t" => Some(4),
+        "short" | "unsigned short" | "int16_t" | "uint16_t" => Some(2),
+        "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" => Some(1),
+        _ => None,
+    }
+}
+
+/// A tree to graft: the copy statement `name`, one instance per pair of
+/// `footprint` (outer schedule values to array elements), its loops over
+/// the elements (unrolled with `unroll`).
+pub(crate) fn copy_graft(
+    ctx: &Context,
+    footprint: Map,
+    name: &str,
+    unroll: bool,
+) -> Result<ScheduleNode, CodegenError> {
+    let rank = footprint.dim(DimType::Out).ctx(|| format!("the copy statement {name}"))? as usize;
+    copy_graft_loops(ctx, footprint, name, rank, unroll)
+}
+
+/// [`copy_graft`] whose statement's instances carry more than the
+/// element (packing's offsets): only the first `loops` of the range's
+/// dimensions get loops, the others are functions of them and of the outer
+/// values.
+pub(crate) fn copy_graft_loops(
+    ctx: &Context,
+    footprint: Map,
+    name: &str,
+    loops: usize,
+    unroll: bool,
+) -> Result<ScheduleNode, CodegenError> {
+    let what = || format!("the copy statement {name}");
+    let depth = footprint.dim(DimType::In).ctx(what)? as usize;
+    let ext = footprint
+        .domain_map()
+        .ctx(what)?
+        .reverse()
+        .ctx(what)?
+        .flatten_range()
+        .ctx(what)?
+        .set_tuple_name(DimType::Out, name)
+        .ctx(what)?;
+    let rank = ext.dim(DimType::Out).ctx(what)? as usize - depth;
+    let (as_, all) = copy_args(depth, rank);
+    let members: Vec<String> =
+        as_[..loops].iter().map(|a| format!("{{ {name}[{all}] -> [({a})] }}")).collect();
+    let schedule = MultiUnionPwAff::read_from_str(ctx, &format!("[{}]", members.join(", "))).ctx(what)?;
+    let graft = ScheduleNode::from_extension(UnionMap::from_map(ext).ctx(what)?).ctx(what)?;
+    let mut band = graft.child(0).ctx(what)?.insert_partial_schedule(schedule).ctx(what)?;
+    if unroll {
+        for m in 0..loops {
+            band = band.band_member_set_ast_loop_type(m as i32, ASTLoopType::Unroll).ctx(what)?;
+        }
+    }
+    Ok(band.root().ctx(what)?)
+}
+
+/// A copy statement's macro parameters: the element's (`a0`, ...), and
+/// all of them after the outer schedule values' (`d0, ..., a0, ...`).
+pub(crate) fn copy_args(depth: usize, rank: usize) -> (Vec<String>, String) {
+    let ds = (0..depth).map(|d| format!("d{d}"));
+    let as_: Vec<String> = (0..rank).map(|d| format!("a{d}")).collect();
+    let all = ds.chain(as_.iter().cloned()).collect::<Vec<_>>().join(", ");
+    (as_, all)
+}
+
+/// What the references `group` read under the stage whose instances are
+/// `domain` and whose outer schedule is `prefix`: the access relation,
+/// the footprint of each tile (a map from the outer schedule values to
+/// the elements) and the extents of its box; `None` where isl finds no
+/// box of constant size.
+#[allow(clippy::type_complexity)]
+pub(crate) fn footprint(
+    ctx: &Context,
+    prefix: &UnionMap,
+    domain: &UnionSet,
+    group: &[(&Access, &[String])],
+) -> Result<Option<(UnionMap, Map, Vec<i64>)>, CodegenError> {
+    let what = || "a tile's footprint".to_string();
+    let mut relation: Option<UnionMap> = None;
+    for (r, _) in group {
+        let m = UnionMap::read_from_str(ctx, &r.relation).ctx(what)?;
+        relation = Some(match relation {
+            None => m,
+            Some(acc) => acc.union(m).ctx(what)?,
+        });
+    }
+    let Some(relation) = relation else { return Ok(None) };
+    let relation = relation.intersect_domain(domain.copy().ctx(what)?).ctx(what)?;
+    if relation.is_empty().ctx(what)? {
+        return Ok(None);
+    }
+    let tiles =
+        prefix.copy().ctx(what)?.reverse().ctx(what)?.apply_range(relation.copy().ctx(what)?).ctx(what)?;
+    let tiles = Map::from_union_map(tiles).ctx(what)?;
+    let hull = tiles.get_range_simple_fixed_box_hull().ctx(what)?;
+    if !hull.is_valid().ctx(what)? {
+        return Ok(None);
+    }
+    let size = hull.get_size().ctx(what)?;
+    let mut extents = Vec::new();
+    for d in 0..tiles.dim(DimType::Out).ctx(what)? {
+        extents.push(size.get_val(d).ctx(what)?.get_num_si().ctx(what)?.max(1));
+    }
+    Ok(Some((relation, tiles, extents)))
+}
+
+/// `text` without white space: how references are compared.
+pub(crate) fn squeeze(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// `body` with each use of `array` that is one of `refs` (spelled as
+/// [`squeeze`] gives them) reading `buffer` instead, its `d`-th subscript
+/// `e` written `subscript(d, e)` (`[...]` included); `None` where a use of
+/// `array` is not subscripted in full (`rank` subscripts).
+pub(crate) fn retarget(
+    body: &str,
+    array: &str,
+    buffer: &str,
+    rank: usize,
+    refs: &[String],
+    subscript: impl Fn(usize, &str) -> String,
+) -> Option<String> {
+    let bytes = body.as_bytes();
+    let mut out = String::with_capacity(body.len() + 32);
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_alphabetic() || c == b'_' || c.is_ascii_digit() {
+            let start = i;
+            i = word_end(bytes, i);
+            let word = &body[start..i];
+            let member = body[..start].trim_end().ends_with('.') || body[..start].trim_end().ends_with("->");
+            if c.is_ascii_digit() || word != array || member {
+                out.push_str(word);
+                continue;
+            }
+            let mut written = String::new();
+            for d in 0..rank {
+                let mut j = i;
+                while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                if bytes.get(j) != Some(&b'[') {
+                    return None;
+                }
+                let mut level = 0usize;
+                let mut k = j;
+                loop {
+                    match bytes.get(k)? {
+                        b'[' => level += 1,
+                        b']' => {
+                            level -= 1;
+                            if level == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    k += 1;
+                }
+                written.push_str(&subscript(d, &body[j + 1..k]));
+                i = k + 1;
+            }
+            // A further subscript would index past the array's rank.
+            let rest = body[i..].trim_start();
+            if rest.starts_with('[') {
+                return None;
+            }
+            match refs.contains(&squeeze(&body[start..i])) {
+                true => {
+                    out.push_str(buffer);
+                    out.push_str(&written);
+                }
+                false => out.push_str(&body[start..i]),
+            }
+        } else {
+            out.push(c as char);
+            i += 1;
+        }
+    }
+    Some(out)
+}
