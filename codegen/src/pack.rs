@@ -25,12 +25,12 @@
 
 use isl_rs::{Context, DimType, Map, Schedule, ScheduleNode};
 use model::isl::IslResultExt;
-use model::scop::{Access, AccessKind, Scop};
+use model::scop::{Access, AccessKind, Array, Scop};
 
 use super::footprint::{
     copy_args, copy_graft_loops, element_bytes, footprint, retarget, squeeze, statements,
 };
-use super::marks::find_mark;
+use super::marks::{find_mark, PARALLEL_MARK};
 use super::print::{parenthesize, statement_body, MACRO_PREFIX};
 use super::CodegenError;
 
@@ -63,8 +63,8 @@ pub(crate) fn apply(ctx: &Context, scop: &Scop, tree: Schedule) -> Result<(Sched
     let mut packing = Packing::default();
     let mut root = tree.get_root().ctx(what)?;
     while let Some(mark) = find_mark(root.copy().ctx(what)?, PACK_MARK)? {
-        let point = pack_band(ctx, scop, mark.delete().ctx(what)?, &mut packing)?;
-        root = point.root().ctx(what)?;
+        let mark = pack_band(ctx, scop, mark, &mut packing)?;
+        root = mark.delete().ctx(what)?.root().ctx(what)?;
     }
     for (name, body) in &packing.bodies {
         let s = scop.statements.iter().find(|s| s.name == *name).expect("a statement of the SCoP");
@@ -80,36 +80,191 @@ pub(crate) fn apply(ctx: &Context, scop: &Scop, tree: Schedule) -> Result<(Sched
     Ok((root.get_schedule().ctx(what)?, packing))
 }
 
-/// Copies before the point band `point` for the matrices its statements
-/// read and its band does not write; returns the node at `point`'s
-/// position.
+/// Copies for the matrices that the statements of the point band below
+/// `mark` read and its band does not write, each at the outermost loop of
+/// the tile band where its footprint stops changing (gemm's `A[i][k]`
+/// above the `j` tile loop: one copy serves every `j` tile); returns the
+/// node of `mark`, found again after each graft.
 fn pack_band(
     ctx: &Context,
     scop: &Scop,
-    mut point: ScheduleNode,
+    mark: ScheduleNode,
     packing: &mut Packing,
 ) -> Result<ScheduleNode, CodegenError> {
     let what = || "packing a tile".to_string();
+    let point = mark.copy().ctx(what)?.child(0).ctx(what)?;
     let domain = point.get_domain().ctx(what)?;
     // A statement's macro serves the whole region: only where every
     // instance of the band's statements runs in this band.
     let all = point.copy().ctx(what)?.root().ctx(what)?.get_domain().ctx(what)?;
     let all = all.intersect(domain.copy().ctx(what)?.universe().ctx(what)?).ctx(what)?;
     if !all.is_subset(&domain).ctx(what)? {
-        return Ok(point);
+        return Ok(mark);
     }
     let names = statements(&domain)?;
     let stmts: Vec<_> = scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
     if stmts.iter().any(|s| packing.bodies.iter().any(|(n, _)| *n == s.name)) {
-        return Ok(point);
+        return Ok(mark);
     }
+    // Each thread fills its own buffers: not where a point loop is the
+    // parallel one (the copies would run on one thread before it).
+    if parallel_below(&point)? {
+        return Ok(mark);
+    }
+    // The tile band: copies go no higher than its first loop, inside the
+    // parallel loop.
+    let tile = mark.copy().ctx(what)?.parent().ctx(what)?;
+    if tile.get_type().ctx(what)? != isl_rs::ScheduleNodeType::Band {
+        return Ok(mark);
+    }
+    let first = tile.get_schedule_depth().ctx(what)? as usize + 1;
+    let prefix = point.get_prefix_schedule_union_map().ctx(what)?;
+    let mut bytes = 0usize;
+    let mut copies = Vec::new();
+    for Candidate { array, group, tiles, extents, bytes: need } in candidates(ctx, scop, &point)? {
+        if bytes + need > BUDGET {
+            continue;
+        }
+        let n = packing.buffers + copies.len();
+        let (buffer, offset) = (format!("{MACRO_PREFIX}pack_{n}"), format!("{MACRO_PREFIX}pack_offset_{n}"));
+        let mut texts = Vec::new();
+        for s in &stmts {
+            let refs: Vec<String> = group
+                .iter()
+                .filter(|(a, _)| s.accesses.iter().any(|b| std::ptr::eq(b, *a)))
+                .map(|(a, its)| squeeze(&parenthesize(&a.text, its)))
+                .collect();
+            if refs.is_empty() {
+                continue;
+            }
+            let body = current_body(packing, s);
+            match retarget(&body, &array.name, &buffer, array.rank(), &refs, |d, e| {
+                format!("[({e}) - {offset}[{d}]]")
+            }) {
+                Some(b) => texts.push((s.name.clone(), b)),
+                None => {
+                    texts.clear();
+                    break;
+                }
+            }
+        }
+        if texts.is_empty() {
+            continue;
+        }
+        for (name, body) in texts {
+            match packing.bodies.iter_mut().find(|(n, _)| *n == name) {
+                Some(slot) => slot.1 = body,
+                None => packing.bodies.push((name, body)),
+            }
+        }
+        bytes += need;
+        copies.push((array, buffer, offset, tiles, extents));
+    }
+    let depth = prefix.range().ctx(what)?;
+    let depth = isl_rs::Set::from_union_set(depth).ctx(what)?.dim(DimType::Set).ctx(what)? as usize;
+    let mut placed = Vec::new();
+    for (array, buffer, offset, tiles, extents) in copies {
+        let at = hoisted(&tiles, &extents, first, depth)?;
+        placed.push((
+            at,
+            array,
+            buffer,
+            offset,
+            tiles.project_out(DimType::In, at as u32, (depth - at) as u32).ctx(what)?,
+            extents,
+        ));
+    }
+    // Outermost first: each graft splits the band around the next depth.
+    placed.sort_by_key(|c| c.0);
+    let mut mark = mark;
+    for (at, array, buffer, offset, tiles, extents) in placed {
+        let rank = array.rank();
+        let name = format!("pack_in_{}", packing.buffers);
+        packing.buffers += 1;
+        // Each instance of the copy: the outer values, the element, and
+        // the box's offset there.
+        let hull = tiles.get_range_simple_fixed_box_hull().ctx(what)?;
+        let origin = Map::from_multi_aff(hull.get_offset().ctx(what)?).ctx(what)?;
+        let origin = origin.intersect_domain(tiles.copy().ctx(what)?.domain().ctx(what)?).ctx(what)?;
+        let instances = tiles.range_product(origin).ctx(what)?;
+        let graft = copy_graft_loops(ctx, instances, &name, rank, false)?;
+        // The band holding loop `at - 1` is the nearest above the mark.
+        let mut band = mark.copy().ctx(what)?.parent().ctx(what)?;
+        while band.get_type().ctx(what)? != isl_rs::ScheduleNodeType::Band {
+            band = band.parent().ctx(what)?;
+        }
+        let start = band.get_schedule_depth().ctx(what)? as usize;
+        let members = band.band_n_member().ctx(what)? as usize;
+        let grafted = match at - start {
+            n if n == members => mark.graft_before(graft).ctx(what)?,
+            n => band.band_split(n as i32).ctx(what)?.child(0).ctx(what)?.graft_before(graft).ctx(what)?,
+        };
+        mark = find_mark(grafted.root().ctx(what)?, PACK_MARK)?.expect("the band's pack mark");
+        let (args, all) = copy_args(at, 2 * rank);
+        let (elements, origins) = args.split_at(rank);
+        let sets: Vec<String> =
+            origins.iter().enumerate().map(|(d, o)| format!("{offset}[{d}] = ({o})")).collect();
+        let slots: String = elements.iter().zip(origins).map(|(a, o)| format!("[({a}) - ({o})]")).collect();
+        let subscripts: Vec<String> = elements.iter().map(|a| format!("({a})")).collect();
+        packing.prelude.push_str(&format!(
+            "#define {MACRO_PREFIX}{name}({all}) ({}, {buffer}{slots} = {})\n",
+            sets.join(", "),
+            array.element(&subscripts)
+        ));
+        packing.postlude.push_str(&format!("#undef {MACRO_PREFIX}{name}\n"));
+        let dims: String = extents.iter().map(|e| format!("[{e}]")).collect();
+        packing.declarations.push_str(&format!(
+            "static _Thread_local {} {buffer}{dims} __attribute__((aligned(64)));\nstatic _Thread_local long {offset}[{rank}];\n",
+            array.element_type.trim()
+        ));
+    }
+    Ok(mark)
+}
+
+/// The outermost schedule depth, from `first` to `depth` (the point
+/// band's), at which the footprint `tiles` (of the outer values up to
+/// `depth`) still fits the box of `extents`: below it, the inner tile
+/// loops read nothing the copy does not hold.
+fn hoisted(tiles: &Map, extents: &[i64], first: usize, depth: usize) -> Result<usize, CodegenError> {
+    let what = || "hoisting a copy".to_string();
+    for at in first..depth {
+        let outer =
+            tiles.copy().ctx(what)?.project_out(DimType::In, at as u32, (depth - at) as u32).ctx(what)?;
+        if fits(&outer, extents)? {
+            return Ok(at);
+        }
+    }
+    Ok(depth)
+}
+
+/// A group of references to one read-only matrix under a point band that
+/// a copy could serve: the references, their tile's footprint (outer
+/// schedule values to elements), its box's extents and bytes.
+struct Candidate<'s> {
+    array: &'s Array,
+    group: Vec<(&'s Access, &'s [String])>,
+    tiles: Map,
+    extents: Vec<i64>,
+    bytes: usize,
+}
+
+/// What the statements of the point band `point` read, with reuse, of the
+/// matrices they do not write.
+fn candidates<'s>(
+    ctx: &Context,
+    scop: &'s Scop,
+    point: &ScheduleNode,
+) -> Result<Vec<Candidate<'s>>, CodegenError> {
+    let what = || "packing a tile".to_string();
+    let domain = point.get_domain().ctx(what)?;
+    let prefix = point.get_prefix_schedule_union_map().ctx(what)?;
+    let names = statements(&domain)?;
+    let stmts: Vec<_> = scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
     let written: Vec<&str> = stmts
         .iter()
         .flat_map(|s| s.accesses.iter().filter(|a| a.kind == AccessKind::Write).map(|a| a.array.as_str()))
         .collect();
-    let prefix = point.get_prefix_schedule_union_map().ctx(what)?;
-    let mut bytes = 0usize;
-    let mut copies = Vec::new();
+    let mut out = Vec::new();
     for array in &scop.arrays {
         // Vectors gain nothing; a struct member is not spelled `name[...]`.
         if array.rank() < 2 || array.is_struct_member() || written.contains(&array.name.as_str()) {
@@ -151,79 +306,73 @@ fn pack_band(
             if group.len() == 1 && relation.is_injective().ctx(what)? {
                 continue;
             }
-            let need = extents.iter().product::<i64>() as usize * size;
-            if bytes + need > BUDGET {
-                continue;
-            }
-            let n = packing.buffers + copies.len();
-            let (buffer, offset) =
-                (format!("{MACRO_PREFIX}pack_{n}"), format!("{MACRO_PREFIX}pack_offset_{n}"));
-            let mut texts = Vec::new();
-            for s in &stmts {
-                let refs: Vec<String> = group
-                    .iter()
-                    .filter(|(a, _)| s.accesses.iter().any(|b| std::ptr::eq(b, *a)))
-                    .map(|(a, its)| squeeze(&parenthesize(&a.text, its)))
-                    .collect();
-                if refs.is_empty() {
-                    continue;
-                }
-                let body = current_body(packing, s);
-                match retarget(&body, &array.name, &buffer, array.rank(), &refs, |d, e| {
-                    format!("[({e}) - {offset}[{d}]]")
-                }) {
-                    Some(b) => texts.push((s.name.clone(), b)),
-                    None => {
-                        texts.clear();
-                        break;
-                    }
-                }
-            }
-            if texts.is_empty() {
-                continue;
-            }
-            for (name, body) in texts {
-                match packing.bodies.iter_mut().find(|(n, _)| *n == name) {
-                    Some(slot) => slot.1 = body,
-                    None => packing.bodies.push((name, body)),
-                }
-            }
-            bytes += need;
-            copies.push((array, buffer, offset, tiles, extents));
+            let bytes = extents.iter().product::<i64>() as usize * size;
+            out.push(Candidate { array, group, tiles, extents, bytes });
         }
     }
-    let depth = prefix.range().ctx(what)?;
-    let depth = isl_rs::Set::from_union_set(depth).ctx(what)?.dim(DimType::Set).ctx(what)? as usize;
-    for (array, buffer, offset, tiles, extents) in copies {
-        let rank = array.rank();
-        let name = format!("pack_in_{}", packing.buffers);
-        packing.buffers += 1;
-        // Each instance of the copy: the tile's values, the element, and
-        // the box's offset at the tile.
-        let hull = tiles.get_range_simple_fixed_box_hull().ctx(what)?;
-        let origin = Map::from_multi_aff(hull.get_offset().ctx(what)?).ctx(what)?;
-        let origin = origin.intersect_domain(tiles.copy().ctx(what)?.domain().ctx(what)?).ctx(what)?;
-        let instances = tiles.range_product(origin).ctx(what)?;
-        point = point.graft_before(copy_graft_loops(ctx, instances, &name, rank, false)?).ctx(what)?;
-        let (args, all) = copy_args(depth, 2 * rank);
-        let (elements, origins) = args.split_at(rank);
-        let sets: Vec<String> =
-            origins.iter().enumerate().map(|(d, o)| format!("{offset}[{d}] = ({o})")).collect();
-        let slots: String = elements.iter().zip(origins).map(|(a, o)| format!("[({a}) - ({o})]")).collect();
-        let subscripts: Vec<String> = elements.iter().map(|a| format!("({a})")).collect();
-        packing.prelude.push_str(&format!(
-            "#define {MACRO_PREFIX}{name}({all}) ({}, {buffer}{slots} = {})\n",
-            sets.join(", "),
-            array.element(&subscripts)
-        ));
-        packing.postlude.push_str(&format!("#undef {MACRO_PREFIX}{name}\n"));
-        let dims: String = extents.iter().map(|e| format!("[{e}]")).collect();
-        packing.declarations.push_str(&format!(
-            "static _Thread_local {} {buffer}{dims} __attribute__((aligned(64)));\nstatic _Thread_local long {offset}[{rank}];\n",
-            array.element_type.trim()
-        ));
+    Ok(out)
+}
+
+/// The order of the tiled band `tile`'s tile loops under which packing's
+/// copies serve the most tiles: the member along which the most bytes of
+/// copies stay the same goes innermost, so that their copies are hoisted
+/// above it (gemm's `B[k][j]` tile serves every `i` tile, as BLIS orders
+/// its loops), the others keep their order; `None` where that is the
+/// order already or no copy stays. Any order of a permutable band's tile
+/// loops is legal.
+pub(crate) fn tile_order(
+    ctx: &Context,
+    scop: &Scop,
+    tile: &ScheduleNode,
+) -> Result<Option<Vec<usize>>, CodegenError> {
+    let what = || "ordering tile loops for packing".to_string();
+    let n = tile.band_n_member().ctx(what)? as usize;
+    let start = tile.get_schedule_depth().ctx(what)? as usize;
+    let mut kept = vec![0usize; n];
+    for c in candidates(ctx, scop, &tile.get_child(0).ctx(what)?)? {
+        for (m, k) in kept.iter_mut().enumerate() {
+            if fits(
+                &c.tiles.copy().ctx(what)?.project_out(DimType::In, (start + m) as u32, 1).ctx(what)?,
+                &c.extents,
+            )? {
+                *k += c.bytes;
+            }
+        }
     }
-    Ok(point)
+    // The latest of the members that keep the most.
+    let best = (0..n).rev().max_by_key(|&m| kept[m]).unwrap_or(0);
+    if n < 2 || kept[best] == 0 || best == n - 1 {
+        return Ok(None);
+    }
+    Ok(Some((0..n).filter(|&m| m != best).chain([best]).collect()))
+}
+
+/// Whether a loop in the subtree at `node` is marked parallel.
+fn parallel_below(node: &ScheduleNode) -> Result<bool, CodegenError> {
+    let what = || "looking for parallel loops".to_string();
+    if node.get_type().ctx(what)? == isl_rs::ScheduleNodeType::Mark
+        && node.mark_get_id().ctx(what)?.to_str().ctx(what)?.starts_with(PARALLEL_MARK)
+    {
+        return Ok(true);
+    }
+    for i in 0..node.n_children().ctx(what)? {
+        if parallel_below(&node.get_child(i).ctx(what)?)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Whether the footprint `tiles` has a box of constant size within `extents`.
+fn fits(tiles: &Map, extents: &[i64]) -> Result<bool, CodegenError> {
+    let what = || "bounding a footprint".to_string();
+    let hull = tiles.get_range_simple_fixed_box_hull().ctx(what)?;
+    if !hull.is_valid().ctx(what)? {
+        return Ok(false);
+    }
+    let size = hull.get_size().ctx(what)?;
+    Ok((0..extents.len())
+        .all(|d| size.get_val(d as i32).and_then(|v| v.get_num_si()).is_ok_and(|n| n <= extents[d])))
 }
 
 /// A statement's macro body as packing has rewritten it so far.

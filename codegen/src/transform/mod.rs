@@ -12,7 +12,7 @@ mod order;
 
 use super::isolate::{full_strips, full_tiles, isolate_full_tiles};
 use super::marks::{is_tile_mark, point_band, PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
-use super::pack::PACK_MARK;
+use super::pack::{self, PACK_MARK};
 use super::CodegenError;
 use super::CodegenOptions;
 use lifted::whole_statements;
@@ -285,6 +285,12 @@ impl Walk<'_> {
             if let Some(order) = &order {
                 let point = node.child(0).ctx(what)?;
                 node = permute(point, order)?.parent().ctx(what)?;
+            }
+            // Packing: the tile loops in the order whose copies serve the most tiles.
+            if opts.code.pack && outer.is_none() && wave.is_none() {
+                if let Some(tiles) = pack::tile_order(ctx, self.scop, &node)? {
+                    node = permute(node, &tiles)?;
+                }
             }
         }
         if let Some(kind) = wave {
