@@ -195,11 +195,15 @@ fn pack_band(
         }
         let start = band.get_schedule_depth().ctx(what)? as usize;
         let members = band.band_n_member().ctx(what)? as usize;
+        // At the band's start (a copy already split it there), inside it
+        // (split it), or at its end (before the point band).
         let grafted = match at - start {
+            0 => band.graft_before(graft).ctx(what)?,
             n if n == members => mark.graft_before(graft).ctx(what)?,
             n => band.band_split(n as i32).ctx(what)?.child(0).ctx(what)?.graft_before(graft).ctx(what)?,
         };
-        mark = find_mark(grafted.root().ctx(what)?, PACK_MARK)?.expect("the band's pack mark");
+        mark = find_mark(grafted.root().ctx(what)?, PACK_MARK)?
+            .ok_or_else(|| CodegenError::Unsupported("packing lost its band's mark".into()))?;
         let (args, all) = copy_args(at, 2 * rank);
         let (elements, origins) = args.split_at(rank);
         let sets: Vec<String> =

@@ -466,3 +466,54 @@ fn packed_tiles_match_the_original() {
         }
     }
 }
+
+/// Two copies hoisted to one depth (issue 38): `A[i][k]` and `B[i][k]`
+/// both stay the same along `j`, whose tile loop goes innermost, so both
+/// copies are made above it, one after the other; outputs are the
+/// original's bit for bit.
+#[test]
+fn copies_hoisted_to_one_depth_match_the_original() {
+    let dir = std::env::temp_dir().join(format!("polytune-pack-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let harness = testkit::root().join("polybench/harness/polytune.h");
+    let path = dir.join("rows.c");
+    let text = r#"#include "HARNESS"
+#define N 70
+static void kernel(int n, double A[n][n], double B[n][n], double C[n][n])
+{
+#pragma scop
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      for (int k = 0; k < n; k++)
+        C[i][j] += A[i][k] * B[i][k] * (j + 1);
+#pragma endscop
+}
+int main(void)
+{
+  int n = N;
+  double(*A)[n] = polytune_alloc(sizeof(double[n][n]));
+  double(*B)[n] = polytune_alloc(sizeof(double[n][n]));
+  double(*C)[n] = polytune_alloc(sizeof(double[n][n]));
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      A[i][j] = (double)((i * 7 + j * 3) % 11) / 11;
+      B[i][j] = (double)((i * 5 + j * 13) % 17) / 17;
+      C[i][j] = 0;
+    }
+  polytune_timer_start();
+  kernel(n, A, B, C);
+  polytune_timer_stop();
+  polytune_dump(C, sizeof(double[n][n]));
+  return 0;
+}
+"#;
+    std::fs::write(&path, text.replace("HARNESS", &harness.display().to_string())).unwrap();
+    let k = load(&path, "MINI");
+    let v = unified_variant(&k, &["pack=on", "restrict=on"], vec![16], 1);
+    for n in 0..2 {
+        let copy = format!("#define polytune_pack_in_{n}(d0, d1, a0, a1, a2, a3)");
+        assert!(v.region.contains(&copy), "{copy}: {}", v.region);
+    }
+    same_outputs(&k, v.program);
+    std::fs::remove_dir_all(&dir).ok();
+}
