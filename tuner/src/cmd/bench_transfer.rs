@@ -99,13 +99,9 @@ pub fn run(db: &store::Store, min_points: usize) -> Result<()> {
                     let mut s = Model::with_prior(space.clone(), set, seed, prior);
                     let batch = StrategyKind::Model.batch(jobs());
                     let time = |p: &Point, _| times.get(&p.id()).map(|(_, t)| *t);
-                    let run = strategy::replay_until(&mut s, batch, time, |p| {
-                        times[&p.point.id()].1 <= CLOSE * best
-                    });
-                    let n = run
-                        .iter()
-                        .position(|p| times[&p.point.id()].1 <= CLOSE * best)
-                        .map_or(run.len(), |i| i + 1);
+                    let close = |p: &strategy::Proposal| times[&p.point.id()].1 <= CLOSE * best;
+                    let run = strategy::replay_until(&mut s, batch, time, close);
+                    let n = run.iter().position(close).map_or(run.len(), |i| i + 1);
                     let spent: f64 = run[..n].iter().map(|p| times[&p.point.id()].1).sum();
                     (n, spent / total)
                 })
