@@ -19,8 +19,12 @@
 //! unit stride too, so the point loops vectorise as before (the GPU's
 //! modulo indexing would not).
 //!
-//! The transform walk marks the point bands ([`PACK_MARK`]); packing runs
-//! after the tree is checked legal, since a tree with copy statements
+//! A copy is made at the outermost tile loop below which its footprint no
+//! longer changes ([`hoisted`]), and the transform walk orders the tile
+//! loops so that the larger copies get there ([`tile_order`]: gemm's `B`
+//! tile above the `i` tile loop, as BLIS packs its panel once for every
+//! block of rows). The walk marks the point bands ([`PACK_MARK`]); packing
+//! runs after the tree is checked legal, since a tree with copy statements
 //! grafted (extension nodes) has no schedule map to check.
 
 use isl_rs::{Context, DimType, Map, Schedule, ScheduleNode};
