@@ -6,10 +6,88 @@
 
 use isl_rs::{ASTLoopType, Context, DimType, Map, MultiUnionPwAff, ScheduleNode, UnionMap, UnionSet};
 use model::isl::IslResultExt;
-use model::scop::Access;
+use model::scop::{Access, AccessKind, Scop, Statement};
 
-use super::print::word_end;
+use super::print::{statement_body, word_end, MACRO_PREFIX};
 use super::CodegenError;
+
+/// One read with its statement's iterators (to spell it as the statement's
+/// macro does).
+pub(crate) type Read<'s> = (&'s Access, &'s [String]);
+
+/// The reads of `array` by `stmts`, grouped for buffers: all in one where
+/// one box bounds their tile's footprint, else one group per access
+/// relation (syrk's `A[i][k]` and `A[j][k]`, whose tiles lie apart). Empty
+/// where they do not read it.
+pub(crate) fn read_groups<'s>(
+    ctx: &Context,
+    prefix: &UnionMap,
+    domain: &UnionSet,
+    stmts: &[&'s Statement],
+    array: &str,
+) -> Result<Vec<Vec<Read<'s>>>, CodegenError> {
+    let reads: Vec<Read<'s>> = stmts
+        .iter()
+        .flat_map(|s| {
+            s.accesses
+                .iter()
+                .filter(|a| a.kind == AccessKind::Read && a.array == array)
+                .map(|a| (a, s.c_iterators.as_slice()))
+        })
+        .collect();
+    if reads.is_empty() || footprint(ctx, prefix, domain, &reads)?.is_some() {
+        return Ok(if reads.is_empty() { Vec::new() } else { vec![reads] });
+    }
+    let mut groups: Vec<Vec<Read<'s>>> = Vec::new();
+    for r in reads {
+        match groups.iter_mut().find(|g| g[0].0.relation == r.0.relation) {
+            Some(g) => g.push(r),
+            None => groups.push(vec![r]),
+        }
+    }
+    Ok(groups)
+}
+
+/// Statement macros rewritten to read copies (shared memory, private
+/// arrays, packed tiles), by statement name.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Bodies(Vec<(String, String)>);
+
+impl Bodies {
+    /// `s`'s macro body as rewritten so far.
+    pub(crate) fn current(&self, s: &Statement) -> String {
+        self.0.iter().find(|(n, _)| *n == s.name).map(|(_, b)| b.clone()).unwrap_or_else(|| statement_body(s))
+    }
+
+    pub(crate) fn set(&mut self, name: String, body: String) {
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = body,
+            None => self.0.push((name, body)),
+        }
+    }
+
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.0.iter().any(|(n, _)| n == name)
+    }
+
+    /// The rewritten macros defined (for before the code that needs them)
+    /// and the statements' own restored (for after it).
+    pub(crate) fn redefine(&self, scop: &Scop) -> (String, String) {
+        let (mut prelude, mut postlude) = (String::new(), String::new());
+        for (name, body) in &self.0 {
+            let s = scop.statements.iter().find(|s| s.name == *name).expect("a statement of the SCoP");
+            let args = s.c_iterators.join(", ");
+            prelude.push_str(&format!(
+                "#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {body}\n"
+            ));
+            postlude.push_str(&format!(
+                "#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {}\n",
+                statement_body(s)
+            ));
+        }
+        (prelude, postlude)
+    }
+}
 
 /// The statements of `domain`, by name.
 pub(crate) fn statements(domain: &UnionSet) -> Result<Vec<String>, CodegenError> {
@@ -210,4 +288,15 @@ pub(crate) fn retarget(
         }
     }
     Some(out)
+}
+
+/// The arrays (C names) the statements of `domain` write.
+pub(crate) fn written_in(scop: &Scop, domain: &UnionSet) -> Result<Vec<String>, CodegenError> {
+    let names = statements(domain)?;
+    Ok(scop
+        .statements
+        .iter()
+        .filter(|s| names.contains(&s.name))
+        .flat_map(|s| s.accesses.iter().filter(|a| a.kind == AccessKind::Write).map(|a| a.array.clone()))
+        .collect())
 }

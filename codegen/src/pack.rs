@@ -29,13 +29,14 @@
 
 use isl_rs::{Context, DimType, Map, Schedule, ScheduleNode};
 use model::isl::IslResultExt;
-use model::scop::{Access, AccessKind, Array, Scop};
+use model::scop::{Array, Scop};
 
 use super::footprint::{
-    copy_args, copy_graft_loops, element_bytes, footprint, retarget, squeeze, statements,
+    copy_args, copy_graft_loops, element_bytes, footprint, read_groups, retarget, squeeze, statements,
+    written_in, Bodies, Read,
 };
 use super::marks::{find_mark, PARALLEL_MARK};
-use super::print::{parenthesize, statement_body, MACRO_PREFIX};
+use super::print::{parenthesize, MACRO_PREFIX};
 use super::CodegenError;
 
 /// The mark above a point band that packing visits.
@@ -56,7 +57,7 @@ pub(crate) struct Packing {
     pub prelude: String,
     pub postlude: String,
     /// The statements that read buffers, with their new bodies.
-    bodies: Vec<(String, String)>,
+    bodies: Bodies,
     buffers: usize,
 }
 
@@ -70,17 +71,9 @@ pub(crate) fn apply(ctx: &Context, scop: &Scop, tree: Schedule) -> Result<(Sched
         let mark = pack_band(ctx, scop, mark, &mut packing)?;
         root = mark.delete().ctx(what)?.root().ctx(what)?;
     }
-    for (name, body) in &packing.bodies {
-        let s = scop.statements.iter().find(|s| s.name == *name).expect("a statement of the SCoP");
-        let args = s.c_iterators.join(", ");
-        packing
-            .prelude
-            .push_str(&format!("#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {body}\n"));
-        packing.postlude.push_str(&format!(
-            "#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {}\n",
-            statement_body(s)
-        ));
-    }
+    let (prelude, postlude) = packing.bodies.redefine(scop);
+    packing.prelude.push_str(&prelude);
+    packing.postlude.push_str(&postlude);
     Ok((root.get_schedule().ctx(what)?, packing))
 }
 
@@ -107,7 +100,7 @@ fn pack_band(
     }
     let names = statements(&domain)?;
     let stmts: Vec<_> = scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
-    if stmts.iter().any(|s| packing.bodies.iter().any(|(n, _)| *n == s.name)) {
+    if stmts.iter().any(|s| packing.bodies.contains(&s.name)) {
         return Ok(mark);
     }
     // Each thread fills its own buffers: not where a point loop is the
@@ -141,7 +134,7 @@ fn pack_band(
             if refs.is_empty() {
                 continue;
             }
-            let body = current_body(packing, s);
+            let body = packing.bodies.current(s);
             match retarget(&body, &array.name, &buffer, array.rank(), &refs, |d, e| {
                 format!("[({e}) - {offset}[{d}]]")
             }) {
@@ -156,10 +149,7 @@ fn pack_band(
             continue;
         }
         for (name, body) in texts {
-            match packing.bodies.iter_mut().find(|(n, _)| *n == name) {
-                Some(slot) => slot.1 = body,
-                None => packing.bodies.push((name, body)),
-            }
+            packing.bodies.set(name, body);
         }
         bytes += need;
         copies.push((array, buffer, offset, tiles, extents));
@@ -250,7 +240,7 @@ fn hoisted(tiles: &Map, extents: &[i64], first: usize, depth: usize) -> Result<u
 /// schedule values to elements), its box's extents and bytes.
 struct Candidate<'s> {
     array: &'s Array,
-    group: Vec<(&'s Access, &'s [String])>,
+    group: Vec<Read<'s>>,
     tiles: Map,
     extents: Vec<i64>,
     bytes: usize,
@@ -268,44 +258,15 @@ fn candidates<'s>(
     let prefix = point.get_prefix_schedule_union_map().ctx(what)?;
     let names = statements(&domain)?;
     let stmts: Vec<_> = scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
-    let written: Vec<&str> = stmts
-        .iter()
-        .flat_map(|s| s.accesses.iter().filter(|a| a.kind == AccessKind::Write).map(|a| a.array.as_str()))
-        .collect();
+    let written = written_in(scop, &domain)?;
     let mut out = Vec::new();
     for array in &scop.arrays {
         // Vectors gain nothing; a struct member is not spelled `name[...]`.
-        if array.rank() < 2 || array.is_struct_member() || written.contains(&array.name.as_str()) {
+        if array.rank() < 2 || array.is_struct_member() || written.contains(&array.name) {
             continue;
         }
         let Some(size) = element_bytes(&array.element_type) else { continue };
-        let reads: Vec<(&Access, &[String])> = stmts
-            .iter()
-            .flat_map(|s| {
-                s.accesses
-                    .iter()
-                    .filter(|a| a.kind == AccessKind::Read && a.array == array.name)
-                    .map(|a| (a, s.c_iterators.as_slice()))
-            })
-            .collect();
-        if reads.is_empty() {
-            continue;
-        }
-        // All references in one buffer; where their tiles lie apart (syrk's
-        // `A[i][k]` and `A[j][k]`), one buffer per access relation.
-        let mut groups = vec![reads.clone()];
-        if footprint(ctx, &prefix, &domain, &reads)?.is_none() {
-            groups = Vec::new();
-            for r in &reads {
-                match groups
-                    .iter_mut()
-                    .find(|g: &&mut Vec<(&Access, &[String])>| g[0].0.relation == r.0.relation)
-                {
-                    Some(g) => g.push(*r),
-                    None => groups.push(vec![*r]),
-                }
-            }
-        }
+        let groups = read_groups(ctx, &prefix, &domain, &stmts, &array.name)?;
         for group in groups {
             let Some((relation, tiles, extents)) = footprint(ctx, &prefix, &domain, &group)? else {
                 continue;
@@ -381,14 +342,4 @@ fn fits(tiles: &Map, extents: &[i64]) -> Result<bool, CodegenError> {
     let size = hull.get_size().ctx(what)?;
     Ok((0..extents.len())
         .all(|d| size.get_val(d as i32).and_then(|v| v.get_num_si()).is_ok_and(|n| n <= extents[d])))
-}
-
-/// A statement's macro body as packing has rewritten it so far.
-fn current_body(packing: &Packing, s: &model::scop::Statement) -> String {
-    packing
-        .bodies
-        .iter()
-        .find(|(n, _)| *n == s.name)
-        .map(|(_, b)| b.clone())
-        .unwrap_or_else(|| statement_body(s))
 }

@@ -86,6 +86,27 @@ fn unified_variant(k: &Kernel, settings: &[&str], tiles: Vec<u32>, threads: usiz
     codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap()
 }
 
+/// A temporary directory, removed when dropped.
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.0).ok();
+    }
+}
+
+/// A program of the test's own (`HARNESS` stands for the measurement
+/// harness's header) written to `STEM.c` in a temporary directory, which
+/// lives as long as the guard returned, and loaded at MINI.
+fn load_own(stem: &str, text: &str) -> (Kernel, TempDir) {
+    let dir = TempDir(std::env::temp_dir().join(format!("polytune-{stem}-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let harness = testkit::root().join("polybench/harness/polytune.h");
+    let path = dir.0.join(format!("{stem}.c"));
+    std::fs::write(&path, text.replace("HARNESS", &harness.display().to_string())).unwrap();
+    (load(&path, "MINI"), dir)
+}
+
 /// Untiled code and bands that are not tiled get no isolation.
 #[test]
 fn untiled_code_is_not_isolated() {
@@ -372,10 +393,6 @@ fn fission_gives_each_statement_of_a_stencil_its_own_innermost_loop() {
 /// script's `fission` step is refused naming the dependence.
 #[test]
 fn fission_is_refused_where_a_later_statement_feeds_an_earlier_one() {
-    let dir = std::env::temp_dir().join(format!("polytune-fission-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let harness = testkit::root().join("polybench/harness/polytune.h");
-    let path = dir.join("feedback.c");
     let text = r#"#include "HARNESS"
 #define N 40
 static void kernel(int n, double A[n][n], double B[n][n])
@@ -406,8 +423,7 @@ int main(void)
   return 0;
 }
 "#;
-    std::fs::write(&path, text.replace("HARNESS", &harness.display().to_string())).unwrap();
-    let k = load(&path, "MINI");
+    let (k, _dir) = load_own("feedback", text);
     let knobs = UnifiedOptions::default();
     let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
     let opts = CodegenOptions {
@@ -427,7 +443,6 @@ int main(void)
         Err(codegen::CodegenError::Illegal(v)) => assert!(!v.is_empty()),
         other => panic!("{:?}", other.map(|v| v.region)),
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Packing (`pack=on`, issue 38): gemm's tiles read `A` and `B` from
@@ -473,10 +488,6 @@ fn packed_tiles_match_the_original() {
 /// original's bit for bit.
 #[test]
 fn copies_hoisted_to_one_depth_match_the_original() {
-    let dir = std::env::temp_dir().join(format!("polytune-pack-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let harness = testkit::root().join("polybench/harness/polytune.h");
-    let path = dir.join("rows.c");
     let text = r#"#include "HARNESS"
 #define N 70
 static void kernel(int n, double A[n][n], double B[n][n], double C[n][n])
@@ -507,13 +518,11 @@ int main(void)
   return 0;
 }
 "#;
-    std::fs::write(&path, text.replace("HARNESS", &harness.display().to_string())).unwrap();
-    let k = load(&path, "MINI");
+    let (k, _dir) = load_own("rows", text);
     let v = unified_variant(&k, &["pack=on", "restrict=on"], vec![16], 1);
     for n in 0..2 {
         let copy = format!("#define polytune_pack_in_{n}(d0, d1, a0, a1, a2, a3)");
         assert!(v.region.contains(&copy), "{copy}: {}", v.region);
     }
     same_outputs(&k, v.program);
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -20,7 +20,7 @@ use model::scop::{Access, AccessKind};
 use super::super::footprint::{copy_args, copy_graft, element_bytes, footprint, retarget, squeeze};
 use super::super::print::{parenthesize, MACRO_PREFIX};
 use super::super::CodegenError;
-use super::shared::{current_body, set_body, slot, Config, Promotion};
+use super::shared::{slot, Config, Promotion};
 
 /// The most elements of one thread's private array: registers are few.
 const MOST_ELEMENTS: i64 = 64;
@@ -81,7 +81,7 @@ pub(crate) fn promote(
         let spelled: Vec<String> = refs.iter().map(|(a, its)| squeeze(&parenthesize(&a.text, its))).collect();
         let mut bodies = Vec::new();
         for s in &stmts {
-            match retarget(&current_body(promotion, s), &array.name, &name, slots.len(), &spelled, |d, e| {
+            match retarget(&promotion.bodies.current(s), &array.name, &name, slots.len(), &spelled, |d, e| {
                 slot(e, slots[d])
             }) {
                 Some(b) => bodies.push((s.name.clone(), b)),
@@ -92,7 +92,7 @@ pub(crate) fn promote(
             continue;
         }
         for (s, b) in bodies {
-            set_body(promotion, s, b);
+            promotion.bodies.set(s, b);
         }
         let reads = refs.iter().any(|(a, _)| a.kind == AccessKind::Read);
         let rank = array.rank();

@@ -28,14 +28,15 @@ use isl_rs::{
     ASTLoopType, Context, DimType, Id, MultiVal, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionSet, Val,
 };
 use model::isl::IslResultExt;
-use model::scop::{Access, AccessKind, Scop};
+use model::scop::Scop;
 
 use super::super::footprint::{
-    copy_args, copy_graft, element_bytes, footprint, retarget, squeeze, statements,
+    copy_args, copy_graft, element_bytes, footprint, read_groups, retarget, squeeze, statements, written_in,
+    Bodies,
 };
 use super::super::isolate::{full_tile_option, with_budget, ISOLATE_OPS};
 use super::super::marks::BARRIER;
-use super::super::print::{parenthesize, statement_body, MACRO_PREFIX};
+use super::super::print::{parenthesize, MACRO_PREFIX};
 use super::super::CodegenError;
 
 /// A block's shared memory, in bytes: what CUDA gives a block's static
@@ -65,7 +66,7 @@ pub(crate) struct Promotion {
     pub privates: Vec<(String, String, String)>,
     /// The statements whose macros read buffers or private arrays, with
     /// their new bodies.
-    pub bodies: Vec<(String, String)>,
+    pub bodies: Bodies,
 }
 
 /// How to promote.
@@ -128,17 +129,9 @@ impl Promotion {
     /// The statement macros redefined, before the kernel, for the bodies
     /// promotion rewrote, and restored after it.
     pub(crate) fn close(&mut self, scop: &Scop) {
-        for (name, body) in &self.bodies {
-            let s = scop.statements.iter().find(|s| s.name == *name).expect("a statement of the SCoP");
-            let args = s.c_iterators.join(", ");
-            self.prelude.push_str(&format!(
-                "#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {body}\n"
-            ));
-            self.postlude.push_str(&format!(
-                "#undef {MACRO_PREFIX}{name}\n#define {MACRO_PREFIX}{name}({args}) {}\n",
-                statement_body(s)
-            ));
-        }
+        let (prelude, postlude) = self.bodies.redefine(scop);
+        self.prelude.push_str(&prelude);
+        self.postlude.push_str(&postlude);
     }
 }
 
@@ -252,17 +245,6 @@ fn isolate_full_stage(point: ScheduleNode, cfg: &Config) -> Result<ScheduleNode,
     })
 }
 
-/// The arrays (C names) the statements of `domain` write.
-fn written_in(scop: &Scop, domain: &UnionSet) -> Result<Vec<String>, CodegenError> {
-    let names = statements(domain)?;
-    Ok(scop
-        .statements
-        .iter()
-        .filter(|s| names.contains(&s.name))
-        .flat_map(|s| s.accesses.iter().filter(|a| a.kind == AccessKind::Write).map(|a| a.array.clone()))
-        .collect())
-}
-
 /// Copies into buffers, and barriers, around the point band `point` (a
 /// stage) for the arrays its statements read with reuse; returns the node
 /// at `point`'s position.
@@ -286,35 +268,7 @@ fn stage_copies(
             continue;
         }
         let Some(bytes) = element_bytes(&array.element_type) else { continue };
-        // Each read with its statement's iterators (to spell it as the
-        // statement's macro does).
-        let reads: Vec<(&Access, &[String])> = stmts
-            .iter()
-            .flat_map(|s| {
-                s.accesses
-                    .iter()
-                    .filter(|a| a.kind == AccessKind::Read && a.array == array.name)
-                    .map(|a| (a, s.c_iterators.as_slice()))
-            })
-            .collect();
-        if reads.is_empty() {
-            continue;
-        }
-        // All references in one buffer; where their tiles lie apart
-        // (syrk's `A[i][k]` and `A[j][k]`), one buffer per reference.
-        let mut groups = vec![reads.clone()];
-        if footprint(ctx, &prefix, &domain, &reads)?.is_none() {
-            groups = Vec::new();
-            for r in &reads {
-                match groups
-                    .iter_mut()
-                    .find(|g: &&mut Vec<(&Access, &[String])>| g[0].0.relation == r.0.relation)
-                {
-                    Some(g) => g.push(*r),
-                    None => groups.push(vec![*r]),
-                }
-            }
-        }
+        let groups = read_groups(ctx, &prefix, &domain, &stmts, &array.name)?;
         for group in groups {
             let Some((relation, footprint, extents)) = footprint(ctx, &prefix, &domain, &group)? else {
                 continue;
@@ -343,7 +297,7 @@ fn stage_copies(
                 if refs.is_empty() {
                     continue;
                 }
-                let body = current_body(promotion, s);
+                let body = promotion.bodies.current(s);
                 let slots: Vec<(i64, i64)> = extents.iter().map(|&e| (1, e)).collect();
                 match retarget(&body, &array.name, &buffer, slots.len(), &refs, |d, e| slot(e, slots[d])) {
                     Some(b) => texts.push((s.name.clone(), b)),
@@ -357,7 +311,7 @@ fn stage_copies(
                 continue;
             }
             for (name, body) in texts {
-                set_body(promotion, name, body);
+                promotion.bodies.set(name, body);
             }
             *buffer_bytes += need;
             let dims: Vec<String> = extents.iter().map(|e| format!("[{e}]")).collect();
@@ -407,23 +361,6 @@ fn stage_copies(
         };
     }
     Ok(point)
-}
-
-/// A statement's macro body as promotion has rewritten it so far.
-pub(crate) fn current_body(promotion: &Promotion, s: &model::scop::Statement) -> String {
-    promotion
-        .bodies
-        .iter()
-        .find(|(n, _)| *n == s.name)
-        .map(|(_, b)| b.clone())
-        .unwrap_or_else(|| statement_body(s))
-}
-
-pub(crate) fn set_body(promotion: &mut Promotion, name: String, body: String) {
-    match promotion.bodies.iter_mut().find(|(n, _)| *n == name) {
-        Some(slot) => slot.1 = body,
-        None => promotion.bodies.push((name, body)),
-    }
 }
 
 /// The subscript of a buffer's slot for the array's subscript `e`:
