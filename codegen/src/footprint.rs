@@ -89,6 +89,18 @@ impl Bodies {
     }
 }
 
+/// Whether every instance of the statements below `node` runs below it:
+/// where a rewritten statement macro, which serves the whole region, may
+/// read a copy made around `node`.
+pub(crate) fn all_instances_below(node: &ScheduleNode) -> Result<bool, CodegenError> {
+    let what = || "finding where statements run".to_string();
+    let here = node.get_domain().ctx(what)?;
+    // isl gives the root (the domain node) an empty domain: the schedule's.
+    let all = node.get_schedule().ctx(what)?.get_domain().ctx(what)?;
+    let all = all.intersect(here.copy().ctx(what)?.universe().ctx(what)?).ctx(what)?;
+    Ok(all.is_subset(&here).ctx(what)?)
+}
+
 /// The statements of `domain`, by name.
 pub(crate) fn statements(domain: &UnionSet) -> Result<Vec<String>, CodegenError> {
     let what = || "listing a kernel's statements".to_string();

@@ -18,6 +18,10 @@ pub(super) const ISOLATE_OPS: u64 = 500_000;
 /// generated without isolation.
 pub(super) const ISOLATED_AST_OPS: u64 = 3_000_000;
 
+/// The same with micro tiles, whose copies isl generates in each isolated
+/// piece (3mm's three nests need 3-10 million).
+pub(super) const MICRO_AST_OPS: u64 = 10_000_000;
+
 /// Runs `f` with isl's operation counter limited to `ops` (`None` when the
 /// budget ran out or `f` failed), then lifts the limit.
 pub(super) fn with_budget<T>(
@@ -99,7 +103,7 @@ fn full_strip_option(
 ) -> Result<Option<Set>, CodegenError> {
     let what = || "isolating whole register tiles".to_string();
     let u = unrolled.band_n_member().ctx(what)? as usize;
-    let (full, _) = whole_boxes(unrolled, &vec![factor; u], what)?;
+    let (full, _, _) = whole_boxes(unrolled, &vec![factor; u], what)?;
     // isl generates a non-convex isolated set as its hull, which would take
     // in the strips that are not whole (doitgen's first strip, shifted by
     // one): then the full tiles are the better option.
@@ -141,7 +145,7 @@ pub(super) fn full_tile_option(
     point_sizes: &[i64],
 ) -> Result<Option<Set>, CodegenError> {
     let what = || "isolating full tiles".to_string();
-    let (full, points) = whole_boxes(point, point_sizes, what)?;
+    let (full, points, _) = whole_boxes(point, point_sizes, what)?;
     if full.is_empty().ctx(what)? {
         return Ok(None);
     }
@@ -150,13 +154,13 @@ pub(super) fn full_tile_option(
 
 /// The values of the loops above `band` (prefix schedule) for which every
 /// point of the box `0 <= b_k < sizes[k]` over `band`'s members runs some
-/// statement instance (the box minus the executed points is empty), and
-/// that box.
-fn whole_boxes(
+/// statement instance (the box minus the executed points is empty), that
+/// box, and the values at which some point of it runs.
+pub(super) fn whole_boxes(
     band: &ScheduleNode,
     sizes: &[i64],
     what: impl Fn() -> String + Copy,
-) -> Result<(Set, Set), CodegenError> {
+) -> Result<(Set, Set, Set), CodegenError> {
     let schedule = band
         .get_prefix_schedule_union_map()
         .ctx(what)?
@@ -183,11 +187,12 @@ fn whole_boxes(
         .ctx(what)?
         .project_out(DimType::Set, outer, k)
         .ctx(what)?;
-    Ok((boxes.subtract(partial).ctx(what)?.coalesce().ctx(what)?, bx))
+    let full = boxes.copy().ctx(what)?.subtract(partial).ctx(what)?.coalesce().ctx(what)?;
+    Ok((full, bx, boxes))
 }
 
 /// `isolate[[the first `outer` dimensions of `set`] -> [the rest]]`.
-fn isolate_option(set: Set, outer: u32, what: impl Fn() -> String) -> Result<Set, CodegenError> {
+pub(super) fn isolate_option(set: Set, outer: u32, what: impl Fn() -> String) -> Result<Set, CodegenError> {
     Ok(Map::from_range(set)
         .ctx(&what)?
         .move_dims(DimType::In, 0, DimType::Out, 0, outer)

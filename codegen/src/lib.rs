@@ -10,6 +10,7 @@
 //! isl's AST generator gets it, and the generator), `print` (C from the AST),
 //! `splice` (the region in the program, with the timer and the output dump).
 
+mod accumulate;
 mod ast;
 mod footprint;
 mod gpu;
@@ -27,7 +28,7 @@ use ast::{
     build_annotated_ast, build_ast, build_ast_without_else, every_statement_runs, group_tiles,
     iterator_prefix,
 };
-use isolate::{strip_ast_options, with_budget, ISOLATED_AST_OPS};
+use isolate::{strip_ast_options, with_budget, ISOLATED_AST_OPS, MICRO_AST_OPS};
 use print::{restrict_pointers, statement_macros, undef_macros, Printer, MACRO_PREFIX};
 use splice::{copy_code, splice, splice_original};
 use transform::transform;
@@ -210,6 +211,7 @@ fn generate_inner(
         || opts.wavefront != Wavefront::None
         || opts.intra_tile_consecutivity
         || opts.code.unroll_jam > 1
+        || opts.code.micro_tile != (0, 0)
         || opts.code.l2_tile > 1
         || opts.code.fission
         || opts.plan.is_some()
@@ -222,6 +224,9 @@ fn generate_inner(
         true => pack::apply(&ctx, scop, tree)?,
         false => (tree, pack::Packing::default()),
     };
+    let (tree, accumulators) = accumulate::apply(&ctx, scop, tree)?;
+    let prelude = format!("{}{}", packing.prelude, accumulators.prelude);
+    let postlude = format!("{}{}", accumulators.postlude, packing.postlude);
     let prefix = iterator_prefix(scop);
     let (runs, guard) = every_statement_runs(&ctx, scop)?;
     // Whether the AST holds isolated full tiles.
@@ -231,7 +236,8 @@ fn generate_inner(
     } else {
         let plain = tree.copy().ctx(|| "copying the schedule".into())?;
         let tree = group_tiles(tree)?;
-        match with_budget(&ctx, ISOLATED_AST_OPS, || build_ast(&ctx, &runs, tree, &prefix)) {
+        let ops = if accumulators.locals.is_empty() { ISOLATED_AST_OPS } else { MICRO_AST_OPS };
+        match with_budget(&ctx, ops, || build_ast(&ctx, &runs, tree, &prefix)) {
             Some(ast) => ast,
             None => {
                 let root = plain.get_root().ctx(|| "schedule root".into())?;
@@ -249,11 +255,12 @@ fn generate_inner(
         outliner: match opts.code.restrict {
             true => outline::Outliner::new(
                 scop,
-                &format!("{}{}", statement_macros(scop), packing.prelude),
-                &format!("{}{}", packing.postlude, undef_macros(scop)),
+                &format!("{}{prelude}", statement_macros(scop)),
+                &format!("{postlude}{}", undef_macros(scop)),
             ),
             false => None,
         },
+        locals: accumulators.locals,
         ..Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop))
     };
     printer.node(&ast, None)?;
@@ -267,7 +274,6 @@ fn generate_inner(
         None => (printer.out, Vec::new()),
     };
     let (make, free) = copy_code(&ctx, scop, opts.openmp)?;
-    let (prelude, postlude) = (&packing.prelude, &packing.postlude);
     let region = guarded(source, scop, guard.as_deref(), &format!("{prelude}{make}{body}{free}{postlude}"));
     let mut program = splice(source, scop, &region)?;
     program.insert_str(0, &packing.declarations);

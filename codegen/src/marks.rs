@@ -27,6 +27,10 @@ pub(crate) const SIMD_MARK: &str = "polytune_simd";
 /// into the innermost loop's body (the jam is the schedule's).
 pub(crate) const UNROLL_MARK: &str = "polytune_unroll";
 
+/// The mark above a micro tile's `r` loop (`transform::micro`), where
+/// `accumulate` keeps the strip's written elements in a local array.
+pub(crate) const ACCUMULATE_MARK: &str = "polytune_accumulate";
+
 /// The mark between the tile band and the point band of a band tiled with
 /// tile iterators (`Walk::tile_lifted`): where `group_tiles` puts the
 /// expansion from tiles to statement instances.

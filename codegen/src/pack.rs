@@ -32,8 +32,8 @@ use model::isl::IslResultExt;
 use model::scop::{Array, Scop};
 
 use super::footprint::{
-    copy_args, copy_graft_loops, element_bytes, footprint, read_groups, retarget, squeeze, statements,
-    written_in, Bodies, Read,
+    all_instances_below, copy_args, copy_graft_loops, element_bytes, footprint, read_groups, retarget,
+    squeeze, statements, written_in, Bodies, Read,
 };
 use super::marks::{find_mark, PARALLEL_MARK};
 use super::print::{parenthesize, MACRO_PREFIX};
@@ -91,11 +91,7 @@ fn pack_band(
     let what = || "packing a tile".to_string();
     let point = mark.copy().ctx(what)?.child(0).ctx(what)?;
     let domain = point.get_domain().ctx(what)?;
-    // A statement's macro serves the whole region: only where every
-    // instance of the band's statements runs in this band.
-    let all = point.copy().ctx(what)?.root().ctx(what)?.get_domain().ctx(what)?;
-    let all = all.intersect(domain.copy().ctx(what)?.universe().ctx(what)?).ctx(what)?;
-    if !all.is_subset(&domain).ctx(what)? {
+    if !all_instances_below(&point)? {
         return Ok(mark);
     }
     let names = statements(&domain)?;

@@ -2,7 +2,7 @@
 
 use super::ast::node_type;
 use super::ast::MAX_LOOP_DEPTH;
-use super::marks::{BARRIER, KERNEL_MARK, PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
+use super::marks::{ACCUMULATE_MARK, BARRIER, KERNEL_MARK, PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
 use super::outline::Outliner;
 use super::CodegenError;
 use isl_rs::{ASTExprOpType, ASTNode, ASTNodeType};
@@ -53,6 +53,9 @@ pub(super) struct Printer {
     pub(super) outliner: Option<Outliner>,
     /// Iterators of the loops around the node being printed.
     pub(super) loops: Vec<String>,
+    /// The declarations of the block each `ACCUMULATE_MARK` numbered `K`
+    /// opens (`accumulate`), by `K`.
+    pub(super) locals: Vec<String>,
     /// In host code of a GPU variant, each kernel's launch, given the
     /// values of the outer schedule dimensions at its `KERNEL_MARK` and
     /// printed instead of the subtree; empty elsewhere (and in a kernel's
@@ -83,6 +86,7 @@ impl Printer {
             parallel_min: 0,
             outliner: None,
             loops: Vec::new(),
+            locals: Vec::new(),
             launches: Vec::new(),
         }
     }
@@ -235,6 +239,7 @@ impl Printer {
                 unroll: self.unroll.clone(),
                 outliner: None,
                 loops: self.loops.clone(),
+                locals: self.locals.clone(),
                 launches: Vec::new(),
                 ..*self
             };
@@ -265,6 +270,18 @@ impl Printer {
             }
             self.node(&under, parallel)?;
             self.unroll.truncate(n);
+            return Ok(());
+        }
+        if let Some(Some(locals)) = mark_numbers(&id, ACCUMULATE_MARK).map(|k| self.locals.get(k[0]).cloned())
+        {
+            self.line("{");
+            self.indent += 1;
+            for l in locals.lines() {
+                self.line(l);
+            }
+            self.node(&under, parallel)?;
+            self.indent -= 1;
+            self.line("}");
             return Ok(());
         }
         let depth = |prefix| match mark_numbers(&id, prefix).as_deref() {

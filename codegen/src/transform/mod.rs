@@ -1,13 +1,15 @@
 //! The schedule tree made ready for code generation, in one walk: permutable
 //! bands tiled, parallel marks, wavefronts, the point loops reordered,
-//! register tiles, fission and simd marks, each decided by the options or by a plan
-//! (a script's code steps) and recorded band by band. `order` scores and
-//! permutes point loops; `lifted` tiles with tile iterators of their own and
-//! skews tile loops into wavefronts; `fission` splits the innermost point
-//! loop per statement.
+//! register tiles, fission and simd marks, each decided by the options or
+//! by a plan (a script's code steps) and recorded band by band. `order`
+//! scores and permutes point loops; `lifted` tiles with tile iterators of
+//! their own and skews tile loops into wavefronts; `micro` makes the point
+//! band a micro-kernel's register tile; `fission` splits the innermost
+//! point loop per statement.
 
 mod fission;
 mod lifted;
+mod micro;
 mod order;
 
 use super::isolate::{full_strips, full_tiles, isolate_full_tiles};
@@ -312,6 +314,13 @@ impl Walk<'_> {
             }
             None => false,
         };
+        if !two_levels && wave.is_none() {
+            if let Some((members, size)) = self.micro_choice(&node, statements, depth)? {
+                let node = self.micro_tile(node, members, size, statements, depth)?;
+                // The strips' band and `r`'s.
+                return Ok(Tiled { node, levels: 2, down: 0 });
+            }
+        }
         let point_sizes: Vec<i64> = point_order.iter().map(|&j| sizes[j]).collect();
         // Full tiles are those of the point band before register tiling
         // (whose strips are then whole), and isl tiles no band with

@@ -27,6 +27,10 @@ pub enum Action {
     /// After tiling, the band's two outer point loops (one for a band of two) are
     /// strip-mined by the factor and their strips unrolled into the innermost loop.
     UnrollJam { factor: u32 },
+    /// After tiling, the band's point loops become a micro-kernel's register tile of
+    /// `rows` (unrolled) by `cols` (vectorised, the innermost loop), the loop along
+    /// which the writes stay put outside it and the written elements in registers.
+    MicroTile { rows: u32, cols: u32 },
     /// After tiling, the band's innermost point loop is split into one loop per
     /// statement, in their order below it (loop fission).
     Fission,
@@ -74,6 +78,7 @@ impl fmt::Display for CodeStep {
                 write!(f, "wavefront {p} {}", if *kind == Wavefront::All { "all" } else { "single" })
             }
             Action::UnrollJam { factor } => write!(f, "unroll-jam {p} {factor}"),
+            Action::MicroTile { rows, cols } => write!(f, "micro-tile {p} {rows} {cols}"),
             Action::Fission => write!(f, "fission {p}"),
             Action::Parallelize => write!(f, "parallelize {p}"),
             Action::Vectorize => write!(f, "vectorize {p}"),
@@ -113,6 +118,10 @@ pub(super) fn parse_action(op: &str, args: &[i64], rest: &str) -> Result<Action,
         },
         "unroll-jam" if args.len() == 1 => Action::UnrollJam { factor: unsigned(args[0])? },
         "unroll-jam" => return shape("unroll-jam (PREFIX) FACTOR"),
+        "micro-tile" if args.len() == 2 => {
+            Action::MicroTile { rows: unsigned(args[0])?, cols: unsigned(args[1])? }
+        }
+        "micro-tile" => return shape("micro-tile (PREFIX) ROWS COLUMNS"),
         "fission" if args.is_empty() => Action::Fission,
         "parallelize" if args.is_empty() => Action::Parallelize,
         "vectorize" if args.is_empty() => Action::Vectorize,
@@ -121,8 +130,8 @@ pub(super) fn parse_action(op: &str, args: &[i64], rest: &str) -> Result<Action,
 }
 
 /// The code-generation steps a script may hold (after its Clay steps).
-pub const OPS: [&str; 7] =
-    ["tile", "point-order", "wavefront", "unroll-jam", "fission", "parallelize", "vectorize"];
+pub const OPS: [&str; 8] =
+    ["tile", "point-order", "wavefront", "unroll-jam", "micro-tile", "fission", "parallelize", "vectorize"];
 
 impl ClayForm {
     /// Where code generation finds the loop `step` names: its depth and statements.

@@ -187,6 +187,7 @@ mod tests {
             CodeStep { prefix: vec![0], action: Action::PointOrder { order: vec![0, 2, 1] } },
             CodeStep { prefix: vec![0], action: Action::Wavefront { kind: Wavefront::All } },
             CodeStep { prefix: vec![0], action: Action::UnrollJam { factor: 4 } },
+            CodeStep { prefix: vec![0], action: Action::MicroTile { rows: 4, cols: 32 } },
             CodeStep { prefix: vec![0], action: Action::Fission },
             CodeStep { prefix: vec![0, 0], action: Action::Parallelize },
             CodeStep { prefix: vec![0, 0, 0], action: Action::Vectorize },

@@ -304,6 +304,20 @@ pub struct CodeOptions {
     /// variants only.
     #[serde(skip_serializing_if = "is_false")]
     pub pack: bool,
+    /// The micro-kernel's register tile (rows, columns), `(0, 0)` for none:
+    /// at a tiled band whose writes stay put along one point loop (gemm's
+    /// `k`), that loop runs outside strips of `rows` of the next outer loop
+    /// (unrolled) and `columns` of the innermost one (vectorised), and the
+    /// strip's elements of the written arrays live in a local array around
+    /// it (scalar replacement), so the compiler keeps them in registers
+    /// (BLIS's micro-kernel). Replaces `unroll_jam` at the bands it applies
+    /// to. CPU variants only.
+    #[serde(skip_serializing_if = "is_none_pair")]
+    pub micro_tile: (u32, u32),
+}
+
+fn is_none_pair(p: &(u32, u32)) -> bool {
+    *p == (0, 0)
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -336,6 +350,7 @@ impl Default for CodeOptions {
             omp_wait: OmpWait::Default,
             fission: false,
             pack: false,
+            micro_tile: (0, 0),
         }
     }
 }
@@ -550,6 +565,12 @@ mod tests {
         assert_eq!(CodeOptions::default().with_settings(&c.settings()).unwrap(), c);
         let e = CodeOptions::default().with_settings(&["unroll_jam=3"]).unwrap_err();
         assert_eq!(e.to_string(), "knob `unroll_jam`: invalid value `3` (valid: 1|2|4|8)");
+        let m = CodeOptions::default().with_settings(&["micro_tile=6x16"]).unwrap();
+        assert_eq!(m.micro_tile, (6, 16));
+        assert!(m.settings().contains(&"micro_tile=6x16".to_string()));
+        assert!(CodeOptions::default().settings().contains(&"micro_tile=off".to_string()));
+        let e = CodeOptions::default().with_settings(&["micro_tile=5x7"]).unwrap_err();
+        assert!(e.to_string().contains("invalid value `5x7` (valid: off|4x8|"), "{e}");
         let e = SchedulerOptions::default().with_settings(&["vectorize=yes"]).unwrap_err();
         assert!(e.to_string().contains("line_bytes, feautrier, restrict, simd"), "{e}");
         assert!(is_code_knob("omp-schedule") && !is_code_knob("hlim"));

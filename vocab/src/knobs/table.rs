@@ -52,6 +52,26 @@ fn set_one_of(slot: &mut u32, value: &str, allowed: &[u32]) -> bool {
     }
 }
 
+/// The register tiles `micro_tile` offers: rows of four to eight (each a
+/// broadcast per step), columns of whole vectors of 256 or 512 bits.
+const MICRO_TILES: [(u32, u32); 9] =
+    [(4, 8), (4, 16), (4, 24), (4, 32), (6, 8), (6, 16), (6, 24), (8, 8), (8, 16)];
+
+fn set_micro_tile(slot: &mut (u32, u32), value: &str) -> bool {
+    if value == "off" {
+        *slot = (0, 0);
+        return true;
+    }
+    let tile = value.split_once('x').and_then(|(r, c)| Some((r.parse().ok()?, c.parse().ok()?)));
+    match tile {
+        Some(t) if MICRO_TILES.contains(&t) => {
+            *slot = t;
+            true
+        }
+        _ => false,
+    }
+}
+
 /// `off|on` knobs.
 fn set_switch(slot: &mut bool, value: &str) -> bool {
     match value {
@@ -199,6 +219,15 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         get: |o| switch(o.fission),
     },
     Knob { name: "pack", values: "off|on", set: |o, v| set_switch(&mut o.pack, v), get: |o| switch(o.pack) },
+    Knob {
+        name: "micro_tile",
+        values: "off|4x8|4x16|4x24|4x32|6x8|6x16|6x24|8x8|8x16",
+        set: |o, v| set_micro_tile(&mut o.micro_tile, v),
+        get: |o| match o.micro_tile {
+            (0, 0) => "off".to_string(),
+            (r, c) => format!("{r}x{c}"),
+        },
+    },
     Knob {
         name: "gpu_block",
         values: "64|128|256|512|1024",
