@@ -169,3 +169,28 @@ fn accumulate(
     }
     Ok((node, locals))
 }
+
+/// Whether a statement three loops deep or more writes one element all
+/// along one of its loops (gemm's `C[i][j]` along `k`): what a micro tile
+/// keeps in registers (`micro_tile` acts nowhere else).
+pub fn reduces_in_three_loops(ctx: &Context, scop: &Scop) -> Result<bool, CodegenError> {
+    let what = || "looking for reductions".to_string();
+    for s in scop.statements.iter().filter(|s| s.iterators.len() >= 3) {
+        for a in s.accesses.iter().filter(|a| a.kind == model::scop::AccessKind::Write) {
+            let map = Map::read_from_str(ctx, &a.relation).ctx(what)?;
+            for k in 0..s.iterators.len() as u32 {
+                if map
+                    .copy()
+                    .ctx(what)?
+                    .project_out(DimType::In, k, 1)
+                    .ctx(what)?
+                    .is_single_valued()
+                    .ctx(what)?
+                {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(false)
+}

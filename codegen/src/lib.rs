@@ -11,6 +11,7 @@
 //! `splice` (the region in the program, with the timer and the output dump).
 
 mod accumulate;
+pub use accumulate::reduces_in_three_loops;
 mod ast;
 mod footprint;
 mod gpu;

@@ -129,6 +129,9 @@ fn settings(i: usize) -> Vec<(Vec<String>, Option<Vec<u32>>, usize)> {
         1,
     ));
     after.push((vec!["restrict=on", "simd=innermost"], None, 1));
+    // Micro tiles: the reduction loop outside rows by columns, the written
+    // block in a local array (where some band reduces).
+    after.push((vec!["restrict=on", "simd=innermost", "micro_tile=4x8"], Some(vec![16, 16, 64]), 2));
     // Two tiling levels: tiles of 8 in outer tiles of 32.
     after.push((vec!["restrict=on", "simd=innermost", "l2_tile=4"], Some(vec![8]), 2));
     // Transposed copies (syrk, syr2k, ...; the same program elsewhere).

@@ -23,13 +23,15 @@ use super::order::permute;
 use super::{leaf_band, Walk};
 use crate::CodegenError;
 
-/// The members of a micro tile's point band: the one strip-mined by the
-/// tile's rows (`q`) and the one its writes stay put along (`r`); the
-/// innermost one is the columns'.
+/// A micro tile of a point band: the member strip-mined by the tile's
+/// rows (`q`) and the one its writes stay put along (`r`), the innermost
+/// one being the columns'; the rows and columns.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Members {
+pub(super) struct Micro {
     q: usize,
     r: usize,
+    rows: u32,
+    cols: u32,
 }
 
 impl Walk<'_> {
@@ -42,7 +44,7 @@ impl Walk<'_> {
         tile: &ScheduleNode,
         statements: &[String],
         depth: usize,
-    ) -> Result<Option<(Members, (u32, u32))>, CodegenError> {
+    ) -> Result<Option<Micro>, CodegenError> {
         let what = || "choosing a micro tile".to_string();
         let tile_size = match &self.opts.plan {
             Some(_) => self.take(statements, depth..depth + 1, |a, _| match a {
@@ -51,7 +53,7 @@ impl Walk<'_> {
             }),
             None => Some(self.opts.code.micro_tile).filter(|&t| t != (0, 0)),
         };
-        let Some(tile_size) = tile_size else { return Ok(None) };
+        let Some((rows, cols)) = tile_size else { return Ok(None) };
         let point = tile.get_child(0).ctx(what)?;
         let members =
             match point.get_type().ctx(what)? == isl_rs::ScheduleNodeType::Band && leaf_band(&point)? {
@@ -59,7 +61,7 @@ impl Walk<'_> {
                 false => None,
             };
         match (members, &self.opts.plan) {
-            (Some(m), _) => Ok(Some((m, tile_size))),
+            (Some((q, r)), _) => Ok(Some(Micro { q, r, rows, cols })),
             (None, Some(_)) => Err(CodegenError::Unsupported(format!(
                 "micro-tile at the loop of depth {depth} around {}: no point loop along which the writes stay put, with another outside the innermost",
                 statements.join(" ")
@@ -71,7 +73,7 @@ impl Walk<'_> {
     /// `r`: the innermost member of `point` but the last along which every
     /// statement of the band writes the same element (for fixed values of
     /// the others); `q`: the innermost member but the last and `r`.
-    fn micro_members(&self, point: &ScheduleNode) -> Result<Option<Members>, CodegenError> {
+    fn micro_members(&self, point: &ScheduleNode) -> Result<Option<(usize, usize)>, CodegenError> {
         let what = || "choosing a micro tile".to_string();
         let m = point.band_n_member().ctx(what)? as usize;
         if m < 3 {
@@ -122,7 +124,7 @@ impl Walk<'_> {
         }
         let Some(r) = r else { return Ok(None) };
         let q = (0..m - 1).rev().find(|&k| k != r);
-        Ok(q.map(|q| Members { q, r }))
+        Ok(q.map(|q| (q, r)))
     }
 
     /// The tile band `tile`'s point band made a micro tile of `rows` by
@@ -133,8 +135,7 @@ impl Walk<'_> {
     pub(super) fn micro_tile(
         &self,
         tile: ScheduleNode,
-        Members { q, r }: Members,
-        (rows, cols): (u32, u32),
+        Micro { q, r, rows, cols }: Micro,
         statements: &[String],
         depth: usize,
     ) -> Result<ScheduleNode, CodegenError> {

@@ -315,8 +315,8 @@ impl Walk<'_> {
             None => false,
         };
         if !two_levels && wave.is_none() {
-            if let Some((members, size)) = self.micro_choice(&node, statements, depth)? {
-                let node = self.micro_tile(node, members, size, statements, depth)?;
+            if let Some(micro) = self.micro_choice(&node, statements, depth)? {
+                let node = self.micro_tile(node, micro, statements, depth)?;
                 // The strips' band and `r`'s.
                 return Ok(Tiled { node, levels: 2, down: 0 });
             }

@@ -112,9 +112,14 @@ pub fn parse_tile(text: &str) -> Result<Tiles, String> {
 pub fn code_grid(fixed: &[String], threads: usize, avx512: bool) -> Result<Vec<CodeOptions>> {
     let schedule: &[&str] = &["static", "dynamic"];
     let widths: &[&str] = &["default", "512"];
+    // Four vectors of columns by four rows (16 accumulators) where 32
+    // vector registers hold them; six by two vectors of four (12) in
+    // AVX2's 16.
+    let micro: &[&str] = if avx512 { &["off", "4x32"] } else { &["off", "6x8"] };
     let axes = CODE_AXES
         .iter()
         .copied()
+        .chain([("micro_tile", micro)])
         .chain((threads > 1).then_some(("omp_schedule", schedule)))
         .chain(avx512.then_some(("vector_width", widths)));
     code_grid_on(fixed, axes)
@@ -138,16 +143,23 @@ fn code_grid_on(
 /// (`space::layout::candidates`), `transpose=on` makes the programs `off`
 /// makes; where no two statements are nested equally deep (two loops or
 /// more), no innermost loop runs two statements and `fission=on` makes
-/// them too. Such knobs are set off and the duplicates dropped.
+/// them too; where no statement three loops deep writes the same element
+/// along one of them, `micro_tile` finds no band. Such knobs are set off
+/// and the duplicates dropped.
 pub fn for_scop(code: &[CodeOptions], scop: &model::scop::Scop) -> Result<Vec<CodeOptions>> {
     let ctx = model::isl::new_context();
     let transpose = !space::layout::candidates(&ctx, scop)?.is_empty();
     let depths: Vec<usize> = scop.statements.iter().map(|s| s.iterators.len()).filter(|&d| d >= 2).collect();
     let fission = depths.iter().enumerate().any(|(i, d)| depths[i + 1..].contains(d));
+    let micro = codegen::reduces_in_three_loops(&ctx, scop)?;
     let mut out: Vec<CodeOptions> = Vec::new();
     for c in code {
-        let c =
-            CodeOptions { transpose: c.transpose && transpose, fission: c.fission && fission, ..c.clone() };
+        let c = CodeOptions {
+            transpose: c.transpose && transpose,
+            fission: c.fission && fission,
+            micro_tile: if micro { c.micro_tile } else { (0, 0) },
+            ..c.clone()
+        };
         if !out.contains(&c) {
             out.push(c);
         }
@@ -396,6 +408,10 @@ mod tests {
         let gemm = for_scop(&code, &scop("C[i][j] += A[i][k] * B[k][j];")).unwrap();
         assert_eq!(gemm.len(), code.len() / 4);
         assert!(gemm.iter().all(|c| !c.transpose && !c.fission));
+        assert!(gemm.iter().any(|c| c.micro_tile != (0, 0)));
+        // An element written once: no micro tile keeps anything.
+        let once = for_scop(&code, &scop("C[i + k][j] = A[i][k] * B[k][j];")).unwrap();
+        assert!(once.iter().all(|c| c.micro_tile == (0, 0)) && once.len() == gemm.len() / 2);
         // Two statements three loops deep: a loop may run both.
         let two = for_scop(&code, &scop("{ C[i][j] += A[i][k] * A[j][k]; B[i][j] += A[i][k]; }")).unwrap();
         assert_eq!(two, code);
@@ -414,22 +430,25 @@ mod tests {
         let code = code_grid(&["simd=none".into(), "spatial=off".into()], 1, false).unwrap();
         assert_eq!(
             code.len(),
-            8,
-            "unroll_jam 1 and 4, transpose and fission off and on; no OpenMP schedule on one thread"
+            16,
+            "unroll_jam 1 and 4, transpose, fission and micro tiles off and on; no OpenMP schedule on one thread"
         );
         assert!(code.iter().all(|c| c.restrict && c.simd == vocab::knobs::Simd::None));
-        assert_eq!(code_grid(&[], 2, false).unwrap().len(), 32);
+        assert_eq!(code_grid(&[], 2, false).unwrap().len(), 64);
         // On a compiler that targets AVX-512, the 512-bit width is searched
-        // too, unless the user fixes or lists the widths.
+        // too, unless the user fixes or lists the widths; micro tiles are
+        // four rows of four vectors there, six of two elsewhere.
         let avx512 = code_grid(&[], 2, true).unwrap();
-        assert_eq!(avx512.iter().filter(|c| c.vector_width == 512).count(), 32);
-        assert_eq!(avx512.iter().filter(|c| c.vector_width == 0).count(), 32);
+        assert_eq!(avx512.iter().filter(|c| c.vector_width == 512).count(), 64);
+        assert_eq!(avx512.iter().filter(|c| c.vector_width == 0).count(), 64);
+        assert!(avx512.iter().any(|c| c.micro_tile == (4, 32)));
+        assert!(code.iter().any(|c| c.micro_tile == (6, 8)));
         let one_width = code_grid(&["vector_width=256".into()], 2, true).unwrap();
-        assert!(one_width.len() == 32 && one_width.iter().all(|c| c.vector_width == 256));
+        assert!(one_width.len() == 64 && one_width.iter().all(|c| c.vector_width == 256));
         // Several values: searched over exactly these, on either table.
         let wide = code_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2, false).unwrap();
-        assert_eq!(wide.len(), 64);
-        assert_eq!(wide.iter().filter(|c| c.vector_width == 512).count(), 32);
+        assert_eq!(wide.len(), 128);
+        assert_eq!(wide.iter().filter(|c| c.vector_width == 512).count(), 64);
         let hlims = knob_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2).unwrap();
         assert_eq!(hlims.len(), full.len());
         assert!(hlims.iter().all(|o| o.hlim == Some(4) || o.hlim == Some(8)));
@@ -462,7 +481,7 @@ mod tests {
             references: None,
         };
         let pts = points(&[None], &spec);
-        assert_eq!(pts.len(), full.len() * 32 + full.len() * 2 * 9);
+        assert_eq!(pts.len(), full.len() * 64 + full.len() * 2 * 9);
         assert!(pts.iter().filter(|p| p.on_gpu()).all(|p| gpu.contains(&p.code)));
         let tiles = parse_tiles(TILES).unwrap();
         let spec = Spec {

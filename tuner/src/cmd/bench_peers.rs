@@ -95,6 +95,18 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
         let p = Point { scheduler: unified.clone(), tiles: Some(tiles), threads, code: transposed.clone() };
         out.push((p.to_string(), p));
     }
+    // Micro tiles (4 rows by 32 columns, the reduction loop outside them,
+    // the written block in registers), plain and over transposed copies.
+    for (code, tiles) in [
+        (&wide, vec![32, 32, 128]),
+        (&wide, vec![96, 128, 256]),
+        (&transposed, vec![16, 64, 128]),
+        (&transposed, vec![96, 128, 256]),
+    ] {
+        let code = CodeOptions { micro_tile: (4, 32), ..code.clone() };
+        let p = Point { scheduler: unified.clone(), tiles: Some(tiles), threads, code };
+        out.push((p.to_string(), p));
+    }
     out
 }
 
