@@ -8,10 +8,11 @@
 //! The steps, one file each: `transform` (tiling, marks, wavefront and
 //! point-loop order on the tree), `isolate` (full tiles), `ast` (the tree as
 //! isl's AST generator gets it, and the generator), `print` (C from the AST),
-//! `splice` (the region in the program, with the timer and the output dump).
+//! `splice` (the region in the program, with the timer and the output dump);
+//! `pack` and `accumulate` graft copies into the checked tree (packed tiles,
+//! micro tiles' registers), `gpu` maps kernels to CUDA.
 
 mod accumulate;
-pub use accumulate::reduces_in_three_loops;
 mod ast;
 mod footprint;
 mod gpu;
@@ -23,6 +24,7 @@ mod print;
 mod splice;
 mod transform;
 
+pub use accumulate::reduces_in_three_loops;
 pub use gpu::cuda::Cuda;
 
 use ast::{

@@ -12,7 +12,7 @@ use space::clay::{self, refines, tree_map, Action};
 use testkit::{load, Kernel};
 use vocab::knobs::{CodeOptions, Point, Scheduler, Simd, UnifiedOptions};
 
-/// Tiled, threaded and vectorised points of three schedulers.
+/// Tiled, threaded and vectorised points of three schedulers, one with micro tiles.
 fn points() -> Vec<Point> {
     let unified = |settings: &[&str]| Scheduler::Unified {
         preorder: None,
@@ -32,6 +32,12 @@ fn points() -> Vec<Point> {
             tiles: Some(vec![8]),
             threads: 2,
             code: CodeOptions { l2_tile: 4, unroll_jam: 2, fission: true, ..code.clone() },
+        },
+        Point {
+            scheduler: unified(&[]),
+            tiles: Some(vec![16, 16, 32]),
+            threads: 2,
+            code: CodeOptions { micro_tile: (4, 8), ..code.clone() },
         },
         Point { scheduler: Scheduler::Isl, tiles: Some(vec![32]), threads: 2, code },
         Point { scheduler: Scheduler::Original, tiles: None, threads: 1, code: CodeOptions::default() },
