@@ -149,20 +149,17 @@ impl Walk<'_> {
         let order: Vec<usize> = others.iter().copied().chain([q, j, r]).collect();
         point = permute(point, &order)?;
         let n = others.len();
+        // Rows along `q`, columns along `j`, 1 (no strip) elsewhere.
         let mut sizes = MultiVal::zero(point.band_get_space().ctx(what)?).ctx(what)?;
-        for (k, s) in (0..m).map(|k| {
-            (
-                k,
-                if k == n {
-                    rows
-                } else if k == n + 1 {
-                    cols
-                } else {
-                    1
-                },
-            )
-        }) {
-            sizes = sizes.set_val(k as i32, Val::int_from_si(self.ctx, s as i64).ctx(what)?).ctx(what)?;
+        for k in 0..m {
+            let size = if k == n {
+                rows
+            } else if k == n + 1 {
+                cols
+            } else {
+                1
+            };
+            sizes = sizes.set_val(k as i32, Val::int_from_si(self.ctx, size as i64).ctx(what)?).ctx(what)?;
         }
         // Strips [others, q', j', r] over [0.., q mod R, j mod C, 0].
         let mut inner = point.band_tile(sizes).ctx(what)?.child(0).ctx(what)?;
