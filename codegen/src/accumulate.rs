@@ -18,14 +18,14 @@
 
 use isl_rs::{Context, DimType, Id, Map, Schedule, ScheduleNode, ScheduleNodeType};
 use model::isl::IslResultExt;
-use model::scop::{Access, Scop};
+use model::scop::Scop;
 
 use super::footprint::{
-    all_instances_below, copy_args, copy_graft_loops, element_bytes, footprint, retarget, squeeze,
-    statements, written_in, Bodies,
+    all_instances_below, copy_args, copy_graft_loops, copyable, footprint, references, statements,
+    written_in, Bodies,
 };
 use super::marks::{find_mark, ACCUMULATE_MARK};
-use super::print::{parenthesize, MACRO_PREFIX};
+use super::print::MACRO_PREFIX;
 use super::CodegenError;
 
 /// The most elements of one local copy: what registers hold, with room.
@@ -93,15 +93,10 @@ fn accumulate(
     let mut locals = String::new();
     let written = written_in(scop, &domain)?;
     for array in scop.arrays.iter().filter(|a| written.contains(&a.name)) {
-        if array.rank() == 0 || array.is_struct_member() || element_bytes(&array.element_type).is_none() {
+        if !copyable(array) {
             continue;
         }
-        let refs: Vec<(&Access, &[String])> = stmts
-            .iter()
-            .flat_map(|s| {
-                s.accesses.iter().filter(|a| a.array == array.name).map(|a| (a, s.c_iterators.as_slice()))
-            })
-            .collect();
+        let refs = references(&stmts, &array.name);
         let Some((_, tiles, extents)) = footprint(ctx, &prefix, &domain, &refs)? else { continue };
         if extents.iter().product::<i64>() > MOST_ELEMENTS {
             continue;
@@ -109,22 +104,9 @@ fn accumulate(
         let n = acc.copies;
         let buffer = format!("{MACRO_PREFIX}acc_{n}");
         let offset = |d: usize| format!("{buffer}_o{d}");
-        let spelled: Vec<String> = refs.iter().map(|(a, its)| squeeze(&parenthesize(&a.text, its))).collect();
-        let mut bodies = Vec::new();
-        for s in &stmts {
-            let body = acc.bodies.current(s);
-            match retarget(&body, &array.name, &buffer, array.rank(), &spelled, |d, e| {
-                format!("[({e}) - {}]", offset(d))
-            }) {
-                Some(b) => bodies.push((s.name.clone(), b)),
-                None => break,
-            }
-        }
-        if bodies.len() != stmts.len() {
+        if !acc.bodies.retarget_all(&stmts, array, &buffer, &refs, |d, e| format!("[({e}) - {}]", offset(d)))
+        {
             continue;
-        }
-        for (s, b) in bodies {
-            acc.bodies.set(s, b);
         }
         acc.copies += 1;
         // Each copy's instances: the outer values, the element, and the

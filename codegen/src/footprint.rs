@@ -6,9 +6,9 @@
 
 use isl_rs::{ASTLoopType, Context, DimType, Map, MultiUnionPwAff, ScheduleNode, UnionMap, UnionSet};
 use model::isl::IslResultExt;
-use model::scop::{Access, AccessKind, Scop, Statement};
+use model::scop::{Access, AccessKind, Array, Scop, Statement};
 
-use super::print::{statement_body, word_end, MACRO_PREFIX};
+use super::print::{parenthesize, statement_body, word_end, MACRO_PREFIX};
 use super::CodegenError;
 
 /// One read with its statement's iterators (to spell it as the statement's
@@ -48,6 +48,20 @@ pub(crate) fn read_groups<'s>(
     Ok(groups)
 }
 
+/// Every reference to `array` by `stmts`, reads and writes.
+pub(crate) fn references<'s>(stmts: &[&'s Statement], array: &str) -> Vec<Read<'s>> {
+    stmts
+        .iter()
+        .flat_map(|s| s.accesses.iter().filter(|a| a.array == array).map(|a| (a, s.c_iterators.as_slice())))
+        .collect()
+}
+
+/// Whether uses of `array` can be retargeted to a copy: subscripted
+/// (`name[...]`, not a struct member's), of an element type we know.
+pub(crate) fn copyable(array: &Array) -> bool {
+    array.rank() > 0 && !array.is_struct_member() && element_bytes(&array.element_type).is_some()
+}
+
 /// Statement macros rewritten to read copies (shared memory, private
 /// arrays, packed tiles), by statement name.
 #[derive(Debug, Clone, Default)]
@@ -64,6 +78,31 @@ impl Bodies {
             Some(slot) => slot.1 = body,
             None => self.0.push((name, body)),
         }
+    }
+
+    /// Each of `stmts`' bodies with the uses of `array` among `refs` read
+    /// from `buffer` ([`retarget`]), set; `false`, nothing set, where one
+    /// body cannot be rewritten.
+    pub(crate) fn retarget_all(
+        &mut self,
+        stmts: &[&Statement],
+        array: &Array,
+        buffer: &str,
+        refs: &[Read],
+        subscript: impl Fn(usize, &str) -> String,
+    ) -> bool {
+        let spelled: Vec<String> = refs.iter().map(|(a, its)| squeeze(&parenthesize(&a.text, its))).collect();
+        let mut bodies = Vec::new();
+        for s in stmts {
+            match retarget(&self.current(s), &array.name, buffer, array.rank(), &spelled, &subscript) {
+                Some(b) => bodies.push((s.name.clone(), b)),
+                None => return false,
+            }
+        }
+        for (s, b) in bodies {
+            self.set(s, b);
+        }
+        true
     }
 
     pub(crate) fn contains(&self, name: &str) -> bool {

@@ -15,10 +15,10 @@
 
 use isl_rs::{Context, DimType, ScheduleNode};
 use model::isl::IslResultExt;
-use model::scop::{Access, AccessKind};
+use model::scop::AccessKind;
 
-use super::super::footprint::{copy_args, copy_graft, element_bytes, footprint, retarget, squeeze};
-use super::super::print::{parenthesize, MACRO_PREFIX};
+use super::super::footprint::{copy_args, copy_graft, copyable, footprint, references};
+use super::super::print::MACRO_PREFIX;
 use super::super::CodegenError;
 use super::shared::{slot, Config, Promotion};
 
@@ -47,15 +47,10 @@ pub(crate) fn promote(
     let stmts: Vec<_> = cfg.scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
     for array in &cfg.scop.arrays {
         // A struct member's uses are not spelled `name[...]`: never promoted.
-        if array.rank() == 0 || array.is_struct_member() || element_bytes(&array.element_type).is_none() {
+        if !copyable(array) {
             continue;
         }
-        let refs: Vec<(&Access, &[String])> = stmts
-            .iter()
-            .flat_map(|s| {
-                s.accesses.iter().filter(|a| a.array == array.name).map(|a| (a, s.c_iterators.as_slice()))
-            })
-            .collect();
+        let refs = references(&stmts, &array.name);
         if !refs.iter().any(|(a, _)| a.kind == AccessKind::Write) {
             continue;
         }
@@ -78,21 +73,8 @@ pub(crate) fn promote(
         }
         let number = promotion.privates.len();
         let name = format!("{MACRO_PREFIX}private_{number}");
-        let spelled: Vec<String> = refs.iter().map(|(a, its)| squeeze(&parenthesize(&a.text, its))).collect();
-        let mut bodies = Vec::new();
-        for s in &stmts {
-            match retarget(&promotion.bodies.current(s), &array.name, &name, slots.len(), &spelled, |d, e| {
-                slot(e, slots[d])
-            }) {
-                Some(b) => bodies.push((s.name.clone(), b)),
-                None => break,
-            }
-        }
-        if bodies.len() != stmts.len() {
+        if !promotion.bodies.retarget_all(&stmts, array, &name, &refs, |d, e| slot(e, slots[d])) {
             continue;
-        }
-        for (s, b) in bodies {
-            promotion.bodies.set(s, b);
         }
         let reads = refs.iter().any(|(a, _)| a.kind == AccessKind::Read);
         let rank = array.rank();
