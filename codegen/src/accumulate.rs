@@ -41,23 +41,24 @@ pub(crate) struct Accumulators {
     /// The declarations of the block each `polytune_accumulate_K` mark
     /// opens, by `K`.
     pub locals: Vec<String>,
-    bodies: Bodies,
     copies: usize,
 }
 
 /// `tree` with the local copies at every mark `transform::micro` left, and
 /// what the region needs for them; a mark where nothing is copied is
-/// dropped.
+/// dropped. The statements that use local copies get their new bodies in
+/// `bodies` (on top of packing's).
 pub(crate) fn apply(
     ctx: &Context,
     scop: &Scop,
     tree: Schedule,
+    bodies: &mut Bodies,
 ) -> Result<(Schedule, Accumulators), CodegenError> {
     let what = || "keeping register tiles in registers".to_string();
     let mut acc = Accumulators::default();
     let mut root = tree.get_root().ctx(what)?;
     while let Some(mark) = find_mark(root.copy().ctx(what)?, ACCUMULATE_MARK)? {
-        let (mark, locals) = accumulate(ctx, scop, mark, &mut acc)?;
+        let (mark, locals) = accumulate(ctx, scop, mark, &mut acc, bodies)?;
         let mut node = mark.delete().ctx(what)?;
         if !locals.is_empty() {
             let id = Id::read_from_str(ctx, &format!("{ACCUMULATE_MARK}_{}", acc.locals.len())).ctx(what)?;
@@ -66,9 +67,6 @@ pub(crate) fn apply(
         }
         root = node.root().ctx(what)?;
     }
-    let (prelude, postlude) = acc.bodies.redefine(scop);
-    acc.prelude.push_str(&prelude);
-    acc.postlude.push_str(&postlude);
     Ok((root.get_schedule().ctx(what)?, acc))
 }
 
@@ -80,13 +78,14 @@ fn accumulate(
     scop: &Scop,
     mark: ScheduleNode,
     acc: &mut Accumulators,
+    bodies: &mut Bodies,
 ) -> Result<(ScheduleNode, String), CodegenError> {
     let what = || "keeping a register tile in registers".to_string();
     let mut node = mark.child(0).ctx(what)?;
     let domain = node.get_domain().ctx(what)?;
     let names = statements(&domain)?;
     let stmts: Vec<_> = scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
-    if !all_instances_below(&node)? || stmts.iter().any(|s| acc.bodies.contains(&s.name)) {
+    if !all_instances_below(&node)? {
         return Ok((node.parent().ctx(what)?, String::new()));
     }
     let prefix = node.get_prefix_schedule_union_map().ctx(what)?;
@@ -104,8 +103,7 @@ fn accumulate(
         let n = acc.copies;
         let buffer = format!("{MACRO_PREFIX}acc_{n}");
         let offset = |d: usize| format!("{buffer}_o{d}");
-        if !acc.bodies.retarget_all(&stmts, array, &buffer, &refs, |d, e| format!("[({e}) - {}]", offset(d)))
-        {
+        if !bodies.retarget_all(&stmts, array, &buffer, &refs, |d, e| format!("[({e}) - {}]", offset(d))) {
             continue;
         }
         acc.copies += 1;

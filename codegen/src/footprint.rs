@@ -268,6 +268,70 @@ pub(crate) fn squeeze(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
+/// One use of an array in a statement's text, subscripted in full: where
+/// it starts and ends, and where each subscript's text lies (inside its
+/// brackets).
+pub(crate) struct Use {
+    pub start: usize,
+    pub end: usize,
+    pub subscripts: Vec<std::ops::Range<usize>>,
+}
+
+/// The uses of `array` in `body` (not a struct's member of that name);
+/// `None` where one is not subscripted in full (`rank` subscripts, no
+/// more).
+pub(crate) fn uses(body: &str, array: &str, rank: usize) -> Option<Vec<Use>> {
+    let bytes = body.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if !(c.is_ascii_alphanumeric() || c == b'_') {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i = word_end(bytes, i);
+        let before = body[..start].trim_end();
+        if c.is_ascii_digit() || &body[start..i] != array || before.ends_with('.') || before.ends_with("->") {
+            continue;
+        }
+        let mut subscripts = Vec::new();
+        for _ in 0..rank {
+            let mut j = i;
+            while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            if bytes.get(j) != Some(&b'[') {
+                return None;
+            }
+            let mut level = 0usize;
+            let mut k = j;
+            loop {
+                match bytes.get(k)? {
+                    b'[' => level += 1,
+                    b']' => {
+                        level -= 1;
+                        if level == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                k += 1;
+            }
+            subscripts.push(j + 1..k);
+            i = k + 1;
+        }
+        // A further subscript would index past the array's rank.
+        if body[i..].trim_start().starts_with('[') {
+            return None;
+        }
+        out.push(Use { start, end: i, subscripts });
+    }
+    Some(out)
+}
+
 /// `body` with each use of `array` that is one of `refs` (spelled as
 /// [`squeeze`] gives them) reading `buffer` instead, its `d`-th subscript
 /// `e` written `subscript(d, e)` (`[...]` included); `None` where a use of
@@ -280,64 +344,20 @@ pub(crate) fn retarget(
     refs: &[String],
     subscript: impl Fn(usize, &str) -> String,
 ) -> Option<String> {
-    let bytes = body.as_bytes();
     let mut out = String::with_capacity(body.len() + 32);
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
-        if c.is_ascii_alphabetic() || c == b'_' || c.is_ascii_digit() {
-            let start = i;
-            i = word_end(bytes, i);
-            let word = &body[start..i];
-            let member = body[..start].trim_end().ends_with('.') || body[..start].trim_end().ends_with("->");
-            if c.is_ascii_digit() || word != array || member {
-                out.push_str(word);
-                continue;
-            }
-            let mut written = String::new();
-            for d in 0..rank {
-                let mut j = i;
-                while j < bytes.len() && bytes[j].is_ascii_whitespace() {
-                    j += 1;
-                }
-                if bytes.get(j) != Some(&b'[') {
-                    return None;
-                }
-                let mut level = 0usize;
-                let mut k = j;
-                loop {
-                    match bytes.get(k)? {
-                        b'[' => level += 1,
-                        b']' => {
-                            level -= 1;
-                            if level == 0 {
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                    k += 1;
-                }
-                written.push_str(&subscript(d, &body[j + 1..k]));
-                i = k + 1;
-            }
-            // A further subscript would index past the array's rank.
-            let rest = body[i..].trim_start();
-            if rest.starts_with('[') {
-                return None;
-            }
-            match refs.contains(&squeeze(&body[start..i])) {
-                true => {
-                    out.push_str(buffer);
-                    out.push_str(&written);
-                }
-                false => out.push_str(&body[start..i]),
-            }
-        } else {
-            out.push(c as char);
-            i += 1;
+    let mut at = 0;
+    for u in uses(body, array, rank)? {
+        if !refs.contains(&squeeze(&body[u.start..u.end])) {
+            continue;
         }
+        out.push_str(&body[at..u.start]);
+        out.push_str(buffer);
+        for (d, e) in u.subscripts.iter().enumerate() {
+            out.push_str(&subscript(d, &body[e.clone()]));
+        }
+        at = u.end;
     }
+    out.push_str(&body[at..]);
     Some(out)
 }
 

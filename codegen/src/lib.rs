@@ -223,13 +223,16 @@ fn generate_inner(
         // legal by construction (permutable bands); checked all the same.
         check(&final_text)?;
     }
+    // The statements' bodies as packing and scalar replacement rewrite them.
+    let mut bodies = footprint::Bodies::default();
     let (tree, packing) = match opts.code.pack {
-        true => pack::apply(&ctx, scop, tree)?,
+        true => pack::apply(&ctx, scop, tree, &mut bodies)?,
         false => (tree, pack::Packing::default()),
     };
-    let (tree, accumulators) = accumulate::apply(&ctx, scop, tree)?;
-    let prelude = format!("{}{}", packing.prelude, accumulators.prelude);
-    let postlude = format!("{}{}", accumulators.postlude, packing.postlude);
+    let (tree, accumulators) = accumulate::apply(&ctx, scop, tree, &mut bodies)?;
+    let (redefined, restored) = bodies.redefine(scop);
+    let prelude = format!("{}{}{redefined}", packing.prelude, accumulators.prelude);
+    let postlude = format!("{restored}{}{}", accumulators.postlude, packing.postlude);
     let prefix = iterator_prefix(scop);
     let (runs, guard) = every_statement_runs(&ctx, scop)?;
     // Whether the AST holds isolated full tiles.

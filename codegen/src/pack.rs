@@ -33,7 +33,7 @@ use model::scop::{Array, Scop};
 
 use super::footprint::{
     all_instances_below, copy_args, copy_graft_loops, element_bytes, footprint, read_groups, retarget,
-    squeeze, statements, written_in, Bodies, Read,
+    squeeze, statements, uses, written_in, Bodies, Read,
 };
 use super::marks::{find_mark, PARALLEL_MARK};
 use super::print::{parenthesize, MACRO_PREFIX};
@@ -56,24 +56,25 @@ pub(crate) struct Packing {
     /// defined before the region's code, and what restores them after.
     pub prelude: String,
     pub postlude: String,
-    /// The statements that read buffers, with their new bodies.
-    bodies: Bodies,
     buffers: usize,
 }
 
 /// `tree` with copies into buffers at every point band the transform walk
-/// marked, and what the region needs for them.
-pub(crate) fn apply(ctx: &Context, scop: &Scop, tree: Schedule) -> Result<(Schedule, Packing), CodegenError> {
+/// marked, and what the region needs for them; the statements that read
+/// buffers get their new bodies in `bodies`.
+pub(crate) fn apply(
+    ctx: &Context,
+    scop: &Scop,
+    tree: Schedule,
+    bodies: &mut Bodies,
+) -> Result<(Schedule, Packing), CodegenError> {
     let what = || "packing tiles".to_string();
     let mut packing = Packing::default();
     let mut root = tree.get_root().ctx(what)?;
     while let Some(mark) = find_mark(root.copy().ctx(what)?, PACK_MARK)? {
-        let mark = pack_band(ctx, scop, mark, &mut packing)?;
+        let mark = pack_band(ctx, scop, mark, &mut packing, bodies)?;
         root = mark.delete().ctx(what)?.root().ctx(what)?;
     }
-    let (prelude, postlude) = packing.bodies.redefine(scop);
-    packing.prelude.push_str(&prelude);
-    packing.postlude.push_str(&postlude);
     Ok((root.get_schedule().ctx(what)?, packing))
 }
 
@@ -87,6 +88,7 @@ fn pack_band(
     scop: &Scop,
     mark: ScheduleNode,
     packing: &mut Packing,
+    bodies: &mut Bodies,
 ) -> Result<ScheduleNode, CodegenError> {
     let what = || "packing a tile".to_string();
     let point = mark.copy().ctx(what)?.child(0).ctx(what)?;
@@ -96,7 +98,7 @@ fn pack_band(
     }
     let names = statements(&domain)?;
     let stmts: Vec<_> = scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
-    if stmts.iter().any(|s| packing.bodies.contains(&s.name)) {
+    if stmts.iter().any(|s| bodies.contains(&s.name)) {
         return Ok(mark);
     }
     // Each thread fills its own buffers: not where a point loop is the
@@ -112,6 +114,9 @@ fn pack_band(
     }
     let first = tile.get_schedule_depth().ctx(what)? as usize + 1;
     let prefix = point.get_prefix_schedule_union_map().ctx(what)?;
+    let depth = prefix.range().ctx(what)?;
+    let depth = isl_rs::Set::from_union_set(depth).ctx(what)?.dim(DimType::Set).ctx(what)? as usize;
+    let written = written_in(scop, &domain)?;
     let mut bytes = 0usize;
     let mut copies = Vec::new();
     for Candidate { array, group, tiles, extents, bytes: need } in candidates(ctx, scop, &point)? {
@@ -120,18 +125,35 @@ fn pack_band(
         }
         let n = packing.buffers + copies.len();
         let (buffer, offset) = (format!("{MACRO_PREFIX}pack_{n}"), format!("{MACRO_PREFIX}pack_offset_{n}"));
-        let mut texts = Vec::new();
+        let mut uses_of = Vec::new();
         for s in &stmts {
             let refs: Vec<String> = group
                 .iter()
                 .filter(|(a, _)| s.accesses.iter().any(|b| std::ptr::eq(b, *a)))
                 .map(|(a, its)| squeeze(&parenthesize(&a.text, its)))
                 .collect();
-            if refs.is_empty() {
-                continue;
+            if !refs.is_empty() {
+                uses_of.push((s, bodies.current(s), refs));
             }
-            let body = packing.bodies.current(s);
-            match retarget(&body, &array.name, &buffer, array.rank(), &refs, |d, e| {
+        }
+        // Where every use is multiplied first by the same scalar, the
+        // copy holds the products.
+        let scalars = scalars(scop, array, &written);
+        let folded: Option<Vec<(String, String)>> = uses_of
+            .iter()
+            .map(|(_, body, refs)| factor_out(body, &array.name, array.rank(), refs, &scalars))
+            .collect();
+        let factor = match &folded {
+            Some(f) if f.iter().all(|(_, g)| *g == f[0].1) => f.first().map(|(_, g)| g.clone()),
+            _ => None,
+        };
+        let mut texts = Vec::new();
+        for (i, (s, body, refs)) in uses_of.iter().enumerate() {
+            let body = match (&factor, &folded) {
+                (Some(_), Some(f)) => &f[i].0,
+                _ => body,
+            };
+            match retarget(body, &array.name, &buffer, array.rank(), refs, |d, e| {
                 format!("[({e}) - {offset}[{d}]]")
             }) {
                 Some(b) => texts.push((s.name.clone(), b)),
@@ -145,29 +167,17 @@ fn pack_band(
             continue;
         }
         for (name, body) in texts {
-            packing.bodies.set(name, body);
+            bodies.set(name, body);
         }
         bytes += need;
-        copies.push((array, buffer, offset, tiles, extents));
-    }
-    let depth = prefix.range().ctx(what)?;
-    let depth = isl_rs::Set::from_union_set(depth).ctx(what)?.dim(DimType::Set).ctx(what)? as usize;
-    let mut placed = Vec::new();
-    for (array, buffer, offset, tiles, extents) in copies {
         let at = hoisted(&tiles, &extents, first, depth)?;
-        placed.push((
-            at,
-            array,
-            buffer,
-            offset,
-            tiles.project_out(DimType::In, at as u32, (depth - at) as u32).ctx(what)?,
-            extents,
-        ));
+        let tiles = tiles.project_out(DimType::In, at as u32, (depth - at) as u32).ctx(what)?;
+        copies.push(Copy { at, array, factor, buffer, offset, tiles, extents });
     }
     // Outermost first: each graft splits the band around the next depth.
-    placed.sort_by_key(|c| c.0);
+    copies.sort_by_key(|c| c.at);
     let mut mark = mark;
-    for (at, array, buffer, offset, tiles, extents) in placed {
+    for Copy { at, array, factor, buffer, offset, tiles, extents } in copies {
         let rank = array.rank();
         let name = format!("pack_in_{}", packing.buffers);
         packing.buffers += 1;
@@ -200,10 +210,13 @@ fn pack_band(
             origins.iter().enumerate().map(|(d, o)| format!("{offset}[{d}] = ({o})")).collect();
         let slots: String = elements.iter().zip(origins).map(|(a, o)| format!("[({a}) - ({o})]")).collect();
         let subscripts: Vec<String> = elements.iter().map(|a| format!("({a})")).collect();
+        let value = match factor {
+            Some(f) => format!("{f} * {}", array.element(&subscripts)),
+            None => array.element(&subscripts),
+        };
         packing.prelude.push_str(&format!(
-            "#define {MACRO_PREFIX}{name}({all}) ({}, {buffer}{slots} = {})\n",
+            "#define {MACRO_PREFIX}{name}({all}) ({}, {buffer}{slots} = {value})\n",
             sets.join(", "),
-            array.element(&subscripts)
         ));
         packing.postlude.push_str(&format!("#undef {MACRO_PREFIX}{name}\n"));
         let dims: String = extents.iter().map(|e| format!("[{e}]")).collect();
@@ -213,6 +226,113 @@ fn pack_band(
         ));
     }
     Ok(mark)
+}
+
+/// One buffer of a band: where its copy goes (the schedule depth), the
+/// array, the scalar its elements are multiplied by (see [`factor_out`]),
+/// the buffer's and its offsets' names, the footprint of the loops above
+/// the copy and its box's extents.
+struct Copy<'s> {
+    at: usize,
+    array: &'s Array,
+    factor: Option<String>,
+    buffer: String,
+    offset: String,
+    tiles: Map,
+    extents: Vec<i64>,
+}
+
+/// The scalars a copy of `array` can hold its elements multiplied by: not
+/// written by the band's statements (`written`), so the same at the copy
+/// and at every use, and of `array`'s element type, so that the product
+/// is computed and rounded in that type either way.
+fn scalars<'s>(scop: &'s Scop, array: &Array, written: &[String]) -> Vec<&'s str> {
+    scop.arrays
+        .iter()
+        .filter(|a| a.rank() == 0 && !a.is_struct_member() && !written.contains(&a.name))
+        .filter(|a| a.element_type.trim() == array.element_type.trim())
+        .map(|a| a.name.as_str())
+        .collect()
+}
+
+/// `body` with each use of `array` among `refs` freed of the scalar that
+/// multiplies it first (gemm's `alpha * A[i][k] * B[k][j]`, which C reads
+/// `(alpha * A[i][k]) * B[k][j]`; syr2k's `A[j][k] * alpha * B[i][k]`),
+/// and that scalar, one of `scalars`; `None` where a use has none, or not
+/// the same. A copy that holds the products then serves the uses with the
+/// same values, rounded once as the statements rounded them
+/// (multiplication commutes exactly), and a micro tile broadcasts them
+/// from memory instead of multiplying every row's operand at every step.
+fn factor_out(
+    body: &str,
+    array: &str,
+    rank: usize,
+    refs: &[String],
+    scalars: &[&str],
+) -> Option<(String, String)> {
+    let mut out = String::with_capacity(body.len());
+    let mut at = 0;
+    let mut factor: Option<&str> = None;
+    for u in uses(body, array, rank)? {
+        if !refs.contains(&squeeze(&body[u.start..u.end])) {
+            continue;
+        }
+        let (span, f) = scaled(body, u.start, u.end)?;
+        if !scalars.contains(&f) || factor.is_some_and(|g| g != f) {
+            return None;
+        }
+        factor = Some(f);
+        out.push_str(&body[at..span.start]);
+        out.push_str(&body[u.start..u.end]);
+        at = span.end;
+    }
+    out.push_str(&body[at..]);
+    Some((out, factor?.to_string()))
+}
+
+/// The product `f * REF` or `REF * f` around the operand `body[start..end]`
+/// where it is a subexpression of its own (nothing multiplies or divides
+/// it from the left; `f` a plain name): its span and `f`.
+fn scaled(body: &str, start: usize, end: usize) -> Option<(std::ops::Range<usize>, &str)> {
+    let before = body[..start].trim_end();
+    if let Some(rest) = before.strip_suffix('*') {
+        let rest = rest.trim_end();
+        let f_start =
+            rest.len() - rest.bytes().rev().take_while(|c| c.is_ascii_alphanumeric() || *c == b'_').count();
+        let f = &rest[f_start..];
+        let plain = f.bytes().next().is_some_and(|c| c.is_ascii_alphabetic() || c == b'_');
+        return (plain && operand_starts(&rest[..f_start])).then_some((f_start..end, f));
+    }
+    if !operand_starts(before) {
+        return None;
+    }
+    let after = &body[end..];
+    let rest = after.trim_start().strip_prefix('*')?;
+    if rest.starts_with('=') {
+        return None;
+    }
+    let f_start = body.len() - rest.trim_start().len();
+    let f_end =
+        f_start + body[f_start..].bytes().take_while(|c| c.is_ascii_alphanumeric() || *c == b'_').count();
+    let f = &body[f_start..f_end];
+    let next = body[f_end..].trim_start();
+    let whole = !["[", "(", ".", "->", "++", "--"].iter().any(|t| next.starts_with(t));
+    let plain = f.bytes().next().is_some_and(|c| c.is_ascii_alphabetic() || c == b'_');
+    (plain && whole).then_some((start..f_end, f))
+}
+
+/// Whether an operand that follows `before` begins a
+/// subexpression: after an opening bracket, an assignment, a comparison,
+/// a comma, a conditional's `?` or `:`, or an addition's sign, not after
+/// an operator that binds tighter than a product (`*`, `/`, `%`, a cast).
+fn operand_starts(before: &str) -> bool {
+    let before = before.trim_end();
+    let b = before.as_bytes();
+    match b.last() {
+        None => true,
+        Some(b'+') | Some(b'-') => b.len() < 2 || b[b.len() - 2] != b[b.len() - 1],
+        Some(c) => b"([=,?:<>".contains(c) && !before.ends_with("->"),
+    }
 }
 
 /// The outermost schedule depth, from `first` to `depth` (the point
@@ -338,4 +458,46 @@ fn fits(tiles: &Map, extents: &[i64]) -> Result<bool, CodegenError> {
     let size = hull.get_size().ctx(what)?;
     Ok((0..extents.len())
         .all(|d| size.get_val(d as i32).and_then(|v| v.get_num_si()).is_ok_and(|n| n <= extents[d])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fold(body: &str, array: &str, refs: &[&str]) -> Option<(String, String)> {
+        let refs: Vec<String> = refs.iter().map(|r| squeeze(r)).collect();
+        factor_out(body, array, 2, &refs, &["alpha", "beta"])
+    }
+
+    #[test]
+    fn a_scalar_that_multiplies_a_use_first_is_factored_out() {
+        let gemm = "C[(i)][(j)] += alpha * A[(i)][(k)] * B[(k)][(j)]";
+        let out = Some(("C[(i)][(j)] += A[(i)][(k)] * B[(k)][(j)]".to_string(), "alpha".to_string()));
+        assert_eq!(fold(gemm, "A", &["A[(i)][(k)]"]), out);
+        // `(C * alpha) * A`: `alpha` multiplies `C`, not `A`.
+        assert_eq!(fold("x = C[(i)][(k)] * alpha * A[(i)][(k)]", "A", &["A[(i)][(k)]"]), None);
+        // syr2k: `(A[j][k] * alpha) * B[i][k] + (B[j][k] * alpha) * A[i][k]`.
+        let syr2k = "C[(i)][(j)] += A[(j)][(k)]*alpha*B[(i)][(k)] + B[(j)][(k)]*alpha*A[(i)][(k)]";
+        let out = "C[(i)][(j)] += A[(j)][(k)]*B[(i)][(k)] + B[(j)][(k)]*alpha*A[(i)][(k)]";
+        assert_eq!(fold(syr2k, "A", &["A[(j)][(k)]"]).map(|f| f.0), Some(out.to_string()));
+        assert_eq!(fold(syr2k, "A", &["A[(i)][(k)]"]), None);
+        assert_eq!(
+            fold("x = y - alpha*A[(i)][(k)]", "A", &["A[(i)][(k)]"]).map(|f| f.0),
+            Some("x = y - A[(i)][(k)]".into())
+        );
+        // A cast, a quotient, a scalar that is not one, uses that differ.
+        assert_eq!(fold("x = (double) alpha * A[(i)][(k)]", "A", &["A[(i)][(k)]"]), None);
+        assert_eq!(fold("x = y / alpha * A[(i)][(k)]", "A", &["A[(i)][(k)]"]), None);
+        assert_eq!(fold("x = gamma * A[(i)][(k)]", "A", &["A[(i)][(k)]"]), None);
+        assert_eq!(fold("x = A[(i)][(k)] * alpha[(i)]", "A", &["A[(i)][(k)]"]), None);
+        assert_eq!(fold("x = alpha * A[(i)][(k)] + A[(i)][(k)]", "A", &["A[(i)][(k)]"]), None);
+        assert_eq!(fold("x = alpha * A[(i)][(k)] + beta * A[(i)][(k)]", "A", &["A[(i)][(k)]"]), None);
+        assert_eq!(fold("x *= A[(i)][(k)] *= alpha", "A", &["A[(i)][(k)]"]), None);
+        // Only the uses among `refs` count.
+        let two = "x = alpha * A[(i)][(k)] + A[(k)][(i)]";
+        assert_eq!(
+            fold(two, "A", &["A[(i)][(k)]"]).map(|f| f.0),
+            Some("x = A[(i)][(k)] + A[(k)][(i)]".into())
+        );
+    }
 }

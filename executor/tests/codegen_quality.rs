@@ -527,6 +527,24 @@ int main(void)
     same_outputs(&k, v.program);
 }
 
+/// Micro tiles over packed operands (issue 38): the tile's operands are
+/// packed, each one whose every use is multiplied first by `alpha` holding
+/// the products (gemm's and 2mm's `alpha * A[i][k]`, syrk's row operand,
+/// syr2k's two column operands; none in 3mm), the written block is
+/// accumulated in registers. Outputs are the original's bit for bit: the
+/// same products, rounded once as the statements rounded them.
+#[test]
+fn micro_tiles_over_scaled_packs_match_the_original() {
+    for (kernel, scaled) in [("gemm", 1), ("2mm", 1), ("3mm", 0), ("syrk", 1), ("syr2k", 2)] {
+        let k = load(&format!("linear-algebra/{kernel}.c"), "SMALL");
+        let v = unified_variant(&k, &["micro_tile=4x8", "pack=on", "transpose=on"], vec![16, 32, 64], 2);
+        let copies = v.region.lines().filter(|l| l.starts_with("#define polytune_pack_in_"));
+        assert_eq!(copies.filter(|l| l.contains("= alpha * ")).count(), scaled, "{kernel}: {}", v.region);
+        assert!(v.region.contains("polytune_acc_in_0("), "{kernel}: {}", v.region);
+        same_outputs(&k, v.program);
+    }
+}
+
 /// Micro tiles (`micro_tile`, issue 38): where the writes stay put along a
 /// point loop (the `k` of gemm, 2mm, 3mm, syrk and syr2k), that
 /// loop runs outside a register tile of rows (unrolled) by columns

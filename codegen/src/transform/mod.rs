@@ -316,7 +316,12 @@ impl Walk<'_> {
         };
         if !two_levels && wave.is_none() {
             if let Some(micro) = self.micro_choice(&node, statements, depth)? {
-                let node = self.micro_tile(node, micro, statements, depth)?;
+                let mut node = self.micro_tile(node, micro, statements, depth)?;
+                // Packing's copies go above the strips.
+                if opts.code.pack {
+                    let id = Id::read_from_str(ctx, PACK_MARK).ctx(what)?;
+                    node = node.child(0).ctx(what)?.insert_mark(id).ctx(what)?.parent().ctx(what)?;
+                }
                 // The strips' band and `r`'s.
                 return Ok(Tiled { node, levels: 2, down: 0 });
             }
