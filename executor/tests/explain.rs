@@ -12,7 +12,8 @@ use space::clay::{self, refines, tree_map, Action};
 use testkit::{load, Kernel};
 use vocab::knobs::{CodeOptions, Point, Scheduler, Simd, UnifiedOptions};
 
-/// Tiled, threaded and vectorised points of three schedulers, one with micro tiles.
+/// Tiled, threaded and vectorised points of three schedulers, one with micro tiles
+/// over packed tiles.
 fn points() -> Vec<Point> {
     let unified = |settings: &[&str]| Scheduler::Unified {
         preorder: None,
@@ -37,7 +38,7 @@ fn points() -> Vec<Point> {
             scheduler: unified(&[]),
             tiles: Some(vec![16, 16, 32]),
             threads: 2,
-            code: CodeOptions { micro_tile: (4, 8), ..code.clone() },
+            code: CodeOptions { micro_tile: (4, 8), pack: true, ..code.clone() },
         },
         Point { scheduler: Scheduler::Isl, tiles: Some(vec![32]), threads: 2, code },
         Point { scheduler: Scheduler::Original, tiles: None, threads: 1, code: CodeOptions::default() },
@@ -97,6 +98,9 @@ fn explained_code_steps_replay_to_the_same_program() {
                 // gemm's scaling runs in the band of its update.
                 let fission = e.code.iter().any(|s| s.action == Action::Fission);
                 assert_eq!(fission, point.code.fission, "{what}:\n{}", e.script);
+                // Packing moves the `i` tile loop innermost, below `B`'s copy.
+                let moved = e.code.iter().any(|s| matches!(s.action, Action::TileOrder { .. }));
+                assert_eq!(moved, point.code.pack, "{what}:\n{}", e.script);
             }
             eprintln!("{what}: {} code steps, {:.1} s", e.code.len(), started.elapsed().as_secs_f64());
         }

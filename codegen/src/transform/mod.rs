@@ -14,7 +14,7 @@ mod order;
 
 use super::isolate::{full_strips, full_tiles, isolate_full_tiles};
 use super::marks::{is_tile_mark, point_band, PARALLEL_MARK, SIMD_MARK, UNROLL_MARK};
-use super::pack::{self, PACK_MARK};
+use super::pack::PACK_MARK;
 use super::CodegenError;
 use super::CodegenOptions;
 use lifted::whole_statements;
@@ -288,11 +288,10 @@ impl Walk<'_> {
                 let point = node.child(0).ctx(what)?;
                 node = permute(point, order)?.parent().ctx(what)?;
             }
-            // Packing: the tile loops in the order whose copies serve the most tiles.
-            if opts.code.pack && outer.is_none() && wave.is_none() {
-                if let Some(tiles) = pack::tile_order(ctx, self.scop, &node)? {
-                    node = permute(node, &tiles)?;
-                }
+            if let Some(tiles) =
+                self.tile_order_of(&node, statements, depth, outer.is_none() && wave.is_none())?
+            {
+                node = permute(node, &tiles)?;
             }
         }
         if let Some(kind) = wave {
@@ -397,36 +396,6 @@ impl Walk<'_> {
         }
         let levels = 1 + two_levels as usize + fissioned as usize;
         Ok(Tiled { node, levels, down })
-    }
-
-    /// The order of the point loops of the tiled `band` (its members'
-    /// indices, innermost last), `None` for the band's own order.
-    fn point_order_of(
-        &self,
-        band: &ScheduleNode,
-        statements: &[String],
-        depth: usize,
-    ) -> Result<Option<Vec<usize>>, CodegenError> {
-        let what = || "transforming the schedule tree".to_string();
-        let m = band.band_n_member().ctx(what)? as usize;
-        let order = match &self.opts.plan {
-            Some(_) => self.take(statements, depth..depth + 1, |a, _| match a {
-                Action::PointOrder { order } => Some(order.clone()),
-                _ => None,
-            }),
-            None => self.point_order(band)?,
-        };
-        if let Some(order) = &order {
-            let mut sorted = order.clone();
-            sorted.sort();
-            if sorted != (0..m).collect::<Vec<_>>() {
-                return Err(CodegenError::Unsupported(format!(
-                    "point-order {order:?}: not an order of the band's {m} members"
-                )));
-            }
-            self.record(depth, statements, Action::PointOrder { order: order.clone() });
-        }
-        Ok(order)
     }
 
     /// The member of `band` whose loop runs in parallel, if any: the

@@ -1,16 +1,72 @@
-//! The order of a tiled band's point loops: the knobs that sink one point
-//! loop innermost (Pluto's post-tile score, intra-tile consecutivity), and
-//! the permutation of a band's members.
+//! The order of a tiled band's loops: of its point loops, the knobs that
+//! sink one innermost (Pluto's post-tile score, intra-tile consecutivity);
+//! of its tile loops, packing's; a plan's, for either; and the permutation
+//! of a band's members.
 
 use isl_rs::{MultiUnionPwAff, ScheduleNode, UnionMap, UnionSet};
 use model::isl::IslResultExt;
 use model::scop::isl_name;
+use space::clay::Action;
 use vocab::knobs::PostTileReorder;
 
+use super::super::pack;
 use super::Walk;
 use crate::CodegenError;
 
 impl Walk<'_> {
+    /// The order of the point loops of the tiled `band` (its members'
+    /// indices, innermost last), `None` for the band's own order.
+    pub(super) fn point_order_of(
+        &self,
+        band: &ScheduleNode,
+        statements: &[String],
+        depth: usize,
+    ) -> Result<Option<Vec<usize>>, CodegenError> {
+        let order = match &self.opts.plan {
+            Some(_) => self.take(statements, depth..depth + 1, |a, _| match a {
+                Action::PointOrder { order } => Some(order.clone()),
+                _ => None,
+            }),
+            None => self.point_order(band)?,
+        };
+        if let Some(order) = &order {
+            check_order(band, order, "point-order")?;
+            self.record(depth, statements, Action::PointOrder { order: order.clone() });
+        }
+        Ok(order)
+    }
+
+    /// The order of the tiled `band`'s tile loops (its members' indices,
+    /// innermost last): the plan's, or packing's where it makes copies
+    /// (`plain`: neither two levels nor a wavefront); `None` for the band's
+    /// own order.
+    pub(super) fn tile_order_of(
+        &self,
+        band: &ScheduleNode,
+        statements: &[String],
+        depth: usize,
+        plain: bool,
+    ) -> Result<Option<Vec<usize>>, CodegenError> {
+        let order = match &self.opts.plan {
+            Some(_) => self.take(statements, depth..depth + 1, |a, _| match a {
+                Action::TileOrder { order } => Some(order.clone()),
+                _ => None,
+            }),
+            None if self.opts.code.pack && plain => pack::tile_order(self.ctx, self.scop, band)?,
+            None => None,
+        };
+        if let Some(order) = &order {
+            check_order(band, order, "tile-order")?;
+            if !plain {
+                return Err(CodegenError::Unsupported(format!(
+                    "tile-order {order:?}: not on two-level or wavefront tiles"
+                )));
+            }
+            self.record(depth, statements, Action::TileOrder { order: order.clone() });
+        }
+        Ok(order)
+    }
+
     /// The order of the point loops after tiling (`None`: as they are): the
     /// member with the most stride-one references (intra-tile consecutivity),
     /// then the best Pluto score (2), is sunk innermost. Scores come from
@@ -138,4 +194,17 @@ pub(super) fn permute(node: ScheduleNode, order: &[usize]) -> Result<ScheduleNod
         node = node.band_member_set_coincident(k as i32, c as i32).ctx(what)?;
     }
     Ok(node)
+}
+
+/// An error unless `order` orders `band`'s members.
+fn check_order(band: &ScheduleNode, order: &[usize], step: &str) -> Result<(), CodegenError> {
+    let m = band.band_n_member().ctx(|| "ordering a band's loops".to_string())? as usize;
+    let mut sorted = order.to_vec();
+    sorted.sort();
+    if sorted != (0..m).collect::<Vec<_>>() {
+        return Err(CodegenError::Unsupported(format!(
+            "{step} {order:?}: not an order of the band's {m} members"
+        )));
+    }
+    Ok(())
 }

@@ -21,6 +21,10 @@ pub enum Action {
     Tile { sizes: Vec<u32> },
     /// After tiling, the band's point loops run in this order of its members.
     PointOrder { order: Vec<usize> },
+    /// After tiling, the band's tile loops run in this order of its members
+    /// (packing's: the member along which the most copied bytes stay the
+    /// same innermost, so their copies serve every tile of it).
+    TileOrder { order: Vec<usize> },
     /// After tiling, the first tile loop becomes the sum of itself and the next
     /// (`single`) or of all of them (`all`).
     Wavefront { kind: Wavefront },
@@ -74,6 +78,7 @@ impl fmt::Display for CodeStep {
         match &self.action {
             Action::Tile { sizes } => write!(f, "tile {p} {}", join(sizes)),
             Action::PointOrder { order } => write!(f, "point-order {p} {}", join(order)),
+            Action::TileOrder { order } => write!(f, "tile-order {p} {}", join(order)),
             Action::Wavefront { kind } => {
                 write!(f, "wavefront {p} {}", if *kind == Wavefront::All { "all" } else { "single" })
             }
@@ -99,18 +104,18 @@ pub(super) fn parse_action(op: &str, args: &[i64], rest: &str) -> Result<Action,
     let unsigned =
         |x: i64| u32::try_from(x).ok().filter(|&x| x > 0).ok_or(format!("`{x}` is not a positive size"));
     let shape = |s: &str| Err(format!("`{op}` is written `{s}`"));
+    let members = |args: &[i64]| -> Result<Vec<usize>, String> {
+        args.iter().map(|&x| usize::try_from(x).map_err(|_| format!("`{x}` is not a member"))).collect()
+    };
     Ok(match op {
         "tile" if !args.is_empty() => {
             Action::Tile { sizes: args.iter().map(|&x| unsigned(x)).collect::<Result<_, _>>()? }
         }
         "tile" => return shape("tile (PREFIX) SIZE..."),
-        "point-order" if !args.is_empty() => Action::PointOrder {
-            order: args
-                .iter()
-                .map(|&x| usize::try_from(x).map_err(|_| format!("`{x}` is not a member")))
-                .collect::<Result<_, _>>()?,
-        },
+        "point-order" if !args.is_empty() => Action::PointOrder { order: members(args)? },
         "point-order" => return shape("point-order (PREFIX) MEMBER..."),
+        "tile-order" if !args.is_empty() => Action::TileOrder { order: members(args)? },
+        "tile-order" => return shape("tile-order (PREFIX) MEMBER..."),
         "wavefront" => match rest {
             "single" => Action::Wavefront { kind: Wavefront::Single },
             "all" => Action::Wavefront { kind: Wavefront::All },
@@ -130,8 +135,17 @@ pub(super) fn parse_action(op: &str, args: &[i64], rest: &str) -> Result<Action,
 }
 
 /// The code-generation steps a script may hold (after its Clay steps).
-pub const OPS: [&str; 8] =
-    ["tile", "point-order", "wavefront", "unroll-jam", "micro-tile", "fission", "parallelize", "vectorize"];
+pub const OPS: [&str; 9] = [
+    "tile",
+    "point-order",
+    "tile-order",
+    "wavefront",
+    "unroll-jam",
+    "micro-tile",
+    "fission",
+    "parallelize",
+    "vectorize",
+];
 
 impl ClayForm {
     /// Where code generation finds the loop `step` names: its depth and statements.

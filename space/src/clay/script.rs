@@ -185,6 +185,7 @@ mod tests {
         let code = vec![
             CodeStep { prefix: vec![0], action: Action::Tile { sizes: vec![32, 32, 256] } },
             CodeStep { prefix: vec![0], action: Action::PointOrder { order: vec![0, 2, 1] } },
+            CodeStep { prefix: vec![0], action: Action::TileOrder { order: vec![1, 2, 0] } },
             CodeStep { prefix: vec![0], action: Action::Wavefront { kind: Wavefront::All } },
             CodeStep { prefix: vec![0], action: Action::UnrollJam { factor: 4 } },
             CodeStep { prefix: vec![0], action: Action::MicroTile { rows: 4, cols: 32 } },

@@ -26,8 +26,8 @@ pub struct Args {
     /// A script of Clay transformations (as `polytune explain` prints them), replayed on
     /// the original program and checked legal, instead of `--schedule` (`polytune apply
     /// FILE --script S` is the same command). Its code steps (tile, point-order,
-    /// wavefront, unroll-jam, fission, parallelize, vectorize), if any, replace --tile
-    /// and the simd, unroll_jam and fission knobs.
+    /// tile-order, wavefront, unroll-jam, micro-tile, fission, parallelize, vectorize),
+    /// if any, replace --tile and the simd, unroll_jam, micro_tile and fission knobs.
     #[arg(long, value_name = "FILE", conflicts_with = "schedule")]
     script: Option<PathBuf>,
     /// PolyBench dataset size (passed as -D<SIZE>_DATASET).
