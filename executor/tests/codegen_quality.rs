@@ -536,7 +536,7 @@ int main(void)
 #[test]
 fn micro_tiles_over_scaled_packs_match_the_original() {
     for (kernel, scaled) in [("gemm", 1), ("2mm", 1), ("3mm", 0), ("syrk", 1), ("syr2k", 2)] {
-        let k = load(&format!("linear-algebra/{kernel}.c"), "SMALL");
+        let k = load(format!("linear-algebra/{kernel}.c"), "SMALL");
         let v = unified_variant(&k, &["micro_tile=4x8", "pack=on", "transpose=on"], vec![16, 32, 64], 2);
         let copies = v.region.lines().filter(|l| l.starts_with("#define polytune_pack_in_"));
         assert_eq!(copies.filter(|l| l.contains("= alpha * ")).count(), scaled, "{kernel}: {}", v.region);
