@@ -172,12 +172,12 @@ fn pack_band(
         bytes += need;
         let at = hoisted(&tiles, &extents, first, depth)?;
         let tiles = tiles.project_out(DimType::In, at as u32, (depth - at) as u32).ctx(what)?;
-        copies.push(Copy { at, array, factor, buffer, offset, tiles, extents });
+        copies.push(Buffer { at, array, factor, buffer, offset, tiles, extents });
     }
     // Outermost first: each graft splits the band around the next depth.
     copies.sort_by_key(|c| c.at);
     let mut mark = mark;
-    for Copy { at, array, factor, buffer, offset, tiles, extents } in copies {
+    for Buffer { at, array, factor, buffer, offset, tiles, extents } in copies {
         let rank = array.rank();
         let name = format!("pack_in_{}", packing.buffers);
         packing.buffers += 1;
@@ -232,7 +232,7 @@ fn pack_band(
 /// array, the scalar its elements are multiplied by (see [`factor_out`]),
 /// the buffer's and its offsets' names, the footprint of the loops above
 /// the copy and its box's extents.
-struct Copy<'s> {
+struct Buffer<'s> {
     at: usize,
     array: &'s Array,
     factor: Option<String>,
