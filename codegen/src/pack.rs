@@ -139,20 +139,15 @@ fn pack_band(
         // Where every use is multiplied first by the same scalar, the
         // copy holds the products.
         let scalars = scalars(scop, array, &written);
-        let folded: Option<Vec<(String, String)>> = uses_of
+        let folded = uses_of
             .iter()
             .map(|(_, body, refs)| factor_out(body, &array.name, array.rank(), refs, &scalars))
-            .collect();
-        let factor = match &folded {
-            Some(f) if f.iter().all(|(_, g)| *g == f[0].1) => f.first().map(|(_, g)| g.clone()),
-            _ => None,
-        };
+            .collect::<Option<Vec<_>>>()
+            .filter(|f| f.iter().all(|(_, g)| *g == f[0].1));
+        let factor = folded.as_ref().and_then(|f| f.first()).map(|(_, g)| g.clone());
         let mut texts = Vec::new();
         for (i, (s, body, refs)) in uses_of.iter().enumerate() {
-            let body = match (&factor, &folded) {
-                (Some(_), Some(f)) => &f[i].0,
-                _ => body,
-            };
+            let body = folded.as_ref().map_or(body, |f| &f[i].0);
             match retarget(body, &array.name, &buffer, array.rank(), refs, |d, e| {
                 format!("[({e}) - {offset}[{d}]]")
             }) {
