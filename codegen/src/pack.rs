@@ -32,8 +32,8 @@ use model::isl::IslResultExt;
 use model::scop::{Array, Scop};
 
 use super::footprint::{
-    all_instances_below, copy_args, copy_graft_loops, element_bytes, footprint, read_groups, retarget,
-    squeeze, statements, uses, written_in, Bodies, Read,
+    all_instances_below, copy_args, copy_graft_loops, element_bytes, fold, footprint, read_groups, retarget,
+    squeeze, statements, written_in, Bodies, Read,
 };
 use super::marks::{find_mark, PARALLEL_MARK};
 use super::print::{parenthesize, MACRO_PREFIX};
@@ -138,16 +138,11 @@ fn pack_band(
         }
         // Where every use is multiplied first by the same scalar, the
         // copy holds the products.
-        let scalars = scalars(scop, array, &written);
-        let folded = uses_of
-            .iter()
-            .map(|(_, body, refs)| factor_out(body, &array.name, array.rank(), refs, &scalars))
-            .collect::<Option<Vec<_>>>()
-            .filter(|f| f.iter().all(|(_, g)| *g == f[0].1));
-        let factor = folded.as_ref().and_then(|f| f.first()).map(|(_, g)| g.clone());
+        let folded = fold(scop, array, &written, &uses_of);
+        let factor = folded.as_ref().map(|(_, f)| f.clone());
         let mut texts = Vec::new();
         for (i, (s, body, refs)) in uses_of.iter().enumerate() {
-            let body = folded.as_ref().map_or(body, |f| &f[i].0);
+            let body = folded.as_ref().map_or(body, |(b, _)| &b[i]);
             match retarget(body, &array.name, &buffer, array.rank(), refs, |d, e| {
                 format!("[({e}) - {offset}[{d}]]")
             }) {
@@ -224,7 +219,7 @@ fn pack_band(
 }
 
 /// One buffer of a band: where its copy goes (the schedule depth), the
-/// array, the scalar its elements are multiplied by (see [`factor_out`]),
+/// array, the scalar its elements are multiplied by (see [`fold`]),
 /// the buffer's and its offsets' names, the footprint of the loops above
 /// the copy and its box's extents.
 struct Buffer<'s> {
@@ -235,99 +230,6 @@ struct Buffer<'s> {
     offset: String,
     tiles: Map,
     extents: Vec<i64>,
-}
-
-/// The scalars a copy of `array` can hold its elements multiplied by: not
-/// written by the band's statements (`written`), so the same at the copy
-/// and at every use, and of `array`'s element type, so that the product
-/// is computed and rounded in that type either way.
-fn scalars<'s>(scop: &'s Scop, array: &Array, written: &[String]) -> Vec<&'s str> {
-    scop.arrays
-        .iter()
-        .filter(|a| a.rank() == 0 && !a.is_struct_member() && !written.contains(&a.name))
-        .filter(|a| a.element_type.trim() == array.element_type.trim())
-        .map(|a| a.name.as_str())
-        .collect()
-}
-
-/// `body` with each use of `array` among `refs` freed of the scalar that
-/// multiplies it first (gemm's `alpha * A[i][k] * B[k][j]`, which C reads
-/// `(alpha * A[i][k]) * B[k][j]`; syr2k's `A[j][k] * alpha * B[i][k]`),
-/// and that scalar, one of `scalars`; `None` where a use has none, or not
-/// the same. A copy that holds the products then serves the uses with the
-/// same values, rounded once as the statements rounded them
-/// (multiplication commutes exactly), and a micro tile broadcasts them
-/// from memory instead of multiplying every row's operand at every step.
-fn factor_out(
-    body: &str,
-    array: &str,
-    rank: usize,
-    refs: &[String],
-    scalars: &[&str],
-) -> Option<(String, String)> {
-    let mut out = String::with_capacity(body.len());
-    let mut at = 0;
-    let mut factor: Option<&str> = None;
-    for u in uses(body, array, rank)? {
-        if !refs.contains(&squeeze(&body[u.start..u.end])) {
-            continue;
-        }
-        let (span, f) = scaled(body, u.start, u.end)?;
-        if !scalars.contains(&f) || factor.is_some_and(|g| g != f) {
-            return None;
-        }
-        factor = Some(f);
-        out.push_str(&body[at..span.start]);
-        out.push_str(&body[u.start..u.end]);
-        at = span.end;
-    }
-    out.push_str(&body[at..]);
-    Some((out, factor?.to_string()))
-}
-
-/// The product `f * REF` or `REF * f` around the operand `body[start..end]`
-/// where it is a subexpression of its own (nothing multiplies or divides
-/// it from the left; `f` a plain name): its span and `f`.
-fn scaled(body: &str, start: usize, end: usize) -> Option<(std::ops::Range<usize>, &str)> {
-    let before = body[..start].trim_end();
-    if let Some(rest) = before.strip_suffix('*') {
-        let rest = rest.trim_end();
-        let f_start =
-            rest.len() - rest.bytes().rev().take_while(|c| c.is_ascii_alphanumeric() || *c == b'_').count();
-        let f = &rest[f_start..];
-        let plain = f.bytes().next().is_some_and(|c| c.is_ascii_alphabetic() || c == b'_');
-        return (plain && operand_starts(&rest[..f_start])).then_some((f_start..end, f));
-    }
-    if !operand_starts(before) {
-        return None;
-    }
-    let after = &body[end..];
-    let rest = after.trim_start().strip_prefix('*')?;
-    if rest.starts_with('=') {
-        return None;
-    }
-    let f_start = body.len() - rest.trim_start().len();
-    let f_end =
-        f_start + body[f_start..].bytes().take_while(|c| c.is_ascii_alphanumeric() || *c == b'_').count();
-    let f = &body[f_start..f_end];
-    let next = body[f_end..].trim_start();
-    let whole = !["[", "(", ".", "->", "++", "--"].iter().any(|t| next.starts_with(t));
-    let plain = f.bytes().next().is_some_and(|c| c.is_ascii_alphabetic() || c == b'_');
-    (plain && whole).then_some((start..f_end, f))
-}
-
-/// Whether an operand that follows `before` begins a
-/// subexpression: after an opening bracket, an assignment, a comparison,
-/// a comma, a conditional's `?` or `:`, or an addition's sign, not after
-/// an operator that binds tighter than a product (`*`, `/`, `%`, a cast).
-fn operand_starts(before: &str) -> bool {
-    let before = before.trim_end();
-    let b = before.as_bytes();
-    match b.last() {
-        None => true,
-        Some(b'+') | Some(b'-') => b.len() < 2 || b[b.len() - 2] != b[b.len() - 1],
-        Some(c) => b"([=,?:<>".contains(c) && !before.ends_with("->"),
-    }
 }
 
 /// The outermost schedule depth, from `first` to `depth` (the point
@@ -453,46 +355,4 @@ fn fits(tiles: &Map, extents: &[i64]) -> Result<bool, CodegenError> {
     let size = hull.get_size().ctx(what)?;
     Ok((0..extents.len())
         .all(|d| size.get_val(d as i32).and_then(|v| v.get_num_si()).is_ok_and(|n| n <= extents[d])))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fold(body: &str, array: &str, refs: &[&str]) -> Option<(String, String)> {
-        let refs: Vec<String> = refs.iter().map(|r| squeeze(r)).collect();
-        factor_out(body, array, 2, &refs, &["alpha", "beta"])
-    }
-
-    #[test]
-    fn a_scalar_that_multiplies_a_use_first_is_factored_out() {
-        let gemm = "C[(i)][(j)] += alpha * A[(i)][(k)] * B[(k)][(j)]";
-        let out = Some(("C[(i)][(j)] += A[(i)][(k)] * B[(k)][(j)]".to_string(), "alpha".to_string()));
-        assert_eq!(fold(gemm, "A", &["A[(i)][(k)]"]), out);
-        // `(C * alpha) * A`: `alpha` multiplies `C`, not `A`.
-        assert_eq!(fold("x = C[(i)][(k)] * alpha * A[(i)][(k)]", "A", &["A[(i)][(k)]"]), None);
-        // syr2k: `(A[j][k] * alpha) * B[i][k] + (B[j][k] * alpha) * A[i][k]`.
-        let syr2k = "C[(i)][(j)] += A[(j)][(k)]*alpha*B[(i)][(k)] + B[(j)][(k)]*alpha*A[(i)][(k)]";
-        let out = "C[(i)][(j)] += A[(j)][(k)]*B[(i)][(k)] + B[(j)][(k)]*alpha*A[(i)][(k)]";
-        assert_eq!(fold(syr2k, "A", &["A[(j)][(k)]"]).map(|f| f.0), Some(out.to_string()));
-        assert_eq!(fold(syr2k, "A", &["A[(i)][(k)]"]), None);
-        assert_eq!(
-            fold("x = y - alpha*A[(i)][(k)]", "A", &["A[(i)][(k)]"]).map(|f| f.0),
-            Some("x = y - A[(i)][(k)]".into())
-        );
-        // A cast, a quotient, a scalar that is not one, uses that differ.
-        assert_eq!(fold("x = (double) alpha * A[(i)][(k)]", "A", &["A[(i)][(k)]"]), None);
-        assert_eq!(fold("x = y / alpha * A[(i)][(k)]", "A", &["A[(i)][(k)]"]), None);
-        assert_eq!(fold("x = gamma * A[(i)][(k)]", "A", &["A[(i)][(k)]"]), None);
-        assert_eq!(fold("x = A[(i)][(k)] * alpha[(i)]", "A", &["A[(i)][(k)]"]), None);
-        assert_eq!(fold("x = alpha * A[(i)][(k)] + A[(i)][(k)]", "A", &["A[(i)][(k)]"]), None);
-        assert_eq!(fold("x = alpha * A[(i)][(k)] + beta * A[(i)][(k)]", "A", &["A[(i)][(k)]"]), None);
-        assert_eq!(fold("x *= A[(i)][(k)] *= alpha", "A", &["A[(i)][(k)]"]), None);
-        // Only the uses among `refs` count.
-        let two = "x = alpha * A[(i)][(k)] + A[(k)][(i)]";
-        assert_eq!(
-            fold(two, "A", &["A[(i)][(k)]"]).map(|f| f.0),
-            Some("x = A[(i)][(k)] + A[(k)][(i)]".into())
-        );
-    }
 }

@@ -87,6 +87,23 @@ fn gemm_stages_its_tiles_in_shared_memory_and_each_barrier_is_needed() {
     assert!(unit.contains("__syncthreads()"), "{unit}");
     // One loop nest over the threads per phase: copies, then the computation.
     assert!(v.region.matches("for (int polytune_t0 = 15; ").count() >= 2, "{}", v.region);
+    // `alpha * A[i][k]`: the copy of `A`'s tile holds the products, so the
+    // statement multiplies once per step, not twice.
+    assert!(unit.contains("= alpha * A[(a0)][(a1)]"), "{unit}");
+    let s2 = unit.lines().find(|l| l.starts_with("#define polytune_S2(") && l.contains("_shared_")).unwrap();
+    assert!(s2.contains("+= polytune_shared_0") && !s2.contains("alpha"), "{s2}");
+    // A thread's copies of one tile are unrolled (16 × 16 elements over 256
+    // threads: one each).
+    assert!(!unit.contains("polytune_shared_in_0(c0, c1"), "{unit}");
+    // The host registers each array from its first copy to its last: `A`
+    // and `B` once copied in, `C` once copied back.
+    for (array, unpinned_before) in
+        [("A", "cudaEventCreate"), ("B", "cudaEventCreate"), ("C", "cudaFree(polytune_d_C)")]
+    {
+        let pin = unit.find(&format!("polytune_pin(polytune_h_{array},")).expect(array);
+        let unpin = unit.find(&format!("polytune_unpin(polytune_h_{array},")).expect(array);
+        assert!(pin < unpin && unpin < unit.find(unpinned_before).unwrap(), "{array}: {unit}");
+    }
     same_outputs(&k, v.program);
     let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
     let original = codegen::original_program(&k.source, &k.scop).unwrap();
@@ -122,9 +139,16 @@ fn gemm_runs_its_full_blocks_and_full_k_tiles_without_guards() {
     let (full, partial) = kernel.split_once("  } else {\n").expect("a kernel versioned on full blocks");
     let full = &full
         [full.find("ni >= 16 * polytune_o0 + 16 * polytune_b0 + 16").expect("the full blocks' condition")..];
-    let guards = |code: &str| code.lines().filter(|l| l.contains("if (") && l.contains("polytune_t")).count();
-    // The copies' guards on `k` stay; none is left around the points.
-    assert!(guards(full) <= 2, "{full}");
+    // A thread's guards on its rows and columns; the copies' guards on `k`
+    // stay, none is left around the points.
+    let guards = |code: &str| {
+        code.lines()
+            .filter(|l| {
+                l.contains("if (") && l.contains("polytune_t") && (l.contains("ni >=") || l.contains("nj >="))
+            })
+            .count()
+    };
+    assert_eq!(guards(full), 0, "{full}");
     let lines: Vec<&str> = full.lines().map(str::trim).collect();
     assert!(
         lines.windows(2).any(|w| w == ["#pragma unroll", "for (int c1 = 0; c1 <= 15; c1++) {"]),

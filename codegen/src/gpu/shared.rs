@@ -31,8 +31,8 @@ use model::isl::IslResultExt;
 use model::scop::Scop;
 
 use super::super::footprint::{
-    copy_args, copy_graft, element_bytes, footprint, read_groups, retarget, squeeze, statements, written_in,
-    Bodies,
+    copy_args, copy_graft, element_bytes, fold, footprint, read_groups, retarget, squeeze, statements,
+    written_in, Bodies,
 };
 use super::super::isolate::{full_tile_option, with_budget, ISOLATE_OPS};
 use super::super::marks::BARRIER;
@@ -165,6 +165,9 @@ fn filter_threads(node: ScheduleNode, cfg: &Config) -> Result<ScheduleNode, Code
 /// A thread's points along one member are unrolled up to this many.
 const MOST_UNROLLED: i64 = 8;
 
+/// A thread's copies into one buffer are unrolled up to this many.
+const MOST_COPIES: i64 = 16;
+
 fn has_band(node: &ScheduleNode) -> Result<bool, CodegenError> {
     let what = || "looking for bands".to_string();
     if node.get_type().ctx(what)? == ScheduleNodeType::Band {
@@ -283,7 +286,7 @@ fn stage_copies(
                 continue;
             }
             let buffer = format!("{MACRO_PREFIX}shared_{}", promotion.buffers.len() + copies.len());
-            let mut texts = Vec::new();
+            let mut uses_of = Vec::new();
             for s in &stmts {
                 // The statement's own references of the group: another
                 // statement may spell a reference of another group alike
@@ -294,12 +297,21 @@ fn stage_copies(
                     .filter(|(a, _)| s.accesses.iter().any(|b| std::ptr::eq(b, *a)))
                     .map(|(a, its)| squeeze(&parenthesize(&a.text, its)))
                     .collect();
-                if refs.is_empty() {
-                    continue;
+                if !refs.is_empty() {
+                    uses_of.push((s, promotion.bodies.current(s), refs));
                 }
-                let body = promotion.bodies.current(s);
-                let slots: Vec<(i64, i64)> = extents.iter().map(|&e| (1, e)).collect();
-                match retarget(&body, &array.name, &buffer, slots.len(), &refs, |d, e| slot(e, slots[d])) {
+            }
+            // Where every use is multiplied first by the same scalar
+            // (gemm's `alpha * A[i][k]`), the buffer holds the products:
+            // the copy multiplies once per element, not the statements
+            // once per use.
+            let folded = fold(cfg.scop, array, written, &uses_of);
+            let factor = folded.as_ref().map(|(_, f)| f.clone());
+            let slots: Vec<(i64, i64)> = extents.iter().map(|&e| (1, e)).collect();
+            let mut texts = Vec::new();
+            for (i, (s, body, refs)) in uses_of.iter().enumerate() {
+                let body = folded.as_ref().map_or(body, |(b, _)| &b[i]);
+                match retarget(body, &array.name, &buffer, slots.len(), refs, |d, e| slot(e, slots[d])) {
                     Some(b) => texts.push((s.name.clone(), b)),
                     None => {
                         texts.clear();
@@ -315,7 +327,7 @@ fn stage_copies(
             }
             *buffer_bytes += need;
             let dims: Vec<String> = extents.iter().map(|e| format!("[{e}]")).collect();
-            copies.push((array, buffer, extents, footprint, dims.concat()));
+            copies.push((array, factor, buffer, extents, footprint, dims.concat()));
         }
     }
     if copies.is_empty() {
@@ -324,18 +336,24 @@ fn stage_copies(
     let n_prefix = prefix.copy().ctx(what)?.range().ctx(what)?;
     let n_prefix = Set::from_union_set(n_prefix).ctx(what)?;
     let depth = n_prefix.dim(DimType::Set).ctx(what)? as usize;
-    for (array, buffer, extents, footprint, dims) in copies {
+    let threads = cfg.threads.iter().product::<i64>().max(1);
+    for (array, factor, buffer, extents, footprint, dims) in copies {
         let number = promotion.buffers.len();
         let name = format!("{COPY}{number}");
         let rank = array.rank();
         let tuple = footprint.get_tuple_name(DimType::Out).ctx(what)?.to_string();
         let mine = footprint.intersect_range(distribution(ctx, &tuple, rank, cfg.threads)?).ctx(what)?;
-        point = point.graft_before(copy_graft(ctx, mine, &name, false)?).ctx(what)?;
+        // A thread's few copies unrolled: its loads are then issued
+        // together, not each after the last one's store (the copy loop's
+        // trip count depends on the thread's index).
+        let each = (extents.iter().product::<i64>() + threads - 1) / threads;
+        point = point.graft_before(copy_graft(ctx, mine, &name, each <= MOST_COPIES)?).ctx(what)?;
         let (as_, all) = copy_args(depth, rank);
         let slots: String = as_.iter().zip(&extents).map(|(a, &e)| slot(a, (1, e))).collect();
         let subscripts: String = as_.iter().map(|a| format!("[({a})]")).collect();
+        let factor = factor.map_or(String::new(), |f| format!("{f} * "));
         promotion.prelude.push_str(&format!(
-            "#define {MACRO_PREFIX}{name}({all}) {buffer}{slots} = {}{subscripts}\n",
+            "#define {MACRO_PREFIX}{name}({all}) {buffer}{slots} = {factor}{}{subscripts}\n",
             array.name
         ));
         promotion.postlude.push_str(&format!("#undef {MACRO_PREFIX}{name}\n"));
