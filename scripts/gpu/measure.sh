@@ -11,10 +11,12 @@
 #   ppcg     ppcg's units of the ten kernels, timed and verified, with each
 #            original on one core (scripts/ppcg/run.sh);
 #   gemm     gemm at LARGE: tile shapes x points per thread x gpu_unroll;
-#   gemm-xl  gemm at EXTRALARGE: two tile shapes x points per thread;
+#   gemm-xl  gemm at EXTRALARGE: three tile shapes x points per thread;
 #   short    a short campaign on each of the other nine kernels at LARGE
 #            (SHORT: some of them, as name:budget[:runs]): tile 32,
-#            gpu_shared on and off, 1, 2 and 4 points per thread.
+#            gpu_shared on and off, 1, 2 and 4 points per thread;
+#   pin      gemm's default variant with page-locked and with pageable
+#            host arrays (POLYTUNE_PAGEABLE), interleaved.
 #
 # It needs a polytune binary (POLYTUNE, default target/release/polytune) and,
 # when that binary was built elsewhere, its solver libraries (POLYTUNE_LIBS: a
@@ -36,7 +38,7 @@ mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 P=${POLYTUNE:-$PWD/target/release/polytune}
 DB="$OUT/gpu.db"
-STEPS=${STEPS:-cublas ppcg gemm gemm-xl short}
+STEPS=${STEPS:-cublas ppcg gemm gemm-xl short pin}
 export POLYTUNE_NVCC=${POLYTUNE_NVCC:-$(command -v nvcc)}
 if [ -n "${POLYTUNE_LIBS:-}" ]; then
   mkdir -p /tmp/polytune-lib && tar -C /tmp/polytune-lib -xJf "$POLYTUNE_LIBS"
@@ -82,11 +84,12 @@ short() {
     RESULTS=$OUT/ppcg_results.txt timeout 150 bash scripts/ppcg/run.sh
   fi
   if step gemm; then
-    campaign polybench/linear-algebra/gemm.c LARGE 60 32x32x16,64x32x16,64x64x16,128x64x8 17 3 \
-      --set gpu_thread_tile=2,4 --set gpu_unroll=off,on
+    campaign polybench/linear-algebra/gemm.c LARGE 75 32x32x16,64x64x16,128x64x16,128x128x16 25 3 \
+      --set gpu_thread_tile=2,4,8 --set gpu_unroll=off,on
   fi
   if step gemm-xl; then
-    campaign polybench/linear-algebra/gemm.c EXTRALARGE 50 32x32x16,64x64x16 5 2 --set gpu_thread_tile=2,4
+    campaign polybench/linear-algebra/gemm.c EXTRALARGE 50 32x32x16,64x64x16,128x128x16 7 2 \
+      --set gpu_thread_tile=2,4 --set gpu_unroll=on
   fi
   if step short; then
     # kernel:budget[:runs]; the slowest originals (adi's 11 s) run fewer times.
@@ -98,6 +101,17 @@ short() {
         *) dir=linear-algebra ;;
       esac
       short "polybench/$dir/$name.c" "$budget" "${runs:-2}"
+    done
+  fi
+  if step pin; then
+    # The same variant with its host arrays page-locked (the default) and
+    # pageable (POLYTUNE_PAGEABLE=1), interleaved: region (kernels).
+    for name in gemm; do
+      for env in POLYTUNE_PAGEABLE=0 POLYTUNE_PAGEABLE=1 POLYTUNE_PAGEABLE=0 POLYTUNE_PAGEABLE=1; do
+        log "pin $name $env"
+        env "$env" timeout 60 "$P" run "polybench/linear-algebra/$name.c" --schedule unified --set target=gpu \
+          --machine configs/machines/gpu.toml --dataset LARGE --runs 5 --out "$OUT/pin" 2>&1 | grep -E "variant|original|kernel"
+      done
     done
   fi
   log summary
