@@ -13,8 +13,9 @@
 #   gemm     gemm at LARGE: tile shapes x points per thread x gpu_unroll;
 #   gemm-xl  gemm at EXTRALARGE: three tile shapes x points per thread;
 #   short    a short campaign on each of the other nine kernels at LARGE
-#            (SHORT: some of them, as name:budget[:runs]): tile 32,
-#            gpu_shared on and off, 1, 2 and 4 points per thread;
+#            (SHORT: some of them, as name:budget[:runs[:tiles]]): tile 32,
+#            gpu_shared on and off, 1, 2 and 4 points per thread (heat-3d:
+#            four tile shapes, lu: 32 and 16, 1 and 2 points);
 #   pin      gemm's default variant with page-locked and with pageable
 #            host arrays (POLYTUNE_PAGEABLE), interleaved.
 #
@@ -65,8 +66,14 @@ campaign() {
 # The short campaign of the table in docs/performance.md: the mapping
 # without shared memory (gpu_shared=off, the mapping before issue 35), the
 # default (tile 32, one point per thread), 2 x 2 and 4 x 4 points per thread.
+# With TILES (a stencil's, whose kernels write what they read: no shared
+# memory to switch), those tile shapes instead.
 short() {
-  campaign "$1" LARGE "$2" 32 8 "${3:-2}" --set gpu_thread_tile=1,2,4 --set gpu_shared=on,off
+  if [ -n "${4:-}" ]; then
+    campaign "$1" LARGE "$2" "$4" 8 "${3:-2}" --set gpu_thread_tile=1,2
+  else
+    campaign "$1" LARGE "$2" 32 8 "${3:-2}" --set gpu_thread_tile=1,2,4 --set gpu_shared=on,off
+  fi
 }
 {
   log machine
@@ -92,15 +99,16 @@ short() {
       --set gpu_thread_tile=2,4 --set gpu_unroll=on
   fi
   if step short; then
-    # kernel:budget[:runs]; the slowest originals (adi's 11 s) run fewer times.
-    for k in ${SHORT:-symm:35 2mm:45 3mm:50 syrk:30 covariance:40 lu:45 jacobi-2d:30 heat-3d:35 adi:45:1}; do
-      IFS=: read -r name budget runs <<<"$k"
+    # kernel:budget[:runs[:tiles]]; the slowest originals (adi's 11 s) run
+    # fewer times; heat-3d's tile 32 makes 16 blocks at LARGE (n = 120).
+    for k in ${SHORT:-symm:35 2mm:45 3mm:50 syrk:30 covariance:40 lu:45:2:32,16 jacobi-2d:30 heat-3d:40:2:32,4x8x32,4x4x32,8x8x32 adi:45:1}; do
+      IFS=: read -r name budget runs tiles <<<"$k"
       case $name in
         covariance) dir=datamining ;;
         jacobi-2d | heat-3d | adi) dir=stencils ;;
         *) dir=linear-algebra ;;
       esac
-      short "polybench/$dir/$name.c" "$budget" "${runs:-2}"
+      short "polybench/$dir/$name.c" "$budget" "${runs:-2}" "${tiles:-}"
     done
   fi
   if step pin; then
