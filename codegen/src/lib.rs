@@ -425,7 +425,7 @@ fn generate_gpu(
                 .iter()
                 .enumerate()
                 .map(|(n, (shape, _))| {
-                    let (shape, args) = (shape.clone(), gpu::cuda::launch_args(&o, shape, &data.0));
+                    let (shape, args) = (shape.clone(), gpu::cuda::launch_args(&o, shape, &data.data));
                     Box::new(move |values: &[String]| shape.launch(n, values, &args)) as print::Launch
                 })
                 .collect();

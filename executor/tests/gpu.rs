@@ -104,6 +104,11 @@ fn gemm_stages_its_tiles_in_shared_memory_and_each_barrier_is_needed() {
         let unpin = unit.find(&format!("polytune_unpin(polytune_h_{array},")).expect(array);
         assert!(pin < unpin && unpin < unit.find(unpinned_before).unwrap(), "{array}: {unit}");
     }
+    // `POLYTUNE_WARM_KERNELS`: the launches run before the timed ones too,
+    // and the arrays are copied in again between them.
+    assert_eq!(unit.matches("polytune_kernel_0<<<").count(), 2, "{unit}");
+    let warm = &unit[unit.find("POLYTUNE_WARM_KERNELS").unwrap()..];
+    assert!(warm.find("copying in A").unwrap() < warm.find("cudaEventRecord(polytune_start)").unwrap());
     same_outputs(&k, v.program);
     let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
     let original = codegen::original_program(&k.source, &k.scop).unwrap();

@@ -9,6 +9,8 @@
 #
 # Steps (STEPS, default all, in this order):
 #   cublas   cuBLAS's DGEMM at gemm's LARGE and EXTRALARGE shapes and 4096³;
+#   protocol gemm's kernels timed cold and warm (POLYTUNE_WARM_KERNELS),
+#            its region page-locked and pageable (POLYTUNE_PAGEABLE);
 #   ppcg     ppcg's units of the ten kernels, timed and verified, with each
 #            original on one core (scripts/ppcg/run.sh);
 #   gemm     gemm at LARGE: tile shapes x points per thread x gpu_unroll;
@@ -16,9 +18,7 @@
 #   short    a short campaign on each of the other nine kernels at LARGE
 #            (SHORT: some of them, as name:budget[:runs[:tiles]]): tile 32,
 #            gpu_shared on and off, 1, 2 and 4 points per thread (heat-3d:
-#            four tile shapes, lu: 32 and 16, 1 and 2 points);
-#   pin      gemm's default variant with page-locked and with pageable
-#            host arrays (POLYTUNE_PAGEABLE), interleaved.
+#            four tile shapes, lu: 32 and 16, 1 and 2 points).
 #
 # It needs a polytune binary (POLYTUNE, default target/release/polytune) and,
 # when that binary was built elsewhere, its solver libraries (POLYTUNE_LIBS: a
@@ -40,7 +40,7 @@ mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 P=${POLYTUNE:-$PWD/target/release/polytune}
 DB="$OUT/gpu.db"
-STEPS=${STEPS:-cublas ppcg gemm gemm-xl short pin}
+STEPS=${STEPS:-cublas protocol ppcg gemm gemm-xl short}
 export POLYTUNE_NVCC=${POLYTUNE_NVCC:-$(command -v nvcc)}
 if [ -n "${POLYTUNE_LIBS:-}" ]; then
   mkdir -p /tmp/polytune-lib && tar -C /tmp/polytune-lib -xJf "$POLYTUNE_LIBS"
@@ -87,6 +87,26 @@ short() {
     log cublas
     timeout 90 python3 "$HERE/cublas.py"
   fi
+  if step protocol; then
+    # gemm's kernels timed cold (one launch in a process, the default) and
+    # warm (POLYTUNE_WARM_KERNELS=3: the launches three times first), and
+    # its region with pageable host arrays (POLYTUNE_PAGEABLE=1), one run
+    # after the other: region (kernels).
+    proto() {
+      log "protocol $1 $2 ${3}x${3} gpu_unroll=$4 $5"
+      env "$5" timeout 90 "$P" run polybench/linear-algebra/gemm.c --schedule unified --set target=gpu \
+        --machine configs/machines/gpu.toml --dataset "$1" --tile "$2" --set gpu_thread_tile="$3" \
+        --set gpu_unroll="$4" --runs 3 --out "$OUT/protocol" 2>&1 | grep -E "status|variant"
+    }
+    for point in "64x64x16 4 on" "32x32x16 2 off"; do
+      for env in POLYTUNE_WARM_KERNELS=0 POLYTUNE_WARM_KERNELS=3 POLYTUNE_PAGEABLE=1; do
+        proto LARGE $point $env
+      done
+    done
+    for env in POLYTUNE_WARM_KERNELS=0 POLYTUNE_WARM_KERNELS=3; do
+      proto EXTRALARGE 64x64x16 4 on $env
+    done
+  fi
   if step ppcg && [ -d "${PPCG_OUT:-target/ppcg}" ]; then
     log ppcg
     RESULTS=$OUT/ppcg_results.txt timeout 150 bash scripts/ppcg/run.sh
@@ -109,17 +129,6 @@ short() {
         *) dir=linear-algebra ;;
       esac
       short "polybench/$dir/$name.c" "$budget" "${runs:-2}" "${tiles:-}"
-    done
-  fi
-  if step pin; then
-    # The same variant with its host arrays page-locked (the default) and
-    # pageable (POLYTUNE_PAGEABLE=1), interleaved: region (kernels).
-    for name in gemm; do
-      for env in POLYTUNE_PAGEABLE=0 POLYTUNE_PAGEABLE=1 POLYTUNE_PAGEABLE=0 POLYTUNE_PAGEABLE=1; do
-        log "pin $name $env"
-        env "$env" timeout 60 "$P" run "polybench/linear-algebra/$name.c" --schedule unified --set target=gpu \
-          --machine configs/machines/gpu.toml --dataset LARGE --runs 5 --out "$OUT/pin" 2>&1 | grep -E "variant|original|kernel"
-      done
     done
   fi
   log summary

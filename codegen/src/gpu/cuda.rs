@@ -227,6 +227,16 @@ const TIMING: &str = "__attribute__((constructor)) static void polytune_init(voi
      if (!f || fprintf(f, \"%.9e\\n\", 1e-3 * (double) ms) < 0 || fclose(f) != 0) {\n    \
      fprintf(stderr, \"polytune: cannot write the kernel time to %s\\n\", path);\n    exit(3);\n  }\n}\n\n";
 
+/// `POLYTUNE_WARM_KERNELS=N`, a measurement aid: the region's launches
+/// run N times before the timed ones, and the arrays are copied in again
+/// after them, so that the timed kernels find the device busy and their
+/// outputs stay the original's. The region's time then holds the extra
+/// launches and copies: only the kernels' time means anything.
+const WARM: &str = "  {\n    const char *polytune_warm = getenv(\"POLYTUNE_WARM_KERNELS\");\n    \
+     int polytune_w = polytune_warm ? atoi(polytune_warm) : 0;\n    \
+     if (polytune_w > 0) {\n      for (; polytune_w > 0; polytune_w--) {\n{launches}      }\n      \
+     polytune_check(cudaDeviceSynchronize(), \"running the warm-up kernels\");\n{recopy}    }\n  }\n";
+
 /// Events around the launches (see [`TIMING`]).
 const START: &str = "  cudaEvent_t polytune_start, polytune_stop;\n  \
      polytune_check(cudaEventCreate(&polytune_start), \"creating an event\");\n  \
@@ -256,22 +266,31 @@ enum Out {
 /// subscripts of the element that holds the scalar's last value.
 pub(crate) type Last = std::collections::HashMap<String, Vec<String>>;
 
+/// A region's data: each array and scalar as the unit passes it, and the
+/// host code around the launches.
+pub(crate) struct Data {
+    pub data: Vec<Datum>,
+    /// Allocations and copies in.
+    pub setup: String,
+    /// The copies in alone, again (see [`WARM`]).
+    pub recopy: String,
+    /// Copies out and frees.
+    pub finish: String,
+}
+
 /// Each array and scalar of the SCoP as the unit passes it, with the code
 /// that copies it to the device and back (of an expansion array, the one
 /// element `last` names: symm's `temp2` expanded is as large as `C`);
 /// `Err` for an array whose extents are not all stated (literals and size
 /// parameters) or of rank above 3.
-pub(crate) fn data(
-    scop: &Scop,
-    copied_in: &[String],
-    last: &Last,
-) -> Result<(Vec<Datum>, String, String), CodegenError> {
+pub(crate) fn data(scop: &Scop, copied_in: &[String], last: &Last) -> Result<Data, CodegenError> {
     let unsupported = |why: String| CodegenError::Unsupported(format!("CUDA: {why}"));
     // The unit holds the kernels, not the rest of the program's file.
     if let Some(f) = scop.calls.first() {
         return Err(unsupported(format!("a statement calls `{f}`, a function of the program's file")));
     }
-    let (mut data, mut setup, mut finish) = (Vec::new(), String::new(), String::new());
+    let (mut data, mut setup, mut recopy, mut finish) =
+        (Vec::new(), String::new(), String::new(), String::new());
     for a in &scop.arrays {
         let (n, ty) = (&a.name, &a.element_type);
         if a.is_struct_member() {
@@ -279,7 +298,12 @@ pub(crate) fn data(
         }
         let check = |call: String, what: &str| format!("  polytune_check({call}, \"{what} {n}\");\n");
         // `out`: the copy back of the whole array, or of part of it.
-        let copies = |bytes: &str, host: &str, out: Out, setup: &mut String, finish: &mut String| {
+        let copies = |bytes: &str,
+                      host: &str,
+                      out: Out,
+                      setup: &mut String,
+                      recopy: &mut String,
+                      finish: &mut String| {
             setup.push_str(&format!("  void *polytune_d_{n};\n"));
             setup.push_str(&check(format!("cudaMalloc(&polytune_d_{n}, {bytes})"), "allocating"));
             let copy_in = copied_in.contains(n) || a.extents.is_empty();
@@ -289,10 +313,12 @@ pub(crate) fn data(
                 setup.push_str(&format!("  int polytune_pinned_{n} = polytune_pin({host}, {bytes});\n"));
             }
             if copy_in {
-                setup.push_str(&check(
+                let copy = check(
                     format!("cudaMemcpy(polytune_d_{n}, {host}, {bytes}, cudaMemcpyHostToDevice)"),
                     "copying in",
-                ));
+                );
+                setup.push_str(&copy);
+                recopy.push_str(&copy);
             }
             if pinned && !matches!(out, Out::Whole) {
                 setup.push_str(&format!("  polytune_unpin({host}, polytune_pinned_{n});\n"));
@@ -320,7 +346,7 @@ pub(crate) fn data(
         if a.extents.is_empty() {
             data.push(if a.written {
                 let bytes = format!("sizeof({ty})");
-                copies(&bytes, &format!("polytune_p_{n}"), Out::Whole, &mut setup, &mut finish);
+                copies(&bytes, &format!("polytune_p_{n}"), Out::Whole, &mut setup, &mut recopy, &mut finish);
                 Datum {
                     host_param: format!("{ty} *polytune_p_{n}"),
                     kernel_param: format!("{ty} *polytune_p_{n}"),
@@ -356,7 +382,7 @@ pub(crate) fn data(
             None if a.written && !a.local => Out::Whole,
             None => Out::Nothing,
         };
-        copies(&bytes, &format!("polytune_h_{n}"), out, &mut setup, &mut finish);
+        copies(&bytes, &format!("polytune_h_{n}"), out, &mut setup, &mut recopy, &mut finish);
         let rows: Vec<String> = extents[1..].iter().map(|e| format!(", (long) {e}")).collect();
         let (kernel_param, launch_arg) = match a.rank() {
             1 => (format!("{ty} *__restrict__ {n}"), format!("({ty} *) polytune_d_{n}")),
@@ -368,7 +394,7 @@ pub(crate) fn data(
         };
         data.push(Datum { host_param: format!("void *polytune_h_{n}"), kernel_param, launch_arg });
     }
-    Ok((data, setup, finish))
+    Ok(Data { data, setup, recopy, finish })
 }
 
 /// The `.cu` unit and the C region that calls it: `kernels` with their
@@ -379,7 +405,7 @@ pub(crate) fn unit(
     outliner: &Outliner,
     kernels: &[(Shape, String)],
     host: &str,
-    (data, setup, finish): &(Vec<Datum>, String, String),
+    Data { data, setup, recopy, finish }: &Data,
 ) -> Cuda {
     let function =
         scop.function.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
@@ -404,10 +430,10 @@ pub(crate) fn unit(
         unit.push_str(&k.global(number, &params.join(", "), body, &outliner.defines, &outliner.undefs));
         unit.push('\n');
     }
+    let (ast, undef) = (super::super::print::AST_MACROS, super::super::print::UNDEF_AST_MACROS);
+    let warm = WARM.replace("{launches}", &format!("{ast}{host}{undef}")).replace("{recopy}", recopy);
     unit.push_str(&format!(
-        "extern \"C\" {signature}\n{{\n{setup}{START}{ast}{host}{undef}{STOP}{finish}}}\n",
-        ast = super::super::print::AST_MACROS,
-        undef = super::super::print::UNDEF_AST_MACROS,
+        "extern \"C\" {signature}\n{{\n{setup}{warm}{START}{ast}{host}{undef}{STOP}{finish}}}\n"
     ));
     let serial_kernels = kernels.iter().filter(|(k, _)| k.tiles.is_empty() && k.threads.is_empty()).count();
     Cuda { program, unit, kernels: kernels.len(), serial_kernels, counting: String::new() }
