@@ -195,13 +195,6 @@ pub(crate) fn copied_in(ctx: &Context, scop: &Scop) -> Result<Vec<String>, Codeg
     Ok(out)
 }
 
-/// The unit's timing: CUDA's context is made before `main`, its kernels
-/// loaded with it (their cost is the process's, not the region's, whose
-/// time includes allocation and copies; CUDA's default, lazy loading, would
-/// load each kernel at its first launch, inside the kernels' time of a
-/// region run once, as ppcg's runs set `CUDA_MODULE_LOADING=EAGER` to
-/// avoid); the kernels are timed by events from the first launch to the
-/// end of the last, appended to `POLYTUNE_KERNEL_TIME_FILE` when set.
 /// Page-locking: a copy from pageable memory goes through the driver's
 /// staging buffers; an array of a megabyte or more is registered for its
 /// copies instead (on an H200, gemm's four copies at LARGE took 3.4 ms
@@ -216,6 +209,13 @@ const PIN: &str = "static int polytune_pin(void *host, size_t bytes)\n{\n  \
      static void polytune_unpin(void *host, int pinned)\n{\n  \
      if (pinned)\n    polytune_check(cudaHostUnregister(host), \"unregistering host memory\");\n}\n\n";
 
+/// The unit's timing: CUDA's context is made before `main`, its kernels
+/// loaded with it (their cost is the process's, not the region's, whose
+/// time includes allocation and copies; CUDA's default, lazy loading, would
+/// load each kernel at its first launch, inside the kernels' time of a
+/// region run once, as ppcg's runs set `CUDA_MODULE_LOADING=EAGER` to
+/// avoid); the kernels are timed by events from the first launch to the
+/// end of the last, appended to `POLYTUNE_KERNEL_TIME_FILE` when set.
 const TIMING: &str = "__attribute__((constructor)) static void polytune_init(void)\n{\n  \
      setenv(\"CUDA_MODULE_LOADING\", \"EAGER\", 0);\n  \
      polytune_check(cudaFree(0), \"starting CUDA\");\n}\n\n\
