@@ -67,8 +67,8 @@ campaign() {
 # The short campaign of the table in docs/performance.md: the mapping
 # without shared memory (gpu_shared=off, the mapping before issue 35), the
 # default (tile 32, one point per thread), 2 x 2 and 4 x 4 points per thread.
-# With TILES (a stencil's, whose kernels write what they read: no shared
-# memory to switch), those tile shapes instead.
+# With TILES (heat-3d's, lu's: their kernels write every array they read,
+# so there is no shared memory to switch), those tile shapes instead.
 short() {
   if [ -n "${4:-}" ]; then
     campaign "$1" LARGE "$2" "$4" 8 "${3:-2}" --set gpu_thread_tile=1,2
