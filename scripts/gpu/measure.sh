@@ -96,7 +96,7 @@ short() {
       log "protocol $1 $2 ${3}x${3} gpu_unroll=$4 $5"
       env "$5" timeout 90 "$P" run polybench/linear-algebra/gemm.c --schedule unified --set target=gpu \
         --machine configs/machines/gpu.toml --dataset "$1" --tile "$2" --set gpu_thread_tile="$3" \
-        --set gpu_unroll="$4" --runs 3 --out "$OUT/protocol" 2>&1 | grep -E "status|variant"
+        --set gpu_unroll="$4" --runs 3 --out "$OUT/protocol" 2>&1 | grep -E "status|variant|^polytune: " | grep -v "^polytune: warning"
     }
     for point in "64x64x16 4 on" "32x32x16 2 off"; do
       for env in POLYTUNE_WARM_KERNELS=0 POLYTUNE_WARM_KERNELS=3 POLYTUNE_PAGEABLE=1; do
