@@ -283,9 +283,18 @@ fn generate_inner(
     let region = guarded(source, scop, guard.as_deref(), &format!("{prelude}{make}{body}{free}{postlude}"));
     let mut program = splice(source, scop, &region)?;
     program.insert_str(0, &packing.declarations);
+    // The target pragmas go before everything, so that the function holding
+    // the SCoP and the outlined ones are all compiled under them.
+    if let Some(cpu) = opts.code.mtune.gcc_name() {
+        // Only gcc on x86 knows its processors' names; clang ignores the pragma.
+        program.insert_str(
+            0,
+            &format!(
+                "#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)\n#pragma GCC target(\"tune={cpu}\")\n#endif\n"
+            ),
+        );
+    }
     if opts.code.vector_width > 0 {
-        // Before everything, so that the function holding the SCoP and the
-        // outlined ones are all compiled under it.
         program.insert_str(
             0,
             &format!("#pragma GCC target(\"prefer-vector-width={}\")\n", opts.code.vector_width),

@@ -316,6 +316,32 @@ fn vector_width_is_a_target_pragma_over_the_whole_file() {
     same_outputs(&k, v.program);
 }
 
+/// `mtune`: gcc's tuning pragma, guarded so that only gcc on x86 reads it,
+/// over the whole file with `vector_width`'s; outputs are the original's.
+#[test]
+fn mtune_is_a_guarded_target_pragma_over_the_whole_file() {
+    let k = load("linear-algebra/gemm.c", "SMALL");
+    let knobs = UnifiedOptions::default().with_settings(&["target=openmp"]).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
+    let code = vocab::knobs::CodeOptions::default()
+        .with_settings(&["restrict=on", "micro_tile=4x32", "vector_width=512", "mtune=icelake-server"])
+        .unwrap();
+    let opts = CodegenOptions { code, ..CodegenOptions::for_point(Some(vec![32, 32, 128]), 2, Some(&knobs)) };
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let head: Vec<&str> = v.program.lines().take(4).collect();
+    assert_eq!(
+        head,
+        [
+            "#pragma GCC target(\"prefer-vector-width=512\")",
+            "#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)",
+            "#pragma GCC target(\"tune=icelake-server\")",
+            "#endif",
+        ]
+    );
+    assert_eq!(v.program.matches("tune=").count(), 1);
+    same_outputs(&k, v.program);
+}
+
 /// The instance oracle (`testkit::instances`) itself: gemm's code as
 /// generated runs the original's instances; the same code with the update
 /// skipped on one row of tiles, or run twice, does not.

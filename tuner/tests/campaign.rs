@@ -19,8 +19,8 @@ fn temp_dir(name: &str) -> PathBuf {
 /// one tile size, so the space is atax's 16 fusion preorders times the
 /// register tiles (`unroll_jam` 1 and 4), 32 points, plus the reference
 /// points. `simd` and `fission` are fixed (each would double the space and
-/// adds nothing to what these tests check), and so is the vector width:
-/// its axis exists only on AVX-512 machines.
+/// adds nothing to what these tests check), and so are the vector width
+/// and gcc's tuning: their axes exist only on AVX-512 machines.
 fn small_campaign(db: &Path) -> Vec<String> {
     [
         "tune",
@@ -45,6 +45,8 @@ fn small_campaign(db: &Path) -> Vec<String> {
         "wavefront=none",
         "--set",
         "vector_width=default",
+        "--set",
+        "mtune=default",
         "--set",
         "simd=none",
         "--set",

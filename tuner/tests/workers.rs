@@ -19,8 +19,8 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// An exhaustive campaign on atax at MINI over its 16 preorders, three tile
 /// sizes and the register tiles (`unroll_jam` 1 and 4), each point
-/// evaluated in about a second. `simd`, `fission` and the vector width are fixed (the
-/// latter's axis exists only on AVX-512 machines). `seed` makes it a new
+/// evaluated in about a second. `simd`, `fission`, the vector width and gcc's tuning
+/// are fixed (the axes of the last two exist only on AVX-512 machines). `seed` makes it a new
 /// campaign in a store that outlives the test.
 fn campaign_args(db: &str, seed: &str) -> Vec<String> {
     let fixed = [
@@ -30,6 +30,7 @@ fn campaign_args(db: &str, seed: &str) -> Vec<String> {
         "hlim=off",
         "wavefront=none",
         "vector_width=default",
+        "mtune=default",
         "simd=none",
         "fission=off",
     ];

@@ -104,6 +104,11 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
         (&transposed, vec![96, 128, 256]),
     ] {
         let code = CodeOptions { micro_tile: (4, 32), ..code.clone() };
+        let p = Point { scheduler: unified.clone(), tiles: Some(tiles.clone()), threads, code: code.clone() };
+        out.push((p.to_string(), p));
+        // The same under Ice Lake's costs, which keep the tile's row
+        // operand in a register where the machine's own may not.
+        let code = CodeOptions { mtune: vocab::knobs::Mtune::IcelakeServer, ..code };
         let p = Point { scheduler: unified.clone(), tiles: Some(tiles), threads, code };
         out.push((p.to_string(), p));
     }

@@ -176,11 +176,12 @@ fn codegen_words(p: &Point) -> Option<String> {
         parts.push(format!("--threads {}", p.threads));
     }
     // simd and unroll_jam are code steps of the script; these are not.
-    const REGION_WIDE: [&str; 9] = [
+    const REGION_WIDE: [&str; 10] = [
         "restrict",
         "omp_schedule",
         "parallel_min",
         "vector_width",
+        "mtune",
         "transpose",
         "gpu_block",
         "gpu_thread_tile",

@@ -226,6 +226,38 @@ impl OmpWait {
     }
 }
 
+/// The processor whose costs gcc's instruction selection and scheduling
+/// assume in the variant's file (`#pragma GCC target("tune=...")`): a
+/// cost model, not an instruction set, so any x86 machine runs the code.
+/// Under `-march=native` on an AMD Zen 4, gcc 12 tunes for Zen 3, whose
+/// costs make each multiply-add of a register tile reload its row operand
+/// from memory (four loads where one would do on a 4-row tile); Ice Lake's
+/// keep the operand in a register.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mtune {
+    /// The build's own (`-march=native` tunes for the machine).
+    #[default]
+    Default,
+    Generic,
+    IcelakeServer,
+}
+
+impl Mtune {
+    fn is_default(&self) -> bool {
+        *self == Mtune::Default
+    }
+
+    /// The `tune=` value of gcc's target pragma; `None` for the default.
+    pub fn gcc_name(&self) -> Option<&'static str> {
+        match self {
+            Mtune::Default => None,
+            Mtune::Generic => Some("generic"),
+            Mtune::IcelakeServer => Some("icelake-server"),
+        }
+    }
+}
+
 /// Knobs that shape the generated code of any schedule (original, isl's or
 /// ours) without changing the schedule itself. The defaults are the code
 /// polytune generated before these knobs existed; a point at the defaults
@@ -255,6 +287,10 @@ pub struct CodeOptions {
     /// tile there. 0: the compiler's own choice.
     #[serde(skip_serializing_if = "is_zero")]
     pub vector_width: u32,
+    /// The processor gcc tunes the file's code for ([`Mtune`]); x86 with
+    /// gcc only (the pragma is left out elsewhere).
+    #[serde(skip_serializing_if = "Mtune::is_default")]
+    pub mtune: Mtune,
     /// Read-only matrices that the original's innermost loops mostly walk
     /// down their columns are read through a transposed copy made at the
     /// region's start (`space::layout`); the scheduler sees the copy's
@@ -341,6 +377,7 @@ impl Default for CodeOptions {
             omp_schedule: OmpSchedule::Static,
             parallel_min: 0,
             vector_width: 0,
+            mtune: Mtune::Default,
             transpose: false,
             gpu_block: 0,
             gpu_global: false,

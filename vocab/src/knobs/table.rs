@@ -201,6 +201,12 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         get: |o| zero_as(o.vector_width, "default"),
     },
     Knob {
+        name: "mtune",
+        values: "default|generic|icelake-server",
+        set: |o, v| set_enum(&mut o.mtune, v),
+        get: |o| get_enum(&o.mtune),
+    },
+    Knob {
         name: "omp_wait",
         values: "default|passive|active",
         set: |o, v| set_enum(&mut o.omp_wait, v),
