@@ -73,6 +73,13 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
         let p = Point { scheduler: scheduler.clone(), tiles: Some(tiles), threads, code: fissioned.clone() };
         out.push((p.to_string(), p));
     }
+    // The stencils' winners again under Ice Lake's costs (`mtune`), which
+    // load each point of a sweep once where Zen 3's reload it per use.
+    let tuned = CodeOptions { mtune: vocab::knobs::Mtune::IcelakeServer, ..fissioned.clone() };
+    for (scheduler, tiles) in [(&unified, vec![64]), (&unified, vec![8, 8, 8, 256]), (&wavefront, vec![32])] {
+        let p = Point { scheduler: scheduler.clone(), tiles: Some(tiles), threads, code: tuned.clone() };
+        out.push((p.to_string(), p));
+    }
     // The register-pressure heuristic (hlim, §4.7) stops fusing the stencils'
     // statements under the time loop, leaving their space loops parallel.
     let options = UnifiedOptions { target, hlim: Some(4), ..Default::default() };
