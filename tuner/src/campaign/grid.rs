@@ -110,8 +110,8 @@ pub fn parse_tile(text: &str) -> Result<Tiles, String> {
 /// `avx512` (the machine's compiler targets it: `Compiler::avx512`), the
 /// 512-bit vector width too, which gcc does not prefer by default there,
 /// and Ice Lake's costs (`mtune`), under which gcc keeps a register tile's
-/// row operand in a register (gemm and syrk 1.2× on a Zen 4, whose own
-/// tuning gcc 12 does not have).
+/// row operand in a register (gemm 1.2× and syrk 1.1× on a Zen 4, whose
+/// own tuning gcc 12 does not have).
 pub fn code_grid(fixed: &[String], threads: usize, avx512: bool) -> Result<Vec<CodeOptions>> {
     let schedule: &[&str] = &["static", "dynamic"];
     let widths: &[&str] = &["default", "512"];
