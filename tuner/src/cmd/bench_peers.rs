@@ -11,7 +11,8 @@
 //! table. A peer that cannot make a kernel's program (a SCoP clan cannot
 //! parse) fails that cell, with its reason under the table, and the bench
 //! goes on. The machine's dgemm rate (OpenBLAS, when installed) is measured
-//! in the same run, as the yardstick for GFLOP/s.
+//! in the same run, as the yardstick for GFLOP/s: before the table, and
+//! again after each row, as a shared machine's rate drifts.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -152,12 +153,23 @@ pub fn run(
             Err(e) => println!("{}: {e:#}: skipped", p.name),
         }
     }
-    match dgemm_rate(&slot.cores, threads, &cache) {
+    // The kernel OpenBLAS ran fastest with, measured again after each row:
+    // on a shared or virtual machine the rate drifts within one run.
+    let dgemm = match dgemm_rate(&slot.cores, threads, &cache) {
         Ok((r, kernel)) => {
-            println!("OpenBLAS dgemm (n = 2000, {threads} thread(s)): {r:.1} GFLOP/s ({kernel})")
+            println!(
+                "OpenBLAS dgemm (n = 2000, {threads} thread(s)): {r:.1} GFLOP/s ({})",
+                kernel_name(kernel)
+            );
+            Some(kernel)
         }
-        Err(e) => println!("OpenBLAS dgemm: not measured ({e:#})"),
-    }
+        Err(e) => {
+            println!("OpenBLAS dgemm: not measured ({e:#})");
+            None
+        }
+    };
+    let mut dgemm_after = Vec::new();
+    let dgemm_cores = slot.cores.clone();
     println!(
         "median of {runs} runs, {} dataset, {threads} thread(s); speedup = original ({}) / variant",
         dataset.name(),
@@ -289,6 +301,14 @@ pub fn run(
         cells.extend(pluto.then_some(pluto_cell));
         cells.extend([cell(0), cell(1), best_cell, versus, winner]);
         println!("{}", row(&cells));
+        if let Some(kernel) = dgemm {
+            let rate =
+                dgemm_run(&dgemm_cores, threads, &cache, kernel).map_or("-".into(), |r| format!("{r:.1}"));
+            dgemm_after.push(format!("{name} {rate}"));
+        }
+    }
+    if !dgemm_after.is_empty() {
+        println!("OpenBLAS dgemm again after each row (GFLOP/s): {}", dgemm_after.join(", "));
     }
     let geomean = |what: &str, ratios: &[f64]| {
         if !ratios.is_empty() {
@@ -351,7 +371,7 @@ fn variants(p: &common::Program, points: &[(String, Point)]) -> Vec<Result<Strin
 /// Xeon Processor" gets the oldest one (Prescott: a quarter of the rate of
 /// its AVX-512 kernel on such a VM). The yardstick is the machine's best
 /// dgemm, so the kernels the CPU's flags allow are each tried too.
-fn dgemm_rate(cores: &[usize], threads: usize, cache: &Path) -> Result<(f64, String)> {
+fn dgemm_rate(cores: &[usize], threads: usize, cache: &Path) -> Result<(f64, Option<&'static str>)> {
     let dir = cache.join("dgemm");
     std::fs::create_dir_all(&dir)?;
     let src = dir.join("dgemm.c");
@@ -370,26 +390,36 @@ fn dgemm_rate(cores: &[usize], threads: usize, cache: &Path) -> Result<(f64, Str
     let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let flags: Vec<&str> =
         flags.lines().find(|l| l.starts_with("flags")).map_or(vec![], |l| l.split_whitespace().collect());
-    let mut best: Option<(f64, String)> = None;
+    let mut best: Option<(f64, Option<&'static str>)> = None;
     for core in [None].into_iter().chain(openblas_cores(&flags).into_iter().map(Some)) {
-        let mut cmd = Command::new(&bin);
-        cmd.env("OPENBLAS_NUM_THREADS", threads.to_string()).current_dir(&dir);
-        if let Some(core) = core {
-            cmd.env("OPENBLAS_CORETYPE", core);
-        }
-        let limits = Limits { cores: Some(cores.to_vec()), address_space: None, cpu_seconds: None };
-        let child = run_limited(cmd, &limits, Duration::from_secs(120), 4096)?;
-        if !matches!(child.end, End::Exited(s) if s.success()) {
-            anyhow::bail!("the dgemm run failed: {}", child.output.text());
-        }
-        let text = std::fs::read_to_string(dir.join("rate")).context("reading the dgemm rate")?;
-        let rate: f64 = text.trim().parse()?;
+        let rate = dgemm_run(cores, threads, cache, core)?;
         if best.as_ref().is_none_or(|b| rate > b.0) {
-            best =
-                Some((rate, core.map_or("its own choice of kernel".to_string(), |c| format!("kernel {c}"))));
+            best = Some((rate, core));
         }
     }
     best.context("no dgemm run")
+}
+
+/// The rate of one run of the dgemm program `dgemm_rate` built, with
+/// OpenBLAS's kernel `core` (`None`: its own choice).
+fn dgemm_run(cores: &[usize], threads: usize, cache: &Path, core: Option<&str>) -> Result<f64> {
+    let dir = cache.join("dgemm");
+    let mut cmd = Command::new(dir.join("dgemm"));
+    cmd.env("OPENBLAS_NUM_THREADS", threads.to_string()).current_dir(&dir);
+    if let Some(core) = core {
+        cmd.env("OPENBLAS_CORETYPE", core);
+    }
+    let limits = Limits { cores: Some(cores.to_vec()), address_space: None, cpu_seconds: None };
+    let child = run_limited(cmd, &limits, Duration::from_secs(120), 4096)?;
+    if !matches!(child.end, End::Exited(s) if s.success()) {
+        anyhow::bail!("the dgemm run failed: {}", child.output.text());
+    }
+    let text = std::fs::read_to_string(dir.join("rate")).context("reading the dgemm rate")?;
+    Ok(text.trim().parse()?)
+}
+
+fn kernel_name(core: Option<&str>) -> String {
+    core.map_or("its own choice of kernel".to_string(), |c| format!("kernel {c}"))
 }
 
 /// OpenBLAS kernels (`OPENBLAS_CORETYPE`) the CPU's `/proc/cpuinfo` flags
