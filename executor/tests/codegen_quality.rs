@@ -298,19 +298,25 @@ fn parallel_min_guards_each_parallel_loop_by_its_trip_count() {
     same_outputs(&k, v.program);
 }
 
+/// gemm at SMALL under the unified scheduler for OpenMP, on two threads,
+/// with the code knobs `settings` and tiles `tiles`.
+fn gemm_on_two_threads(settings: &[&str], tiles: Vec<u32>) -> (Kernel, codegen::Variant) {
+    let k = load("linear-algebra/gemm.c", "SMALL");
+    let knobs = UnifiedOptions::default().with_settings(&["target=openmp"]).unwrap();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
+    let code = vocab::knobs::CodeOptions::default().with_settings(settings).unwrap();
+    let opts = CodegenOptions { code, ..CodegenOptions::for_point(Some(tiles), 2, Some(&knobs)) };
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    (k, v)
+}
+
 /// `vector_width` (issue 17): the file starts with gcc's target pragma, so
 /// that the SCoP's function and the outlined ones compile under it; outputs
 /// are the original's.
 #[test]
 fn vector_width_is_a_target_pragma_over_the_whole_file() {
-    let k = load("linear-algebra/gemm.c", "SMALL");
-    let knobs = UnifiedOptions::default().with_settings(&["target=openmp"]).unwrap();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
-    let code = vocab::knobs::CodeOptions::default()
-        .with_settings(&["restrict=on", "simd=innermost", "unroll_jam=4", "vector_width=512"])
-        .unwrap();
-    let opts = CodegenOptions { code, ..CodegenOptions::for_point(Some(vec![16]), 2, Some(&knobs)) };
-    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let (k, v) =
+        gemm_on_two_threads(&["restrict=on", "simd=innermost", "unroll_jam=4", "vector_width=512"], vec![16]);
     assert!(v.program.starts_with("#pragma GCC target(\"prefer-vector-width=512\")\n"));
     assert_eq!(v.program.matches("prefer-vector-width").count(), 1);
     same_outputs(&k, v.program);
@@ -320,14 +326,10 @@ fn vector_width_is_a_target_pragma_over_the_whole_file() {
 /// over the whole file with `vector_width`'s; outputs are the original's.
 #[test]
 fn mtune_is_a_guarded_target_pragma_over_the_whole_file() {
-    let k = load("linear-algebra/gemm.c", "SMALL");
-    let knobs = UnifiedOptions::default().with_settings(&["target=openmp"]).unwrap();
-    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
-    let code = vocab::knobs::CodeOptions::default()
-        .with_settings(&["restrict=on", "micro_tile=4x32", "vector_width=512", "mtune=icelake-server"])
-        .unwrap();
-    let opts = CodegenOptions { code, ..CodegenOptions::for_point(Some(vec![32, 32, 128]), 2, Some(&knobs)) };
-    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let (k, v) = gemm_on_two_threads(
+        &["restrict=on", "micro_tile=4x32", "vector_width=512", "mtune=icelake-server"],
+        vec![32, 32, 128],
+    );
     let head: Vec<&str> = v.program.lines().take(4).collect();
     assert_eq!(
         head,
