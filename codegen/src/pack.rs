@@ -31,9 +31,11 @@ use isl_rs::{Context, DimType, Map, Schedule, ScheduleNode};
 use model::isl::IslResultExt;
 use model::scop::{Array, Scop};
 
+use model::scop::text::{fold, squeeze};
+
 use super::footprint::{
-    all_instances_below, copy_args, copy_graft_loops, element_bytes, fold, footprint, read_groups, retarget,
-    squeeze, statements, written_in, Bodies, Read,
+    all_instances_below, copy_args, copy_graft_loops, element_bytes, footprint, read_groups, retarget,
+    statements, written_in, Bodies, Read,
 };
 use super::marks::{find_mark, PARALLEL_MARK};
 use super::print::{parenthesize, MACRO_PREFIX};

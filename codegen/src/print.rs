@@ -7,6 +7,7 @@ use super::outline::Outliner;
 use super::CodegenError;
 use isl_rs::{ASTExprOpType, ASTNode, ASTNodeType};
 use model::isl::IslResultExt;
+use model::scop::text::word_end;
 use model::scop::Scop;
 use vocab::knobs::OmpSchedule;
 
@@ -638,19 +639,6 @@ pub(super) fn undef_macros(scop: &Scop) -> String {
         out.push_str(&format!("#undef {MACRO_PREFIX}{}\n", s.name));
     }
     out
-}
-
-/// Where the word (an identifier or a number) starting at `i` of a C
-/// text ends. Numbers (1e5, 0x1f, 2.0f) are consumed whole so that their
-/// letters never look like identifiers.
-pub(super) fn word_end(bytes: &[u8], mut i: usize) -> usize {
-    let number = bytes[i].is_ascii_digit();
-    while i < bytes.len()
-        && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || (number && bytes[i] == b'.'))
-    {
-        i += 1;
-    }
-    i
 }
 
 /// Wraps every use of an iterator in parentheses, so that a macro argument

@@ -167,7 +167,7 @@ pub(super) fn footprint(
 }
 
 /// Code that makes the region's transposed copies (`Scop::copies`) before
-/// it (`copy[x0][x1] = of[x1][x0]` for each element the statements read of
+/// it (`copy[x0][x1] = of[x1][x0]`, times the copy's factor, for each element the statements read of
 /// the copy, by 32 × 32 blocks, the block rows in parallel with `openmp`),
 /// and the code that frees them after it. The copies live on the heap: a
 /// matrix is larger than a stack. Both go inside the region's statement
@@ -205,9 +205,10 @@ pub(super) fn copy_code(ctx: &Context, scop: &Scop, openmp: bool) -> Result<(Str
         let outer = format!("{prefix}0");
         loops.node(&ast, openmp.then_some(outer.as_str()))?;
         let (name, of) = (&c.copy, &c.of);
+        let scaled = c.factor.as_ref().map(|f| format!("{f} * ")).unwrap_or_default();
         make.push_str(&format!(
             "  {ty} (*{name})[{cols}] = ({ty} (*)[{cols}])polytune_copy_alloc(sizeof({ty}) * ({rows}) * ({cols}) + 1);\n\
-             #define {COPY_PREFIX}{isl}(x0, x1) {name}[(x0)][(x1)] = {of}[(x1)][(x0)]\n{loops}\
+             #define {COPY_PREFIX}{isl}(x0, x1) {name}[(x0)][(x1)] = {scaled}{of}[(x1)][(x0)]\n{loops}\
              #undef {COPY_PREFIX}{isl}\n",
             cols = cols.trim(),
             rows = rows.trim(),

@@ -557,17 +557,29 @@ int main(void)
 
 /// Micro tiles over packed operands (issue 38): the tile's operands are
 /// packed, each one whose every use is multiplied first by `alpha` holding
-/// the products (gemm's and 2mm's `alpha * A[i][k]`, syrk's row operand,
-/// syr2k's two column operands; none in 3mm), the written block is
-/// accumulated in registers. Outputs are the original's bit for bit: the
-/// same products, rounded once as the statements rounded them.
+/// the products (gemm's and 2mm's `alpha * A[i][k]`, syrk's row operand;
+/// none in 3mm), the written block is accumulated in registers. syr2k's
+/// two column operands are read through transposed copies that already
+/// hold `alpha`'s products, and their packs copy those. Outputs are the
+/// original's bit for bit: the same products, rounded once as the
+/// statements rounded them.
 #[test]
 fn micro_tiles_over_scaled_packs_match_the_original() {
-    for (kernel, scaled) in [("gemm", 1), ("2mm", 1), ("3mm", 0), ("syrk", 1), ("syr2k", 2)] {
+    for (kernel, packs, transposed) in
+        [("gemm", 1, 0), ("2mm", 1, 0), ("3mm", 0, 0), ("syrk", 1, 0), ("syr2k", 0, 2)]
+    {
         let k = load(format!("linear-algebra/{kernel}.c"), "SMALL");
         let v = unified_variant(&k, &["micro_tile=4x8", "pack=on", "transpose=on"], vec![16, 32, 64], 2);
-        let copies = v.region.lines().filter(|l| l.starts_with("#define polytune_pack_in_"));
-        assert_eq!(copies.filter(|l| l.contains("= alpha * ")).count(), scaled, "{kernel}: {}", v.region);
+        let scaled = |copies: &str| {
+            v.region.lines().filter(|l| l.starts_with(copies) && l.contains("= alpha * ")).count()
+        };
+        assert_eq!(scaled("#define polytune_pack_in_"), packs, "{kernel}: {}", v.region);
+        assert_eq!(
+            scaled("#define polytune_copy_polytune_transposed_"),
+            transposed,
+            "{kernel}: {}",
+            v.region
+        );
         assert!(v.region.contains("polytune_acc_in_0("), "{kernel}: {}", v.region);
         same_outputs(&k, v.program);
     }

@@ -17,6 +17,7 @@ use isl_rs::{Context, Map};
 
 use crate::spatial;
 use model::isl::{IslError, IslResultExt};
+use model::scop::text::{fold, squeeze, uses};
 use model::scop::{isl_name, AccessKind, Array, Scop, TransposedCopy};
 
 /// The name of `array`'s transposed copy.
@@ -24,20 +25,54 @@ pub fn copy_name(array: &str) -> String {
     format!("polytune_transposed_{array}")
 }
 
-/// The read-only matrices worth a transposed copy. In a statement that
-/// writes an array element, the loop of the write's column subscript (its
-/// innermost iterator there) is the one to vectorise: consecutive
-/// iterations write consecutive elements. A read of a matrix that this
-/// loop walks down a column (it appears in the row subscript only) is
-/// against the layout, one in the column subscript along it. Matrices with
-/// more references against than along are chosen, counting only
-/// statements nested deeper than two loops, which read each element many
-/// times (syrk's `C[i][j] += A[i][k] * A[j][k]` reads `A` n times):
-/// elsewhere the copy costs as much as the statement's own reads.
-/// Matrices with an unknown extent or a subscript isl cannot state as one
-/// affine form, local ones, written ones and struct members are never chosen.
-pub fn candidates(ctx: &Context, scop: &Scop) -> Result<Vec<String>, IslError> {
+/// How a reference walks its matrix along its statement's vector loop:
+/// the loop of the write's column subscript (its innermost iterator
+/// there), whose consecutive iterations write consecutive elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    /// Down a column: the loop appears in the row subscript only.
+    Against,
+    /// Along a row: the loop appears in the column subscript.
+    Along,
+    /// Neither, or in a statement nested two loops deep or less, which
+    /// reads each element about once: a copy costs it as much as its reads.
+    Apart,
+    /// A subscript isl cannot state as one affine form.
+    Unknown,
+}
+
+/// Each reference of `scop` with how it walks its array.
+fn walks(ctx: &Context, scop: &Scop) -> Result<Vec<(spatial::Reference, Walk)>, IslError> {
     let refs = spatial::references(ctx, scop)?;
+    let mut out = Vec::with_capacity(refs.len());
+    for (i, s) in scop.statements.iter().enumerate() {
+        let mine: Vec<&spatial::Reference> = refs.iter().filter(|r| r.stmt == i).collect();
+        let vector_loop = mine.iter().filter(|r| r.kind == AccessKind::Write).find_map(|r| {
+            let last = r.subscripts.as_ref()?.last()?;
+            last.0.iter().rposition(|&c| c != 0)
+        });
+        for r in mine {
+            let walk = match &r.subscripts {
+                None => Walk::Unknown,
+                Some(subs) => match vector_loop.filter(|_| s.iterators.len() > 2 && subs.len() == 2) {
+                    Some(l) if subs[1].0.get(l).is_some_and(|&c| c != 0) => Walk::Along,
+                    Some(l) if subs[0].0.get(l).is_some_and(|&c| c != 0) => Walk::Against,
+                    _ => Walk::Apart,
+                },
+            };
+            out.push((r.clone(), walk));
+        }
+    }
+    Ok(out)
+}
+
+/// The read-only matrices worth a transposed copy: those with more
+/// references against their layout than along it ([`Walk`]; syrk's
+/// `C[i][j] += A[i][k] * A[j][k]` reads `A[j][k]` down a column, `n`
+/// times each element). Matrices with an unknown extent or a subscript isl
+/// cannot state as one affine form, local ones, written ones and struct
+/// members are never chosen.
+pub fn candidates(ctx: &Context, scop: &Scop) -> Result<Vec<String>, IslError> {
     let mut votes: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for a in scop
         .arrays
@@ -48,25 +83,13 @@ pub fn candidates(ctx: &Context, scop: &Scop) -> Result<Vec<String>, IslError> {
     {
         votes.insert(a.name.as_str(), (0, 0));
     }
-    for (i, s) in scop.statements.iter().enumerate() {
-        let mine: Vec<&spatial::Reference> = refs.iter().filter(|r| r.stmt == i).collect();
-        // The write's column loop: the innermost iterator of its last subscript.
-        let vector_loop = mine.iter().filter(|r| r.kind == AccessKind::Write).find_map(|r| {
-            let last = r.subscripts.as_ref()?.last()?;
-            last.0.iter().rposition(|&c| c != 0)
-        });
-        for r in &mine {
-            let Some(v) = votes.get_mut(r.array.as_str()) else { continue };
-            let Some(subs) = &r.subscripts else {
-                *v = (0, usize::MAX);
-                continue;
-            };
-            let Some(l) = vector_loop.filter(|_| s.iterators.len() > 2 && subs.len() == 2) else { continue };
-            if subs[1].0.get(l).is_some_and(|&c| c != 0) {
-                v.1 = v.1.saturating_add(1);
-            } else if subs[0].0.get(l).is_some_and(|&c| c != 0) {
-                v.0 += 1;
-            }
+    for (r, walk) in walks(ctx, scop)? {
+        let Some(v) = votes.get_mut(r.array.as_str()) else { continue };
+        match walk {
+            Walk::Against => v.0 += 1,
+            Walk::Along => v.1 = v.1.saturating_add(1),
+            Walk::Unknown => *v = (0, usize::MAX),
+            Walk::Apart => {}
         }
     }
     Ok(votes
@@ -76,23 +99,39 @@ pub fn candidates(ctx: &Context, scop: &Scop) -> Result<Vec<String>, IslError> {
         .collect())
 }
 
-/// `scop` with each of `arrays` read through its transposed copy: the copy
-/// replaces the array in `arrays`, in every access relation (`A[a, b]` →
-/// `copy[b, a]`) and in the statements' text (`A[j][k]` → `copy[k][j]`).
-/// An array whose references cannot be rewritten in the text (a subscript
-/// the rewrite does not recognise, a use that is not a reference) is left
+/// `scop` with the references of each of `arrays` that walk it against
+/// its layout reading its transposed copy instead (`A[j][k]` →
+/// `copy[k][j]`, in the access relations and in the statements' text);
+/// the other references read the array itself (syrk's `A[i][k]`, the same
+/// element all along the vector loop). Where every reference the copy
+/// serves is multiplied first by one scalar the SCoP does not write
+/// (syr2k's `A[j][k]*alpha*B[i][k]`), the copy holds the products and the
+/// statements read them: one multiplication per element at the copy
+/// instead of one per use, with the same values (multiplication commutes
+/// exactly). An array with a use the rewrite does not recognise is left
 /// as it is; the result lists the copies it made in `Scop::copies`.
 pub fn transpose(ctx: &Context, scop: &Scop, arrays: &[String]) -> Result<Scop, IslError> {
+    let against: Vec<String> =
+        walks(ctx, scop)?.into_iter().filter(|(_, w)| *w == Walk::Against).map(|(r, _)| r.id).collect();
     let mut out = scop.clone();
     for name in arrays {
-        if let Some(next) = transpose_one(ctx, &out, name)? {
+        if let Some(next) = transpose_one(ctx, &out, name, &against)? {
             out = next;
         }
     }
     Ok(out)
 }
 
-fn transpose_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, IslError> {
+/// `scop` with the references among `against` (access ids) to `name`
+/// reading its copy; `None` where `name` is not a read-only matrix, no
+/// reference is among them, or the statements' text disagrees with their
+/// accesses.
+fn transpose_one(
+    ctx: &Context,
+    scop: &Scop,
+    name: &str,
+    against: &[String],
+) -> Result<Option<Scop>, IslError> {
     let Some(pos) = scop.arrays.iter().position(|a| a.name == name && a.rank() == 2 && !a.written) else {
         return Ok(None);
     };
@@ -101,14 +140,21 @@ fn transpose_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>,
     let swap = Map::read_from_str(ctx, &format!("{{ {isl_array}[a, b] -> {isl_copy}[b, a] }}"))
         .ctx(|| format!("transposing {name}"))?;
     let mut out = scop.clone();
-    for s in &mut out.statements {
-        let mut text = s.text.clone();
+    // Per statement that reads the copy: its index and the copy's references.
+    let mut served: Vec<(usize, Vec<String>)> = Vec::new();
+    let mut left = false;
+    for (i, s) in out.statements.iter_mut().enumerate() {
+        let mut moved = Vec::new();
+        let mut kept = Vec::new();
         for acc in s.accesses.iter_mut().filter(|a| a.array == name) {
             if acc.kind != AccessKind::Read {
                 return Ok(None);
             }
+            if !against.contains(&acc.id) {
+                kept.push(squeeze(&acc.text));
+                continue;
+            }
             let Some(new_text) = transposed_reference(&acc.text, name, &copy) else { return Ok(None) };
-            text = replace_reference(&text, &acc.text, &new_text);
             let what = || format!("transposing {}", acc.relation);
             let relation = Map::read_from_str(ctx, &acc.relation)
                 .ctx(what)?
@@ -116,86 +162,73 @@ fn transpose_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>,
                 .ctx(what)?;
             acc.relation = relation.to_str().ctx(what)?.to_string();
             acc.array = copy.clone();
+            moved.push((squeeze(&acc.text), squeeze(&new_text)));
             acc.text = new_text;
         }
-        // Every use of the array must have been one of its references.
-        if mentions(&text, name) {
-            return Ok(None);
+        if moved.is_empty() && kept.is_empty() {
+            continue;
         }
+        // Every use of the array in the text is one of its references:
+        // those the copy serves are rewritten, the others kept.
+        let Some(uses) = uses(&s.text, name, 2) else { return Ok(None) };
+        let mut text = String::with_capacity(s.text.len() + 32);
+        let mut at = 0;
+        for u in uses {
+            let spelled = squeeze(&s.text[u.start..u.end]);
+            if let Some((_, new_text)) = moved.iter().find(|(old, _)| *old == spelled) {
+                text.push_str(&s.text[at..u.start]);
+                text.push_str(new_text);
+                at = u.end;
+            } else if !kept.contains(&spelled) {
+                return Ok(None);
+            }
+        }
+        text.push_str(&s.text[at..]);
         s.text = text;
+        left |= !kept.is_empty();
+        if !moved.is_empty() {
+            served.push((i, moved.into_iter().map(|(_, new)| new).collect()));
+        }
+    }
+    if served.is_empty() {
+        return Ok(None);
     }
     let a = &scop.arrays[pos];
-    out.arrays[pos] = Array {
+    let copy_array = Array {
         name: copy.clone(),
         element_type: a.element_type.clone(),
         extents: vec![a.extents[1].clone(), a.extents[0].clone()],
         written: false,
         local: false,
     };
-    out.copies.push(TransposedCopy { copy, of: name.to_string() });
+    let written: Vec<String> = scop.arrays.iter().filter(|a| a.written).map(|a| a.name.clone()).collect();
+    let bodies: Vec<(usize, String, Vec<String>)> =
+        served.into_iter().map(|(i, refs)| (i, out.statements[i].text.clone(), refs)).collect();
+    let factor = fold(&out, &copy_array, &written, &bodies).map(|(texts, factor)| {
+        for ((i, _, _), text) in bodies.iter().zip(texts) {
+            out.statements[*i].text = text;
+        }
+        factor
+    });
+    if left {
+        out.arrays.insert(pos + 1, copy_array);
+    } else {
+        out.arrays[pos] = copy_array;
+    }
+    out.copies.push(TransposedCopy { copy, of: name.to_string(), factor });
     Ok(Some(out))
 }
 
 /// `A[e0][e1]` → `copy[e1][e0]`; `None` when `text` is not the array's
 /// name followed by exactly two bracketed subscripts.
 fn transposed_reference(text: &str, name: &str, copy: &str) -> Option<String> {
-    let rest = text.trim().strip_prefix(name)?;
-    let (e0, rest) = bracketed(rest.trim_start())?;
-    let (e1, rest) = bracketed(rest.trim_start())?;
-    rest.trim().is_empty().then(|| format!("{copy}[{e1}][{e0}]"))
-}
-
-/// The contents of the leading `[...]` of `s` (brackets balanced) and what follows it.
-fn bracketed(s: &str) -> Option<(&str, &str)> {
-    let inner = s.strip_prefix('[')?;
-    let mut depth = 1;
-    for (i, c) in inner.char_indices() {
-        match c {
-            '[' => depth += 1,
-            ']' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some((&inner[..i], &inner[i + 1..]));
-                }
-            }
-            _ => {}
+    match &uses(text, name, 2)?[..] {
+        [u] if u.start == text.len() - text.trim_start().len() && text[u.end..].trim().is_empty() => {
+            let (e0, e1) = (&text[u.subscripts[0].clone()], &text[u.subscripts[1].clone()]);
+            Some(format!("{copy}[{e1}][{e0}]"))
         }
+        _ => None,
     }
-    None
-}
-
-fn is_ident_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// `text` with each occurrence of `from` that starts an identifier replaced by `to`.
-fn replace_reference(text: &str, from: &str, to: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 32);
-    let mut rest = text;
-    let mut prev: Option<u8> = None;
-    while let Some(i) = rest.find(from) {
-        let before = if i > 0 { Some(rest.as_bytes()[i - 1]) } else { prev };
-        out.push_str(&rest[..i]);
-        if before.is_some_and(is_ident_byte) {
-            out.push_str(from);
-        } else {
-            out.push_str(to);
-        }
-        prev = from.as_bytes().last().copied();
-        rest = &rest[i + from.len()..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Whether `name` occurs in `text` as a whole identifier.
-fn mentions(text: &str, name: &str) -> bool {
-    let b = text.as_bytes();
-    text.match_indices(name).any(|(i, _)| {
-        let before = i == 0 || !is_ident_byte(b[i - 1]);
-        let after = b.get(i + name.len()).is_none_or(|&c| !is_ident_byte(c));
-        before && after
-    })
 }
 
 #[cfg(test)]
@@ -208,8 +241,7 @@ mod tests {
         assert_eq!(transposed_reference("A [i+1] [B[k]]", "A", "T").as_deref(), Some("T[B[k]][i+1]"));
         assert_eq!(transposed_reference("A[j]", "A", "T"), None);
         assert_eq!(transposed_reference("A[j][k][l]", "A", "T"), None);
-        assert_eq!(replace_reference("BA[j][k] + A[j][k]", "A[j][k]", "T[k][j]"), "BA[j][k] + T[k][j]");
-        assert!(mentions("x = A[0]", "A") && !mentions("x = AB + _A", "A"));
+        assert_eq!(transposed_reference("BA[j][k]", "A", "T"), None);
     }
 
     fn syrk() -> Scop {
@@ -224,29 +256,63 @@ mod tests {
     }
 
     #[test]
-    fn syrk_reads_a_through_its_transpose() {
+    fn syrk_reads_a_down_its_columns_through_its_transpose() {
         let ctx = model::isl::new_context();
         let scop = syrk();
         assert_eq!(candidates(&ctx, &scop).unwrap(), vec!["A".to_string()]);
         let t = transpose(&ctx, &scop, &["A".into()]).unwrap();
         let s = &t.statements[0];
-        assert_eq!(
-            s.text.split_whitespace().collect::<String>(),
-            "C[i][j]+=alpha*polytune_transposed_A[k][i]*polytune_transposed_A[k][j];"
-        );
+        // `A[i][k]` is the same element all along `j`: it reads A itself.
+        assert_eq!(squeeze(&s.text), "C[i][j]+=alpha*A[i][k]*polytune_transposed_A[k][j];");
         let a = t.arrays.iter().find(|a| a.name == "polytune_transposed_A").unwrap();
         assert_eq!(a.extents, vec![Some("m".to_string()), Some("n".to_string())]);
-        assert!(t.arrays.iter().all(|a| a.name != "A"));
-        assert_eq!(t.copies, vec![TransposedCopy { copy: "polytune_transposed_A".into(), of: "A".into() }]);
+        assert!(t.arrays.iter().any(|a| a.name == "A"));
+        let copy = TransposedCopy { copy: "polytune_transposed_A".into(), of: "A".into(), factor: None };
+        assert_eq!(t.copies, vec![copy]);
         let reads: Vec<&str> =
             s.accesses.iter().filter(|a| a.kind == AccessKind::Read).map(|a| a.relation.as_str()).collect();
         assert!(reads.iter().any(|r| r.contains("polytune_transposed_A[k, j]")), "{reads:?}");
+        assert!(reads.iter().any(|r| r.contains("-> A[i, k]")), "{reads:?}");
         // The dependences of the copy's program are the original's: A was only read.
         let (before, after) = (model::deps::analyze(&scop).unwrap(), model::deps::analyze(&t).unwrap());
         assert_eq!(
             before.validity(&ctx).unwrap().to_str().unwrap().to_string(),
             after.validity(&ctx).unwrap().to_str().unwrap().to_string()
         );
+    }
+
+    #[test]
+    fn syr2k_copies_hold_alphas_products() {
+        let text = "void f(int n, int m, double alpha, double C[n][n], double A[n][m], double B[n][m]) {\n\
+            #pragma scop\n\
+            for (int i = 0; i < n; i++)\n\
+              for (int k = 0; k < m; k++)\n\
+                for (int j = 0; j <= i; j++)\n\
+                  C[i][j] += A[j][k]*alpha*B[i][k] + B[j][k]*alpha*A[i][k];\n\
+            #pragma endscop\n}\n";
+        let scop =
+            model::scop::extract_preprocessed(std::path::Path::new("syr2k.c"), text).unwrap().remove(0);
+        let ctx = model::isl::new_context();
+        assert_eq!(candidates(&ctx, &scop).unwrap(), vec!["A".to_string(), "B".to_string()]);
+        let t = transpose(&ctx, &scop, &["A".into(), "B".into()]).unwrap();
+        assert_eq!(
+            squeeze(&t.statements[0].text),
+            "C[i][j]+=polytune_transposed_A[k][j]*B[i][k]+polytune_transposed_B[k][j]*A[i][k];"
+        );
+        let factors: Vec<_> = t.copies.iter().map(|c| (c.of.as_str(), c.factor.as_deref())).collect();
+        assert_eq!(factors, vec![("A", Some("alpha")), ("B", Some("alpha"))]);
+        // Where the scalar multiplies one reference the copy serves and not
+        // another, the copy holds the matrix itself.
+        let other = text.replace("B[j][k]*alpha*A[i][k]", "A[j][k]*A[i][k]");
+        let scop =
+            model::scop::extract_preprocessed(std::path::Path::new("syr2k.c"), &other).unwrap().remove(0);
+        let t = transpose(&ctx, &scop, &["A".into(), "B".into()]).unwrap();
+        assert_eq!(
+            squeeze(&t.statements[0].text),
+            "C[i][j]+=polytune_transposed_A[k][j]*alpha*B[i][k]+polytune_transposed_A[k][j]*A[i][k];"
+        );
+        let copies: Vec<_> = t.copies.iter().map(|c| (c.of.as_str(), c.factor.as_deref())).collect();
+        assert_eq!(copies, vec![("A", None)]);
     }
 
     #[test]

@@ -28,11 +28,11 @@ use isl_rs::{
     ASTLoopType, Context, DimType, Id, MultiVal, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionSet, Val,
 };
 use model::isl::IslResultExt;
+use model::scop::text::{fold, squeeze};
 use model::scop::Scop;
 
 use super::super::footprint::{
-    copy_args, copy_graft, element_bytes, fold, footprint, read_groups, retarget, squeeze, statements,
-    written_in, Bodies,
+    copy_args, copy_graft, element_bytes, footprint, read_groups, retarget, statements, written_in, Bodies,
 };
 use super::super::isolate::{full_tile_option, with_budget, ISOLATE_OPS};
 use super::super::marks::BARRIER;

@@ -9,6 +9,7 @@ mod affine;
 mod c;
 mod rewrites;
 mod source;
+pub mod text;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -6,11 +6,14 @@
 use serde::{Deserialize, Serialize};
 
 /// A matrix made at the region's start: `copy[b][a] = of[a][b]` for every
-/// element the SCoP reads of `of`.
+/// element the SCoP reads of `copy`, or `factor * of[a][b]` where the
+/// statements read the products (`space::layout::transpose`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TransposedCopy {
     pub copy: String,
     pub of: String,
+    #[serde(default)]
+    pub factor: Option<String>,
 }
 
 /// A scalar given a copy per iteration of a loop.
