@@ -6,9 +6,8 @@
 
 use isl_rs::{ASTLoopType, Context, DimType, Map, MultiUnionPwAff, ScheduleNode, UnionMap, UnionSet};
 use model::isl::IslResultExt;
-use model::scop::{Access, AccessKind, Array, Scop, Statement};
-
 use model::scop::text::{squeeze, uses};
+use model::scop::{Access, AccessKind, Array, Scop, Statement};
 
 use super::print::{parenthesize, statement_body, MACRO_PREFIX};
 use super::CodegenError;

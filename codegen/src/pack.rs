@@ -29,9 +29,8 @@
 
 use isl_rs::{Context, DimType, Map, Schedule, ScheduleNode};
 use model::isl::IslResultExt;
-use model::scop::{Array, Scop};
-
 use model::scop::text::{fold, squeeze};
+use model::scop::{Array, Scop};
 
 use super::footprint::{
     all_instances_below, copy_args, copy_graft_loops, element_bytes, footprint, read_groups, retarget,
