@@ -142,7 +142,6 @@ fn transpose_one(
     let mut out = scop.clone();
     // Per statement that reads the copy: its index and the copy's references.
     let mut served: Vec<(usize, Vec<String>)> = Vec::new();
-    let mut left = false;
     for (i, s) in out.statements.iter_mut().enumerate() {
         let mut moved = Vec::new();
         let mut kept = Vec::new();
@@ -185,7 +184,6 @@ fn transpose_one(
         }
         text.push_str(&s.text[at..]);
         s.text = text;
-        left |= !kept.is_empty();
         if !moved.is_empty() {
             served.push((i, moved.into_iter().map(|(_, new)| new).collect()));
         }
@@ -210,7 +208,8 @@ fn transpose_one(
         }
         factor
     });
-    if left {
+    // The array stays where a statement still reads it itself.
+    if out.statements.iter().any(|s| s.accesses.iter().any(|a| a.array == name)) {
         out.arrays.insert(pos + 1, copy_array);
     } else {
         out.arrays[pos] = copy_array;
