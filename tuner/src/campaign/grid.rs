@@ -47,11 +47,13 @@ const GPU_CODE_AXES: &[(&str, &[&str])] =
 /// Besides cubes, two shapes with a long stride-1 side, which the register
 /// tiles (`unroll_jam`) need to reach half of dgemm's rate: 32 × 32 × 128
 /// won gemm, 2mm, 3mm and doitgen in `bench peers`, 16 × 64 × 128 syrk
-/// and syr2k. 8 × 8 × 8 × 256 is a time-tiled stencil's shape: small
-/// steps in time and in the outer space loops, the innermost one whole
-/// (heat-3d at LARGE on one core with `fission`: 1.42×, the others
-/// 1.12–1.16×).
-pub const TILES: &str = "0,16,32,64,32x32x128,16x64x128,8x8x8x256";
+/// and syr2k. 8 × 8 × 8 × 256 and 32 × 32 × 32 × 256 are time-tiled
+/// stencils' shapes: the innermost loop whole (heat-3d at LARGE on one
+/// core with `fission`: 1.42× at 8 steps, the others 1.12–1.16×; under
+/// `mtune=icelake-server`, 32 steps ran 5–10% ahead of 8, docs/performance.md).
+/// In a SCoP three loops deep the second is the cube of 32 again, and
+/// `tiles_for_scop` drops it.
+pub const TILES: &str = "0,16,32,64,32x32x128,16x64x128,8x8x8x256,32x32x32x256";
 
 /// A tile shape: sizes of a band's members, outermost first, the last
 /// repeating (`[32]` is a cube of 32, `[64, 64, 256]` a rectangle with a
@@ -170,6 +172,28 @@ pub fn for_scop(code: &[CodeOptions], scop: &model::scop::Scop) -> Result<Vec<Co
         }
     }
     Ok(out)
+}
+
+/// The tile shapes of `tiles` that make different programs of `scop`: no
+/// band has more members than the deepest statement has loops, so shapes
+/// equal over that many sizes (the last repeating) tile every band alike
+/// (in gemm, `32x32x32x256` is the cube of 32). The first of each such set
+/// is kept.
+pub fn tiles_for_scop(tiles: &[Tiles], scop: &model::scop::Scop) -> Vec<Tiles> {
+    let depth = scop.statements.iter().map(|s| s.iterators.len()).max().unwrap_or(0).max(1);
+    let over_depth = |t: &Tiles| {
+        t.as_ref().map(|sizes| (0..depth).map(|k| sizes.get(k).or(sizes.last()).copied()).collect::<Vec<_>>())
+    };
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for t in tiles {
+        let key = over_depth(t);
+        if !seen.contains(&key) {
+            seen.push(key);
+            out.push(t.clone());
+        }
+    }
+    out
 }
 
 /// The knob grid: the defaults (target from the thread count) with `fixed`
@@ -420,6 +444,30 @@ mod tests {
         // Two statements three loops deep: a loop may run both.
         let two = for_scop(&code, &scop("{ C[i][j] += A[i][k] * A[j][k]; B[i][j] += A[i][k]; }")).unwrap();
         assert_eq!(two, code);
+    }
+
+    #[test]
+    fn tile_shapes_that_tile_a_scop_alike_are_searched_once() {
+        let scop = |loops: &str, statement: &str| {
+            let text = format!(
+                "void f(int n, double A[n][n][n], double B[n][n][n]) {{\n#pragma scop\n{loops}\n\
+                 {statement}\n#pragma endscop\n}}\n"
+            );
+            model::scop::extract_preprocessed(std::path::Path::new("k.c"), &text).unwrap().remove(0)
+        };
+        let tiles = parse_tiles(TILES).unwrap();
+        let three = "for (int i = 1; i < n; i++)\n for (int j = 1; j < n; j++)\n for (int k = 1; k < n; k++)";
+        let gemm_like = tiles_for_scop(&tiles, &scop(three, "A[i][j][k] = B[i][j][k] + B[i-1][j][k];"));
+        let shapes: Vec<&str> = TILES.split(',').filter(|&t| t != "32x32x32x256").collect();
+        assert_eq!(gemm_like, parse_tiles(&shapes.join(",")).unwrap());
+        let four = format!("for (int t = 0; t < n; t++)\n{three}");
+        assert_eq!(tiles_for_scop(&tiles, &scop(&four, "A[i][j][k] = B[i][j][k] + A[i-1][j][k];")), tiles);
+        // Two loops deep, 32x32x128 tiles like 32 and 16x64x128 like 16x64.
+        let two = tiles_for_scop(
+            &tiles,
+            &scop("for (int i = 1; i < n; i++)\n for (int j = 1; j < n; j++)", "A[i][j][0] = A[i-1][j][0];"),
+        );
+        assert_eq!(two, parse_tiles("0,16,32,64,16x64x128,8x8x8x256").unwrap());
     }
 
     #[test]

@@ -111,8 +111,12 @@ impl Kernel {
         }
         let max = max_fusion(&programs[&dataset]);
         let preorders = preorders(&programs[&dataset], max.as_ref(), spec.seed);
-        let spec =
-            &grid::Spec { code: grid::for_scop(&spec.code, &programs[&dataset].scop)?, ..spec.clone() };
+        let scop = &programs[&dataset].scop;
+        let spec = &grid::Spec {
+            code: grid::for_scop(&spec.code, scop)?,
+            tiles: grid::tiles_for_scop(&spec.tiles, scop),
+            ..spec.clone()
+        };
         Ok(Kernel {
             spec: KernelSpec {
                 name,
