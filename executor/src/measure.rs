@@ -29,7 +29,8 @@
 //! ([`measure`]) or is compared with it ([`measure_against`]).
 //!
 //! Each child runs in its own process group (killed whole at the timeout),
-//! pinned to its slot's cores, with `OMP_NUM_THREADS` set, no core dumps, a
+//! pinned to its slot's cores (the first `threads` of them where it runs
+//! fewer threads than the slot has cores), with `OMP_NUM_THREADS` set, no core dumps, a
 //! bounded address space and a CPU-time limit of `timeout × threads`.
 //!
 //! Failures are data: nothing here panics or returns `Err` because of what the
@@ -322,19 +323,23 @@ impl<'a> Session<'a> {
         reference: Option<&'a [DumpedArray]>,
     ) -> Self {
         let threads = config.threads.unwrap_or(slot.cores.len()).max(1);
+        // Fewer threads than cores: the first `threads` of them, so that a
+        // thread cannot wander onto a core another thread of the slot's
+        // variants may be measured on next, nor between cores run to run.
+        let cores = slot.cores[..threads.min(slot.cores.len())].to_vec();
         let timeout_s = config.timeout.timeout_s(original_s);
         Session {
             binary,
             config,
             reference,
-            cores: slot.cores.clone(),
+            cores: cores.clone(),
             threads,
             timeout: Duration::from_secs_f64(if timeout_s.is_finite() {
                 timeout_s.clamp(0.001, 1e9)
             } else {
                 1e9
             }),
-            m: Measurement::empty(Status::Ok, timeout_s, threads, slot.cores.clone()),
+            m: Measurement::empty(Status::Ok, timeout_s, threads, cores),
             dump: None,
         }
     }

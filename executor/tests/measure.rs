@@ -217,6 +217,20 @@ fn child_is_pinned_limited_and_told_its_thread_count() {
 }
 
 #[test]
+fn fewer_threads_than_cores_run_on_the_slots_first_cores() {
+    let after =
+        r#"{ cpu_set_t s; sched_getaffinity(0, sizeof s, &s); n_out[0] = CPU_COUNT(&s); n_out[1] = 0; }"#;
+    let bin = build(&program("", "", after));
+    let all = slot();
+    let config = MeasureConfig { threads: Some(1), ..fast_config() };
+    let measured = measure(&bin, &all, &config, None);
+    assert_eq!(measured.measurement.status, Status::Ok, "{}", measured.measurement.reason);
+    assert_eq!(measured.measurement.cores, all.cores[..1]);
+    let dump = measured.dump.unwrap();
+    assert_eq!(i32::from_le_bytes(dump[1].data[..4].try_into().unwrap()), 1);
+}
+
+#[test]
 fn high_spread_is_remeasured_once() {
     // Alternate 1 ms / 8 ms regions through a counter file: spread far above 10%.
     let counter = std::env::temp_dir().join(format!("polytune-test-counter-{}", std::process::id()));
