@@ -323,9 +323,9 @@ impl<'a> Session<'a> {
         reference: Option<&'a [DumpedArray]>,
     ) -> Self {
         let threads = config.threads.unwrap_or(slot.cores.len()).max(1);
-        // Fewer threads than cores: the first `threads` of them, so that a
-        // thread cannot wander onto a core another thread of the slot's
-        // variants may be measured on next, nor between cores run to run.
+        // Fewer threads than cores: the first `threads` of them, so that every
+        // run of every point keeps to the same cores (a VM's vCPUs can differ
+        // by 20%, and which one a wandering thread lands on is chance).
         let cores = slot.cores[..threads.min(slot.cores.len())].to_vec();
         let timeout_s = config.timeout.timeout_s(original_s);
         Session {
