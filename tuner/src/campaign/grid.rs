@@ -184,12 +184,9 @@ pub fn tiles_for_scop(tiles: &[Tiles], scop: &model::scop::Scop) -> Vec<Tiles> {
     let over_depth = |t: &Tiles| {
         t.as_ref().map(|sizes| (0..depth).map(|k| sizes.get(k).or(sizes.last()).copied()).collect::<Vec<_>>())
     };
-    let mut seen = Vec::new();
-    let mut out = Vec::new();
+    let mut out: Vec<Tiles> = Vec::new();
     for t in tiles {
-        let key = over_depth(t);
-        if !seen.contains(&key) {
-            seen.push(key);
+        if !out.iter().any(|kept| over_depth(kept) == over_depth(t)) {
             out.push(t.clone());
         }
     }
