@@ -15,13 +15,25 @@
 //! array held. The copy is indexed by each subscript minus the box's offset
 //! at this strip (set by the copy in, as packing's offsets are), so unit
 //! strides stay unit strides.
+//!
+//! With `reassociate`, a sum added to the copy is added term by term, and
+//! a scalar that multiplies every term of every such sum (gemm's `alpha`)
+//! multiplies the block once, at the copy out, as BLAS computes
+//! `alpha * (A B)`: the copy then holds the sum since the copy in, and
+//! the array the rest. A statement under the loop that uses the element
+//! otherwise runs on the array, with the sum scaled where it scales the
+//! element (gemm's `C[i][j] *= beta` at the first `k`), cleared where it
+//! sets it, and else first added to the element and cleared.
+//! This changes the rounding, never the mathematics: outputs agree with
+//! the original's within the tolerance, not bit for bit.
 
 use isl_rs::{Context, DimType, Id, Map, Schedule, ScheduleNode, ScheduleNodeType};
 use model::isl::IslResultExt;
-use model::scop::Scop;
+use model::scop::text::{accumulation, assignment, scalars, squeeze, uses};
+use model::scop::{Array, Scop, Statement};
 
 use super::footprint::{
-    all_instances_below, copy_args, copy_graft_loops, copyable, footprint, references, statements,
+    all_instances_below, copy_args, copy_graft_loops, copyable, footprint, references, retarget, statements,
     written_in, Bodies,
 };
 use super::marks::{find_mark, ACCUMULATE_MARK};
@@ -53,12 +65,13 @@ pub(crate) fn apply(
     scop: &Scop,
     tree: Schedule,
     bodies: &mut Bodies,
+    reassociate: bool,
 ) -> Result<(Schedule, Accumulators), CodegenError> {
     let what = || "keeping register tiles in registers".to_string();
     let mut acc = Accumulators::default();
     let mut root = tree.get_root().ctx(what)?;
     while let Some(mark) = find_mark(root.copy().ctx(what)?, ACCUMULATE_MARK)? {
-        let (mark, locals) = accumulate(ctx, scop, mark, &mut acc, bodies)?;
+        let (mark, locals) = accumulate(ctx, scop, mark, &mut acc, bodies, reassociate)?;
         let mut node = mark.delete().ctx(what)?;
         if !locals.is_empty() {
             let id = Id::read_from_str(ctx, &format!("{ACCUMULATE_MARK}_{}", acc.locals.len())).ctx(what)?;
@@ -79,6 +92,7 @@ fn accumulate(
     mark: ScheduleNode,
     acc: &mut Accumulators,
     bodies: &mut Bodies,
+    reassociate: bool,
 ) -> Result<(ScheduleNode, String), CodegenError> {
     let what = || "keeping a register tile in registers".to_string();
     let mut node = mark.child(0).ctx(what)?;
@@ -103,9 +117,15 @@ fn accumulate(
         let n = acc.copies;
         let buffer = format!("{MACRO_PREFIX}acc_{n}");
         let offset = |d: usize| format!("{buffer}_o{d}");
-        if !bodies.retarget_all(&stmts, array, &buffer, &refs, |d, e| format!("[({e}) - {}]", offset(d))) {
+        let slot = |d: usize, e: &str| format!("[({e}) - {}]", offset(d));
+        let reading: Vec<String> = stmts.iter().map(|s| bodies.current(s)).collect();
+        if !bodies.retarget_all(&stmts, array, &buffer, &refs, slot) {
             continue;
         }
+        let factor = match reassociate {
+            true => reassociated(scop, array, &written, &stmts, &reading, &buffer, slot, bodies),
+            false => None,
+        };
         acc.copies += 1;
         // Each copy's instances: the outer values, the element, and the
         // box's offset there.
@@ -129,9 +149,11 @@ fn accumulate(
                 true => node.graft_before(graft).ctx(what)?,
                 false => node.graft_after(graft).ctx(what)?,
             };
-            let text = match before {
-                true => format!("({}, {buffer}{slots} = {global})", sets.join(", ")),
-                false => format!("{global} = {buffer}{slots}"),
+            let text = match (before, &factor) {
+                (true, None) => format!("({}, {buffer}{slots} = {global})", sets.join(", ")),
+                (false, None) => format!("{global} = {buffer}{slots}"),
+                (true, Some(_)) => format!("({}, {buffer}{slots} = 0)", sets.join(", ")),
+                (false, Some(f)) => format!("{global} += {f} * {buffer}{slots}"),
             };
             acc.prelude.push_str(&format!("#define {MACRO_PREFIX}{statement}({all}) {text}\n"));
             acc.postlude.push_str(&format!("#undef {MACRO_PREFIX}{statement}\n"));
@@ -148,6 +170,106 @@ fn accumulate(
         node = node.parent().ctx(what)?;
     }
     Ok((node, locals))
+}
+
+/// `reassociate` at one copy (see the module): each statement of `stmts`
+/// that adds a sum of products to the copy (its body, read into `buffer`,
+/// already set in `bodies`) adds them one by one, and where one scalar
+/// multiplies every term of every such sum, without it. Returns that
+/// scalar, which the copy out multiplies the copy by and with which every
+/// other statement that uses `array` (`reading`: the bodies that read the
+/// array) first adds the copy's sum to the array's element; `None` where
+/// there is none, or where such a statement uses more than one element.
+#[allow(clippy::too_many_arguments)]
+fn reassociated(
+    scop: &Scop,
+    array: &Array,
+    written: &[String],
+    stmts: &[&Statement],
+    reading: &[String],
+    buffer: &str,
+    slot: impl Fn(usize, &str) -> String,
+    bodies: &mut Bodies,
+) -> Option<String> {
+    if !matches!(array.element_type.trim(), "double" | "float") {
+        return None;
+    }
+    let rank = array.rank();
+    let copies = |text: &str| uses(text, buffer, rank).map_or(0, |u| u.len());
+    // The sums added to the copy, by statement: its element, and each
+    // term's sign and factors.
+    type Sum = (String, Vec<(bool, Vec<String>)>);
+    let sums: Vec<Option<Sum>> = stmts
+        .iter()
+        .map(|s| {
+            let body = bodies.current(s);
+            let a = accumulation(&body)?;
+            let element = a.target.starts_with(buffer) && copies(a.target) == 1 && copies(&body) == 1;
+            let terms = a.terms.iter().map(|(n, fs)| (*n, fs.iter().map(|f| f.to_string()).collect()));
+            element.then(|| (a.target.to_string(), terms.collect()))
+        })
+        .collect();
+    if sums.iter().all(Option::is_none) {
+        return None;
+    }
+    let mut factor = scalars(scop, array, written).into_iter().find(|f| {
+        let product = |fs: &Vec<String>| fs.len() > 1 && fs.iter().any(|x| x == f);
+        sums.iter().flatten().all(|(_, terms)| terms.iter().all(|(_, fs)| product(fs)))
+    });
+    // The other statements that use the array: each with its element.
+    let mut flushes = Vec::new();
+    for ((s, sum), body) in stmts.iter().zip(&sums).zip(reading) {
+        let (Some(f), None) = (factor, sum) else { continue };
+        let Some(used) = uses(body, &array.name, rank) else { return None };
+        let mut elements: Vec<String> = used.iter().map(|u| squeeze(&body[u.start..u.end])).collect();
+        elements.dedup();
+        match &elements[..] {
+            [] => {}
+            [element] => {
+                let copy = retarget(element, &array.name, buffer, rank, &elements, &slot)?;
+                // Scaling the element (gemm's `*= beta`) scales the sum
+                // too, and setting it clears the sum, both in registers.
+                let own = |t: &str| squeeze(t) == *element;
+                let free = |v: &str| uses(v, &array.name, rank).is_some_and(|u| u.is_empty());
+                let body = match assignment(body) {
+                    Some((t, "*", v)) if own(t) && free(v) => format!("({copy} *= {v}, {body})"),
+                    Some((t, "", v)) if own(t) && free(v) => format!("({body}, {copy} = 0)"),
+                    _ => format!("({element} += {f} * {copy}, {copy} = 0, {body})"),
+                };
+                flushes.push((s.name.clone(), body));
+            }
+            _ => {
+                factor = None;
+                flushes.clear();
+                break;
+            }
+        }
+    }
+    for (s, sum) in stmts.iter().zip(&sums) {
+        let Some((target, terms)) = sum else { continue };
+        let adds: Vec<String> = terms
+            .iter()
+            .map(|(negative, fs)| {
+                let kept: Vec<&str> = match factor {
+                    Some(f) => {
+                        let at = fs.iter().position(|x| x == f).unwrap_or(fs.len());
+                        fs.iter().enumerate().filter(|(i, _)| *i != at).map(|(_, x)| x.as_str()).collect()
+                    }
+                    None => fs.iter().map(String::as_str).collect(),
+                };
+                format!("{target} {}= {}", if *negative { '-' } else { '+' }, kept.join(" * "))
+            })
+            .collect();
+        let body = match &adds[..] {
+            [one] => one.clone(),
+            _ => format!("({})", adds.join(", ")),
+        };
+        bodies.set(s.name.clone(), body);
+    }
+    for (name, body) in flushes {
+        bodies.set(name, body);
+    }
+    factor.map(str::to_string)
 }
 
 /// Whether a statement three loops deep or more writes one element all

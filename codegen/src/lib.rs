@@ -229,7 +229,7 @@ fn generate_inner(
         true => pack::apply(&ctx, scop, tree, &mut bodies)?,
         false => (tree, pack::Packing::default()),
     };
-    let (tree, accumulators) = accumulate::apply(&ctx, scop, tree, &mut bodies)?;
+    let (tree, accumulators) = accumulate::apply(&ctx, scop, tree, &mut bodies, opts.code.reassociate)?;
     let (redefined, restored) = bodies.redefine(scop);
     let prelude = format!("{}{}{redefined}", packing.prelude, accumulators.prelude);
     let postlude = format!("{restored}{}{}", accumulators.postlude, packing.postlude);

@@ -112,7 +112,7 @@ pub fn fold<T>(
 /// written by the band's statements (`written`), so the same at the copy
 /// and at every use, and of `array`'s element type, so that the product
 /// is computed and rounded in that type either way.
-fn scalars<'s>(scop: &'s Scop, array: &Array, written: &[String]) -> Vec<&'s str> {
+pub fn scalars<'s>(scop: &'s Scop, array: &Array, written: &[String]) -> Vec<&'s str> {
     scop.arrays
         .iter()
         .filter(|a| a.rank() == 0 && !a.is_struct_member() && !written.contains(&a.name))
@@ -200,6 +200,120 @@ fn operand_starts(before: &str) -> bool {
         Some(c) => b"([=,?:<>".contains(c) && !before.ends_with("->"),
     }
 }
+/// An accumulation `TARGET += t1 + t2 - t3 ...` whose terms are products
+/// (nothing but `*` between the factors of a term at its top level): what
+/// reassociation rewrites (`reassociate`, a micro tile's accumulators).
+#[derive(Debug, PartialEq)]
+pub struct Accumulation<'b> {
+    /// The element added to, trimmed.
+    pub target: &'b str,
+    /// Each term: whether it is subtracted, and its factors, trimmed.
+    pub terms: Vec<(bool, Vec<&'b str>)>,
+}
+
+/// `body` read as an assignment at its top level: the assigned text, the
+/// operator before `=` (`""` for a plain one, `"+"` for `+=`, ...) and the
+/// value, each trimmed; `None` where there is no assignment or the value
+/// assigns or increments something itself.
+pub fn assignment(body: &str) -> Option<(&str, &str, &str)> {
+    let bytes = body.as_bytes();
+    let mut depth = 0usize;
+    for (i, &c) in bytes.iter().enumerate() {
+        match c {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth = depth.checked_sub(1)?,
+            b'=' if depth == 0 => {
+                let op = body[..i].bytes().rev().take_while(|b| b"+-*/%&|^<>!=".contains(b)).count();
+                let (target, op) = body[..i].split_at(i - op);
+                let value = &body[i + 1..];
+                let nested = value.contains('=') || value.contains("++") || value.contains("--");
+                let plain = ["", "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"].contains(&op);
+                return (plain && !nested && !value.starts_with('='))
+                    .then(|| (target.trim(), op, value.trim()));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `body` read as an [`Accumulation`]; `None` where it is not one: another
+/// assignment, an increment, a quotient, a comparison, a conditional or a
+/// comma at the top level of the sum, or an assignment anywhere in it.
+pub fn accumulation(body: &str) -> Option<Accumulation<'_>> {
+    let (target, op, sum) = assignment(body)?;
+    if target.is_empty() || op != "+" {
+        return None;
+    }
+    let bytes = sum.as_bytes();
+    let mut terms: Vec<(bool, Vec<&str>)> = Vec::new();
+    let (mut negative, mut factors, mut start) = (false, Vec::new(), 0);
+    // Whether the text so far ends an operand (so that `+` or `-` adds).
+    let mut operand = false;
+    // Where the open top-level bracket began, and whether it calls.
+    let (mut depth, mut open, mut call) = (0usize, 0, false);
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            let end = word_end(bytes, i);
+            // `1e-5`: the exponent's sign is not an addition.
+            if c.is_ascii_digit() && matches!(bytes[end - 1], b'e' | b'E') {
+                return None;
+            }
+            if depth == 0 {
+                operand = true;
+            }
+            i = end;
+            continue;
+        }
+        match c {
+            b'(' | b'[' => {
+                if depth == 0 {
+                    (open, call) = (i, operand);
+                }
+                depth += 1;
+            }
+            b')' | b']' => {
+                depth = depth.checked_sub(1)?;
+                // `(double)`: a cast, whose operand's sign would read as
+                // an addition.
+                let inner = &sum[open + 1..i];
+                let cast = inner.bytes().all(|b| b.is_ascii_alphanumeric() || b" _*".contains(&b));
+                if depth == 0 && c == b')' && !call && cast {
+                    return None;
+                }
+                operand = true;
+            }
+            _ if depth > 0 => {}
+            b' ' | b'\t' | b'\n' => {}
+            b'-' if bytes.get(i + 1) == Some(&b'>') => (i, operand) = (i + 1, false),
+            b'+' | b'-' if operand => {
+                factors.push(sum[start..i].trim());
+                terms.push((negative, std::mem::take(&mut factors)));
+                (negative, start, operand) = (c == b'-', i + 1, false);
+            }
+            // A sign: `a * -b` subtracts `a * b`.
+            b'-' if sum[start..i].trim().is_empty() => (negative, start) = (!negative, i + 1),
+            b'+' if sum[start..i].trim().is_empty() => start = i + 1,
+            b'*' => {
+                factors.push(sum[start..i].trim());
+                (start, operand) = (i + 1, false);
+            }
+            b'.' => operand = false,
+            _ => return None,
+        }
+        i += 1;
+    }
+    if depth != 0 {
+        return None;
+    }
+    factors.push(sum[start..].trim());
+    terms.push((negative, factors));
+    let whole = terms.iter().all(|(_, f)| f.iter().all(|f| !f.is_empty()));
+    whole.then_some(Accumulation { target, terms })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +353,44 @@ mod tests {
             factor(two, "A", &["A[(i)][(k)]"]).map(|f| f.0),
             Some("x = A[(i)][(k)] + A[(k)][(i)]".into())
         );
+    }
+
+    #[test]
+    fn accumulations_are_read_as_sums_of_products() {
+        let sum = |b| accumulation(b).map(|a| (a.target, a.terms));
+        let gemm = sum("C[(i)][(j)] += alpha * A[(i)][(k)] * B[(k)][(j)]");
+        assert_eq!(gemm, Some(("C[(i)][(j)]", vec![(false, vec!["alpha", "A[(i)][(k)]", "B[(k)][(j)]"])])));
+        let syr2k = sum("C[i][j] += A[j][k]*alpha*B[i][k] - B[j][k] * alpha*A[i][k]");
+        let terms =
+            vec![(false, vec!["A[j][k]", "alpha", "B[i][k]"]), (true, vec!["B[j][k]", "alpha", "A[i][k]"])];
+        assert_eq!(syr2k, Some(("C[i][j]", terms)));
+        // Signs, calls, subscripts with sums, members, numbers.
+        let signs = sum("x[i] += -a * -b[i + 1] + f(y - 1, z) * s.m - 2.5 * p->q");
+        let terms = vec![
+            (false, vec!["a", "b[i + 1]"]),
+            (false, vec!["f(y - 1, z)", "s.m"]),
+            (true, vec!["2.5", "p->q"]),
+        ];
+        assert_eq!(signs, Some(("x[i]", terms)));
+        assert_eq!(sum("x += (a + b) * c").map(|s| s.1.len()), Some(1));
+        // Not accumulations, or not sums of products.
+        for body in [
+            "C[i][j] = C[i][j] + a * b",
+            "C[i][j] -= a * b",
+            "C[i][j] *= beta",
+            "x += a / b",
+            "x += a * b % c",
+            "x += a < b",
+            "x += a ? b : c",
+            "x += y = b",
+            "x += y++",
+            "x += 1e-5 * a",
+            "x += (double) -a",
+            "x += (a + b",
+            "x += a *",
+            "y = x += a",
+        ] {
+            assert_eq!(sum(body), None, "{body}");
+        }
     }
 }

@@ -123,6 +123,11 @@ fn our_points(threads: usize) -> Vec<(String, Point)> {
         // The same under Ice Lake's costs, which keep the tile's row
         // operand in a register where the machine's own may not.
         let code = CodeOptions { mtune: vocab::knobs::Mtune::IcelakeServer, ..code };
+        let p = Point { scheduler: unified.clone(), tiles: Some(tiles.clone()), threads, code: code.clone() };
+        out.push((p.to_string(), p));
+        // And with the tile's sums reassociated: `alpha` once per tile,
+        // syr2k's two products one multiply-add each.
+        let code = CodeOptions { reassociate: true, ..code };
         let p = Point { scheduler: unified.clone(), tiles: Some(tiles), threads, code };
         out.push((p.to_string(), p));
     }

@@ -350,6 +350,13 @@ pub struct CodeOptions {
     /// to. CPU variants only.
     #[serde(skip_serializing_if = "is_none_pair")]
     pub micro_tile: (u32, u32),
+    /// Under `micro_tile`, a sum added to the register tile is added term
+    /// by term, and a scalar that multiplies every term (gemm's `alpha`)
+    /// multiplies the tile once, when it is written back (BLAS's
+    /// `alpha * (A B)`). Changes the rounding: outputs agree with the
+    /// original's within the tolerance, not bit for bit. CPU variants only.
+    #[serde(skip_serializing_if = "is_false")]
+    pub reassociate: bool,
 }
 
 fn is_none_pair(p: &(u32, u32)) -> bool {
@@ -388,6 +395,7 @@ impl Default for CodeOptions {
             fission: false,
             pack: false,
             micro_tile: (0, 0),
+            reassociate: false,
         }
     }
 }

@@ -235,6 +235,12 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         },
     },
     Knob {
+        name: "reassociate",
+        values: "off|on",
+        set: |o, v| set_switch(&mut o.reassociate, v),
+        get: |o| switch(o.reassociate),
+    },
+    Knob {
         name: "gpu_block",
         values: "64|128|256|512|1024",
         set: |o, v| set_one_of_or_zero(&mut o.gpu_block, v, "1024", &[64, 128, 256, 512]),
