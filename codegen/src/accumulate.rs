@@ -220,7 +220,7 @@ fn reassociated(
     let mut flushes = Vec::new();
     for ((s, sum), body) in stmts.iter().zip(&sums).zip(reading) {
         let (Some(f), None) = (factor, sum) else { continue };
-        let Some(used) = uses(body, &array.name, rank) else { return None };
+        let used = uses(body, &array.name, rank)?;
         let mut elements: Vec<String> = used.iter().map(|u| squeeze(&body[u.start..u.end])).collect();
         elements.dedup();
         match &elements[..] {
