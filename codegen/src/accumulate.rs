@@ -176,10 +176,11 @@ fn accumulate(
 /// that adds a sum of products to the copy (its body, read into `buffer`,
 /// already set in `bodies`) adds them one by one, and where one scalar
 /// multiplies every term of every such sum, without it. Returns that
-/// scalar, which the copy out multiplies the copy by and with which every
-/// other statement that uses `array` (`reading`: the bodies that read the
-/// array) first adds the copy's sum to the array's element; `None` where
-/// there is none, or where such a statement uses more than one element.
+/// scalar, which the copy out multiplies the copy by; every other
+/// statement that uses `array` (`reading`: the bodies that read the
+/// array) then runs on the array, the copy's sum scaled, cleared or
+/// first added to the element as the module says. `None` where there is
+/// no such scalar, or where such a statement uses more than one element.
 #[allow(clippy::too_many_arguments)]
 fn reassociated(
     scop: &Scop,
