@@ -1,8 +1,9 @@
 //! The text of statements, where the model's rewrites and the code
 //! generator meet it: the uses of an array in a statement's C expression,
-//! and the scalar that multiplies a use first, which a copy of the array
+//! the scalar that multiplies a use first, which a copy of the array
 //! can hold its elements multiplied by (a transposed copy, a packed tile,
-//! a GPU tile in shared memory).
+//! a GPU tile in shared memory), and a statement's assignment and the
+//! sum of products it adds, which a micro tile may reassociate.
 
 use super::{Array, Scop};
 
