@@ -20,7 +20,10 @@
 //! a scalar that multiplies every term of every such sum (gemm's `alpha`)
 //! multiplies the block once, at the copy out, as BLAS computes
 //! `alpha * (A B)`: the copy then holds the sum since the copy in, and
-//! the array the rest. A statement under the loop that uses the element
+//! the array the rest, so the copy in reads nothing (an output array the
+//! program never touched before, 3mm's `E`, is then first written, not
+//! read: a read maps the zero page, and the write after it copies the
+//! page and flushes every thread's TLB). A statement under the loop that uses the element
 //! otherwise runs on the array, with the sum scaled where it scales the
 //! element (gemm's `C[i][j] *= beta` at the first `k`), cleared where it
 //! sets it, and else first added to the element and cleared.
@@ -122,7 +125,7 @@ fn accumulate(
         if !bodies.retarget_all(&stmts, array, &buffer, &refs, slot) {
             continue;
         }
-        let factor = match reassociate {
+        let scale = match reassociate {
             true => reassociated(scop, array, &written, &stmts, &reading, &buffer, slot, bodies),
             false => None,
         };
@@ -149,11 +152,11 @@ fn accumulate(
                 true => node.graft_before(graft).ctx(what)?,
                 false => node.graft_after(graft).ctx(what)?,
             };
-            let text = match (before, &factor) {
+            let text = match (before, &scale) {
                 (true, None) => format!("({}, {buffer}{slots} = {global})", sets.join(", ")),
                 (false, None) => format!("{global} = {buffer}{slots}"),
                 (true, Some(_)) => format!("({}, {buffer}{slots} = 0)", sets.join(", ")),
-                (false, Some(f)) => format!("{global} += {f} * {buffer}{slots}"),
+                (false, Some(f)) => format!("{global} += {f}{buffer}{slots}"),
             };
             acc.prelude.push_str(&format!("#define {MACRO_PREFIX}{statement}({all}) {text}\n"));
             acc.postlude.push_str(&format!("#undef {MACRO_PREFIX}{statement}\n"));
@@ -175,12 +178,14 @@ fn accumulate(
 /// `reassociate` at one copy (see the module): each statement of `stmts`
 /// that adds a sum of products to the copy (its body, read into `buffer`,
 /// already set in `bodies`) adds them one by one, and where one scalar
-/// multiplies every term of every such sum, without it. Returns that
-/// scalar, which the copy out multiplies the copy by; every other
+/// multiplies every term of every such sum, without it. Every other
 /// statement that uses `array` (`reading`: the bodies that read the
-/// array) then runs on the array, the copy's sum scaled, cleared or
-/// first added to the element as the module says. `None` where there is
-/// no such scalar, or where such a statement uses more than one element.
+/// array) then runs on the array, the copy's sum scaled, cleared or first
+/// added to the element as the module says. Returns what the copy out
+/// multiplies the copy by before adding it to the array (`"alpha * "`, or
+/// `""`); `None`, the copy holding the array's elements as without
+/// `reassociate`, where no statement adds a sum or one of the others
+/// uses more than one element.
 #[allow(clippy::too_many_arguments)]
 fn reassociated(
     scop: &Scop,
@@ -218,9 +223,13 @@ fn reassociated(
         sums.iter().flatten().all(|(_, terms)| terms.iter().all(|(_, fs)| product(fs)))
     });
     // The other statements that use the array: each with its element.
+    let scale = |f: Option<&str>| f.map_or(String::new(), |f| format!("{f} * "));
     let mut flushes = Vec::new();
+    let mut apart = true;
     for ((s, sum), body) in stmts.iter().zip(&sums).zip(reading) {
-        let (Some(f), None) = (factor, sum) else { continue };
+        if sum.is_some() {
+            continue;
+        }
         let used = uses(body, &array.name, rank)?;
         let mut elements: Vec<String> = used.iter().map(|u| squeeze(&body[u.start..u.end])).collect();
         elements.dedup();
@@ -229,18 +238,20 @@ fn reassociated(
             [element] => {
                 let copy = retarget(element, &array.name, buffer, rank, &elements, &slot)?;
                 // Scaling the element (gemm's `*= beta`) scales the sum
-                // too, and setting it clears the sum, both in registers.
+                // too, and setting it (3mm's `= 0` at the first `k`, the
+                // first touch of a page) clears the sum, both in registers.
                 let own = |t: &str| squeeze(t) == *element;
                 let free = |v: &str| uses(v, &array.name, rank).is_some_and(|u| u.is_empty());
+                let f = scale(factor);
                 let body = match assignment(body) {
                     Some((t, "*", v)) if own(t) && free(v) => format!("({copy} *= {v}, {body})"),
                     Some((t, "", v)) if own(t) && free(v) => format!("({body}, {copy} = 0)"),
-                    _ => format!("({element} += {f} * {copy}, {copy} = 0, {body})"),
+                    _ => format!("({element} += {f}{copy}, {copy} = 0, {body})"),
                 };
                 flushes.push((s.name.clone(), body));
             }
             _ => {
-                factor = None;
+                (factor, apart) = (None, false);
                 flushes.clear();
                 break;
             }
@@ -270,7 +281,7 @@ fn reassociated(
     for (name, body) in flushes {
         bodies.set(name, body);
     }
-    factor.map(str::to_string)
+    apart.then(|| scale(factor))
 }
 
 /// Whether a statement three loops deep or more writes one element all
