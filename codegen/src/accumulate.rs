@@ -32,7 +32,7 @@
 
 use isl_rs::{Context, DimType, Id, Map, Schedule, ScheduleNode, ScheduleNodeType};
 use model::isl::IslResultExt;
-use model::scop::text::{accumulation, assignment, scalars, squeeze, uses};
+use model::scop::text::{accumulation, assignment, scalars, squeeze, uses, Accumulation};
 use model::scop::{Array, Scop, Statement};
 
 use super::footprint::{
@@ -202,25 +202,22 @@ fn reassociated(
     }
     let rank = array.rank();
     let copies = |text: &str| uses(text, buffer, rank).map_or(0, |u| u.len());
-    // The sums added to the copy, by statement: its element, and each
-    // term's sign and factors.
-    type Sum = (String, Vec<(bool, Vec<String>)>);
-    let sums: Vec<Option<Sum>> = stmts
+    // The sums added to the copy, by statement.
+    let current: Vec<String> = stmts.iter().map(|s| bodies.current(s)).collect();
+    let sums: Vec<Option<Accumulation>> = current
         .iter()
-        .map(|s| {
-            let body = bodies.current(s);
-            let a = accumulation(&body)?;
-            let element = a.target.starts_with(buffer) && copies(a.target) == 1 && copies(&body) == 1;
-            let terms = a.terms.iter().map(|(n, fs)| (*n, fs.iter().map(|f| f.to_string()).collect()));
-            element.then(|| (a.target.to_string(), terms.collect()))
+        .map(|body| {
+            let a = accumulation(body)?;
+            let element = a.target.starts_with(buffer) && copies(a.target) == 1 && copies(body) == 1;
+            element.then_some(a)
         })
         .collect();
     if sums.iter().all(Option::is_none) {
         return None;
     }
     let mut factor = scalars(scop, array, written).into_iter().find(|f| {
-        let product = |fs: &Vec<String>| fs.len() > 1 && fs.iter().any(|x| x == f);
-        sums.iter().flatten().all(|(_, terms)| terms.iter().all(|(_, fs)| product(fs)))
+        let product = |fs: &Vec<&str>| fs.len() > 1 && fs.contains(f);
+        sums.iter().flatten().all(|a| a.terms.iter().all(|(_, fs)| product(fs)))
     });
     // The other statements that use the array: each with its element.
     let scale = |f: Option<&str>| f.map_or(String::new(), |f| format!("{f} * "));
@@ -258,17 +255,14 @@ fn reassociated(
         }
     }
     for (s, sum) in stmts.iter().zip(&sums) {
-        let Some((target, terms)) = sum else { continue };
+        let Some(Accumulation { target, terms }) = sum else { continue };
         let adds: Vec<String> = terms
             .iter()
             .map(|(negative, fs)| {
-                let kept: Vec<&str> = match factor {
-                    Some(f) => {
-                        let at = fs.iter().position(|x| x == f).unwrap_or(fs.len());
-                        fs.iter().enumerate().filter(|(i, _)| *i != at).map(|(_, x)| x.as_str()).collect()
-                    }
-                    None => fs.iter().map(String::as_str).collect(),
-                };
+                let mut kept = fs.clone();
+                if let Some(at) = factor.and_then(|f| fs.iter().position(|x| *x == f)) {
+                    kept.remove(at);
+                }
                 format!("{target} {}= {}", if *negative { '-' } else { '+' }, kept.join(" * "))
             })
             .collect();
