@@ -270,9 +270,17 @@ fn generate_inner(
         ..Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop))
     };
     printer.node(&ast, None)?;
+    let register_tiles = !printer.locals.is_empty();
+    if register_tiles && printer.outliner.as_ref().is_some_and(|o| o.definitions.is_empty()) {
+        // No parallel loop: the outermost loops' bodies become the functions.
+        printer.out.clear();
+        printer.outline_outermost = true;
+        printer.node(&ast, None)?;
+    }
     // `restrict`: the parallel loops' bodies are functions with restricted
-    // parameters by now; without parallel loops the whole region becomes
-    // one. Code left in place gets block-scope restricted pointers.
+    // parameters by now, else the outermost loops' bodies; without loops
+    // the whole region becomes one. Code left in place gets block-scope
+    // restricted pointers.
     let (body, functions) = match printer.outliner.take() {
         Some(mut o) if o.definitions.is_empty() => (o.function(&[], &printer.out), o.definitions),
         Some(o) => (restrict_pointers(scop, &printer.out), o.definitions),

@@ -604,7 +604,9 @@ fn micro_tiles_over_scaled_packs_match_the_original() {
 /// (each thread's array is its own); syrk and syr2k read transposed copies
 /// (without them their `k` is the innermost, unit-stride loop). jacobi-2d writes what it reads along
 /// every loop and gets none. Outputs are the original's bit for bit: each
-/// element's updates keep their order.
+/// element's updates keep their order. On one thread with `restrict`, the
+/// body of each outermost loop is a function, as under `omp parallel for`
+/// (with the tile loop in the same function gcc spilled the tile).
 #[test]
 fn micro_tiles_match_the_original() {
     for (kernel, arrays) in [
@@ -619,6 +621,7 @@ fn micro_tiles_match_the_original() {
         for (settings, threads) in [
             (&["micro_tile=4x8", "transpose=on"][..], 1),
             (&["micro_tile=4x16", "transpose=on", "restrict=on", "simd=innermost"][..], 2),
+            (&["micro_tile=4x16", "transpose=on", "restrict=on"][..], 1),
         ] {
             let v = unified_variant(&k, settings, vec![16, 32, 64], threads);
             let copies = (0..8).filter(|n| v.region.contains(&format!("polytune_acc_in_{n}("))).count();
@@ -628,6 +631,13 @@ fn micro_tiles_match_the_original() {
                 assert!(v.region.contains(&rows), "{kernel} {settings:?}: {}", v.region);
                 assert!(v.region.contains("- polytune_acc_0_o1]"), "{kernel}: {}", v.region);
                 assert!(v.region.contains("#pragma GCC unroll 4"), "{kernel}: {}", v.region);
+            }
+            if settings.contains(&"restrict=on") {
+                // Every function takes the iterator of a loop around its call.
+                let functions = v.program.lines().filter(|l| l.starts_with("void polytune_outlined_"));
+                let per_loop = functions.clone().all(|l| l.contains(", int c0, "));
+                assert_eq!(per_loop, arrays > 0, "{kernel} {settings:?}: {}", v.program);
+                assert!(functions.count() > 0, "{kernel}: {}", v.program);
             }
             same_outputs(&k, v.program);
         }
