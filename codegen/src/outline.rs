@@ -7,7 +7,8 @@
 //!
 //! With parallel loops, each parallel loop's body becomes a function (called
 //! inside the `parallel for`, so its parameters are the thread's own); with
-//! none, the whole region does. Parameters: the SCoP's size parameters
+//! none, each outermost loop's body where there are register tiles (see
+//! `Printer::outline_outermost`), else the whole region. Parameters: the SCoP's size parameters
 //! (`long`), the loop iterators around the body (`int`), every array as a
 //! restricted pointer to its rows (extents from the declaration, sizes
 //! declared first), read-only scalars by value and written ones by pointer
