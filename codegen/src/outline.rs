@@ -8,12 +8,12 @@
 //! With parallel loops, each parallel loop's body becomes a function (called
 //! inside the `parallel for`, so its parameters are the thread's own); with
 //! none, each outermost loop's body where there are register tiles (see
-//! `Printer::outline_outermost`), else the whole region. Parameters: the SCoP's size parameters
-//! (`long`), the loop iterators around the body (`int`), every array as a
-//! restricted pointer to its rows (extents from the declaration, sizes
-//! declared first), read-only scalars by value and written ones by pointer
-//! (the name `#define`d to the dereference, so the statements' text is
-//! unchanged). The model proves distinct arrays do not overlap, which is
+//! `Printer::outline_outermost`), else the whole region. Parameters: the
+//! SCoP's size parameters (`long`), the loop iterators around the body
+//! (`int`), every array as a restricted pointer to its rows (extents from
+//! the declaration, sizes declared first), read-only scalars by value and
+//! written ones by pointer (the name `#define`d to the dereference, so the
+//! statements' text is unchanged). The model proves distinct arrays do not overlap, which is
 //! what `restrict` tells the compiler. Each function is declared at its
 //! call and defined after the program, with its own statement macros.
 
