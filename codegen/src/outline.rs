@@ -13,9 +13,10 @@
 //! (`int`), every array as a restricted pointer to its rows (extents from
 //! the declaration, sizes declared first), read-only scalars by value and
 //! written ones by pointer (the name `#define`d to the dereference, so the
-//! statements' text is unchanged). The model proves distinct arrays do not overlap, which is
-//! what `restrict` tells the compiler. Each function is declared at its
-//! call and defined after the program, with its own statement macros.
+//! statements' text is unchanged). The model proves distinct arrays do not
+//! overlap, which is what `restrict` tells the compiler. Each function is
+//! declared at its call and defined after the program, with its own
+//! statement macros.
 
 use model::scop::{Array, Scop};
 
