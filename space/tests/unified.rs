@@ -67,6 +67,20 @@ fn gemm_ends_with_j_and_the_core_scheduler_is_unchanged_without_knobs() {
 }
 
 #[test]
+fn a_spatial_group_left_uncarried_does_not_order_the_last_row() {
+    // fdtd-2d's hz group (S2, S3 read it, S4 writes it) cannot be carried
+    // by a stride-one last row without S4 running a line after S3; when (5)
+    // made such a group's distances non-negative anyway, the last row was
+    // `15*t + j`: time tiles skewed by 15, and no wavefront to speak of.
+    let (s, out) = unified("stencils/fdtd-2d.c", &["target=openmp"]);
+    let rows: Vec<Vec<String>> = (0..4).map(|k| rows_of(&s, &out, k)).collect();
+    assert_eq!(rows[1], ["t", "t - i", "t + j"], "{out:#?}");
+    assert_eq!(rows[3], ["t", "t - i", "t + j + 1"]);
+    let last = out.rows.iter().filter(|r| r.kind == RowKind::Spatial).next_back().unwrap();
+    assert!(!last.spatial.is_empty(), "the j row still carries some spatial proximity");
+}
+
+#[test]
 fn gpu_target_maps_the_spatial_coincident_row_to_x() {
     let (_, out) = unified("linear-algebra/gemm.c", &["target=gpu"]);
     let m = out.mapping.first().expect("a thread mapping");

@@ -26,6 +26,10 @@ use vocab::knobs::{Feautrier, SchedulerOptions, Spatial, Target};
 /// the remaining rows come from the core ILP (3). adi took minutes without it.
 const LOCALITY_BUDGET: usize = 150;
 
+/// How far below zero (5) lets the distance of a spatial group it does not
+/// carry go: the `M` of `distance ≥ e − M(1 − e)`.
+const UNCARRIED_BOUND: i64 = COEFFICIENT_BOUND;
+
 /// A group of references with its spatial and temporal relations inside one
 /// fusion group, as dependence groups (per statement pair).
 #[derive(Clone)]
@@ -481,13 +485,19 @@ impl Unified {
         }
         let groups = self.groups.clone();
         let mut eps: Vec<(usize, usize)> = Vec::new();
+        // `distance ≥ e − M(1 − e)`: a carried group (e = 1) has every
+        // distance at least one; one left uncarried only a distance bounded
+        // below, not ordered (proximity does not order, as in (4)). With
+        // `distance ≥ e` alone, fdtd-2d's hz group (S4 after S3 on one line)
+        // forced its last row to `15*t + j`.
+        let one = p.add_var("one".to_string(), Some(1), Some(1));
         for (g, grp) in groups.iter().enumerate().filter(|(_, g)| g.active && !g.spatial.is_empty()) {
             let e = p.add_var(format!("eps.{g}"), Some(0), Some(1));
             eps.push((g, e));
             for rel in &grp.spatial {
                 let Some(f) = group.farkas_of(&rel.relation)? else { continue };
                 let mut slots = group.distance_slots(&l, rel);
-                slots[0].push((e, -1));
+                slots[0].extend([(one, UNCARRIED_BOUND), (e, -1 - UNCARRIED_BOUND)]);
                 Group::add_farkas(&mut p, &f, &slots, 1);
             }
         }
