@@ -364,6 +364,7 @@ fn generate_gpu(
         checks: deps,
         promote: (!opts.code.gpu_global).then_some(scop),
         points: i64::from(opts.code.gpu_thread_tile),
+        min_blocks: opts.code.gpu_min_blocks,
         drop_barrier: opts.drop_barrier,
     };
     let (host, kernels) = gpu::map(ctx, &runs, tree, &mapping)?;

@@ -431,6 +431,31 @@ fn every_kernel_mapped_to_the_gpu_matches_the_original_when_emulated() {
     assert!(failures.is_empty(), "{} failures: {failures:#?}", failures.len());
 }
 
+/// `gpu_min_blocks` is the second argument of every kernel's launch bounds
+/// (nvcc's choice without it), and nvcc takes it where it is found.
+#[test]
+fn gpu_min_blocks_bounds_each_kernel_for_nvcc() {
+    let (_, v) = gemm_at_tile_16(&["gpu_thread_tile=4"]);
+    let unit = v.cuda.expect("gemm has a CUDA form").unit;
+    assert!(unit.contains("__launch_bounds__(16) polytune_kernel_0("), "{unit}");
+    let (_, v) = gemm_at_tile_16(&["gpu_thread_tile=4", "gpu_min_blocks=2"]);
+    let unit = v.cuda.expect("gemm has a CUDA form").unit;
+    assert!(unit.contains("__launch_bounds__(16, 2) polytune_kernel_0("), "{unit}");
+    let Some(nvcc) = executor::cuda::nvcc() else {
+        assert!(
+            std::env::var_os("POLYTUNE_EXPECT_NVCC").is_none(),
+            "POLYTUNE_EXPECT_NVCC is set but no nvcc"
+        );
+        return;
+    };
+    let dir = testkit::root().join("target/tmp/polytune-gpu-test-units");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("gemm.min-blocks.cu");
+    std::fs::write(&path, &unit).unwrap();
+    let _item = testkit::item("gemm with gpu_min_blocks=2: nvcc", std::time::Duration::from_secs(120));
+    executor::cuda::compile_check(&nvcc, &path, &["sm_90"]).unwrap();
+}
+
 /// The CUDA form end to end as far as this machine goes: gemm's unit built
 /// by nvcc and linked into its host program, then run on GPU 0 of a GPU
 /// slot. With a GPU (nvidia-smi answers) the outputs must be the

@@ -10,11 +10,13 @@
 # Steps (STEPS, default all, in this order):
 #   cublas   cuBLAS's DGEMM at gemm's LARGE and EXTRALARGE shapes and 4096³;
 #   protocol gemm's kernels timed cold and warm (POLYTUNE_WARM_KERNELS),
-#            its region page-locked and pageable (POLYTUNE_PAGEABLE);
+#            its region page-locked and pageable (POLYTUNE_PAGEABLE), and
+#            with gpu_min_blocks=2;
 #   ppcg     ppcg's units of the ten kernels, timed and verified, with each
 #            original on one core (scripts/ppcg/run.sh);
 #   gemm     gemm at LARGE: tile shapes x points per thread x gpu_unroll;
-#   gemm-xl  gemm at EXTRALARGE: two tile shapes x points per thread;
+#   gemm-xl  gemm at EXTRALARGE: two tile shapes x points per thread x
+#            gpu_min_blocks (nvcc's choice, 2);
 #   short    a short campaign on each of the other nine kernels at LARGE
 #            (SHORT: some of them, as name:budget[:runs[:tiles]]): tile 32,
 #            gpu_shared on and off, 1, 2 and 4 points per thread (heat-3d:
@@ -91,12 +93,15 @@ short() {
     # gemm's kernels timed cold (one launch in a process, the default) and
     # warm (POLYTUNE_WARM_KERNELS=3: the launches three times first), and
     # its region with pageable host arrays (POLYTUNE_PAGEABLE=1), one run
-    # after the other: region (kernels).
+    # after the other: region (kernels). Then, warm, the 4 x 4 kernel with
+    # gpu_min_blocks=2 (110 registers and no spill; nvcc's own choice is 80
+    # and a spill).
     proto() {
-      log "protocol $1 $2 ${3}x${3} gpu_unroll=$4 $5"
+      log "protocol $1 $2 ${3}x${3} gpu_unroll=$4 $5 gpu_min_blocks=${6:-auto}"
       env "$5" timeout 90 "$P" run polybench/linear-algebra/gemm.c --schedule unified --set target=gpu \
         --machine configs/machines/gpu.toml --dataset "$1" --tile "$2" --set gpu_thread_tile="$3" \
-        --set gpu_unroll="$4" --runs 3 --out "$OUT/protocol" 2>&1 | grep -E "status|variant|^polytune: " | grep -v "^polytune: warning"
+        --set gpu_unroll="$4" --set gpu_min_blocks="${6:-auto}" --runs 3 --out "$OUT/protocol" 2>&1 |
+        grep -E "status|variant|^polytune: " | grep -v "^polytune: warning"
     }
     for point in "64x64x16 4 on" "32x32x16 2 off"; do
       for env in POLYTUNE_WARM_KERNELS=0 POLYTUNE_WARM_KERNELS=3 POLYTUNE_PAGEABLE=1; do
@@ -105,6 +110,9 @@ short() {
     done
     for env in POLYTUNE_WARM_KERNELS=0 POLYTUNE_WARM_KERNELS=3; do
       proto EXTRALARGE 64x64x16 4 on $env
+    done
+    for dataset in LARGE EXTRALARGE; do
+      proto $dataset 64x64x16 4 on POLYTUNE_WARM_KERNELS=3 2
     done
   fi
   if step ppcg && [ -d "${PPCG_OUT:-target/ppcg}" ]; then
@@ -116,7 +124,8 @@ short() {
       --set gpu_thread_tile=2,4,8 --set gpu_unroll=off,on
   fi
   if step gemm-xl; then
-    campaign polybench/linear-algebra/gemm.c EXTRALARGE 60 32x32x16,64x64x16 5 2 --set gpu_thread_tile=2,4
+    campaign polybench/linear-algebra/gemm.c EXTRALARGE 60 32x32x16,64x64x16 5 2 --set gpu_thread_tile=2,4 \
+      --set gpu_min_blocks=auto,2
   fi
   if step short; then
     # kernel:budget[:runs[:tiles]]; the slowest originals (adi's 11 s) run

@@ -97,8 +97,12 @@ impl Shape {
         // that a block of 1024 threads can launch (heat-3d's kernels asked
         // for more than a multiprocessor has and failed to launch).
         let threads: i64 = self.threads.iter().product();
+        let bounds = match self.min_blocks {
+            0 => threads.to_string(),
+            m => format!("{threads}, {m}"),
+        };
         let mut out =
-            format!("__global__ void __launch_bounds__({threads}) polytune_kernel_{number}({params})\n{{\n");
+            format!("__global__ void __launch_bounds__({bounds}) polytune_kernel_{number}({params})\n{{\n");
         for k in 0..self.tiles.len() {
             out.push_str(&format!("  const long polytune_b{k} = blockIdx.{};\n", axis(k, self.tiles.len())));
         }

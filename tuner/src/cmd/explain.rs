@@ -176,7 +176,7 @@ fn codegen_words(p: &Point) -> Option<String> {
         parts.push(format!("--threads {}", p.threads));
     }
     // simd and unroll_jam are code steps of the script; these are not.
-    const REGION_WIDE: [&str; 10] = [
+    const REGION_WIDE: &[&str] = &[
         "restrict",
         "omp_schedule",
         "parallel_min",
@@ -185,6 +185,7 @@ fn codegen_words(p: &Point) -> Option<String> {
         "transpose",
         "gpu_block",
         "gpu_thread_tile",
+        "gpu_min_blocks",
         "gpu_shared",
         "gpu_unroll",
     ];

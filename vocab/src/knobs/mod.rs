@@ -317,6 +317,13 @@ pub struct CodeOptions {
     /// allows (one point each, up to `gpu_block`).
     #[serde(skip_serializing_if = "is_zero")]
     pub gpu_thread_tile: u32,
+    /// The blocks a GPU multiprocessor must hold at once, as the second
+    /// argument of each kernel's `__launch_bounds__`: the registers nvcc
+    /// may give a thread follow from it (a 256-thread gemm kernel with
+    /// 4 × 4 points gets 80 registers and spills without it, 110 with 2).
+    /// 0: nvcc's own choice.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub gpu_min_blocks: u32,
     /// Two-level tiling: a tiled band's tile loops are tiled again by this
     /// factor, outer tiles of `factor` tiles per member (L2 tiles over L1
     /// tiles); the outer tile loops are the parallel ones. 1: one level.
@@ -390,6 +397,7 @@ impl Default for CodeOptions {
             gpu_global: false,
             gpu_unroll: false,
             gpu_thread_tile: 0,
+            gpu_min_blocks: 0,
             l2_tile: 1,
             omp_wait: OmpWait::Default,
             fission: false,

@@ -253,6 +253,12 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         get: |o| zero_as(o.gpu_thread_tile, "1"),
     },
     Knob {
+        name: "gpu_min_blocks",
+        values: "auto|1|2|3|4",
+        set: |o, v| set_one_of_or_zero(&mut o.gpu_min_blocks, v, "auto", &[1, 2, 3, 4]),
+        get: |o| zero_as(o.gpu_min_blocks, "auto"),
+    },
+    Knob {
         name: "gpu_shared",
         values: "on|off",
         set: |o, v| {
