@@ -114,7 +114,7 @@ fn tree_before(ctx: &isl_rs::Context, tree: &Schedule, domain: &UnionSet) -> Uni
     let mut padded = UnionMap::empty_ctx(ctx).unwrap();
     for m in &maps {
         let mut m = isl_rs::Map::read_from_str(ctx, m).unwrap();
-        let have = out_dims(&m.to_str().unwrap().to_string());
+        let have = out_dims(m.to_str().unwrap());
         m = m.add_dims(isl_rs::DimType::Out, (depth - have) as u32).unwrap();
         for d in have..depth {
             m = m.fix_si(isl_rs::DimType::Out, d as u32, 0).unwrap();

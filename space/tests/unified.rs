@@ -42,7 +42,7 @@ fn two_mm_for_openmp_is_the_published_schedule() {
     let first = out.rows.iter().find(|r| r.group == 0).unwrap();
     assert!(first.coincident);
     // The innermost j carries spatial proximity; the k row carried only A's.
-    let last = out.rows.iter().filter(|r| r.group == 0 && r.kind == RowKind::Spatial).next_back().unwrap();
+    let last = out.rows.iter().rfind(|r| r.group == 0 && r.kind == RowKind::Spatial).unwrap();
     assert!(!last.spatial.is_empty());
 }
 
@@ -76,7 +76,7 @@ fn a_spatial_group_left_uncarried_does_not_order_the_last_row() {
     let rows: Vec<Vec<String>> = (0..4).map(|k| rows_of(&s, &out, k)).collect();
     assert_eq!(rows[1], ["t", "t - i", "t + j"], "{out:#?}");
     assert_eq!(rows[3], ["t", "t - i", "t + j + 1"]);
-    let last = out.rows.iter().filter(|r| r.kind == RowKind::Spatial).next_back().unwrap();
+    let last = out.rows.iter().rfind(|r| r.kind == RowKind::Spatial).unwrap();
     assert!(!last.spatial.is_empty(), "the j row still carries some spatial proximity");
 }
 

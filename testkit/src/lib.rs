@@ -180,6 +180,53 @@ pub fn wait_within(mut child: Child, shown: &str, limit: Duration) -> Output {
     Output { status, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() }
 }
 
+/// The PostgreSQL server of the tests that need one (`POLYTUNE_TEST_POSTGRES`,
+/// which `.ci/run` sets), or `None` after saying the test is skipped. Where
+/// `CI` or `POLYTUNE_EXPECT_POSTGRES` is set a missing server fails the
+/// test, so a run that must test PostgreSQL cannot skip it unnoticed.
+pub fn postgres_url() -> Option<String> {
+    match std::env::var("POLYTUNE_TEST_POSTGRES") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            let must = ["CI", "POLYTUNE_EXPECT_POSTGRES"].iter().any(|v| std::env::var_os(v).is_some());
+            assert!(!must, "CI or POLYTUNE_EXPECT_POSTGRES is set but POLYTUNE_TEST_POSTGRES is not");
+            eprintln!("POLYTUNE_TEST_POSTGRES is not set: the PostgreSQL test is skipped");
+            None
+        }
+    }
+}
+
+/// Runs `work(i)` for `i` in `0..n` on two threads, each taking the next
+/// item when it is done with one (a sweep's items differ widely in cost).
+pub fn on_two_threads(n: usize, work: impl Fn(usize) + Sync) {
+    let next = Mutex::new(0usize);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let i = {
+                    let mut next = next.lock().unwrap();
+                    *next += 1;
+                    *next - 1
+                };
+                if i >= n {
+                    break;
+                }
+                work(i);
+            });
+        }
+    });
+}
+
+/// Builds the original program of `k` and `program` with `ev`, runs both
+/// at the dataset `k` was loaded with, and asserts that the outputs agree
+/// (to `ev`'s tolerance).
+pub fn assert_same_outputs(ev: &executor::evaluate::Evaluator, k: &Kernel, program: String) {
+    let original = codegen::original_program(&k.source, &k.scop).unwrap();
+    let reference = ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+    let m = ev.evaluate(&reference, &[program]).unwrap().remove(0);
+    assert_eq!(m.status, executor::measure::Status::Ok, "{}: {}", k.name, m.reason);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,51 +280,4 @@ mod tests {
             (Some(3), &b"out\n"[..], &b"err\n"[..])
         );
     }
-}
-
-/// The PostgreSQL server of the tests that need one (`POLYTUNE_TEST_POSTGRES`,
-/// which `.ci/run` sets), or `None` after saying the test is skipped. Where
-/// `CI` or `POLYTUNE_EXPECT_POSTGRES` is set a missing server fails the
-/// test, so a run that must test PostgreSQL cannot skip it unnoticed.
-pub fn postgres_url() -> Option<String> {
-    match std::env::var("POLYTUNE_TEST_POSTGRES") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            let must = ["CI", "POLYTUNE_EXPECT_POSTGRES"].iter().any(|v| std::env::var_os(v).is_some());
-            assert!(!must, "CI or POLYTUNE_EXPECT_POSTGRES is set but POLYTUNE_TEST_POSTGRES is not");
-            eprintln!("POLYTUNE_TEST_POSTGRES is not set: the PostgreSQL test is skipped");
-            None
-        }
-    }
-}
-
-/// Runs `work(i)` for `i` in `0..n` on two threads, each taking the next
-/// item when it is done with one (a sweep's items differ widely in cost).
-pub fn on_two_threads(n: usize, work: impl Fn(usize) + Sync) {
-    let next = Mutex::new(0usize);
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| loop {
-                let i = {
-                    let mut next = next.lock().unwrap();
-                    *next += 1;
-                    *next - 1
-                };
-                if i >= n {
-                    break;
-                }
-                work(i);
-            });
-        }
-    });
-}
-
-/// Builds the original program of `k` and `program` with `ev`, runs both
-/// at the dataset `k` was loaded with, and asserts that the outputs agree
-/// (to `ev`'s tolerance).
-pub fn assert_same_outputs(ev: &executor::evaluate::Evaluator, k: &Kernel, program: String) {
-    let original = codegen::original_program(&k.source, &k.scop).unwrap();
-    let reference = ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name));
-    let m = ev.evaluate(&reference, &[program]).unwrap().remove(0);
-    assert_eq!(m.status, executor::measure::Status::Ok, "{}: {}", k.name, m.reason);
 }

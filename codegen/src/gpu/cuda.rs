@@ -50,7 +50,7 @@ impl Shape {
         for k in 0..self.tiles.len() {
             grid[self.tiles.len() - 1 - k] = format!("(unsigned) polytune_g{k}");
         }
-        let mut block = vec![1i64; 3];
+        let mut block = [1i64; 3];
         for (k, &b) in self.threads.iter().enumerate() {
             block[self.threads.len() - 1 - k] = b;
         }

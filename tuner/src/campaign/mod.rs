@@ -21,6 +21,7 @@ mod slots;
 pub mod transfer;
 pub use kernel::{jobs, measure_original, Kernel, Setup};
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -303,14 +304,14 @@ impl<'a> Campaign<'a> {
                     continue;
                 };
                 let program = program_ids[&dataset];
-                if !builders.contains_key(&dataset) {
+                if let Entry::Vacant(e) = builders.entry(dataset) {
                     let b = base.with_extras(&kernel.spec.build.extras(dataset)).with_context(|| {
                         format!("{} [{}]: the program's extra sources", kernel.spec.name, dataset.name())
                     })?;
-                    builders.insert(dataset, b);
+                    e.insert(b);
                 }
                 self.evaluator.builder = builders[&dataset].clone();
-                if let std::collections::hash_map::Entry::Vacant(e) = references.entry(dataset) {
+                if let Entry::Vacant(e) = references.entry(dataset) {
                     e.insert(self.reference(kernel, dataset, program)?);
                 }
                 // The reference points join the first batch on every dataset
