@@ -364,7 +364,6 @@ fn generate_gpu(
         checks: deps,
         promote: (!opts.code.gpu_global).then_some(scop),
         points: i64::from(opts.code.gpu_thread_tile),
-        min_blocks: opts.code.gpu_min_blocks,
         drop_barrier: opts.drop_barrier,
     };
     let (host, kernels) = gpu::map(ctx, &runs, tree, &mapping)?;
@@ -448,7 +447,7 @@ fn generate_gpu(
                 })
                 .collect();
             let host = print_host(launches)?;
-            let mut c = gpu::cuda::unit(scop, &o, &bodies, &host, &data);
+            let mut c = gpu::cuda::unit(scop, &o, &bodies, &host, &data, opts.code.gpu_min_blocks);
             c.program =
                 splice(source, scop, &guarded(source, scop, guard, &format!("{}{write_back}", c.program)))?;
             let counters = bodies

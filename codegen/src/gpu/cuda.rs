@@ -84,7 +84,8 @@ impl Shape {
         Ok(out)
     }
 
-    /// The kernel's `__global__` function, its parameters `params`.
+    /// The kernel's `__global__` function, its parameters `params`, with
+    /// `min_blocks` blocks per multiprocessor in its launch bounds (0: none).
     pub(crate) fn global(
         &self,
         number: usize,
@@ -92,12 +93,13 @@ impl Shape {
         body: &str,
         defines: &str,
         undefs: &str,
+        min_blocks: u32,
     ) -> String {
         // The block's size bounds the registers nvcc may give a thread, so
         // that a block of 1024 threads can launch (heat-3d's kernels asked
         // for more than a multiprocessor has and failed to launch).
         let threads: i64 = self.threads.iter().product();
-        let bounds = match self.min_blocks {
+        let bounds = match min_blocks {
             0 => threads.to_string(),
             m => format!("{threads}, {m}"),
         };
@@ -403,13 +405,16 @@ pub(crate) fn data(scop: &Scop, copied_in: &[String], last: &Last) -> Result<Dat
 
 /// The `.cu` unit and the C region that calls it: `kernels` with their
 /// code for one thread, `host` the host code (launches printed by
-/// [`Shape::launch`]), `data` with its copies from [`data`].
+/// [`Shape::launch`]), `data` with its copies from [`data`]; each kernel's
+/// launch bounds ask for `min_blocks` blocks per multiprocessor (0: nvcc's
+/// choice).
 pub(crate) fn unit(
     scop: &Scop,
     outliner: &Outliner,
     kernels: &[(Shape, String)],
     host: &str,
     Data { data, setup, recopy, finish }: &Data,
+    min_blocks: u32,
 ) -> Cuda {
     let function =
         scop.function.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
@@ -431,7 +436,14 @@ pub(crate) fn unit(
         params.extend((0..k.depth).map(|d| format!("int polytune_h{d}")));
         params.extend((0..k.tiles.len()).map(|i| format!("long polytune_o{i}")));
         params.extend(data.iter().map(|d| d.kernel_param.clone()));
-        unit.push_str(&k.global(number, &params.join(", "), body, &outliner.defines, &outliner.undefs));
+        unit.push_str(&k.global(
+            number,
+            &params.join(", "),
+            body,
+            &outliner.defines,
+            &outliner.undefs,
+            min_blocks,
+        ));
         unit.push('\n');
     }
     let (ast, undef) = (super::super::print::AST_MACROS, super::super::print::UNDEF_AST_MACROS);

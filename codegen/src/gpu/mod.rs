@@ -76,8 +76,6 @@ pub(super) struct Shape {
     /// The kernel has barriers: its emulated body holds its own loops over
     /// the block's threads, one per phase (`Printer::phased`).
     pub phased: bool,
-    /// `__launch_bounds__`' second argument (0: none).
-    pub min_blocks: u32,
 }
 
 /// The tree with a `KERNEL_MARK` above every kernel (host code prints a
@@ -93,8 +91,6 @@ pub(super) struct Mapping<'a> {
     pub promote: Option<&'a Scop>,
     /// Points of its tile each thread runs along each member (0: one).
     pub points: i64,
-    /// Blocks a multiprocessor must hold at once (0: nvcc's choice).
-    pub min_blocks: u32,
     /// Leave out this barrier (fault injection for the emulation's tests).
     pub drop_barrier: Option<usize>,
 }
@@ -389,8 +385,7 @@ fn kernel(
             with_budget(ctx, ISOLATE_OPS, || full_blocks(ctx, &context, &launch, &members, &tiles)).flatten()
         }
     };
-    let min_blocks = mapping.min_blocks;
-    let shape = Shape { depth, tiles, threads, range, buffers, privates, phased, min_blocks };
+    let shape = Shape { depth, tiles, threads, range, buffers, privates, phased };
     Ok(Kernel { shape, prefix, tree, context, promotion, full })
 }
 
