@@ -6,6 +6,10 @@
 //! code generated (legality and permutability checked there), built and
 //! run against the original program, outputs compared bit for bit (every
 //! dependence is kept, so not even a reduction may change its order).
+//! GPU points (the unified scheduler's `target=gpu`, and `isl-gpu` on odd
+//! seeds) take sampled GPU code knobs (shared memory, register tiles,
+//! block caps); their kernels are emulated on the CPU, block by block and
+//! phase by phase, and their CUDA units compiled by nvcc where it is found.
 //!
 //! Every program must either be refused with a reason (a `ScopError`, a
 //! scheduler that finds no schedule) or verify. Anything else fails the
@@ -76,6 +80,21 @@ const AFTER: &[After] = &[
     (&["transpose=on", "restrict=on", "simd=innermost"], Some(&[4, 8]), 2),
 ];
 
+/// What acts after scheduling a GPU point: (code knobs, tiles). Small
+/// tiles, so that SMALL-sized random domains still span several blocks;
+/// shared memory is on unless a setting turns it off.
+type GpuAfter = (&'static [&'static str], Option<&'static [u32]>);
+const GPU_AFTER: &[GpuAfter] = &[
+    (&[], None),
+    (&[], Some(&[4])),
+    (&["gpu_thread_tile=2"], Some(&[8])),
+    (&["gpu_thread_tile=2", "gpu_unroll=on"], Some(&[8, 4])),
+    (&["gpu_thread_tile=4", "gpu_min_blocks=2"], Some(&[8, 8, 4])),
+    (&["gpu_block=64"], Some(&[16])),
+    (&["gpu_shared=off"], Some(&[4])),
+    (&["gpu_block=128", "gpu_thread_tile=2"], Some(&[4, 8])),
+];
+
 fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
@@ -123,9 +142,15 @@ fn plans(seed: u64) -> Vec<Plan> {
         let label = format!("core {fusion:?} {set:?} tiles {tiles:?} threads {threads}");
         out.push(Plan { label, how: How::Core(fusion, tiles, threads, (code, set)) });
     }
+    // GPU points take GPU code knobs and run on one host thread.
+    let gpu_after = |rng: &mut Rng| -> (Vec<String>, Option<Vec<u32>>, usize) {
+        let (set, tiles) = rng.pick(GPU_AFTER);
+        (set.iter().map(|s| s.to_string()).collect(), tiles.map(|t| t.to_vec()), 1)
+    };
     {
         let scheduler = *rng.pick(SCHEDULERS);
-        let (mut set, tiles, threads) = after(&mut rng);
+        let on_gpu = scheduler.contains(&"target=gpu");
+        let (mut set, tiles, threads) = if on_gpu { gpu_after(&mut rng) } else { after(&mut rng) };
         if set.iter().any(|s| s == "consecutivity=intra-tile") {
             set.retain(|s| !s.starts_with("consecutivity="));
             set.push("consecutivity=intra-tile".into());
@@ -148,11 +173,18 @@ fn plans(seed: u64) -> Vec<Plan> {
             how: How::Point(point),
         });
     }
-    let (set, tiles, threads) = after(&mut rng);
+    // isl's scheduler, as `isl` on even seeds and as ppcg runs it on odd
+    // ones (`isl-gpu`, a GPU point).
+    let (scheduler, (set, tiles, threads)) = if seed & 1 == 0 {
+        (Scheduler::Isl, after(&mut rng))
+    } else {
+        (Scheduler::IslGpu, gpu_after(&mut rng))
+    };
     let code = CodeOptions::default().with_settings(&set).unwrap();
-    let point = Point { scheduler: Scheduler::Isl, tiles: tiles.clone(), threads, code };
+    let name = if seed & 1 == 0 { "isl" } else { "isl-gpu" };
+    let point = Point { scheduler, tiles: tiles.clone(), threads, code };
     out.push(Plan {
-        label: format!("isl {set:?} tiles {tiles:?} threads {threads}"),
+        label: format!("{name} {set:?} tiles {tiles:?} threads {threads}"),
         how: How::Point(point),
     });
     out
@@ -231,6 +263,12 @@ fn check(seed: u64, path: &Path, ev: &Evaluator) -> Result<Outcome, String> {
         match pipeline::generate_variant(&source, scop, &deps, &opts, &tree) {
             Ok(v) => {
                 times.push(("codegen", t.elapsed().as_secs_f64()));
+                if let Some(cuda) = &v.cuda {
+                    let t = Instant::now();
+                    nvcc_accepts(&cuda.unit, path, programs.len())
+                        .map_err(|e| format!("{}: nvcc: {e}\nschedule: {tree}", plan.label))?;
+                    times.push(("nvcc", t.elapsed().as_secs_f64()));
+                }
                 programs.push((plan.label, v.program))
             }
             Err(f) => return Err(format!("{}: codegen: {f}\nschedule: {tree}", plan.label)),
@@ -253,6 +291,15 @@ fn check(seed: u64, path: &Path, ev: &Evaluator) -> Result<Outcome, String> {
         return Err(wrong.join("\n"));
     }
     Ok(Outcome::Verified { variants: programs.len(), refusals })
+}
+
+/// Whether nvcc compiles a GPU variant's CUDA unit for sm_90, where nvcc
+/// is found (the emulation checks its outputs; this, that it is CUDA).
+fn nvcc_accepts(unit: &str, program: &Path, k: usize) -> Result<(), String> {
+    let Some(nvcc) = executor::cuda::nvcc() else { return Ok(()) };
+    let path = program.with_extension(format!("{k}.cu"));
+    std::fs::write(&path, unit).map_err(|e| format!("{}: {e}", path.display()))?;
+    executor::cuda::compile_check(&nvcc, &path, &["sm_90"])
 }
 
 /// The first words of a reason: what the summary groups refusals by.
@@ -281,7 +328,7 @@ fn child(seed: u64, opts: &Options) {
     let path = dir.join(format!("seed{seed}.c"));
     std::fs::write(&path, &program.text).unwrap();
     let ev =
-        testkit::evaluator("fuzz", &["-O1", "-ffp-contract=off", "-fopenmp"], Some(2), Tolerance::BITWISE);
+        testkit::evaluator("fuzz", &["-O3", "-ffp-contract=off", "-fopenmp"], Some(2), Tolerance::BITWISE);
     let r = check(seed, &path, &ev);
     let _ = std::fs::remove_dir_all(&dir);
     let line = |kind: &str, text: &str| println!("{TAG}{kind} {}", text.replace('\n', "\u{1}"));

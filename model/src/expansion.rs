@@ -130,15 +130,23 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
     if loops.is_empty() {
         return Ok(None);
     }
-    // The last write in the original order, and its values of the loops.
-    let times = writes.domain().ctx(what)?.apply(schedule).ctx(what)?;
-    let last = Set::from_union_set(times).ctx(what)?.lexmax().ctx(what)?;
-    let keep: Vec<String> = loops.iter().map(|(d, _)| format!("t{}", 2 * d + 1)).collect();
-    let n = last.dim(DimType::Set).ctx(what)? as usize;
-    let all: Vec<String> = (0..n).map(|p| format!("t{p}")).collect();
-    let project =
-        Map::read_from_str(ctx, &format!("{{ [{}] -> [{}] }}", all.join(", "), keep.join(", "))).ctx(what)?;
-    let last = last.apply(project).ctx(what)?;
+    // The last write in the original order, and its values of the loops:
+    // the iterators' values, not the schedule's (a loop that counts down
+    // has `-i` there).
+    let written = writes.domain().ctx(what)?;
+    let times = written.copy().ctx(what)?.apply(schedule.copy().ctx(what)?).ctx(what)?;
+    let last_time = Set::from_union_set(times).ctx(what)?.lexmax().ctx(what)?;
+    let last_write =
+        UnionSet::from_set(last_time).ctx(what)?.apply(schedule.reverse().ctx(what)?).ctx(what)?;
+    let last_write = last_write.intersect(written).ctx(what)?;
+    let mut iterators = UnionMap::empty_ctx(ctx).ctx(what)?;
+    for &k in &users {
+        let s = &scop.statements[k];
+        let kept: Vec<&str> = loops.iter().map(|(d, _)| s.iterators[*d].as_str()).collect();
+        let text = format!("{{ {}[{}] -> [{}] }}", s.name, s.iterators.join(", "), kept.join(", "));
+        iterators = iterators.union(UnionMap::read_from_str(ctx, &text).ctx(what)?).ctx(what)?;
+    }
+    let last = Set::from_union_set(last_write.apply(iterators).ctx(what)?).ctx(what)?;
     // The rewrite: every use reads and writes the iteration's element.
     let array = expanded_name(name);
     let isl_array = isl_name(&array);
@@ -244,6 +252,27 @@ mod tests {
             "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++) { s = A[j][k]; A[j][k] = s + i; }",
         );
         assert!(inner[0].1.contains("polytune_expanded_s[j][k]"), "{inner:?}");
+    }
+
+    /// The element that holds the scalar's value after the SCoP: the last
+    /// write's, named by its iterators even where a loop counts down (its
+    /// schedule dimension is then `-i`).
+    #[test]
+    fn the_last_write_is_named_by_its_iterators() {
+        let last = |body: &str| {
+            let text = format!(
+                "void f(int n, double A[n]) {{ double s; int i;\n#pragma scop\n{body}\n#pragma endscop\n}}"
+            );
+            let scops = crate::scop::extract_preprocessed(std::path::Path::new("t.c"), &text).unwrap();
+            let ctx = crate::isl::new_context();
+            let out = expand(&ctx, &scops[0]).unwrap();
+            let last = Set::read_from_str(&ctx, &out.expansions[0].last).unwrap();
+            let want = Set::read_from_str(&ctx, "[n] -> { [3] : n >= 4 }").unwrap();
+            last.intersect_params(want.copy().unwrap().params().unwrap()).unwrap().is_equal(&want).unwrap()
+        };
+        assert!(last("for (i = n - 1; i >= 3; i--) { s = A[i]; A[i] = s * 2; }"));
+        // Counting up to 3 ends at 3 too.
+        assert!(last("for (i = 0; i <= 3; i++) { s = A[i]; A[i] = s * 2; }"));
     }
 
     #[test]

@@ -102,7 +102,14 @@ fn subscripts(ctx: &Context, relation: &str, n_params: usize) -> Result<Option<V
     let what = || format!("subscripts of {relation}");
     let map = Map::read_from_str(ctx, relation).ctx(what)?;
     let n_in = map.dim(DimType::In).ctx(what)? as usize;
-    let pma = map.as_pw_multi_aff().ctx(what)?;
+    // The subscripts as one function on the whole space: the affine hull,
+    // where it is single-valued (a relation whose domain is a union, such
+    // as `i <= 2 or i >= 3`, is one function isl cannot read as an `Aff`).
+    let hull = Map::from_basic_map(map.affine_hull().ctx(what)?).ctx(what)?;
+    if !hull.is_single_valued().ctx(what)? {
+        return Ok(None);
+    }
+    let pma = hull.as_pw_multi_aff().ctx(what)?;
     let n_out = pma.dim(DimType::Out).ctx(what)?;
     let mut out = Vec::new();
     for k in 0..n_out {
@@ -616,6 +623,20 @@ mod tests {
         // S2[2i - 1] -> S1[i] and S3[i] -> S2[2i + 2].
         let shape: Vec<(usize, usize)> = pairs.iter().map(|p| (p.first, p.next)).collect();
         assert_eq!(shape, vec![(1, 0), (2, 1)], "{pairs:?}");
+    }
+
+    /// A relation whose domain is a union of two pieces is still one
+    /// function of the iterators (found by the random-program oracle: isl
+    /// refused to read it as an `Aff`); a subscript that is not one is none.
+    #[test]
+    fn subscripts_of_a_relation_on_a_union_are_its_function() {
+        let ctx = model::isl::new_context();
+        let s = subscripts(&ctx, "[n] -> { S4[i] -> A[3 - i] : i <= 2 or i >= 3 }", 1).unwrap();
+        assert_eq!(s, Some(vec![(vec![-1], vec![0], 3)]));
+        let piecewise = subscripts(&ctx, "[n] -> { S4[i] -> A[3 - i] : i <= 2; S4[i] -> A[i] : i >= 3 }", 1);
+        assert_eq!(piecewise.unwrap(), None);
+        let modulo = subscripts(&ctx, "[n] -> { S4[i] -> A[i mod 4] }", 1).unwrap();
+        assert_eq!(modulo, None);
     }
 
     #[test]
