@@ -410,8 +410,11 @@ fn flow(ctx: &Context, located: &[Located], in_flow: &[bool]) -> Result<Vec<Depe
         let m = maps.get_at(k).ctx(what)?;
         let source = tag(m.copy().ctx(what)?.domain().ctx(what)?)?;
         let sink = tag(m.copy().ctx(what)?.range().ctx(what)?)?;
-        let pair =
-            m.domain_factor_domain().ctx(what)?.range_factor_domain().ctx(what)?.coalesce().ctx(what)?;
+        let pair = m.domain_factor_domain().ctx(what)?.range_factor_domain().ctx(what)?;
+        // Coalescing only simplifies; isl's own may fail on a relation
+        // ("total dimensionality changed unexpectedly", random program 125
+        // of the oracle), which then keeps its pieces.
+        let pair = pair.copy().ctx(what)?.coalesce().or_else(|_| Ok::<_, IslError>(pair))?;
         if !pair.is_empty().ctx(what)? {
             found.push((source, sink, pair.to_str().ctx(what)?.to_string()));
         }

@@ -54,3 +54,20 @@ fn a_flow_dependence_through_a_modulo_subscript_is_scheduled() {
         assert!(legality::violations(&ctx, &s.context, &u.tree, &d).unwrap().is_empty());
     }
 }
+
+/// Random program 125: isl's coalescing of one flow dependence failed
+/// inside isl ("total dimensionality changed unexpectedly") and stopped
+/// the analysis. Coalescing only simplifies: the relation keeps its pieces,
+/// the original schedule respects every dependence, and the core scheduler
+/// finds a legal schedule.
+#[test]
+fn a_flow_dependence_isl_cannot_coalesce_keeps_its_pieces() {
+    let (_, scops) = scop::extract(&own("coalesceflow.c"), &ExtractOptions::default()).unwrap();
+    let s = &scops[0];
+    let d = deps::analyze(s).unwrap_or_else(|e| panic!("dependences: {e}"));
+    assert!(d.of_kind(deps::DepKind::Flow).count() > 0, "{d:?}");
+    let ctx = new_context();
+    assert!(legality::violations(&ctx, &s.context, &s.schedule, &d).unwrap().is_empty());
+    let core = schedule::schedule(s, &d, &CoreOptions::default()).unwrap_or_else(|e| panic!("core: {e}"));
+    assert!(legality::violations(&ctx, &s.context, &core.tree, &d).unwrap().is_empty());
+}
