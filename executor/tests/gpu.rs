@@ -265,6 +265,40 @@ fn where_a_statement_would_not_run_the_gpu_variant_runs_the_code_as_written() {
     }
 }
 
+/// No parameter values run both statements (`m == 6` and its `else`), so
+/// the kernels are generated in an empty context: their grids are empty
+/// there, not bounds isl cannot print (random program 245 of the oracle:
+/// "cannot handle void expression"). The region runs the code as written.
+#[test]
+fn a_kernel_whose_statements_never_all_run_has_an_empty_grid() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("never-all-run-gpu");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("neverall.c");
+    std::fs::write(
+        &path,
+        "#include <stdio.h>\ndouble A[20][20];\n\
+         static void kernel(int n, int m) {\n#pragma scop\n\
+         for (int i = 0; i < n - 1; ++i) {\n  if (m - 2 == 4)\n    A[i + 2][i + 1] = 0.5 * i;\n  else\n    \
+         A[n - 9][i] *= 0.5 + A[i][i];\n}\n#pragma endscop\n}\n\
+         int main(void) {\n  for (int x = 0; x < 20; x++) for (int y = 0; y < 20; y++) A[x][y] = x + 0.5 * y;\n  \
+         kernel(12, 4);\n  double s = 0;\n  for (int x = 0; x < 20; x++) for (int y = 0; y < 20; y++) s += A[x][y];\n  \
+         printf(\"%.17g\\n\", s);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let (source, scops) = model::scop::extract(&path, &Default::default()).unwrap();
+    let scop = &scops[0];
+    let deps = model::deps::analyze(scop).unwrap();
+    let tree = space::reference::isl_gpu_schedule(scop, &deps).unwrap();
+    let knobs = gpu_knobs();
+    let opts = CodegenOptions::for_point(Some(vec![4]), 1, Some(&knobs));
+    let v = codegen::generate(&source, scop, &deps, &tree, &opts).unwrap_or_else(|e| panic!("{e}"));
+    assert!(v.cuda.is_some(), "{}", v.region);
+    let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
+    let reference = ev.reference(&codegen::original_program(&source, scop).unwrap()).unwrap();
+    let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
+    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+}
+
 /// The paper's Figure 5 measure on the kernels without outer parallelism:
 /// with `feautrier=self-first`, the unified GPU strategy launches no more
 /// kernels in one run than isl's scheduler as ppcg runs it. (Its Feautrier

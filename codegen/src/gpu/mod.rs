@@ -28,7 +28,7 @@ use super::isolate::{with_budget, ISOLATE_OPS};
 use super::marks::{find_mark, KERNEL_MARK};
 use super::CodegenError;
 use isl_rs::{
-    Context, Id, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionPwAff, UnionSet, Val,
+    Context, Id, PwAff, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionPwAff, UnionSet, Val,
 };
 use model::deps::Dependences;
 use model::isl::IslResultExt;
@@ -336,8 +336,24 @@ fn kernel(
         let q = tile_of(k, t)?.intersect_domain(launch.copy().ctx(what)?).ctx(what)?;
         let values = UnionMap::from_union_pw_aff(q).ctx(what)?.range().ctx(what)?;
         let values = Set::from_union_set(values).ctx(what)?;
-        let lo = c_expr(ctx, &host_context, values.copy().ctx(what)?.dim_min(0).ctx(what)?)?;
-        let hi = c_expr(ctx, &host_context, values.dim_max(0).ctx(what)?)?;
+        // Where a launch has no instance (its statements' conditions on the
+        // parameters fail), the bounds are undefined: the grid is empty.
+        // So it is everywhere when no parameter values run every statement
+        // (the region then runs the original code).
+        let everywhere = |pa: PwAff, default: i64| -> Result<String, CodegenError> {
+            let host = with_host()?;
+            if host.is_empty().ctx(what)? {
+                return Ok(default.to_string());
+            }
+            let rest = host.subtract(pa.copy().ctx(what)?.domain().ctx(what)?).ctx(what)?;
+            let pa = match rest.is_empty().ctx(what)? {
+                true => pa,
+                false => pa.union_add(PwAff::val_on_domain(rest, val(ctx, default)?).ctx(what)?).ctx(what)?,
+            };
+            c_expr(ctx, &host_context, pa)
+        };
+        let lo = everywhere(values.copy().ctx(what)?.dim_min(0).ctx(what)?, 0)?;
+        let hi = everywhere(values.dim_max(0).ctx(what)?, -1)?;
         range.push((lo, hi));
     }
     let blocked = at.get_child(0).ctx(what)?.insert_filter(block_filter).ctx(what)?;
