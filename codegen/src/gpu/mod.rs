@@ -240,6 +240,33 @@ fn block_sizes(tiles: &[i64], block: i64, points: i64) -> Vec<i64> {
     out
 }
 
+/// The first and last value of `tile` (one launch's tile index along a
+/// block dimension) as C expressions under `host` (the SCoP's context with
+/// the host values). Where the launch has no instance (its statements'
+/// conditions on the parameters fail) the bounds are undefined: the grid
+/// is empty there, and everywhere when no parameter values run every
+/// statement (the region then runs the original code).
+fn tile_range(ctx: &Context, host: Set, tile: UnionPwAff) -> Result<(String, String), CodegenError> {
+    let what = || "the grid of a kernel".to_string();
+    if host.is_empty().ctx(what)? {
+        return Ok(("0".into(), "-1".into()));
+    }
+    let host_context = host.to_str().ctx(what)?.to_string();
+    let values = UnionMap::from_union_pw_aff(tile).ctx(what)?.range().ctx(what)?;
+    let values = Set::from_union_set(values).ctx(what)?;
+    let everywhere = |pa: PwAff, default: i64| -> Result<String, CodegenError> {
+        let rest = host.copy().ctx(what)?.subtract(pa.copy().ctx(what)?.domain().ctx(what)?).ctx(what)?;
+        let pa = match rest.is_empty().ctx(what)? {
+            true => pa,
+            false => pa.union_add(PwAff::val_on_domain(rest, val(ctx, default)?).ctx(what)?).ctx(what)?,
+        };
+        c_expr(ctx, &host_context, pa)
+    };
+    let lo = everywhere(values.copy().ctx(what)?.dim_min(0).ctx(what)?, 0)?;
+    let hi = everywhere(values.dim_max(0).ctx(what)?, -1)?;
+    Ok((lo, hi))
+}
+
 /// The kernel under the mark `at`, whose band has `j` leading coincident
 /// members, with blocks of at most `block` threads.
 #[allow(clippy::too_many_arguments)]
@@ -330,31 +357,10 @@ fn kernel(
         let params = Set::read_from_str(ctx, &format!("[{}] -> {{ : true }}", hs.join(", "))).ctx(what)?;
         Ok(Set::read_from_str(ctx, context).ctx(what)?.intersect_params(params).ctx(what)?)
     };
-    let host_context = with_host()?.to_str().ctx(what)?.to_string();
     let mut range = Vec::new();
     for (k, &t) in tiles.iter().enumerate() {
         let q = tile_of(k, t)?.intersect_domain(launch.copy().ctx(what)?).ctx(what)?;
-        let values = UnionMap::from_union_pw_aff(q).ctx(what)?.range().ctx(what)?;
-        let values = Set::from_union_set(values).ctx(what)?;
-        // Where a launch has no instance (its statements' conditions on the
-        // parameters fail), the bounds are undefined: the grid is empty.
-        // So it is everywhere when no parameter values run every statement
-        // (the region then runs the original code).
-        let everywhere = |pa: PwAff, default: i64| -> Result<String, CodegenError> {
-            let host = with_host()?;
-            if host.is_empty().ctx(what)? {
-                return Ok(default.to_string());
-            }
-            let rest = host.subtract(pa.copy().ctx(what)?.domain().ctx(what)?).ctx(what)?;
-            let pa = match rest.is_empty().ctx(what)? {
-                true => pa,
-                false => pa.union_add(PwAff::val_on_domain(rest, val(ctx, default)?).ctx(what)?).ctx(what)?,
-            };
-            c_expr(ctx, &host_context, pa)
-        };
-        let lo = everywhere(values.copy().ctx(what)?.dim_min(0).ctx(what)?, 0)?;
-        let hi = everywhere(values.dim_max(0).ctx(what)?, -1)?;
-        range.push((lo, hi));
+        range.push(tile_range(ctx, with_host()?, q)?);
     }
     let blocked = at.get_child(0).ctx(what)?.insert_filter(block_filter).ctx(what)?;
     let mut promotion = None;
