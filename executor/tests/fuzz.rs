@@ -80,19 +80,18 @@ const AFTER: &[After] = &[
     (&["transpose=on", "restrict=on", "simd=innermost"], Some(&[4, 8]), 2),
 ];
 
-/// What acts after scheduling a GPU point: (code knobs, tiles). Small
-/// tiles, so that SMALL-sized random domains still span several blocks;
-/// shared memory is on unless a setting turns it off.
-type GpuAfter = (&'static [&'static str], Option<&'static [u32]>);
-const GPU_AFTER: &[GpuAfter] = &[
-    (&[], None),
-    (&[], Some(&[4])),
-    (&["gpu_thread_tile=2"], Some(&[8])),
-    (&["gpu_thread_tile=2", "gpu_unroll=on"], Some(&[8, 4])),
-    (&["gpu_thread_tile=4", "gpu_min_blocks=2"], Some(&[8, 8, 4])),
-    (&["gpu_block=64"], Some(&[16])),
-    (&["gpu_shared=off"], Some(&[4])),
-    (&["gpu_block=128", "gpu_thread_tile=2"], Some(&[4, 8])),
+/// What acts after scheduling a GPU point (one host thread). Small tiles,
+/// so that SMALL-sized random domains still span several blocks; shared
+/// memory is on unless a setting turns it off.
+const GPU_AFTER: &[After] = &[
+    (&[], None, 1),
+    (&[], Some(&[4]), 1),
+    (&["gpu_thread_tile=2"], Some(&[8]), 1),
+    (&["gpu_thread_tile=2", "gpu_unroll=on"], Some(&[8, 4]), 1),
+    (&["gpu_thread_tile=4", "gpu_min_blocks=2"], Some(&[8, 8, 4]), 1),
+    (&["gpu_block=64"], Some(&[16]), 1),
+    (&["gpu_shared=off"], Some(&[4]), 1),
+    (&["gpu_block=128", "gpu_thread_tile=2"], Some(&[4, 8]), 1),
 ];
 
 fn env_u64(name: &str) -> Option<u64> {
@@ -126,8 +125,8 @@ enum How {
 
 fn plans(seed: u64) -> Vec<Plan> {
     let mut rng = Rng::new(seed ^ 0xf022);
-    let after = |rng: &mut Rng| -> (Vec<String>, Option<Vec<u32>>, usize) {
-        let (set, tiles, threads) = rng.pick(AFTER);
+    let pick = |rng: &mut Rng, from: &[After]| -> (Vec<String>, Option<Vec<u32>>, usize) {
+        let (set, tiles, threads) = rng.pick(from);
         (set.iter().map(|s| s.to_string()).collect(), tiles.map(|t| t.to_vec()), *threads)
     };
     let mut out = Vec::new();
@@ -136,21 +135,16 @@ fn plans(seed: u64) -> Vec<Plan> {
     // two seconds of a debug build.
     let fusion = if seed & 1 == 0 { Fusion::Original } else { Fusion::Max };
     {
-        let (set, tiles, threads) = after(&mut rng);
+        let (set, tiles, threads) = pick(&mut rng, AFTER);
         // The core scheduler's code: tiles, threads and code knobs only.
         let code = CodeOptions::default().with_settings(&set).unwrap();
         let label = format!("core {fusion:?} {set:?} tiles {tiles:?} threads {threads}");
         out.push(Plan { label, how: How::Core(fusion, tiles, threads, (code, set)) });
     }
-    // GPU points take GPU code knobs and run on one host thread.
-    let gpu_after = |rng: &mut Rng| -> (Vec<String>, Option<Vec<u32>>, usize) {
-        let (set, tiles) = rng.pick(GPU_AFTER);
-        (set.iter().map(|s| s.to_string()).collect(), tiles.map(|t| t.to_vec()), 1)
-    };
     {
         let scheduler = *rng.pick(SCHEDULERS);
         let on_gpu = scheduler.contains(&"target=gpu");
-        let (mut set, tiles, threads) = if on_gpu { gpu_after(&mut rng) } else { after(&mut rng) };
+        let (mut set, tiles, threads) = pick(&mut rng, if on_gpu { GPU_AFTER } else { AFTER });
         if set.iter().any(|s| s == "consecutivity=intra-tile") {
             set.retain(|s| !s.starts_with("consecutivity="));
             set.push("consecutivity=intra-tile".into());
@@ -176,9 +170,9 @@ fn plans(seed: u64) -> Vec<Plan> {
     // isl's scheduler, as `isl` on even seeds and as ppcg runs it on odd
     // ones (`isl-gpu`, a GPU point).
     let (scheduler, (set, tiles, threads)) = if seed & 1 == 0 {
-        (Scheduler::Isl, after(&mut rng))
+        (Scheduler::Isl, pick(&mut rng, AFTER))
     } else {
-        (Scheduler::IslGpu, gpu_after(&mut rng))
+        (Scheduler::IslGpu, pick(&mut rng, GPU_AFTER))
     };
     let code = CodeOptions::default().with_settings(&set).unwrap();
     let name = if seed & 1 == 0 { "isl" } else { "isl-gpu" };

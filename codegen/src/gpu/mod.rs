@@ -357,10 +357,11 @@ fn kernel(
         let params = Set::read_from_str(ctx, &format!("[{}] -> {{ : true }}", hs.join(", "))).ctx(what)?;
         Ok(Set::read_from_str(ctx, context).ctx(what)?.intersect_params(params).ctx(what)?)
     };
+    let host = with_host()?;
     let mut range = Vec::new();
     for (k, &t) in tiles.iter().enumerate() {
         let q = tile_of(k, t)?.intersect_domain(launch.copy().ctx(what)?).ctx(what)?;
-        range.push(tile_range(ctx, with_host()?, q)?);
+        range.push(tile_range(ctx, host.copy().ctx(what)?, q)?);
     }
     let blocked = at.get_child(0).ctx(what)?.insert_filter(block_filter).ctx(what)?;
     let mut promotion = None;
