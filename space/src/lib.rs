@@ -10,6 +10,7 @@
 
 pub mod blas;
 pub mod clay;
+pub mod cone;
 pub mod fusion;
 pub mod layout;
 pub mod linalg;

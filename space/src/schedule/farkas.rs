@@ -1,13 +1,19 @@
-//! Farkas' lemma through isl: the affine forms that are non-negative on a
-//! dependence relation, as linear constraints on their coefficients.
+//! Farkas' lemma: the affine forms that are non-negative on a dependence
+//! relation, as linear constraints on their coefficients.
 //!
-//! `isl_set_coefficients` on the wrapped relation `[S[x] -> T[y]]` returns
-//! the (rational) set of `(c_cst, c_params, c_x, c_y)` such that
-//! `c_cst + c_params·p + c_x·x + c_y·y >= 0` on every point: the dual of the
-//! dependence polyhedron, with the Farkas multipliers already eliminated.
+//! For the wrapped relation `[S[x] -> T[y]]`, these are the constraints of
+//! the (rational) cone of `(c_cst, c_params, c_x, c_y)` such that
+//! `c_cst + c_params·p + c_x·x + c_y·y >= 0` on every point: the dual of
+//! the dependence polyhedron. Its constraints are the polyhedron's
+//! generators, found by double description (`cone`); isl's
+//! `isl_set_coefficients`, which eliminates the Farkas multipliers by
+//! Fourier-Motzkin, is the fallback where that description grows too large.
 
-use isl_rs::{Context, DimType, Set, UnionMap};
+use std::collections::HashSet;
 
+use isl_rs::{Context, DimType, Map, Set, UnionMap};
+
+use crate::cone::{self, HalfSpace};
 use crate::linalg::null_space;
 use model::isl::{IslError, IslResultExt};
 
@@ -88,40 +94,91 @@ pub fn farkas(ctx: &Context, relation: &str, context: &str) -> Result<Option<Far
 /// for errors).
 fn wrapped(rel: UnionMap, relation: &str) -> Result<Option<Farkas>, IslError> {
     let what = || format!("Farkas coefficients of {relation}");
-    let coef = rel.wrap().ctx(what)?.coefficients().ctx(what)?;
-    let sets = coef.get_set_list().ctx(what)?;
-    if sets.size().ctx(what)? != 1 {
+    if rel.n_map().ctx(what)? != 1 {
         return Err(IslError { what: what(), message: "expected one coefficient space".into() });
     }
-    let set = sets.get_at(0).ctx(what)?;
-    let n = set.dim(DimType::Set).ctx(what)? as usize;
-    let bsets = set.get_basic_set_list().ctx(what)?;
-    if bsets.size().ctx(what)? != 1 {
-        return Err(IslError { what: what(), message: "expected a convex coefficient set".into() });
-    }
-    let bset = bsets.get_at(0).ctx(what)?;
-    if bset.dim(DimType::Div).ctx(what)? > 0 {
-        return Err(IslError { what: what(), message: "coefficient set with integer divisions".into() });
-    }
-    let cons = bset.get_constraint_list().ctx(what)?;
-    let mut constraints = Vec::new();
-    for k in 0..cons.size().ctx(what)? {
-        let c = cons.get_at(k).ctx(what)?;
-        let mut coeffs = Vec::with_capacity(n);
-        for d in 0..n {
-            coeffs.push(int(c.get_coefficient_val(DimType::Set, d as i32).ctx(what)?).ctx(what)?);
-        }
-        let constant = int(c.get_constant_val().ctx(what)?).ctx(what)?;
-        constraints.push(SlotConstraint { coeffs, constant, equality: c.is_equality().ctx(what)? });
-    }
-    let (n_params, n_src, n_dst) = shape(&set).ctx(what)?;
-    if 1 + n_params + n_src + n_dst != n {
+    let map = Map::from_union_map(rel).ctx(what)?;
+    let n_params = map.dim(DimType::Param).ctx(what)? as usize;
+    let n_src = map.dim(DimType::In).ctx(what)? as usize;
+    let n_dst = map.dim(DimType::Out).ctx(what)? as usize;
+    let set = map.wrap().ctx(what)?;
+    let constraints = match dual(&set).ctx(what)? {
+        Some(constraints) => constraints,
+        None => isl_dual(set).ctx(what)?.ok_or_else(|| IslError {
+            what: what(),
+            message: "coefficient set with integer divisions".into(),
+        })?,
+    };
+    if let Some(c) = constraints.iter().find(|c| c.coeffs.len() != 1 + n_params + n_src + n_dst) {
         return Err(IslError {
             what: what(),
-            message: format!("unexpected coefficient space of {n} dimensions"),
+            message: format!("unexpected coefficient space of {} dimensions", c.coeffs.len()),
         });
     }
     Ok(Some(Farkas { n_params, n_src, n_dst, constraints }))
+}
+
+/// The constraints on `(c_cst, c_params, c_set)` of the forms non-negative
+/// on `set` (without integer divisions): one double description per piece,
+/// the dual of a union being the intersection of its pieces' duals. `None`
+/// when some piece's description outgrows [`cone::MAX_RAYS`].
+fn dual(set: &Set) -> Result<Option<Vec<SlotConstraint>>, isl_rs::LibISLError> {
+    let (np, nd) = (set.dim(DimType::Param)? as usize, set.dim(DimType::Set)? as usize);
+    let pieces = set.get_basic_set_list()?;
+    let mut constraints = Vec::new();
+    let mut seen = HashSet::new();
+    for b in 0..pieces.size()? {
+        let piece = pieces.get_at(b)?;
+        // The homogenisation `{ (t, p, x) : t ≥ 0, b t + A (p, x) ≥ 0 }`:
+        // its generators are the valid forms' constraints.
+        let mut rows = vec![HalfSpace { row: unit(1 + np + nd, 0), equality: false }];
+        let list = piece.get_constraint_list()?;
+        for k in 0..list.size()? {
+            let c = list.get_at(k)?;
+            let mut row = vec![int(c.get_constant_val()?)?];
+            for d in 0..np {
+                row.push(int(c.get_coefficient_val(DimType::Param, d as i32)?)?);
+            }
+            for d in 0..nd {
+                row.push(int(c.get_coefficient_val(DimType::Set, d as i32)?)?);
+            }
+            rows.push(HalfSpace { row, equality: c.is_equality()? });
+        }
+        let Some(g) = cone::generators(1 + np + nd, &rows) else { return Ok(None) };
+        let forms = g.rays.into_iter().map(|r| (r, false)).chain(g.lines.into_iter().map(|l| (l, true)));
+        for (coeffs, equality) in forms {
+            if seen.insert((coeffs.clone(), equality)) {
+                constraints.push(SlotConstraint { coeffs, constant: 0, equality });
+            }
+        }
+    }
+    Ok(Some(constraints))
+}
+
+/// isl's own dual (Fourier-Motzkin on the Farkas multipliers), for a piece
+/// the double description gave up on; `None` if it has integer divisions.
+fn isl_dual(set: Set) -> Result<Option<Vec<SlotConstraint>>, isl_rs::LibISLError> {
+    let coef = set.coefficients()?;
+    if coef.dim(DimType::Div)? > 0 {
+        return Ok(None);
+    }
+    let n = coef.dim(DimType::Set)? as usize;
+    let cons = coef.get_constraint_list()?;
+    let mut constraints = Vec::new();
+    for k in 0..cons.size()? {
+        let c = cons.get_at(k)?;
+        let mut coeffs = Vec::with_capacity(n);
+        for d in 0..n {
+            coeffs.push(int(c.get_coefficient_val(DimType::Set, d as i32)?)?);
+        }
+        let constant = int(c.get_constant_val()?)?;
+        constraints.push(SlotConstraint { coeffs, constant, equality: c.is_equality()? });
+    }
+    Ok(Some(constraints))
+}
+
+fn unit(n: usize, at: usize) -> Vec<i64> {
+    (0..n).map(|i| i64::from(i == at)).collect()
 }
 
 /// A relation from a statement to itself through the dual of its distances
@@ -147,25 +204,24 @@ fn intra(rel: &UnionMap) -> Result<Option<Farkas>, isl_rs::LibISLError> {
     let n_params = map.dim(DimType::Param)? as usize;
     let dims = map.dim(DimType::In)? as usize;
     // Projecting x out of (x, y − x) leaves existentials: dropped, as above.
-    let coef = map.deltas()?.remove_divs()?.coefficients()?;
-    if coef.dim(DimType::Div)? > 0 {
-        return Ok(None);
-    }
-    let n = coef.dim(DimType::Set)? as usize;
-    if n != 1 + n_params + dims {
-        return Ok(None);
-    }
-    let cons = coef.get_constraint_list()?;
+    let deltas = map.deltas()?.remove_divs()?;
+    let duals = match dual(&deltas)? {
+        Some(constraints) => constraints,
+        None => match isl_dual(deltas)? {
+            Some(constraints) => constraints,
+            None => return Ok(None),
+        },
+    };
     let mut constraints = Vec::new();
-    for k in 0..cons.size()? {
-        let c = cons.get_at(k)?;
-        let mut coeffs = vec![0; 1 + n_params + 2 * dims];
-        for d in 0..n {
-            let at = if d < 1 + n_params { d } else { d + dims };
-            coeffs[at] = int(c.get_coefficient_val(DimType::Set, d as i32)?)?;
+    for c in duals {
+        if c.coeffs.len() != 1 + n_params + dims {
+            return Ok(None);
         }
-        let constant = int(c.get_constant_val()?)?;
-        constraints.push(SlotConstraint { coeffs, constant, equality: c.is_equality()? });
+        let mut coeffs = vec![0; 1 + n_params + 2 * dims];
+        for (d, a) in c.coeffs.into_iter().enumerate() {
+            coeffs[if d < 1 + n_params { d } else { d + dims }] = a;
+        }
+        constraints.push(SlotConstraint { coeffs, ..c });
     }
     Ok(Some(Farkas { n_params, n_src: dims, n_dst: dims, constraints }))
 }
@@ -173,15 +229,6 @@ fn intra(rel: &UnionMap) -> Result<Option<Farkas>, isl_rs::LibISLError> {
 fn int(v: isl_rs::Val) -> Result<i64, isl_rs::LibISLError> {
     // Constraints of a coefficient set have integer coefficients.
     v.get_num_si()
-}
-
-/// Parameters, source and sink dimensions of a coefficient set
-/// `[[c_cst, c_params] -> [S[c_x] -> T[c_y]]]`.
-fn shape(set: &Set) -> Result<(usize, usize, usize), isl_rs::LibISLError> {
-    let unwrapped = set.copy()?.unwrap()?; // [c_cst, c_params] -> [S -> T]
-    let n_params = unwrapped.dim(DimType::In)? as usize - 1;
-    let st = unwrapped.range()?.unwrap()?; // S -> T
-    Ok((n_params, st.dim(DimType::In)? as usize, st.dim(DimType::Out)? as usize))
 }
 
 #[cfg(test)]
