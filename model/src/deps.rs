@@ -283,23 +283,25 @@ fn candidate_pairs(located: &[Located]) -> Vec<(usize, usize)> {
     pairs
 }
 
-/// `deps` with each value-based flow whose rational relaxation goes
-/// backward intersected with the original order: what the scheduler's
-/// Farkas constraints are built from. Flow goes forward in the original
-/// schedule, but where its relation has local variables (a `%`
-/// subscript), isl's dataflow may say so only through them; the rational
-/// relaxation that Farkas' lemma sees (`schedule::farkas`) then holds
+/// `deps` with each validity dependence (flow, anti, output) whose
+/// relation has local variables intersected with the original order: what
+/// the scheduler's Farkas constraints are built from. These dependences go
+/// forward in the original schedule, but where a relation has local
+/// variables (a `%` subscript), isl may say so only through them, or
+/// through constraints that order the integer pairs alone
+/// (`4i' + j' > 4i + j` with `0 <= j, j' <= 4`, which allows
+/// `i' = i − 1/2`). The rational relaxation that Farkas' lemma sees (`schedule::farkas`) then holds
 /// backward pairs, and no schedule fits, not even the original loops
-/// (issue 36, random program 28: "no row carries", "no shared outer
-/// loop"). Intersected with "before", the order is stated in affine
-/// constraints of its own, and the integer pairs stay the same. The
-/// dependences themselves keep isl's text: the pieces of "before" cost
-/// isl's own scheduler minutes on some relations.
+/// (random program 28: a flow, "no row carries"; random program 155: an
+/// anti dependence, "no shared outer loop"). Intersected with "before",
+/// the order is stated in affine constraints of its own, and the integer
+/// pairs stay the same. The dependences themselves keep isl's text: the
+/// pieces of "before" cost isl's own scheduler minutes on some relations.
 pub fn with_stated_order(ctx: &Context, scop: &Scop, deps: &Dependences) -> Result<Dependences, IslError> {
-    let what = || "the original order of flow dependences".to_string();
+    let what = || "the original order of validity dependences".to_string();
     let mut out = deps.clone();
     let mut before = None;
-    for d in out.deps.iter_mut().filter(|d| d.kind == DepKind::Flow) {
+    for d in out.deps.iter_mut().filter(|d| matches!(d.kind, DepKind::Flow | DepKind::War | DepKind::Waw)) {
         if !["floor", "mod", "exists"].iter().any(|w| d.relation.contains(w)) {
             continue;
         }
@@ -311,11 +313,10 @@ pub fn with_stated_order(ctx: &Context, scop: &Scop, deps: &Dependences) -> Resu
             }
         };
         let rel = UnionMap::read_from_str(ctx, &d.relation).ctx(what)?;
-        let relaxed = rel.copy().ctx(what)?.remove_divs().ctx(what)?;
-        if !relaxed.is_subset(before).ctx(what)? {
-            let stated = rel.intersect(before.copy().ctx(what)?).ctx(what)?.coalesce().ctx(what)?;
-            d.relation = stated.to_str().ctx(what)?.to_string();
-        }
+        // Not coalesced: that merges the pieces back into the constraint
+        // that orders only the integer pairs.
+        let stated = rel.intersect(before.copy().ctx(what)?).ctx(what)?;
+        d.relation = stated.to_str().ctx(what)?.to_string();
     }
     Ok(out)
 }

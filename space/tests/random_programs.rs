@@ -71,3 +71,24 @@ fn a_flow_dependence_isl_cannot_coalesce_keeps_its_pieces() {
     let core = schedule::schedule(s, &d, &CoreOptions::default()).unwrap_or_else(|e| panic!("core: {e}"));
     assert!(legality::violations(&ctx, &s.context, &core.tree, &d).unwrap().is_empty());
 }
+
+/// Random program 155, cut down: an anti dependence that isl states as
+/// `4i' + j' > 4i + j` (with `0 <= j, j' <= 4`), forward on integers but
+/// backward on its rational relaxation, where Farkas' lemma works: the
+/// original loops were "no shared outer loop" until validity dependences
+/// of every kind with local variables had the original order stated
+/// (`deps::with_stated_order`).
+#[test]
+fn an_anti_dependence_ordered_only_on_integers_is_scheduled() {
+    let (_, scops) = scop::extract(&own("backanti.c"), &ExtractOptions::default()).unwrap();
+    let s = &scops[0];
+    let d = deps::analyze(s).unwrap();
+    let ctx = new_context();
+    let core = schedule::schedule(s, &d, &CoreOptions::default()).unwrap_or_else(|e| panic!("core: {e}"));
+    assert!(legality::violations(&ctx, &s.context, &core.tree, &d).unwrap().is_empty());
+    for set in [&[][..], &["target=gpu"], &["hlim=1"]] {
+        let knobs = SchedulerOptions::default().with_settings(set).unwrap();
+        let u = schedule::unified(s, &d, None, &knobs).unwrap_or_else(|e| panic!("unified {set:?}: {e}"));
+        assert!(legality::violations(&ctx, &s.context, &u.tree, &d).unwrap().is_empty());
+    }
+}
