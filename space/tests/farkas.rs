@@ -98,7 +98,7 @@ fn check_scop(ctx: &Context, s: &Scop) -> usize {
         let maps = umap.get_map_list().unwrap();
         for k in 0..maps.size().unwrap() {
             let map = maps.get_at(k).unwrap();
-            n += check(ctx, &s.context, &map.to_str().unwrap());
+            n += check(ctx, &s.context, map.to_str().unwrap());
         }
     }
     n

@@ -92,3 +92,22 @@ fn an_anti_dependence_ordered_only_on_integers_is_scheduled() {
         assert!(legality::violations(&ctx, &s.context, &u.tree, &d).unwrap().is_empty());
     }
 }
+
+/// Random program 208, cut down: the dataflow behind the spatial and
+/// temporal proximity relations of `A`'s references (quotients and
+/// remainders in the subscripts) ran for minutes inside isl. It has an
+/// operation budget now, past which those references have no locality
+/// relations (a preference, not a constraint), and the unified scheduler
+/// goes on.
+#[test]
+fn locality_whose_dataflow_outgrows_its_budget_is_left_out() {
+    let (_, scops) = scop::extract(&own("adjbudget.c"), &ExtractOptions::default()).unwrap();
+    let s = &scops[0];
+    let d = deps::analyze(s).unwrap();
+    let ctx = new_context();
+    for set in [&["target=gpu"][..], &[]] {
+        let knobs = SchedulerOptions::default().with_settings(set).unwrap();
+        let u = schedule::unified(s, &d, None, &knobs).unwrap_or_else(|e| panic!("unified {set:?}: {e}"));
+        assert!(legality::violations(&ctx, &s.context, &u.tree, &d).unwrap().is_empty());
+    }
+}

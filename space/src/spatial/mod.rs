@@ -361,6 +361,10 @@ pub fn locality(
     Ok(Locality { references: refs, groups })
 }
 
+/// isl operations (allocations and simplex pivots: a measure that does not
+/// depend on the machine) allowed for one [`adjacent`] dataflow.
+const ADJACENT_OPS: u64 = 2_000_000;
+
 /// Pairs of instances of the references `members` that touch the same
 /// element (`line: None`) or the same completed line-based element
 /// (`Some((completion rows, C))`) with no other of these accesses to it in
@@ -427,7 +431,22 @@ fn adjacent(
         .ctx(what)?
         .set_schedule(pulled_back(schedule, untag_all)?)
         .ctx(what)?;
-    let adjacent = info.compute_flow().ctx(what)?.get_may_dependence().ctx(what)?;
+    // Locality is a preference, not a constraint: where isl's dataflow on
+    // these accesses outgrows its budget, the class has no relations.
+    ctx.reset_operations();
+    ctx.set_max_operations(ADJACENT_OPS);
+    let flow = info.compute_flow();
+    ctx.set_max_operations(0);
+    ctx.reset_operations();
+    let flow = match flow {
+        Ok(flow) => flow,
+        Err(e) if e.to_string().starts_with("[Quota]") => {
+            ctx.reset_error();
+            return Ok(HashMap::new());
+        }
+        Err(e) => return Err(e).ctx(what),
+    };
+    let adjacent = flow.get_may_dependence().ctx(what)?;
     // One map per (source reference, sink reference) space.
     let mut out = HashMap::new();
     let list = adjacent.get_map_list().ctx(what)?;
