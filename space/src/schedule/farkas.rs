@@ -121,7 +121,8 @@ fn wrapped(rel: UnionMap, relation: &str) -> Result<Option<Farkas>, IslError> {
 /// The constraints on `(c_cst, c_params, c_set)` of the forms non-negative
 /// on `set` (without integer divisions): one double description per piece,
 /// the dual of a union being the intersection of its pieces' duals. `None`
-/// when some piece's description outgrows [`cone::MAX_RAYS`].
+/// when some piece's description outgrows [`cone::MAX_RAYS`] (or has
+/// integer divisions, which `farkas` removes first).
 fn dual(set: &Set) -> Result<Option<Vec<SlotConstraint>>, isl_rs::LibISLError> {
     let (np, nd) = (set.dim(DimType::Param)? as usize, set.dim(DimType::Set)? as usize);
     let pieces = set.get_basic_set_list()?;
@@ -129,6 +130,9 @@ fn dual(set: &Set) -> Result<Option<Vec<SlotConstraint>>, isl_rs::LibISLError> {
     let mut seen = HashSet::new();
     for b in 0..pieces.size()? {
         let piece = pieces.get_at(b)?;
+        if piece.dim(DimType::Div)? > 0 {
+            return Ok(None);
+        }
         // The homogenisation `{ (t, p, x) : t ≥ 0, b t + A (p, x) ≥ 0 }`:
         // its generators are the valid forms' constraints.
         let mut rows = vec![HalfSpace { row: unit(1 + np + nd, 0), equality: false }];
@@ -155,8 +159,9 @@ fn dual(set: &Set) -> Result<Option<Vec<SlotConstraint>>, isl_rs::LibISLError> {
     Ok(Some(constraints))
 }
 
-/// isl's own dual (Fourier-Motzkin on the Farkas multipliers), for a piece
-/// the double description gave up on; `None` if it has integer divisions.
+/// isl's own dual (Fourier-Motzkin on the Farkas multipliers), for a set
+/// whose double description was given up; `None` if it has integer
+/// divisions.
 fn isl_dual(set: Set) -> Result<Option<Vec<SlotConstraint>>, isl_rs::LibISLError> {
     let coef = set.coefficients()?;
     if coef.dim(DimType::Div)? > 0 {
