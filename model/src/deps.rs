@@ -283,35 +283,27 @@ fn candidate_pairs(located: &[Located]) -> Vec<(usize, usize)> {
     pairs
 }
 
-/// `deps` with each validity dependence (flow, anti, output) whose
-/// relation has local variables intersected with the original order: what
-/// the scheduler's Farkas constraints are built from. These dependences go
-/// forward in the original schedule, but where a relation has local
-/// variables (a `%` subscript), isl may say so only through them, or
+/// `deps` with each validity dependence (flow, anti, output) intersected
+/// with the original order: what the scheduler's Farkas constraints are
+/// built from. These dependences go forward in the original schedule, but
+/// isl may say so only through local variables (a `%` subscript) or
 /// through constraints that order the integer pairs alone
 /// (`4i' + j' > 4i + j` with `0 <= j, j' <= 4`, which allows
-/// `i' = i − 1/2`). The rational relaxation that Farkas' lemma sees (`schedule::farkas`) then holds
-/// backward pairs, and no schedule fits, not even the original loops
-/// (random program 28: a flow, "no row carries"; random program 155: an
-/// anti dependence, "no shared outer loop"). Intersected with "before",
-/// the order is stated in affine constraints of its own, and the integer
-/// pairs stay the same. The dependences themselves keep isl's text: the
-/// pieces of "before" cost isl's own scheduler minutes on some relations.
+/// `i' = i − 1/2`). The rational relaxation that Farkas' lemma sees
+/// (`schedule::farkas`) then holds backward pairs, and no schedule fits,
+/// not even the original loops (random program 28: a flow, "no row
+/// carries"; 155: an anti dependence, "no shared outer loop"; 305: a
+/// relation without local variables, "no row carries"). Intersected with
+/// "before", the order is stated in affine constraints of each piece, and
+/// the integer pairs stay the same. The dependences themselves keep isl's
+/// text: the pieces of "before" cost isl's own scheduler minutes on some
+/// relations.
 pub fn with_stated_order(ctx: &Context, scop: &Scop, deps: &Dependences) -> Result<Dependences, IslError> {
     let what = || "the original order of validity dependences".to_string();
     let mut out = deps.clone();
-    let mut before = None;
+    let schedule = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
+    let before = schedule.copy().ctx(what)?.lex_lt_union_map(schedule).ctx(what)?;
     for d in out.deps.iter_mut().filter(|d| matches!(d.kind, DepKind::Flow | DepKind::War | DepKind::Waw)) {
-        if !["floor", "mod", "exists"].iter().any(|w| d.relation.contains(w)) {
-            continue;
-        }
-        let before = match &before {
-            Some(b) => b,
-            None => {
-                let s = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
-                before.insert(s.copy().ctx(what)?.lex_lt_union_map(s).ctx(what)?)
-            }
-        };
         let rel = UnionMap::read_from_str(ctx, &d.relation).ctx(what)?;
         // Not coalesced: that merges the pieces back into the constraint
         // that orders only the integer pairs.

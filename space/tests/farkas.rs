@@ -2,7 +2,8 @@
 //! `isl_set_coefficients` (Fourier-Motzkin on the multipliers, a separate
 //! algorithm and implementation), as cones compared by isl: on every
 //! dependence relation of the 30 PolyBench kernels, before and after the
-//! original order is stated on them, and on the random programs' fixtures.
+//! original order is stated on them (equal), and on the random programs'
+//! fixtures (within isl's).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -55,8 +56,12 @@ fn isl_cone(set: Set) -> String {
 
 /// Compares `farkas` on one relation with isl's dual of the same set: the
 /// distances' for a statement to itself (as `farkas` computes it), the
-/// wrapped relation's otherwise. Returns the number of constraints.
-fn check(ctx: &Context, context: &str, relation: &str) -> usize {
+/// wrapped relation's otherwise. Equal when `exact`; otherwise ours may be
+/// smaller, never larger: isl compresses equalities onto their integer
+/// solutions first (`2j = n − 1` with `n >= 0` makes `n` odd, so
+/// `n >= 1`), the double description works on the rational polyhedron.
+/// Returns the number of constraints.
+fn check(ctx: &Context, context: &str, relation: &str, exact: bool) -> usize {
     let Some(f) = farkas(ctx, relation, context).unwrap_or_else(|e| panic!("{relation}: {e}")) else {
         return 0;
     };
@@ -84,11 +89,12 @@ fn check(ctx: &Context, context: &str, relation: &str) -> usize {
     };
     let ours = cone_text(f.n_slots(), &f.constraints, &skip);
     let (a, b) = (Set::read_from_str(ctx, &ours).unwrap(), Set::read_from_str(ctx, &expected).unwrap());
-    assert!(a.is_equal(&b).unwrap(), "{relation}:\nours {ours}\nisl  {expected}");
+    let holds = if exact { a.is_equal(&b) } else { a.is_subset(&b) };
+    assert!(holds.unwrap(), "{relation}:\nours {ours}\nisl  {expected}");
     f.constraints.len()
 }
 
-fn check_scop(ctx: &Context, s: &Scop) -> usize {
+fn check_scop(ctx: &Context, s: &Scop, exact: bool) -> usize {
     let d = deps::analyze(s).unwrap();
     let stated = deps::with_stated_order(ctx, s, &d).unwrap();
     let mut n = 0;
@@ -98,7 +104,7 @@ fn check_scop(ctx: &Context, s: &Scop) -> usize {
         let maps = umap.get_map_list().unwrap();
         for k in 0..maps.size().unwrap() {
             let map = maps.get_at(k).unwrap();
-            n += check(ctx, &s.context, map.to_str().unwrap());
+            n += check(ctx, &s.context, map.to_str().unwrap(), exact);
         }
     }
     n
@@ -110,19 +116,19 @@ fn the_dual_of_every_polybench_dependence_is_isls() {
     let mut constraints = 0;
     for f in testkit::kernels() {
         let (_, scops) = scop::extract(&f, &ExtractOptions::default()).unwrap();
-        constraints += check_scop(&ctx, &scops[0]);
+        constraints += check_scop(&ctx, &scops[0], true);
     }
     assert!(constraints > 1000, "{constraints} constraints checked");
 }
 
 #[test]
-fn the_dual_of_the_random_programs_dependences_is_isls() {
+fn the_dual_of_the_random_programs_dependences_is_within_isls() {
     let ctx = new_context();
     let own = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/own");
-    for name in ["modflow.c", "coalesceflow.c"] {
+    for name in ["modflow.c", "coalesceflow.c", "backanti.c", "rationalorder.c", "modulo.c", "piecewise.c"] {
         let (_, scops) = scop::extract(&own.join(name), &ExtractOptions::default()).unwrap();
         for s in &scops {
-            check_scop(&ctx, s);
+            check_scop(&ctx, s, false);
         }
     }
 }
@@ -141,7 +147,7 @@ fn the_dual_of_hand_written_relations_is_isls() {
         "[n, m] -> { S[i, j] -> S[i', j'] : 0 <= i < i' < n and 0 <= j, j' < m }",
         "[n, m] -> { S[t, i] -> S[t + 1, i'] : 0 <= t < n and 1 <= i < n - 1 and i - 1 <= i' <= i + 1 }",
     ] {
-        assert!(check(&ctx, context, relation) > 0, "{relation}");
+        assert!(check(&ctx, context, relation, true) > 0, "{relation}");
     }
 }
 

@@ -77,7 +77,7 @@ fn a_flow_dependence_isl_cannot_coalesce_keeps_its_pieces() {
 /// backward on its rational relaxation, where Farkas' lemma works: the
 /// original loops were "no shared outer loop" until validity dependences
 /// of every kind with local variables had the original order stated
-/// (`deps::with_stated_order`).
+/// (`deps::with_stated_order`; now every validity dependence).
 #[test]
 fn an_anti_dependence_ordered_only_on_integers_is_scheduled() {
     let (_, scops) = scop::extract(&own("backanti.c"), &ExtractOptions::default()).unwrap();
@@ -91,6 +91,22 @@ fn an_anti_dependence_ordered_only_on_integers_is_scheduled() {
         let u = schedule::unified(s, &d, None, &knobs).unwrap_or_else(|e| panic!("unified {set:?}: {e}"));
         assert!(legality::violations(&ctx, &s.context, &u.tree, &d).unwrap().is_empty());
     }
+}
+
+/// Random program 305, cut down: the same on a dependence whose relation
+/// has no local variable (an earlier version stated the order only where
+/// one appeared): "no row carries any of 4 remaining dependence groups".
+#[test]
+fn a_dependence_ordered_only_on_integers_without_local_variables_is_scheduled() {
+    let (_, scops) = scop::extract(&own("rationalorder.c"), &ExtractOptions::default()).unwrap();
+    let s = &scops[0];
+    let d = deps::analyze(s).unwrap();
+    let ctx = new_context();
+    let core = schedule::schedule(s, &d, &CoreOptions::default()).unwrap_or_else(|e| panic!("core: {e}"));
+    assert!(legality::violations(&ctx, &s.context, &core.tree, &d).unwrap().is_empty());
+    let knobs = SchedulerOptions::default().with_settings(&["hlim=1"]).unwrap();
+    let u = schedule::unified(s, &d, None, &knobs).unwrap_or_else(|e| panic!("unified: {e}"));
+    assert!(legality::violations(&ctx, &s.context, &u.tree, &d).unwrap().is_empty());
 }
 
 /// Random program 208, cut down: the dataflow behind the spatial and

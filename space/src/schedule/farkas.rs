@@ -8,6 +8,11 @@
 //! generators, found by double description (`cone`); isl's
 //! `isl_set_coefficients`, which eliminates the Farkas multipliers by
 //! Fourier-Motzkin, is the fallback where that description grows too large.
+//! The two differ where a piece's equalities have no integer solution at
+//! some rational points (`2j = n − 1` with `n >= 0`: isl first compresses
+//! onto the integer solutions, so `n >= 1`): the double description's cone
+//! is then the smaller, the dual of a larger set, so every form it admits
+//! is still valid.
 
 use std::collections::HashSet;
 
