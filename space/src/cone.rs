@@ -149,7 +149,10 @@ fn combine(x: i128, u: &[i128], y: i128, v: &[i128]) -> Option<Vec<i128>> {
     for (a, b) in u.iter().zip(v) {
         w.push(x.checked_mul(*a)?.checked_add(y.checked_mul(*b)?)?);
     }
-    let g = w.iter().fold(0i128, |g, &e| gcd(g, e.abs()));
+    let mut g = 0;
+    for e in &w {
+        g = gcd(g, e.checked_abs()?);
+    }
     if g > 1 {
         w.iter_mut().for_each(|e| *e /= g);
     }
