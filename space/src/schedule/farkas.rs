@@ -237,7 +237,7 @@ fn intra(rel: &UnionMap) -> Result<Option<Farkas>, isl_rs::LibISLError> {
 }
 
 fn int(v: isl_rs::Val) -> Result<i64, isl_rs::LibISLError> {
-    // Constraints of a coefficient set have integer coefficients.
+    // isl states every constraint with integer coefficients.
     v.get_num_si()
 }
 
