@@ -3,15 +3,39 @@
 
 use std::path::{Path, PathBuf};
 
-use model::deps;
+use model::deps::{self, Dependences};
 use model::isl::new_context;
 use model::legality;
-use model::scop::{self, ExtractOptions};
+use model::scop::{self, ExtractOptions, Scop};
 use space::schedule::{self, CoreOptions};
 use vocab::knobs::SchedulerOptions;
 
 fn own(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/own").join(name)
+}
+
+/// The first SCoP of one of our fixtures and its dependences.
+fn load(name: &str) -> (Scop, Dependences) {
+    let (_, mut scops) = scop::extract(&own(name), &ExtractOptions::default()).unwrap();
+    let s = scops.remove(0);
+    let d = deps::analyze(&s).unwrap_or_else(|e| panic!("dependences: {e}"));
+    (s, d)
+}
+
+/// The core scheduler (when `core`) and the unified one under each of
+/// `settings` find schedules that respect every dependence.
+fn assert_schedules_legal(s: &Scop, d: &Dependences, core: bool, settings: &[&[&str]]) {
+    let ctx = new_context();
+    let legal = |tree: &str| legality::violations(&ctx, &s.context, tree, d).unwrap().is_empty();
+    if core {
+        let core = schedule::schedule(s, d, &CoreOptions::default()).unwrap_or_else(|e| panic!("core: {e}"));
+        assert!(legal(&core.tree));
+    }
+    for set in settings {
+        let knobs = SchedulerOptions::default().with_settings(set).unwrap();
+        let u = schedule::unified(s, d, None, &knobs).unwrap_or_else(|e| panic!("unified {set:?}: {e}"));
+        assert!(legal(&u.tree));
+    }
 }
 
 /// Random program 28: a flow dependence whose direction isl's dataflow
@@ -46,13 +70,7 @@ fn a_flow_dependence_through_a_modulo_subscript_is_scheduled() {
         assert!(same(&a.relation, &b.relation), "{} became {}", a.relation, b.relation);
     }
     assert!(legality::violations(&ctx, &s.context, &s.schedule, &d).unwrap().is_empty());
-    let core = schedule::schedule(s, &d, &CoreOptions::default()).unwrap_or_else(|e| panic!("core: {e}"));
-    assert!(legality::violations(&ctx, &s.context, &core.tree, &d).unwrap().is_empty());
-    for set in [&[][..], &["target=gpu"], &["hlim=1"]] {
-        let knobs = SchedulerOptions::default().with_settings(set).unwrap();
-        let u = schedule::unified(s, &d, None, &knobs).unwrap_or_else(|e| panic!("unified {set:?}: {e}"));
-        assert!(legality::violations(&ctx, &s.context, &u.tree, &d).unwrap().is_empty());
-    }
+    assert_schedules_legal(s, &d, true, &[&[], &["target=gpu"], &["hlim=1"]]);
 }
 
 /// Random program 125: isl's coalescing of one flow dependence failed
@@ -62,14 +80,10 @@ fn a_flow_dependence_through_a_modulo_subscript_is_scheduled() {
 /// finds a legal schedule.
 #[test]
 fn a_flow_dependence_isl_cannot_coalesce_keeps_its_pieces() {
-    let (_, scops) = scop::extract(&own("coalesceflow.c"), &ExtractOptions::default()).unwrap();
-    let s = &scops[0];
-    let d = deps::analyze(s).unwrap_or_else(|e| panic!("dependences: {e}"));
+    let (s, d) = load("coalesceflow.c");
     assert!(d.of_kind(deps::DepKind::Flow).count() > 0, "{d:?}");
-    let ctx = new_context();
-    assert!(legality::violations(&ctx, &s.context, &s.schedule, &d).unwrap().is_empty());
-    let core = schedule::schedule(s, &d, &CoreOptions::default()).unwrap_or_else(|e| panic!("core: {e}"));
-    assert!(legality::violations(&ctx, &s.context, &core.tree, &d).unwrap().is_empty());
+    assert!(legality::violations(&new_context(), &s.context, &s.schedule, &d).unwrap().is_empty());
+    assert_schedules_legal(&s, &d, true, &[]);
 }
 
 /// Random program 155, cut down: an anti dependence that isl states as
@@ -80,17 +94,8 @@ fn a_flow_dependence_isl_cannot_coalesce_keeps_its_pieces() {
 /// (`deps::with_stated_order`; now every validity dependence).
 #[test]
 fn an_anti_dependence_ordered_only_on_integers_is_scheduled() {
-    let (_, scops) = scop::extract(&own("backanti.c"), &ExtractOptions::default()).unwrap();
-    let s = &scops[0];
-    let d = deps::analyze(s).unwrap();
-    let ctx = new_context();
-    let core = schedule::schedule(s, &d, &CoreOptions::default()).unwrap_or_else(|e| panic!("core: {e}"));
-    assert!(legality::violations(&ctx, &s.context, &core.tree, &d).unwrap().is_empty());
-    for set in [&[][..], &["target=gpu"], &["hlim=1"]] {
-        let knobs = SchedulerOptions::default().with_settings(set).unwrap();
-        let u = schedule::unified(s, &d, None, &knobs).unwrap_or_else(|e| panic!("unified {set:?}: {e}"));
-        assert!(legality::violations(&ctx, &s.context, &u.tree, &d).unwrap().is_empty());
-    }
+    let (s, d) = load("backanti.c");
+    assert_schedules_legal(&s, &d, true, &[&[], &["target=gpu"], &["hlim=1"]]);
 }
 
 /// Random program 305, cut down: the same on a dependence whose relation
@@ -98,15 +103,8 @@ fn an_anti_dependence_ordered_only_on_integers_is_scheduled() {
 /// one appeared): "no row carries any of 4 remaining dependence groups".
 #[test]
 fn a_dependence_ordered_only_on_integers_without_local_variables_is_scheduled() {
-    let (_, scops) = scop::extract(&own("rationalorder.c"), &ExtractOptions::default()).unwrap();
-    let s = &scops[0];
-    let d = deps::analyze(s).unwrap();
-    let ctx = new_context();
-    let core = schedule::schedule(s, &d, &CoreOptions::default()).unwrap_or_else(|e| panic!("core: {e}"));
-    assert!(legality::violations(&ctx, &s.context, &core.tree, &d).unwrap().is_empty());
-    let knobs = SchedulerOptions::default().with_settings(&["hlim=1"]).unwrap();
-    let u = schedule::unified(s, &d, None, &knobs).unwrap_or_else(|e| panic!("unified: {e}"));
-    assert!(legality::violations(&ctx, &s.context, &u.tree, &d).unwrap().is_empty());
+    let (s, d) = load("rationalorder.c");
+    assert_schedules_legal(&s, &d, true, &[&["hlim=1"]]);
 }
 
 /// Random program 208, cut down: the dataflow behind the spatial and
@@ -117,13 +115,6 @@ fn a_dependence_ordered_only_on_integers_without_local_variables_is_scheduled() 
 /// goes on.
 #[test]
 fn locality_whose_dataflow_outgrows_its_budget_is_left_out() {
-    let (_, scops) = scop::extract(&own("adjbudget.c"), &ExtractOptions::default()).unwrap();
-    let s = &scops[0];
-    let d = deps::analyze(s).unwrap();
-    let ctx = new_context();
-    for set in [&["target=gpu"][..], &[]] {
-        let knobs = SchedulerOptions::default().with_settings(set).unwrap();
-        let u = schedule::unified(s, &d, None, &knobs).unwrap_or_else(|e| panic!("unified {set:?}: {e}"));
-        assert!(legality::violations(&ctx, &s.context, &u.tree, &d).unwrap().is_empty());
-    }
+    let (s, d) = load("adjbudget.c");
+    assert_schedules_legal(&s, &d, false, &[&["target=gpu"], &[]]);
 }

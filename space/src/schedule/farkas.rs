@@ -107,13 +107,9 @@ fn wrapped(rel: UnionMap, relation: &str) -> Result<Option<Farkas>, IslError> {
     let n_src = map.dim(DimType::In).ctx(what)? as usize;
     let n_dst = map.dim(DimType::Out).ctx(what)? as usize;
     let set = map.wrap().ctx(what)?;
-    let constraints = match dual(&set).ctx(what)? {
-        Some(constraints) => constraints,
-        None => isl_dual(set).ctx(what)?.ok_or_else(|| IslError {
-            what: what(),
-            message: "coefficient set with integer divisions".into(),
-        })?,
-    };
+    let constraints = dual(set)
+        .ctx(what)?
+        .ok_or_else(|| IslError { what: what(), message: "coefficient set with integer divisions".into() })?;
     if let Some(c) = constraints.iter().find(|c| c.coeffs.len() != 1 + n_params + n_src + n_dst) {
         return Err(IslError {
             what: what(),
@@ -124,11 +120,21 @@ fn wrapped(rel: UnionMap, relation: &str) -> Result<Option<Farkas>, IslError> {
 }
 
 /// The constraints on `(c_cst, c_params, c_set)` of the forms non-negative
+/// on `set`: its generators, or isl's dual where they outgrow
+/// [`cone::MAX_RAYS`]; `None` where isl's has integer divisions.
+fn dual(set: Set) -> Result<Option<Vec<SlotConstraint>>, isl_rs::LibISLError> {
+    match generated(&set)? {
+        Some(constraints) => Ok(Some(constraints)),
+        None => isl_dual(set),
+    }
+}
+
+/// The constraints on `(c_cst, c_params, c_set)` of the forms non-negative
 /// on `set` (without integer divisions): one double description per piece,
 /// the dual of a union being the intersection of its pieces' duals. `None`
 /// when some piece's description outgrows [`cone::MAX_RAYS`] (or has
 /// integer divisions, which `farkas` removes first).
-fn dual(set: &Set) -> Result<Option<Vec<SlotConstraint>>, isl_rs::LibISLError> {
+fn generated(set: &Set) -> Result<Option<Vec<SlotConstraint>>, isl_rs::LibISLError> {
     let (np, nd) = (set.dim(DimType::Param)? as usize, set.dim(DimType::Set)? as usize);
     let pieces = set.get_basic_set_list()?;
     let mut constraints = Vec::new();
@@ -215,13 +221,7 @@ fn intra(rel: &UnionMap) -> Result<Option<Farkas>, isl_rs::LibISLError> {
     let dims = map.dim(DimType::In)? as usize;
     // Projecting x out of (x, y − x) leaves existentials: dropped, as above.
     let deltas = map.deltas()?.remove_divs()?;
-    let duals = match dual(&deltas)? {
-        Some(constraints) => constraints,
-        None => match isl_dual(deltas)? {
-            Some(constraints) => constraints,
-            None => return Ok(None),
-        },
-    };
+    let Some(duals) = dual(deltas)? else { return Ok(None) };
     let mut constraints = Vec::new();
     for c in duals {
         if c.coeffs.len() != 1 + n_params + dims {
