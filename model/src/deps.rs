@@ -283,36 +283,6 @@ fn candidate_pairs(located: &[Located]) -> Vec<(usize, usize)> {
     pairs
 }
 
-/// `deps` with each validity dependence (flow, anti, output) intersected
-/// with the original order: what the scheduler's Farkas constraints are
-/// built from. These dependences go forward in the original schedule, but
-/// isl may say so only through local variables (a `%` subscript) or
-/// through constraints that order the integer pairs alone
-/// (`4i' + j' > 4i + j` with `0 <= j, j' <= 4`, which allows
-/// `i' = i − 1/2`). The rational relaxation that Farkas' lemma sees
-/// (`schedule::farkas`) then holds backward pairs, and no schedule fits,
-/// not even the original loops (random program 28: a flow, "no row
-/// carries"; 155: an anti dependence, "no shared outer loop"; 305: a
-/// relation without local variables, "no row carries"). Intersected with
-/// "before", the order is stated in affine constraints of each piece, and
-/// the integer pairs stay the same. The dependences themselves keep isl's
-/// text: the pieces of "before" cost isl's own scheduler minutes on some
-/// relations.
-pub fn with_stated_order(ctx: &Context, scop: &Scop, deps: &Dependences) -> Result<Dependences, IslError> {
-    let what = || "the original order of validity dependences".to_string();
-    let mut out = deps.clone();
-    let schedule = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
-    let before = schedule.copy().ctx(what)?.lex_lt_union_map(schedule).ctx(what)?;
-    for d in out.deps.iter_mut().filter(|d| matches!(d.kind, DepKind::Flow | DepKind::War | DepKind::Waw)) {
-        let rel = UnionMap::read_from_str(ctx, &d.relation).ctx(what)?;
-        // Not coalesced: that merges the pieces back into the constraint
-        // that orders only the integer pairs.
-        let stated = rel.intersect(before.copy().ctx(what)?).ctx(what)?;
-        d.relation = stated.to_str().ctx(what)?.to_string();
-    }
-    Ok(out)
-}
-
 fn dependence(kind: DepKind, src: &Access, snk: &Access, relation: &str) -> Dependence {
     Dependence {
         kind,

@@ -98,7 +98,7 @@ fn check(ctx: &Context, context: &str, relation: &str, exact: bool) -> usize {
 
 fn check_scop(ctx: &Context, s: &Scop, exact: bool) -> usize {
     let d = deps::analyze(s).unwrap();
-    let stated = deps::with_stated_order(ctx, s, &d).unwrap();
+    let stated = space::schedule::order::with_stated_order(ctx, s, &d).unwrap();
     let mut n = 0;
     for dep in d.deps.iter().chain(&stated.deps) {
         // One relation per pair of statements, as the scheduler asks.

@@ -7,7 +7,8 @@ use model::deps::{self, Dependences};
 use model::isl::new_context;
 use model::legality;
 use model::scop::{self, ExtractOptions, Scop};
-use space::schedule::{self, CoreOptions};
+use space::fusion::{FusionOptions, FusionSpace};
+use space::schedule::{self, CoreOptions, Fusion};
 use vocab::knobs::SchedulerOptions;
 
 fn own(name: &str) -> PathBuf {
@@ -41,7 +42,7 @@ fn assert_schedules_legal(s: &Scop, d: &Dependences, core: bool, settings: &[&[&
 /// Random program 28: a flow dependence whose direction isl's dataflow
 /// stated only through a modulo's local variable. The scheduler's Farkas
 /// constraints now come from its relation intersected with the original
-/// order (`deps::with_stated_order`; the integer pairs unchanged), and the
+/// order (`schedule::order`; the integer pairs unchanged), and the
 /// core and unified schedulers find legal schedules. (isl's own scheduler,
 /// on the same relaxation, still reports "unable to carry dependences".)
 #[test]
@@ -50,7 +51,7 @@ fn a_flow_dependence_through_a_modulo_subscript_is_scheduled() {
     let s = &scops[0];
     let d = deps::analyze(s).unwrap();
     let ctx = new_context();
-    let stated = deps::with_stated_order(&ctx, s, &d).unwrap();
+    let stated = schedule::order::with_stated_order(&ctx, s, &d).unwrap();
     let flow: Vec<_> = stated.deps.iter().filter(|x| x.kind == deps::DepKind::Flow).collect();
     assert_eq!(flow.len(), 1, "{d:?}");
     // The direction as a constraint of its own: 2i < n, i.e. i' = n - i > i.
@@ -91,7 +92,8 @@ fn a_flow_dependence_isl_cannot_coalesce_keeps_its_pieces() {
 /// backward on its rational relaxation, where Farkas' lemma works: the
 /// original loops were "no shared outer loop" until validity dependences
 /// of every kind with local variables had the original order stated
-/// (`deps::with_stated_order`; now every validity dependence).
+/// (`schedule::order`; now wherever the rational relaxation
+/// does not say it).
 #[test]
 fn an_anti_dependence_ordered_only_on_integers_is_scheduled() {
     let (s, d) = load("backanti.c");
@@ -117,4 +119,25 @@ fn a_dependence_ordered_only_on_integers_without_local_variables_is_scheduled() 
 fn locality_whose_dataflow_outgrows_its_budget_is_left_out() {
     let (s, d) = load("adjbudget.c");
     assert_schedules_legal(&s, &d, false, &[&["target=gpu"], &[]]);
+}
+
+/// Random program 377, cut down: the fusion space tests each set of
+/// statements for a shared outer loop with Farkas' lemma on the merged,
+/// coalesced dependences between them; one of those ordered its integer
+/// pairs only, and full fusion was left out of the space although it is
+/// legal. The order is stated there too now (`schedule::order`): the
+/// space holds it, and the scheduler schedules every preorder of the space
+/// legally.
+#[test]
+fn a_fusion_whose_dependence_is_ordered_only_on_integers_is_in_the_space() {
+    let (s, d) = load("fusionorder.c");
+    let space = FusionSpace::outer(&s, &d, &FusionOptions::default()).unwrap();
+    let preorders = space.preorders();
+    assert!(preorders.iter().any(|p| p.0.len() == 1), "{preorders:?}");
+    let ctx = new_context();
+    for p in preorders {
+        let opts = CoreOptions { fusion: Fusion::Preorder(p.clone()), ..Default::default() };
+        let core = schedule::schedule(&s, &d, &opts).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        assert!(legality::violations(&ctx, &s.context, &core.tree, &d).unwrap().is_empty(), "{p:?}");
+    }
 }

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use isl_rs::{Context, UnionMap};
 
+use crate::schedule::order::Order;
 use model::deps::{DepKind, Dependences};
 use model::isl::{IslError, IslResultExt};
 use model::scop::Scop;
@@ -54,10 +55,19 @@ impl DepGraph {
             };
             merged.insert((a, b), rel);
         }
+        // Coalesced to keep the fusion ILPs small, then the original order
+        // stated where a piece's rational relaxation lost it, as for the
+        // scheduler: else Farkas' lemma can call a legal fusion illegal.
+        let order = Order::new(ctx, scop)?;
         let mut edges = Vec::new();
         for ((src, dst), m) in merged {
             let what = || "printing a merged dependence".to_string();
-            let relation = m.coalesce().ctx(what)?.to_str().ctx(what)?.to_string();
+            let m = m.coalesce().ctx(what)?;
+            let m = match order.state(m.copy().ctx(what)?)? {
+                Some(stated) => stated,
+                None => m,
+            };
+            let relation = m.to_str().ctx(what)?.to_string();
             edges.push(Edge { src, dst, relation });
         }
         Ok(Self::from_edges(scop.statements.len(), edges))

@@ -39,7 +39,7 @@ pub(super) fn schedule(
 ) -> Result<CoreSchedule> {
     let ctx = new_context();
     let solves_before = ilp::solves();
-    let stated = model::deps::with_stated_order(&ctx, scop, deps)?;
+    let stated = super::order::with_stated_order(&ctx, scop, deps)?;
     let deps = &stated;
     let all = dep_groups(&ctx, scop, deps)?;
     let mut solver = Solver {

@@ -2,7 +2,9 @@
 //! built row by row from ILPs on Farkas constraints, Feautrier rows when a band
 //! would be empty, a fusion preorder given from outside.
 //!
-//! - `farkas`: dependence relation → linear constraints on form coefficients.
+//! - `farkas`: dependence relation → linear constraints on form coefficients;
+//!   `order`: the original order stated on the relations whose rational
+//!   relaxation does not say it.
 //! - `ilp`: the one lexmin entry point (CBC successive ILPs, or isl's exact
 //!   integer optimisation, objective by objective).
 //! - `driver`: the row-by-row construction for one fusion group, on
@@ -14,6 +16,7 @@
 
 pub mod farkas;
 pub mod ilp;
+pub mod order;
 
 mod band;
 mod constraints;
