@@ -11,6 +11,9 @@ use model::scop::text::word_end;
 use model::scop::Scop;
 use vocab::knobs::OmpSchedule;
 
+/// How a GPU thread index's name starts (`polytune_t0`).
+const THREAD: &str = "polytune_t";
+
 /// A kernel's launch from the outer schedule dimensions' values at its mark.
 pub(super) type Launch = Box<dyn Fn(&[String]) -> Result<String, CodegenError>>;
 
@@ -69,6 +72,9 @@ pub(super) struct Printer {
     /// printed instead of the subtree; empty elsewhere (and in a kernel's
     /// own code, where the mark is passed through).
     pub(super) launches: Vec<Launch>,
+    /// Conditions of an emulated kernel that the threads evaluated and
+    /// agreed on so far (`Printer::agreed`), for fresh names.
+    pub(super) agreed: usize,
 }
 
 impl Printer {
@@ -97,6 +103,7 @@ impl Printer {
             loops: Vec::new(),
             locals: Vec::new(),
             launches: Vec::new(),
+            agreed: 0,
         }
     }
 
@@ -335,20 +342,13 @@ impl Printer {
     /// prints nothing. So a thread reads what the others wrote before the
     /// barrier and nothing they write after it, as on the GPU, and a
     /// missing barrier shows as wrong output. The loops and conditions
-    /// around a barrier must be the same for every thread.
+    /// around a barrier must be the same for every thread
+    /// ([`Printer::agreed`]).
     pub(super) fn phased(&mut self, node: &ASTNode, threads: &[String]) -> Result<(), CodegenError> {
         let what = || "printing a kernel's phases".to_string();
         if !has_barrier(node)? {
             return self.in_threads(&[node], threads);
         }
-        let uniform = |text: &str| -> Result<(), CodegenError> {
-            match text.contains("polytune_t") {
-                true => Err(CodegenError::Unsupported(format!(
-                    "a barrier under `{text}`, which depends on the thread"
-                ))),
-                false => Ok(()),
-            }
-        };
         match node_type(node) {
             ASTNodeType::Block => {
                 let list = node.block_get_children().ctx(what)?;
@@ -368,7 +368,7 @@ impl Printer {
             ASTNodeType::For => {
                 let it = node.for_get_iterator().ctx(what)?.to_C_str().ctx(what)?.to_string();
                 let init = node.for_get_init().ctx(what)?.to_C_str().ctx(what)?.to_string();
-                uniform(&init)?;
+                let init = self.agreed(&init, threads);
                 if node.for_is_degenerate().ctx(what)? {
                     self.line("{");
                     self.indent += 1;
@@ -376,14 +376,24 @@ impl Printer {
                 } else {
                     let cond = node.for_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
                     let inc = node.for_get_inc().ctx(what)?.to_C_str().ctx(what)?.to_string();
-                    uniform(&cond)?;
-                    uniform(&inc)?;
+                    if inc.contains(THREAD) {
+                        return Err(CodegenError::Unsupported(format!(
+                            "a barrier in a loop whose step `{inc}` depends on the thread"
+                        )));
+                    }
                     let step = if inc == "1" { format!("{it}++") } else { format!("{it} += {inc}") };
-                    self.line(&format!("for (int {it} = {init}; {cond}; {step}) {{"));
+                    let by_thread = cond.contains(THREAD);
+                    let test = if by_thread { String::new() } else { cond.clone() };
+                    self.line(&format!("for (int {it} = {init}; {test}; {step}) {{"));
                     self.indent += 1;
                     self.loops.push(it.clone());
+                    if by_thread {
+                        let cond = self.agreed(&cond, threads);
+                        self.line(&format!("if (!{cond}) break;"));
+                    }
                     let body = node.for_get_body().ctx(what)?;
-                    if let Some(segments) = rotated(&body)? {
+                    let segments = if by_thread { None } else { rotated(&body)? };
+                    if let Some(segments) = segments {
                         self.rotated_body(&segments, threads, [&it, &init, &inc, &cond])?;
                     } else {
                         self.phased(&body, threads)?;
@@ -401,7 +411,7 @@ impl Printer {
             }
             ASTNodeType::If => {
                 let cond = node.if_get_cond().ctx(what)?.to_C_str().ctx(what)?.to_string();
-                uniform(&cond)?;
+                let cond = self.agreed(&cond, threads);
                 self.line(&format!("if ({cond}) {{"));
                 self.indent += 1;
                 self.phased(&node.if_get_then_node().ctx(what)?, threads)?;
@@ -471,6 +481,38 @@ impl Printer {
     }
 
     /// `nodes`, in order, inside the loops over the block's threads.
+    /// `text`, a loop bound or condition around a barrier, as the block's
+    /// threads see it: itself where it names no thread index; else a
+    /// variable every thread computes it into, which must come out the same
+    /// for all of them. isl words some conditions that are the same for
+    /// every thread with their indices (random program 499:
+    /// `3 * ((t0 + m) / 2) + 2 >= 2 * o0 + 2 * b0 + 2 * t0` holds for both
+    /// threads wherever the code reaches it, since the barrier under it
+    /// runs for the block as a whole); where the threads disagreed, the
+    /// barrier would be divergent (undefined on the GPU), and the emulation
+    /// stops there (`__builtin_trap`) rather than go on.
+    fn agreed(&mut self, text: &str, threads: &[String]) -> String {
+        if !text.contains(THREAD) {
+            return text.to_string();
+        }
+        let v = format!("polytune_agreed{}", self.agreed);
+        self.agreed += 1;
+        self.line(&format!("long {v} = 0, {v}_by = 0;"));
+        for t in threads {
+            self.line(t);
+            self.indent += 1;
+        }
+        self.line(&format!("const long polytune_value = {text};"));
+        self.line(&format!("if ({v}_by && {v} != polytune_value)"));
+        self.line("  __builtin_trap();");
+        self.line(&format!("{v} = polytune_value, {v}_by = 1;"));
+        for _ in threads {
+            self.indent -= 1;
+            self.line("}");
+        }
+        v
+    }
+
     fn in_threads(&mut self, nodes: &[&ASTNode], threads: &[String]) -> Result<(), CodegenError> {
         if nodes.is_empty() {
             return Ok(());

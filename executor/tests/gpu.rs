@@ -528,3 +528,28 @@ fn a_cuda_variant_builds_and_runs_on_a_gpu_slot_or_says_there_is_no_device() {
         assert!(m.reason.contains("polytune: CUDA: starting CUDA:"), "{}", m.reason);
     }
 }
+
+/// Random program 499, cut down (`fixtures/skewedstage.c`): a condition
+/// around a stage's barrier that isl words with the thread index. The
+/// emulation has every thread evaluate it and checks that they agree
+/// (before, code generation refused the kernel); the outputs are the
+/// original's.
+#[test]
+fn a_barrier_under_a_condition_worded_with_the_thread_index_runs_when_the_threads_agree() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skewedstage.c");
+    let (source, scops) = model::scop::extract(&path, &Default::default()).unwrap();
+    let scop = &scops[0];
+    let deps = model::deps::analyze(scop).unwrap();
+    let tree = space::reference::isl_gpu_schedule(scop, &deps).unwrap();
+    let knobs = gpu_knobs();
+    let mut opts = CodegenOptions::for_point(Some(vec![4, 8]), 1, Some(&knobs));
+    opts.code = CodeOptions::default().with_settings(&["gpu_block=128", "gpu_thread_tile=2"]).unwrap();
+    let v = codegen::generate(&source, scop, &deps, &tree, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let unit = &v.cuda.as_ref().expect("a CUDA form").unit;
+    assert!(unit.contains("__syncthreads()"), "{unit}");
+    assert!(v.program.contains("polytune_agreed0"), "{}", v.region);
+    let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
+    let reference = ev.reference(&codegen::original_program(&source, scop).unwrap()).unwrap();
+    let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
+    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+}
