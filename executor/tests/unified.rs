@@ -96,14 +96,17 @@ fn only_kernels() -> Option<Vec<String>> {
     Some(v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
 }
 
+/// Knob settings, tiles and threads of one variant.
+type Setting<S> = (Vec<S>, Option<Vec<u32>>, usize);
+
 /// Knob settings of the sweep for kernel `i`: scheduler settings × what acts
 /// after tiling (tiles, post-tile reordering, wavefront, intra-tile
 /// consecutivity, threads, the code-generation knobs). Tiles 16 and 32 only
 /// (the full sweep adds 8).
-fn settings(i: usize) -> Vec<(Vec<String>, Option<Vec<u32>>, usize)> {
+fn settings(i: usize) -> Vec<Setting<String>> {
     let schedulers = [SCHEDULERS[0], SCHEDULERS[1 + i % (SCHEDULERS.len() - 1)]];
     let tile_sizes: &[u32] = if full_sweep() { &[8, 16, 32] } else { &[16, 32] };
-    let mut after: Vec<(Vec<&str>, Option<Vec<u32>>, usize)> = Vec::new();
+    let mut after: Vec<Setting<&str>> = Vec::new();
     for &tiles in tile_sizes {
         for post in ["posttile_reorder=none", "posttile_reorder=pluto"] {
             for wave in ["wavefront=none", "wavefront=single", "wavefront=all"] {
@@ -194,7 +197,8 @@ fn every_kernel_under_every_setting_is_legal_and_matches_the_original() {
     let failures = Mutex::new(Vec::<String>::new());
     // (kernel index, threads) -> programs, deduplicated.
     // Each program with the settings that produce it.
-    let programs: Mutex<HashMap<(usize, usize), Vec<(String, Vec<String>)>>> = Mutex::new(HashMap::new());
+    type Programs = HashMap<(usize, usize), Vec<(String, Vec<String>)>>;
+    let programs: Mutex<Programs> = Mutex::new(HashMap::new());
     testkit::on_two_threads(paths.len(), |i| {
         let path = &paths[i];
         let name = name(i);

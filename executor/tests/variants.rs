@@ -81,7 +81,7 @@ fn isl_schedule_tiled_and_parallel_matches_on_one_and_two_threads() {
         for threads in [1, 2] {
             let ev = evaluator(&flags, threads, Tolerance { relative: 1e-6 });
             let reference = reference(&ev, &k);
-            let m = ev.evaluate(&reference, &[v.program.clone()]).unwrap().remove(0);
+            let m = ev.evaluate(&reference, std::slice::from_ref(&v.program)).unwrap().remove(0);
             if m.status != Status::Ok {
                 failures.push(format!("{} ({threads} threads): {:?} {}", k.name, m.status, m.reason));
             }

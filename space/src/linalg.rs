@@ -13,13 +13,14 @@ pub fn null_space(h: &[Vec<i64>], dims: usize) -> Vec<Vec<i64>> {
     for col in 0..dims {
         let Some(p) = (row..m.len()).find(|&r| m[r][col] != 0) else { continue };
         m.swap(row, p);
-        for r in 0..m.len() {
-            if r != row && m[r][col] != 0 {
-                let (a, b) = (m[row][col], m[r][col]);
-                for c in 0..dims {
-                    m[r][c] = m[r][c] * a - m[row][c] * b;
+        let pivot = m[row].clone();
+        for (r, other) in m.iter_mut().enumerate() {
+            if r != row && other[col] != 0 {
+                let (a, b) = (pivot[col], other[col]);
+                for (x, &p) in other.iter_mut().zip(&pivot).take(dims) {
+                    *x = *x * a - p * b;
                 }
-                normalize(&mut m[r]);
+                normalize(other);
             }
         }
         pivots.push(col);

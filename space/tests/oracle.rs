@@ -478,8 +478,9 @@ fn check_kernel(rel: &str, sizes: &[(&str, i64)]) {
     // (d) Dependences by brute force, per (kind, source ref, sink ref).
     type Key = (DepKind, String, String);
     let mut brute: BTreeMap<Key, BTreeSet<(usize, usize)>> = BTreeMap::new();
-    let mut last_write: HashMap<(&str, &[i64]), (usize, usize)> = HashMap::new();
-    let mut touches: HashMap<(&str, &[i64]), Vec<(usize, usize)>> = HashMap::new();
+    type Element<'a> = (&'a str, &'a [i64]);
+    let mut last_write: HashMap<Element, (usize, usize)> = HashMap::new();
+    let mut touches: HashMap<Element, Vec<(usize, usize)>> = HashMap::new();
     for (ri, r) in records.iter().enumerate() {
         let st = &scop.statements[r.stmt];
         // Reads come first in `accesses`, then the write: in each instance

@@ -106,6 +106,10 @@ struct Walk<'a> {
     trace: RefCell<Vec<Planned>>,
 }
 
+/// One of `model::legality`'s tests of a band's schedule.
+type LegalityTest =
+    fn(&Context, &str, &UnionMap, &UnionMap, &Dependences) -> Result<Vec<Violation>, IslError>;
+
 impl Walk<'_> {
     /// Rewrites the subtree at `node` and returns a node at the same position.
     /// `depth` counts the loops above `node` in the tree as given, without the
@@ -629,12 +633,7 @@ impl Walk<'_> {
 
     /// `band`'s partial schedule under its prefix, on the SCoP's instances,
     /// passed through the legality `test`; its violations are an error.
-    fn check(
-        &self,
-        band: &ScheduleNode,
-        what: &str,
-        test: fn(&Context, &str, &UnionMap, &UnionMap, &Dependences) -> Result<Vec<Violation>, IslError>,
-    ) -> Result<(), CodegenError> {
+    fn check(&self, band: &ScheduleNode, what: &str, test: LegalityTest) -> Result<(), CodegenError> {
         let Some((context, deps)) = self.checks else { return Ok(()) };
         let what = || what.to_string();
         let prefix = self.original(band.get_prefix_schedule_union_map().ctx(what)?)?;

@@ -133,8 +133,8 @@ impl<'a> LevelModel<'a> {
             // First instances at most `max_offset` apart: equal parametric
             // parts, constants within the bound.
             for k in 1..set.len() {
-                for l in 0..self.n_params {
-                    p.add_constraint(vec![(d[k][l], 1), (d[0][l], -1)], 0, Relation::Eq);
+                for (&dk, &d0) in d[k].iter().zip(&d[0]).take(self.n_params) {
+                    p.add_constraint(vec![(dk, 1), (d0, -1)], 0, Relation::Eq);
                 }
                 p.add_constraint(vec![(e[k], -1), (e[0], 1)], max_offset, Relation::Ge);
                 p.add_constraint(vec![(e[k], 1), (e[0], -1)], max_offset, Relation::Ge);

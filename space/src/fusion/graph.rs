@@ -80,14 +80,9 @@ impl DepGraph {
         }
         // Warshall's transitive closure: n is at most a few dozen.
         for k in 0..n {
-            for a in 0..n {
-                if reach[a][k] {
-                    for b in 0..n {
-                        if reach[k][b] {
-                            reach[a][b] = true;
-                        }
-                    }
-                }
+            let via = reach[k].clone();
+            for row in reach.iter_mut().filter(|row| row[k]) {
+                row.iter_mut().zip(&via).for_each(|(r, &v)| *r |= v);
             }
         }
         // Components: a and b together iff each reaches the other; numbered

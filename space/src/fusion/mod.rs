@@ -47,7 +47,7 @@ use fusable::LevelModel;
 use model::deps::Dependences;
 use model::isl::{new_context, IslError, IslResultExt};
 use model::scop::Scop;
-use prune::{build, directions, original_rows};
+use prune::{build, directions, original_rows, subset};
 use vocab::preorder::Preorder;
 
 /// What "the statements of a group share a loop" means.
@@ -118,6 +118,10 @@ pub enum Objective {
     /// Maximise Σ w·e_ij over the given pairs (e.g. [`reuse_weights`]).
     Weighted(Vec<(usize, usize, i64)>),
 }
+
+/// One statement's schedule row: iterator coefficients, parameter
+/// coefficients, constant (as in [`crate::schedule::Row`]'s `affine`).
+type AffineRow = (Vec<i64>, Vec<i64>, i64);
 
 /// The legal fusion preorders of one level.
 pub struct FusionSpace {
@@ -203,7 +207,7 @@ impl FusionSpace {
         let ctx = new_context();
         let graph = DepGraph::build(&ctx, scop, deps)?;
         // The first row of each group.
-        let mut row_of: Vec<Option<(Vec<i64>, Vec<i64>, i64)>> = vec![None; n];
+        let mut row_of: Vec<Option<AffineRow>> = vec![None; n];
         for r in &sched.rows {
             for (s, c, d, e) in &r.affine {
                 if row_of[*s].is_none() {
@@ -316,7 +320,7 @@ impl FusionSpace {
         f: &mut dyn FnMut(u128) -> bool,
     ) -> bool {
         if k == order.len() {
-            if block == 0 || self.infeasible.iter().any(|&s| s & block == s) {
+            if block == 0 || self.infeasible.iter().any(|&s| subset(s, block)) {
                 return true;
             }
             return f(block);

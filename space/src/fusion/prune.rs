@@ -184,7 +184,7 @@ fn paths(
             if (0..m).any(|x| next >> x & 1 == 1 && space.apart[x] & next != 0) {
                 continue;
             }
-            if space.infeasible.iter().any(|&s| s & next == s) {
+            if space.infeasible.iter().any(|&s| subset(s, next)) {
                 continue;
             }
             let mut p = path.clone();
@@ -210,6 +210,15 @@ fn paths(
 
 /// Whether a node set could be one group: no node outside it must run after
 /// one member and before another.
+/// Node set `s` within `of`: an infeasible set inside a candidate group
+/// makes it infeasible too.
+pub(super) fn subset(s: u128, of: u128) -> bool {
+    s & of == s
+}
+
+/// The pairwise-permutation tests done, by their question.
+type PermutationTests = HashMap<(usize, usize, Option<usize>, Option<usize>), bool>;
+
 fn convex(space: &FusionSpace, set: u128) -> bool {
     let m = space.nodes.len();
     (0..m).filter(|&z| set >> z & 1 == 0).all(|z| {
@@ -229,7 +238,7 @@ fn set_fusable(
     model: &mut LevelModel,
     graph: &DepGraph,
     set: u128,
-    perms: &mut HashMap<(usize, usize, Option<usize>, Option<usize>), bool>,
+    perms: &mut PermutationTests,
 ) -> Result<bool, FusionError> {
     let m = space.nodes.len();
     let node_list: Vec<usize> = (0..m).filter(|&x| set >> x & 1 == 1).collect();

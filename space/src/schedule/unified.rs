@@ -276,8 +276,8 @@ impl Unified {
             let (nj, nk) = (group.dims[*j], group.dims[*k]);
             for q in complement {
                 let mut coeffs: Lin = Vec::new();
-                for i in 0..nj {
-                    coeffs.extend([(l.c_plus[*j][i], -q[i]), (l.c_minus[*j][i], q[i])]);
+                for (i, &qi) in q[..nj].iter().enumerate() {
+                    coeffs.extend([(l.c_plus[*j][i], -qi), (l.c_minus[*j][i], qi)]);
                 }
                 for i in 0..nk {
                     coeffs.extend([(l.c_plus[*k][i], q[nj + i]), (l.c_minus[*k][i], -q[nj + i])]);

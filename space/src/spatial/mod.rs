@@ -48,6 +48,9 @@ pub struct Reference {
     pub subscripts: Option<Vec<Subscript>>,
 }
 
+/// An array and its subscripts' iterator and parameter coefficients.
+type HullKey = (String, Vec<(Vec<i64>, Vec<i64>)>);
+
 impl Reference {
     /// The linear part of each subscript (iterator coefficients).
     pub fn matrix(&self) -> Vec<Vec<i64>> {
@@ -56,7 +59,7 @@ impl Reference {
 
     /// Iterator and parameter coefficients without the constant: references
     /// with equal keys on one array add to each other's multiplicity.
-    fn hull_key(&self) -> Option<(String, Vec<(Vec<i64>, Vec<i64>)>)> {
+    fn hull_key(&self) -> Option<HullKey> {
         let s = self.subscripts.as_ref()?;
         Some((self.array.clone(), s.iter().map(|(c, p, _)| (c.clone(), p.clone())).collect()))
     }
@@ -197,12 +200,9 @@ pub fn completion(f: &[Vec<i64>], n: usize) -> Vec<Vec<i64>> {
         if pivot == n {
             break;
         }
-        loop {
-            // The smallest nonzero entry of row i right of the pivots goes to
-            // the pivot column; the others are reduced modulo it (Euclid).
-            let Some(m) = (pivot..n).filter(|&j| a[i][j] != 0).min_by_key(|&j| (a[i][j].abs(), j)) else {
-                break;
-            };
+        // The smallest nonzero entry of row i right of the pivots goes to
+        // the pivot column; the others are reduced modulo it (Euclid).
+        while let Some(m) = (pivot..n).filter(|&j| a[i][j] != 0).min_by_key(|&j| (a[i][j].abs(), j)) {
             swap(&mut a, &mut q_inv, pivot, m);
             let mut done = true;
             for j in pivot + 1..n {
@@ -212,8 +212,9 @@ pub fn completion(f: &[Vec<i64>], n: usize) -> Vec<Vec<i64>> {
                     for row in a.iter_mut() {
                         row[j] -= k * row[pivot];
                     }
-                    for c in 0..n {
-                        q_inv[pivot][c] += k * q_inv[j][c];
+                    let (head, tail) = q_inv.split_at_mut(j);
+                    for (x, &y) in head[pivot].iter_mut().zip(&tail[0]).take(n) {
+                        *x += k * y;
                     }
                 }
                 done &= a[i][j] == 0;

@@ -139,7 +139,7 @@ fn lexmin_in(
 ) -> Result<Option<Outcome>, IlpError> {
     let (tuple, text) = set_text(problem);
     let mut set =
-        Set::read_from_str(&ctx, &text).map_err(|e| IlpError::Solver(format!("isl: reading {text}: {e}")))?;
+        Set::read_from_str(ctx, &text).map_err(|e| IlpError::Solver(format!("isl: reading {text}: {e}")))?;
     let mut optima = Vec::with_capacity(problem.objectives.len());
     for (k, objective) in problem.objectives.iter().enumerate() {
         if super::isl_past_deadline() {
@@ -148,7 +148,7 @@ fn lexmin_in(
         count_solve();
         let mut expr = String::new();
         affine(&mut expr, objective, 0);
-        let aff = Aff::read_from_str(&ctx, &format!("{{ {tuple} -> [({expr})] }}"))
+        let aff = Aff::read_from_str(ctx, &format!("{{ {tuple} -> [({expr})] }}"))
             .ctx(err("reading an objective"))
             .map_err(solver)?;
         let min = set.min_val(&aff).ctx(err("minimising an objective")).map_err(solver)?;
@@ -164,7 +164,7 @@ fn lexmin_in(
             )));
         }
         let value = val_to_i64(&min, "an optimum")?;
-        let pin = Set::read_from_str(&ctx, &format!("{{ {tuple} : {expr} = {value} }}"))
+        let pin = Set::read_from_str(ctx, &format!("{{ {tuple} : {expr} = {value} }}"))
             .ctx(err("reading an optimum"))
             .map_err(solver)?;
         set = set.intersect(pin).ctx(err("pinning an objective")).map_err(solver)?;
