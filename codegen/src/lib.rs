@@ -365,12 +365,21 @@ fn generate_gpu(
         promote: (!opts.code.gpu_global).then_some(scop),
         points: i64::from(opts.code.gpu_thread_tile),
         drop_barrier: opts.drop_barrier,
+        unpromoted: Vec::new(),
     };
-    let (host, kernels) = gpu::map(ctx, &runs, tree, &mapping)?;
     let prefix = iterator_prefix(scop);
-    let schedule = host.to_str().ctx(|| "printing the schedule".into())?.to_string();
-    let prefixes: Vec<String> = kernels.iter().map(|k| k.prefix.clone()).collect();
-    let (ast, occurrences) = build_annotated_ast(ctx, &runs, host, &prefix, &prefixes)?;
+    let launched = |mapping: &gpu::Mapping| -> Result<_, CodegenError> {
+        let (host, kernels) = gpu::map(ctx, &runs, tree.copy().ctx(|| "schedule".into())?, mapping)?;
+        let schedule = host.to_str().ctx(|| "printing the schedule".into())?.to_string();
+        let prefixes: Vec<String> = kernels.iter().map(|k| k.prefix.clone()).collect();
+        let (ast, occurrences) = build_annotated_ast(ctx, &runs, host, &prefix, &prefixes)?;
+        Ok((kernels, schedule, ast, occurrences))
+    };
+    let (mut kernels, mut schedule, mut ast, mut occurrences) = launched(&mapping)?;
+    let split = gpu::split_launches(ctx, &kernels, &occurrences)?;
+    if !split.is_empty() {
+        (kernels, schedule, ast, occurrences) = launched(&gpu::Mapping { unpromoted: split, ..mapping })?;
+    }
     // One kernel per occurrence of a mark in host code, for its instances.
     // Each kernel's code for the GPU, and as its emulation runs it (the
     // same code, in phases where it has barriers).

@@ -553,3 +553,28 @@ fn a_barrier_under_a_condition_worded_with_the_thread_index_runs_when_the_thread
     let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
     assert_eq!(m.status, Status::Ok, "{}", m.reason);
 }
+
+/// Random program 748, cut down (`fixtures/peeledhost.c`): isl generates
+/// the host loop's first iteration apart, so the kernel below it is
+/// launched twice for `i = 0`, each launch with part of the instances.
+/// With `B` in each thread's private array, the second launch copied out
+/// values it never computed (zeros at `-O3`); such a kernel is generated
+/// without promotion now, and the outputs are the original's, bit for bit.
+#[test]
+fn a_kernel_launched_twice_for_one_host_iteration_is_not_promoted() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/peeledhost.c");
+    let (source, scops) = model::scop::extract(&path, &Default::default()).unwrap();
+    let scop = &scops[0];
+    let deps = model::deps::analyze(scop).unwrap();
+    let settings = ["target=gpu", "feautrier=self-first", "gpu_thread_tile=2"];
+    let knobs = UnifiedOptions::default().with_settings(&settings).unwrap();
+    let s = space::schedule::unified(scop, &deps, None, &knobs.scheduler()).unwrap();
+    let mut opts = CodegenOptions::for_point(Some(vec![8]), 1, Some(&knobs));
+    opts.code = CodeOptions::default().with_settings(&settings).unwrap();
+    let v = codegen::generate(&source, scop, &deps, &s.tree, &opts).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!v.program.contains("polytune_private"), "{}", v.region);
+    let ev = testkit::evaluator("gpu-peeled", &["-O3"], Some(1), Tolerance::BITWISE);
+    let reference = ev.reference(&codegen::original_program(&source, scop).unwrap()).unwrap();
+    let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
+    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+}

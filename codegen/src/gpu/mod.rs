@@ -93,6 +93,9 @@ pub(super) struct Mapping<'a> {
     pub points: i64,
     /// Leave out this barrier (fault injection for the emulation's tests).
     pub drop_barrier: Option<usize>,
+    /// Kernels (by mark number) left without promotion: host code launches
+    /// them more than once for one host iteration ([`split_launches`]).
+    pub unpromoted: Vec<usize>,
 }
 
 pub(super) fn map(
@@ -114,9 +117,47 @@ pub(super) fn map(
     for (k, &j) in coincident.iter().enumerate() {
         let at = find_mark(host.get_root().ctx(what)?, &format!("{KERNEL_MARK}_{k}"))?
             .ok_or_else(|| CodegenError::Unsupported(format!("kernel {k}: its mark went missing")))?;
-        kernels.push(kernel(ctx, context, &at, j, sizes, block, checks, mapping)?);
+        let promote = !mapping.unpromoted.contains(&k);
+        kernels.push(kernel(ctx, context, &at, j, sizes, block, checks, mapping, promote)?);
     }
     Ok((host, kernels))
+}
+
+/// The promoted kernels that host code launches more than once for one
+/// host iteration, each launch with part of its instances: isl may
+/// generate one iteration apart (random program 748: the first, where only
+/// some statements run; `atomic` host loops keep each statement in one
+/// piece, not each iteration). A launch stages and copies out what its
+/// block's whole tile needs, so a thread's private copy of `B` went out
+/// from a launch that never computed it. `occurrences`: each launch site's
+/// kernel and instances (`build_annotated_ast`).
+pub(super) fn split_launches(
+    ctx: &Context,
+    kernels: &[Kernel],
+    occurrences: &[(usize, String)],
+) -> Result<Vec<usize>, CodegenError> {
+    let what = || "finding kernels launched twice for one host iteration".to_string();
+    let mut seen: Vec<Option<UnionSet>> = (0..kernels.len()).map(|_| None).collect();
+    let mut split = Vec::new();
+    for (k, instances) in occurrences {
+        let Some(kernel) = kernels.get(*k) else { continue };
+        if kernel.promotion.is_none() || split.contains(k) {
+            continue;
+        }
+        let prefix = UnionMap::read_from_str(ctx, &kernel.prefix).ctx(what)?;
+        let host = UnionSet::read_from_str(ctx, instances).ctx(what)?.apply(prefix).ctx(what)?;
+        match seen[*k].take() {
+            None => seen[*k] = Some(host),
+            Some(earlier) => {
+                let overlap = earlier.copy().ctx(what)?.intersect(host.copy().ctx(what)?).ctx(what)?;
+                match overlap.is_empty().ctx(what)? {
+                    true => seen[*k] = Some(earlier.union(host).ctx(what)?),
+                    false => split.push(*k),
+                }
+            }
+        }
+    }
+    Ok(split)
 }
 
 /// Marks the kernels below `node`, recording each one's number of leading
@@ -279,6 +320,7 @@ fn kernel(
     block: i64,
     checks: Option<&Dependences>,
     mapping: &Mapping,
+    promoted: bool,
 ) -> Result<Kernel, CodegenError> {
     let what = || "building a kernel".to_string();
     let depth = at.get_schedule_depth().ctx(what)? as usize;
@@ -366,7 +408,7 @@ fn kernel(
     let blocked = at.get_child(0).ctx(what)?.insert_filter(block_filter).ctx(what)?;
     let mut promotion = None;
     let mut tree = None;
-    if let (Some(scop), true) = (mapping.promote, !tiles.is_empty() && !threads.is_empty()) {
+    if let (Some(scop), true) = (mapping.promote, promoted && !tiles.is_empty() && !threads.is_empty()) {
         let residues =
             threads.iter().enumerate().map(|(k, &b)| residue_of(k, b)).collect::<Result<_, _>>()?;
         let thread_of = flat_product(residues)?;
