@@ -9,7 +9,9 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use isl_rs::{Context, DimType, LibISLError, Map, Set, UnionAccessInfo, UnionMap, UnionSet};
+use isl_rs::{
+    Context, DimType, LibISLError, Map, Schedule, Set, UnionAccessInfo, UnionMap, UnionPwMultiAff, UnionSet,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::isl::{IslError, IslResultExt};
@@ -67,6 +69,9 @@ pub struct Dependence {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Dependences {
     pub deps: Vec<Dependence>,
+    /// Where the analysis gave an approximation, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Dependences {
@@ -139,6 +144,12 @@ pub fn analyze(scop: &Scop) -> Result<Dependences, IslError> {
 }
 
 pub fn analyze_in(ctx: &Context, scop: &Scop) -> Result<Dependences, IslError> {
+    analyze_within(ctx, scop, FLOW_OPS)
+}
+
+/// [`analyze_in`] with `flow_ops` isl operations for the value-based
+/// dataflow (past them the memory-based RAW dependences stand in).
+pub fn analyze_within(ctx: &Context, scop: &Scop, flow_ops: u64) -> Result<Dependences, IslError> {
     let schedule =
         UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(|| "reading the original schedule".into())?;
     let context = Set::read_from_str(ctx, &scop.context).ctx(|| "reading the context".into())?;
@@ -219,8 +230,22 @@ pub fn analyze_in(ctx: &Context, scop: &Scop) -> Result<Dependences, IslError> {
             deps.push(dependence(kind, src.access, snk.access, rel.to_str().ctx(what)?));
         }
     }
-    deps.extend(flow(ctx, &located, &in_flow)?);
-    Ok(Dependences { deps })
+    let mut notes = Vec::new();
+    match flow(ctx, scop, &located, &in_flow, flow_ops)? {
+        Some(flow) => deps.extend(flow),
+        None => {
+            // Every value-based flow pair is a memory-based one: legality
+            // holds, some schedules are lost.
+            let raw: Vec<Dependence> = deps.iter().filter(|d| d.kind == DepKind::Raw).cloned().collect();
+            deps.extend(raw.into_iter().map(|d| Dependence { kind: DepKind::Flow, ..d }));
+            notes.push(format!(
+                "value-based flow: isl's dataflow analysis outgrew its budget of {flow_ops} operations; \
+                 the memory-based RAW dependences stand in for it (every schedule found stays legal, \
+                 fewer may be found)"
+            ));
+        }
+    }
+    Ok(Dependences { deps, notes })
 }
 
 /// Constant lower and upper bounds of each subscript of `relation` (an
@@ -327,35 +352,64 @@ pub fn untagged_flow(
     Ok((flow, writes))
 }
 
+/// isl operations (allocations and simplex pivots: a count, the same on
+/// every machine) allowed for the value-based dataflow of one SCoP. The 30
+/// PolyBench kernels need at most 250,000 (deriche); random program 809 of
+/// the oracle ran for more than five minutes (over 80 million) in it.
+const FLOW_OPS: u64 = 20_000_000;
+
 /// isl's dataflow analysis on tagged accesses `[S[i] -> refN[]] -> A[...]`.
-/// `in_flow` says which references take part.
-fn flow(ctx: &Context, located: &[Located], in_flow: &[bool]) -> Result<Vec<Dependence>, IslError> {
+/// `in_flow` says which references take part. `None` where it outgrows
+/// `budget` isl operations.
+fn flow(
+    ctx: &Context,
+    scop: &Scop,
+    located: &[Located],
+    in_flow: &[bool],
+    budget: u64,
+) -> Result<Option<Vec<Dependence>>, IslError> {
     let what = || "value-based flow dependences".to_string();
     let mut reads = UnionMap::empty_ctx(ctx).ctx(what)?;
     let mut writes = UnionMap::empty_ctx(ctx).ctx(what)?;
-    let mut schedule = UnionMap::empty_ctx(ctx).ctx(what)?;
+    let mut untag_all = UnionMap::empty_ctx(ctx).ctx(what)?;
     for l in located.iter().zip(in_flow).filter(|(_, &f)| f).map(|(l, _)| l) {
         let tag = UnionSet::read_from_str(ctx, &l.tag_domain).ctx(what)?;
         // [S[i] -> refN[]] -> S[i]
         let untag = tag.unwrap().ctx(what)?.domain_map().ctx(what)?;
+        untag_all = untag_all.union(untag.copy().ctx(what)?).ctx(what)?;
         let tagged_acc =
             untag.copy().ctx(what)?.apply_range(l.relation.copy().ctx(what)?.to_union_map().ctx(what)?);
         let tagged_acc = tagged_acc.ctx(what)?;
-        let tagged_sched =
-            untag.apply_range(l.schedule.copy().ctx(what)?.to_union_map().ctx(what)?).ctx(what)?;
-        schedule = schedule.union(tagged_sched).ctx(what)?;
         match l.access.kind {
             AccessKind::Read => reads = reads.union(tagged_acc).ctx(what)?,
             AccessKind::Write => writes = writes.union(tagged_acc).ctx(what)?,
         }
     }
+    // On the schedule tree pulled back to the tagged instances: the same
+    // dependences as on the flat `2d+1` map, in less time (random program
+    // 293: 79 s → 56 s; 331: 12 s → 8 s).
+    let tree = Schedule::read_from_str(ctx, &scop.schedule).ctx(what)?;
+    let untag = UnionPwMultiAff::from_union_map(untag_all).ctx(what)?;
     let info = UnionAccessInfo::from_sink(reads)
         .ctx(what)?
         .set_must_source(writes)
         .ctx(what)?
-        .set_schedule_map(schedule)
+        .set_schedule(tree.pullback_union_pw_multi_aff(untag).ctx(what)?)
         .ctx(what)?;
-    let result = info.compute_flow().ctx(what)?.get_may_dependence().ctx(what)?;
+    ctx.reset_operations();
+    ctx.set_max_operations(budget);
+    let computed = info.compute_flow();
+    ctx.set_max_operations(0);
+    ctx.reset_operations();
+    let computed = match computed {
+        Ok(c) => c,
+        Err(e) if e.to_string().starts_with("[Quota]") => {
+            ctx.reset_error();
+            return Ok(None);
+        }
+        Err(e) => return Err(e).ctx(what),
+    };
+    let result = computed.get_may_dependence().ctx(what)?;
     // One map per pair of tagged references: their tags name them.
     let index: HashMap<&str, usize> =
         located.iter().enumerate().map(|(k, l)| (l.access.id.as_str(), k)).collect();
@@ -387,5 +441,5 @@ fn flow(ctx: &Context, located: &[Located], in_flow: &[bool]) -> Result<Vec<Depe
     for (i, j, relation) in found {
         out.push(dependence(DepKind::Flow, located[i].access, located[j].access, &relation));
     }
-    Ok(out)
+    Ok(Some(out))
 }

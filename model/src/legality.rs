@@ -218,6 +218,7 @@ mod tests {
                 array: "A".into(),
                 relation: relation.into(),
             }],
+            notes: Vec::new(),
         }
     }
 

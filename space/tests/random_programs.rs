@@ -141,3 +141,30 @@ fn a_fusion_whose_dependence_is_ordered_only_on_integers_is_in_the_space() {
         assert!(legality::violations(&ctx, &s.context, &core.tree, &d).unwrap().is_empty(), "{p:?}");
     }
 }
+
+/// Random program 809 ran for minutes in isl's value-based dataflow; it
+/// has a budget of isl operations now, past which the memory-based RAW
+/// dependences stand in for the flow (a superset). Shown here on
+/// jacobi-2d with a budget of one operation: the flow is RAW, a note says
+/// so, and the schedules found on it respect the exact dependences.
+#[test]
+fn a_dataflow_over_its_budget_leaves_raw_in_its_place_and_schedules_stay_legal() {
+    let testkit::Kernel { scop: s, deps: exact, .. } = testkit::load("stencils/jacobi-2d.c", "SMALL");
+    let ctx = new_context();
+    let approx = deps::analyze_within(&ctx, &s, 1).unwrap();
+    assert_eq!(approx.notes.len(), 1, "{:?}", approx.notes);
+    assert!(exact.notes.is_empty());
+    let flow = |d: &Dependences, kind| -> Vec<String> {
+        let mut v: Vec<String> =
+            d.of_kind(kind).map(|d| format!("{} {} {}", d.source, d.sink, d.relation)).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(flow(&approx, deps::DepKind::Flow), flow(&approx, deps::DepKind::Raw));
+    assert_ne!(flow(&approx, deps::DepKind::Flow), flow(&exact, deps::DepKind::Flow));
+    let legal = |tree: &str| legality::violations(&ctx, &s.context, tree, &exact).unwrap().is_empty();
+    let core = schedule::schedule(&s, &approx, &CoreOptions::default()).unwrap();
+    assert!(legal(&core.tree));
+    let knobs = SchedulerOptions::default();
+    assert!(legal(&schedule::unified(&s, &approx, None, &knobs).unwrap().tree));
+}

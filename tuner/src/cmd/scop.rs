@@ -87,5 +87,8 @@ fn print_text(s: &Scop, d: &Dependences) {
     println!("  original schedule: {}", s.schedule);
     let counts: Vec<String> = d.counts().iter().map(|(k, n)| format!("{k} {n}")).collect();
     println!("  dependences (reference pairs): {}", counts.join(", "));
+    for note in &d.notes {
+        println!("  note: {note}");
+    }
     println!();
 }
