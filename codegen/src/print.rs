@@ -480,7 +480,6 @@ impl Printer {
         Ok(())
     }
 
-    /// `nodes`, in order, inside the loops over the block's threads.
     /// `text`, a loop bound or condition around a barrier, as the block's
     /// threads see it: itself where it names no thread index; else a
     /// variable every thread computes it into, which must come out the same
@@ -513,6 +512,7 @@ impl Printer {
         v
     }
 
+    /// `nodes`, in order, inside the loops over the block's threads.
     fn in_threads(&mut self, nodes: &[&ASTNode], threads: &[String]) -> Result<(), CodegenError> {
         if nodes.is_empty() {
             return Ok(());

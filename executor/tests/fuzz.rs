@@ -12,7 +12,8 @@
 //! phase by phase, and their CUDA units compiled by nvcc where it is found.
 //!
 //! Every program must either be refused with a reason (a `ScopError`, a
-//! scheduler that finds no schedule) or verify. Anything else fails the
+//! scheduler that finds no schedule, isl's own within the item limit) or
+//! verify. Anything else fails the
 //! test, naming the seed and printing the program: a panic, wrong output,
 //! a crash, generated code that does not compile, an illegal schedule, and
 //! raw isl errors (`LibISLError`, "internal error") where a reason was due.
@@ -115,8 +116,9 @@ fn is_isl(point: &Point) -> bool {
 /// The schedule of `point`. isl's scheduler (the last plan of each
 /// program) has [`ITEM_LIMIT`] to find one: past it the point is refused, as a
 /// campaign records a point whose schedule outlasts `--variant-timeout`
-/// (`schedule-timeout`). isl's Farkas duals (Fourier-Motzkin, without its
-/// operation budget) ran for minutes on some programs (seeds 331, 428);
+/// (`schedule-timeout`). isl's Farkas duals (Fourier-Motzkin, which isl's
+/// operation budget does not stop) ran for minutes on some programs (seeds
+/// 331, 428);
 /// their thread is left running until the child process ends, which it
 /// does once this program's other plans are through.
 fn schedule_point(scop: &Scop, deps: &Dependences, point: &Point) -> Result<String, pipeline::Failure> {
@@ -237,7 +239,7 @@ fn check(seed: u64, path: &Path, ev: &Evaluator) -> Result<Outcome, String> {
     let mut programs: Vec<(String, String)> = Vec::new();
     for plan in plans(seed) {
         let t = Instant::now();
-        // isl's own scheduler gets its limit from `reference_schedule`; the
+        // isl's own scheduler gets its limit from `schedule_point`; the
         // item's is a safety net past it.
         let limit = match &plan.how {
             How::Point(p) if is_isl(p) => ITEM_LIMIT * 2,
