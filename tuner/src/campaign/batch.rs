@@ -212,6 +212,9 @@ fn saved_program(kernel: &Kernel, dataset: Dataset, schedules: &Path) -> Option<
     crate::program::write(program, &path).ok().map(|()| path)
 }
 
+/// A point's program, or why there is none and what finding out cost.
+pub(super) type MadeOrFailed = Result<Made, (Failure, Costs)>;
+
 /// A point of a batch whose child made its program.
 pub(super) struct Made {
     pub point: Point,
@@ -243,10 +246,10 @@ impl Campaign<'_> {
     /// at a time: a point's compile overlaps the next points' children. A
     /// program is built by the first point of the batch that makes it, and
     /// not at all when an earlier batch measured it.
-    pub(super) fn make(&self, on: &On, points: &[Point]) -> Vec<Result<Made, (Failure, Costs)>> {
+    pub(super) fn make(&self, on: &On, points: &[Point]) -> Vec<MadeOrFailed> {
         let next = std::sync::atomic::AtomicUsize::new(0);
         let claimed = std::sync::Mutex::new(std::collections::HashSet::new());
-        let made: Vec<std::sync::Mutex<Option<Result<Made, (Failure, Costs)>>>> =
+        let made: Vec<std::sync::Mutex<Option<MadeOrFailed>>> =
             points.iter().map(|_| std::sync::Mutex::new(None)).collect();
         let nvcc = self.gpus.as_ref().map(|g| &g.nvcc);
         std::thread::scope(|scope| {

@@ -51,32 +51,33 @@ impl Campaign<'_> {
                     jobs: self.evaluator.jobs,
                 };
                 let (busy, peak, results, built, best) = (&busy, &peak, &results, &built, &best);
-                scope.spawn(move || loop {
-                    let Some(&i) = queue.get(next.fetch_add(1, Ordering::SeqCst)) else { break };
-                    if interrupted() {
-                        break;
+                scope.spawn(move || {
+                    while let Some(&i) = queue.get(next.fetch_add(1, Ordering::SeqCst)) {
+                        if interrupted() {
+                            break;
+                        }
+                        let now = busy.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(now, Ordering::SeqCst);
+                        let (_, threads, _, env, outcome) = &built[i];
+                        let best_s = *best.lock().expect("no panics while holding it");
+                        evaluator.config = MeasureConfig {
+                            race_above_s: best_s.zip(race).map(|(b, f)| f * b),
+                            remeasure_below_s: best_s.map(|b| CONTENDER * b),
+                            ..config.clone()
+                        };
+                        let started = Instant::now();
+                        let m = evaluator.measure_in(on.reference, outcome, *threads, env);
+                        let run_s = started.elapsed().as_secs_f64();
+                        if let (Status::Ok, Some(t)) = (m.status, m.median_s.filter(|&t| t > 0.0)) {
+                            let mut best = best.lock().expect("no panics while holding it");
+                            *best = Some(best.map_or(t, |b| b.min(t)));
+                        }
+                        busy.fetch_sub(1, Ordering::SeqCst);
+                        if interrupted() {
+                            break;
+                        }
+                        *results[i].lock().expect("no panics while holding it") = Some((m, run_s));
                     }
-                    let now = busy.fetch_add(1, Ordering::SeqCst) + 1;
-                    peak.fetch_max(now, Ordering::SeqCst);
-                    let (_, threads, _, env, outcome) = &built[i];
-                    let best_s = *best.lock().expect("no panics while holding it");
-                    evaluator.config = MeasureConfig {
-                        race_above_s: best_s.zip(race).map(|(b, f)| f * b),
-                        remeasure_below_s: best_s.map(|b| CONTENDER * b),
-                        ..config.clone()
-                    };
-                    let started = Instant::now();
-                    let m = evaluator.measure_in(on.reference, outcome, *threads, env);
-                    let run_s = started.elapsed().as_secs_f64();
-                    if let (Status::Ok, Some(t)) = (m.status, m.median_s.filter(|&t| t > 0.0)) {
-                        let mut best = best.lock().expect("no panics while holding it");
-                        *best = Some(best.map_or(t, |b| b.min(t)));
-                    }
-                    busy.fetch_sub(1, Ordering::SeqCst);
-                    if interrupted() {
-                        break;
-                    }
-                    *results[i].lock().expect("no panics while holding it") = Some((m, run_s));
                 });
             }
         });

@@ -131,7 +131,7 @@ pub fn run(args: Args) -> Result<()> {
     let gpu_target = knobs.target == vocab::knobs::Target::Gpu;
     let scheduler_knobs = args.set.iter().any(|s| {
         let knob = s.split('=').next().unwrap_or("").trim();
-        !vocab::knobs::is_code_knob(knob) && !(knob == "target" && gpu_target)
+        !(vocab::knobs::is_code_knob(knob) || knob == "target" && gpu_target)
     });
     if scheduler_knobs && args.schedule != "unified" {
         bail!("--set: the scheduler's knobs apply to --schedule unified only (code knobs, and target=gpu, to any)");
