@@ -168,3 +168,16 @@ fn a_dataflow_over_its_budget_leaves_raw_in_its_place_and_schedules_stay_legal()
     let knobs = SchedulerOptions::default();
     assert!(legal(&schedule::unified(&s, &approx, None, &knobs).unwrap().tree));
 }
+
+/// Random program 428: with spatial proximity (the unified scheduler's
+/// default) the rows it chose left no row to carry the remaining
+/// dependences, "no progress"; spatial proximity being a preference, the
+/// group is scheduled again without it, with a note, and legally.
+#[test]
+fn a_group_stuck_under_spatial_proximity_is_scheduled_without_it() {
+    let (s, d) = load("spatialstuck.c");
+    let knobs = SchedulerOptions::default();
+    let u = schedule::unified(&s, &d, None, &knobs).unwrap_or_else(|e| panic!("{e}"));
+    assert!(u.notes.iter().any(|n| n.contains("without spatial proximity")), "{:?}", u.notes);
+    assert!(legality::violations(&new_context(), &s.context, &u.tree, &d).unwrap().is_empty());
+}

@@ -74,14 +74,26 @@ pub(super) fn schedule(
     };
     let mut rows = Vec::new();
     let mut mapping = Vec::new();
+    let mut notes = Vec::new();
     for (g, members) in preorder.0.iter().enumerate() {
         let inside: Vec<DepGroup> =
             all.iter().filter(|d| members.contains(&d.src) && members.contains(&d.dst)).cloned().collect();
-        let mut group = Group::new(&ctx, scop, g, members.clone(), inside);
+        let mut group = Group::new(&ctx, scop, g, members.clone(), inside.clone());
         let mut group_rows = match &opts.knobs {
             Some(knobs) => {
                 let mut unified = Unified::new(scop, knobs, &references, locality.as_ref(), &inter, members);
-                group.run(&mut unified, &mut solver)?
+                match group.run(&mut unified, &mut solver) {
+                    // Spatial proximity is a preference: where the rows it
+                    // chose leave no row that carries the rest (random
+                    // program 428), the group is scheduled without it.
+                    Err(ScheduleError::Stuck(why)) if locality.is_some() => {
+                        notes.push(format!("scheduled without spatial proximity: with it, {why}"));
+                        let mut group = Group::new(&ctx, scop, g, members.clone(), inside);
+                        let mut plain = Unified::new(scop, knobs, &references, None, &inter, members);
+                        group.run(&mut plain, &mut solver)?
+                    }
+                    rows => rows?,
+                }
             }
             None => group.run(&mut Core, &mut solver)?,
         };
@@ -109,6 +121,7 @@ pub(super) fn schedule(
         cross_checked: solver.checked,
         cross_unchecked: solver.unchecked,
         mapping,
+        notes,
     })
 }
 

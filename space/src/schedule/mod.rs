@@ -150,6 +150,9 @@ pub struct CoreSchedule {
     /// Target `gpu` only: the outermost band with coincident rows of each group.
     #[serde(default)]
     pub mapping: Vec<ThreadMapping>,
+    /// Where the schedule departs from what the knobs ask, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -151,6 +151,9 @@ pub fn run(args: Args) -> Result<()> {
         println!("  GPU mapping, group {} band {}: {}", m.group, m.band, threads.join(", "));
     }
     println!("  legal: yes (isl check); {} lexmins, {} ILPs, {:.3} s", s.lexmins, s.ilps, seconds);
+    for note in &s.notes {
+        println!("  note: {note}");
+    }
     println!("  tree: {}", s.tree);
     Ok(())
 }
