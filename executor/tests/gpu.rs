@@ -48,6 +48,32 @@ fn same_outputs(k: &testkit::Kernel, program: String) {
     );
 }
 
+/// A program of `tests/fixtures`.
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+/// The first SCoP of the program at `path`, and its dependences.
+fn extracted(path: &std::path::Path) -> (model::scop::Source, model::scop::Scop, model::deps::Dependences) {
+    let (source, mut scops) = model::scop::extract(path, &Default::default()).unwrap();
+    let scop = scops.remove(0);
+    let deps = model::deps::analyze(&scop).unwrap();
+    (source, scop, deps)
+}
+
+/// Builds `program` and the original of `scop` with `ev`, runs both and
+/// requires the same outputs.
+fn matches_the_original(
+    ev: &Evaluator,
+    source: &model::scop::Source,
+    scop: &model::scop::Scop,
+    program: String,
+) {
+    let reference = ev.reference(&codegen::original_program(source, scop).unwrap()).unwrap();
+    let m = ev.evaluate(&reference, &[program]).unwrap().remove(0);
+    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+}
+
 #[test]
 fn gemm_maps_two_block_and_two_thread_dimensions() {
     let k = load("linear-algebra/gemm.c", "SMALL");
@@ -285,18 +311,14 @@ fn a_kernel_whose_statements_never_all_run_has_an_empty_grid() {
          printf(\"%.17g\\n\", s);\n  return 0;\n}\n",
     )
     .unwrap();
-    let (source, scops) = model::scop::extract(&path, &Default::default()).unwrap();
-    let scop = &scops[0];
-    let deps = model::deps::analyze(scop).unwrap();
-    let tree = space::reference::isl_gpu_schedule(scop, &deps).unwrap();
+    let (source, scop, deps) = extracted(&path);
+    let tree = space::reference::isl_gpu_schedule(&scop, &deps).unwrap();
     let knobs = gpu_knobs();
     let opts = CodegenOptions::for_point(Some(vec![4]), 1, Some(&knobs));
-    let v = codegen::generate(&source, scop, &deps, &tree, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let v = codegen::generate(&source, &scop, &deps, &tree, &opts).unwrap_or_else(|e| panic!("{e}"));
     assert!(v.cuda.is_some(), "{}", v.region);
     let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
-    let reference = ev.reference(&codegen::original_program(&source, scop).unwrap()).unwrap();
-    let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
-    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+    matches_the_original(&ev, &source, &scop, v.program);
 }
 
 /// The paper's Figure 5 measure on the kernels without outer parallelism:
@@ -536,22 +558,17 @@ fn a_cuda_variant_builds_and_runs_on_a_gpu_slot_or_says_there_is_no_device() {
 /// original's.
 #[test]
 fn a_barrier_under_a_condition_worded_with_the_thread_index_runs_when_the_threads_agree() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skewedstage.c");
-    let (source, scops) = model::scop::extract(&path, &Default::default()).unwrap();
-    let scop = &scops[0];
-    let deps = model::deps::analyze(scop).unwrap();
-    let tree = space::reference::isl_gpu_schedule(scop, &deps).unwrap();
+    let (source, scop, deps) = extracted(&fixture("skewedstage.c"));
+    let tree = space::reference::isl_gpu_schedule(&scop, &deps).unwrap();
     let knobs = gpu_knobs();
     let mut opts = CodegenOptions::for_point(Some(vec![4, 8]), 1, Some(&knobs));
     opts.code = CodeOptions::default().with_settings(&["gpu_block=128", "gpu_thread_tile=2"]).unwrap();
-    let v = codegen::generate(&source, scop, &deps, &tree, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let v = codegen::generate(&source, &scop, &deps, &tree, &opts).unwrap_or_else(|e| panic!("{e}"));
     let unit = &v.cuda.as_ref().expect("a CUDA form").unit;
     assert!(unit.contains("__syncthreads()"), "{unit}");
     assert!(v.program.contains("polytune_agreed0"), "{}", v.region);
     let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
-    let reference = ev.reference(&codegen::original_program(&source, scop).unwrap()).unwrap();
-    let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
-    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+    matches_the_original(&ev, &source, &scop, v.program);
 }
 
 /// Random program 748, cut down (`fixtures/peeledhost.c`): isl generates
@@ -562,19 +579,14 @@ fn a_barrier_under_a_condition_worded_with_the_thread_index_runs_when_the_thread
 /// without promotion now, and the outputs are the original's, bit for bit.
 #[test]
 fn a_kernel_launched_twice_for_one_host_iteration_is_not_promoted() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/peeledhost.c");
-    let (source, scops) = model::scop::extract(&path, &Default::default()).unwrap();
-    let scop = &scops[0];
-    let deps = model::deps::analyze(scop).unwrap();
+    let (source, scop, deps) = extracted(&fixture("peeledhost.c"));
     let settings = ["target=gpu", "feautrier=self-first", "gpu_thread_tile=2"];
     let knobs = UnifiedOptions::default().with_settings(&settings).unwrap();
-    let s = space::schedule::unified(scop, &deps, None, &knobs.scheduler()).unwrap();
+    let s = space::schedule::unified(&scop, &deps, None, &knobs.scheduler()).unwrap();
     let mut opts = CodegenOptions::for_point(Some(vec![8]), 1, Some(&knobs));
     opts.code = CodeOptions::default().with_settings(&settings).unwrap();
-    let v = codegen::generate(&source, scop, &deps, &s.tree, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let v = codegen::generate(&source, &scop, &deps, &s.tree, &opts).unwrap_or_else(|e| panic!("{e}"));
     assert!(!v.program.contains("polytune_private"), "{}", v.region);
     let ev = testkit::evaluator("gpu-peeled", &["-O3"], Some(1), Tolerance::BITWISE);
-    let reference = ev.reference(&codegen::original_program(&source, scop).unwrap()).unwrap();
-    let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
-    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+    matches_the_original(&ev, &source, &scop, v.program);
 }

@@ -396,18 +396,8 @@ fn flow(
         .ctx(what)?
         .set_schedule(tree.pullback_union_pw_multi_aff(untag).ctx(what)?)
         .ctx(what)?;
-    ctx.reset_operations();
-    ctx.set_max_operations(budget);
-    let computed = info.compute_flow();
-    ctx.set_max_operations(0);
-    ctx.reset_operations();
-    let computed = match computed {
-        Ok(c) => c,
-        Err(e) if e.to_string().starts_with("[Quota]") => {
-            ctx.reset_error();
-            return Ok(None);
-        }
-        Err(e) => return Err(e).ctx(what),
+    let Some(computed) = crate::isl::within_budget(ctx, budget, || info.compute_flow()).ctx(what)? else {
+        return Ok(None);
     };
     let result = computed.get_may_dependence().ctx(what)?;
     // One map per pair of tagged references: their tags name them.

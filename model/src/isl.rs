@@ -29,6 +29,30 @@ pub fn new_context() -> Context {
     ctx
 }
 
+/// `f` with isl's operation counter limited to `ops` (allocations and
+/// simplex pivots: a count, the same on every machine): `None` where the
+/// budget ran out, isl's other errors as they are. The limit is lifted
+/// after.
+pub fn within_budget<T>(
+    ctx: &Context,
+    ops: u64,
+    f: impl FnOnce() -> Result<T, LibISLError>,
+) -> Result<Option<T>, LibISLError> {
+    ctx.reset_operations();
+    ctx.set_max_operations(ops);
+    let out = f();
+    ctx.set_max_operations(0);
+    ctx.reset_operations();
+    match out {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.to_string().starts_with("[Quota]") => {
+            ctx.reset_error();
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 unsafe extern "C" {
     fn isl_options_set_on_error(ctx: libc::uintptr_t, val: libc::c_int) -> libc::c_int;
 }

@@ -434,18 +434,8 @@ fn adjacent(
         .ctx(what)?;
     // Locality is a preference, not a constraint: where isl's dataflow on
     // these accesses outgrows its budget, the class has no relations.
-    ctx.reset_operations();
-    ctx.set_max_operations(ADJACENT_OPS);
-    let flow = info.compute_flow();
-    ctx.set_max_operations(0);
-    ctx.reset_operations();
-    let flow = match flow {
-        Ok(flow) => flow,
-        Err(e) if e.to_string().starts_with("[Quota]") => {
-            ctx.reset_error();
-            return Ok(HashMap::new());
-        }
-        Err(e) => return Err(e).ctx(what),
+    let Some(flow) = model::isl::within_budget(ctx, ADJACENT_OPS, || info.compute_flow()).ctx(what)? else {
+        return Ok(HashMap::new());
     };
     let adjacent = flow.get_may_dependence().ctx(what)?;
     // One map per (source reference, sink reference) space.
