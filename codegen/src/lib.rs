@@ -504,7 +504,8 @@ fn write_back(ctx: &Context, context: &str, scop: &Scop) -> Result<(String, gpu:
     let (mut out, mut elements) = (String::new(), gpu::cuda::Last::new());
     for e in &scop.expansions {
         let what = || format!("the last value of {}", e.scalar);
-        let last = Set::read_from_str(ctx, &e.last).ctx(what)?;
+        let Some(last) = &e.last else { continue };
+        let last = Set::read_from_str(ctx, last).ctx(what)?;
         let mut index = Vec::new();
         for d in 0..e.values.len() {
             let at = last.copy().ctx(what)?.dim_max(d as i32).ctx(what)?;

@@ -257,6 +257,31 @@ fn symm_expands_its_scalar_and_runs_on_threads() {
     assert!(cpu.expansions.is_empty());
 }
 
+/// deriche sets `ym1`, `ym2`, `yp1` and `yp2` afresh before its
+/// horizontal and again before its vertical passes: a web of uses per
+/// pass, each expanded on its own, so that every pass runs its rows (or
+/// columns) on threads and each kernel is launched once. Unexpanded, those
+/// scalars ordered every row after the one before: the host looped over
+/// both dimensions, 159 million launches at LARGE (an H200, 2026-11-29).
+#[test]
+fn deriche_expands_the_scalars_of_each_pass_apart_and_launches_each_kernel_once() {
+    let k = load("medley/deriche.c", "SMALL");
+    let (scop, deps) = executor::pipeline::model(&k.scop, &k.deps, &CodeOptions::default(), true).unwrap();
+    let arrays: Vec<&str> = scop.expansions.iter().map(|e| e.array.as_str()).collect();
+    for web in ["polytune_expanded_ym1", "polytune_expanded_ym1_1", "polytune_expanded_yp2_1"] {
+        assert!(arrays.contains(&web), "{arrays:?}");
+    }
+    let s = space::schedule::unified(&scop, &deps, None, &gpu_knobs().scheduler()).unwrap();
+    let opts = CodegenOptions::for_point(Some(vec![32]), 1, Some(&gpu_knobs()));
+    let v = codegen::generate(&k.source, &scop, &deps, &s.tree, &opts).unwrap();
+    let cuda = v.cuda.as_ref().expect("deriche has a CUDA form");
+    let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
+    let launched =
+        executor::cuda::count_launches(&ev.builder, &cuda.counting, Duration::from_secs(120)).unwrap();
+    assert_eq!(launched, cuda.kernels as u64, "{}", cuda.unit);
+    same_outputs(&k, v.program);
+}
+
 /// The gpu_block knob caps a block's threads: gemm's 16 × 16 tiles with at
 /// most 64 threads get blocks of 16 (x, the stride-one loop) × 4, each
 /// thread taking every fourth row of its tile; the outputs still match.

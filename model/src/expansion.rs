@@ -12,7 +12,9 @@
 //! which each value stays in its iteration, the innermost two at most (the
 //! array's size is the product of their extents). After the region the
 //! scalar takes the value of the write that came last in the original
-//! order: its final value is the original's.
+//! order: its final value is the original's. A scalar that each of several
+//! loop nests sets before it reads (deriche's `ym1`) has a web of uses per
+//! nest, linked by no value; each web is expanded on its own.
 
 use isl_rs::{Context, DimType, Map, Set, UnionMap, UnionSet};
 
@@ -39,21 +41,123 @@ pub fn expand(ctx: &Context, scop: &Scop) -> Result<Scop, IslError> {
         .map(|a| a.name.clone())
         .collect();
     for name in scalars {
-        if let Some(next) = expand_one(ctx, &out, &name)? {
-            out = next;
+        for (n, web) in webs(ctx, &out, &name)?.into_iter().enumerate() {
+            let array = match n {
+                0 => expanded_name(&name),
+                n => format!("{}_{n}", expanded_name(&name)),
+            };
+            if let Some(next) = expand_one(ctx, &out, &name, &web, &array)? {
+                out = next;
+            }
         }
     }
     Ok(out)
 }
 
-fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, IslError> {
-    let what = || format!("expanding {name}");
+/// A web of a scalar's uses: statements that values of the scalar flow
+/// between, and whether its writes hold the value the scalar has after
+/// the SCoP.
+struct Web {
+    users: Vec<usize>,
+    last: bool,
+}
+
+/// The uses of scalar `name` split into webs: statements linked by the
+/// values that flow between them (deriche's `ym1`, set to 0 before each of
+/// two passes, is two webs). Each web can have storage of its own, so one
+/// pass's loops no longer order the other's. The web that writes last
+/// where every statement runs (where the region runs the variant's code)
+/// holds the scalar's final value; where the last write is not in one web
+/// there, all uses are one web.
+fn webs(ctx: &Context, scop: &Scop, name: &str) -> Result<Vec<Web>, IslError> {
+    let what = || format!("the webs of {name}");
     let users: Vec<usize> = (0..scop.statements.len())
         .filter(|&k| scop.statements[k].accesses.iter().any(|a| a.array == name))
         .collect();
-    if users.is_empty() {
-        return Ok(None);
+    let one = |users: Vec<usize>| if users.is_empty() { Vec::new() } else { vec![Web { users, last: true }] };
+    if users.len() < 2 {
+        return Ok(one(users));
     }
+    let index = |stmt: &str| users.iter().position(|&k| scop.statements[k].name == stmt);
+    // Union-find over the users, joined along each flow dependence.
+    let mut parent: Vec<usize> = (0..users.len()).collect();
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    let (flow, writes) = crate::deps::untagged_flow(ctx, scop, |a| a.array == name)?;
+    let list = flow.get_may_dependence().ctx(what)?.get_map_list().ctx(what)?;
+    for i in 0..list.size().ctx(what)? {
+        let m = list.get_at(i).ctx(what)?;
+        let (Some(a), Some(b)) = (
+            index(m.get_tuple_name(DimType::In).ctx(what)?),
+            index(m.get_tuple_name(DimType::Out).ctx(what)?),
+        ) else {
+            return Ok(one(users));
+        };
+        let (a, b) = (root(&mut parent, a), root(&mut parent, b));
+        parent[a] = b;
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_of = vec![usize::MAX; users.len()];
+    for n in 0..users.len() {
+        let r = root(&mut parent, n);
+        if group_of[r] == usize::MAX {
+            group_of[r] = groups.len();
+            groups.push(Vec::new());
+        }
+        groups[group_of[r]].push(users[n]);
+    }
+    if groups.len() == 1 {
+        return Ok(one(users));
+    }
+    // The last write where every statement runs.
+    let mut runs = Set::read_from_str(ctx, &scop.context).ctx(what)?;
+    for s in &scop.statements {
+        runs = runs.intersect(Set::read_from_str(ctx, &s.domain).ctx(what)?.params().ctx(what)?).ctx(what)?;
+    }
+    let last = last_write(ctx, scop, writes.domain().ctx(what)?)?.intersect_params(runs).ctx(what)?;
+    let list = last.get_set_list().ctx(what)?;
+    let mut last_groups = Vec::new();
+    for i in 0..list.size().ctx(what)? {
+        let Some(n) = index(list.get_at(i).ctx(what)?.get_tuple_name().ctx(what)?) else {
+            return Ok(one(users));
+        };
+        last_groups.push(group_of[root(&mut parent, n)]);
+    }
+    last_groups.sort_unstable();
+    last_groups.dedup();
+    if last_groups.len() != 1 {
+        return Ok(one(users));
+    }
+    Ok(groups.into_iter().enumerate().map(|(g, users)| Web { users, last: g == last_groups[0] }).collect())
+}
+
+/// The instances among `written` that write last in the original order.
+fn last_write(ctx: &Context, scop: &Scop, written: UnionSet) -> Result<UnionSet, IslError> {
+    let what = || "the last write".to_string();
+    let schedule = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
+    let times = written.copy().ctx(what)?.apply(schedule.copy().ctx(what)?).ctx(what)?;
+    let last_time = Set::from_union_set(times).ctx(what)?.lexmax().ctx(what)?;
+    let last = UnionSet::from_set(last_time).ctx(what)?.apply(schedule.reverse().ctx(what)?).ctx(what)?;
+    last.intersect(written).ctx(what)
+}
+
+/// `scop` with the uses of scalar `name` in `web` rewritten to `array`,
+/// an element per iteration of the loops around them; `None` where they
+/// cannot be.
+fn expand_one(
+    ctx: &Context,
+    scop: &Scop,
+    name: &str,
+    web: &Web,
+    array: &str,
+) -> Result<Option<Scop>, IslError> {
+    let what = || format!("expanding {name}");
+    let users = &web.users;
     let schedule = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
     let flat = |k: usize| -> Result<Map, IslError> {
         let domain = UnionSet::read_from_str(ctx, &scop.statements[k].domain).ctx(what)?;
@@ -82,17 +186,24 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
     if common == 0 {
         return Ok(None);
     }
+    let mut instances = UnionSet::empty_ctx(ctx).ctx(what)?;
+    for &k in users {
+        let domain = UnionSet::read_from_str(ctx, &scop.statements[k].domain).ctx(what)?;
+        instances = instances.union(domain).ctx(what)?;
+    }
     // Each read's value written in the same iteration of the loops, and no
     // read of a value from before the SCoP.
     let (flow, writes) = crate::deps::untagged_flow(ctx, scop, |a| a.array == name)?;
-    if !flow.get_may_no_source().ctx(what)?.is_empty().ctx(what)? {
+    let no_source =
+        flow.get_may_no_source().ctx(what)?.intersect_domain(instances.copy().ctx(what)?).ctx(what)?;
+    if !no_source.is_empty().ctx(what)? {
         return Ok(None);
     }
     let deps = flow.get_may_dependence().ctx(what)?;
     // The values of loop `d` at each use's instances.
     let along = |d: usize| -> Result<UnionMap, IslError> {
         let mut out = UnionMap::empty_ctx(ctx).ctx(what)?;
-        for &k in &users {
+        for &k in users {
             let s = &scop.statements[k];
             let its = s.iterators.join(", ");
             let text = format!("{{ {}[{its}] -> [{}] }}", s.name, s.iterators[d]);
@@ -104,11 +215,6 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
     // values start at 0; the innermost `MAX_LOOPS` of them.
     let off = UnionMap::read_from_str(ctx, "{ [x] -> [y] : y != x }").ctx(what)?;
     let negative = Set::read_from_str(ctx, "{ [x] : x < 0 }").ctx(what)?;
-    let mut instances = UnionSet::empty_ctx(ctx).ctx(what)?;
-    for &k in &users {
-        let domain = UnionSet::read_from_str(ctx, &scop.statements[k].domain).ctx(what)?;
-        instances = instances.union(domain).ctx(what)?;
-    }
     let mut loops = Vec::new();
     for d in (0..common).rev() {
         let along = along(d)?;
@@ -133,14 +239,10 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
     // The last write in the original order, and its values of the loops:
     // the iterators' values, not the schedule's (a loop that counts down
     // has `-i` there).
-    let written = writes.domain().ctx(what)?;
-    let times = written.copy().ctx(what)?.apply(schedule.copy().ctx(what)?).ctx(what)?;
-    let last_time = Set::from_union_set(times).ctx(what)?.lexmax().ctx(what)?;
-    let last_write =
-        UnionSet::from_set(last_time).ctx(what)?.apply(schedule.reverse().ctx(what)?).ctx(what)?;
-    let last_write = last_write.intersect(written).ctx(what)?;
+    let written = writes.domain().ctx(what)?.intersect(instances).ctx(what)?;
+    let last_write = last_write(ctx, scop, written)?;
     let mut iterators = UnionMap::empty_ctx(ctx).ctx(what)?;
-    for &k in &users {
+    for &k in users {
         let s = &scop.statements[k];
         let kept: Vec<&str> = loops.iter().map(|(d, _)| s.iterators[*d].as_str()).collect();
         let text = format!("{{ {}[{}] -> [{}] }}", s.name, s.iterators.join(", "), kept.join(", "));
@@ -148,10 +250,9 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
     }
     let last = Set::from_union_set(last_write.apply(iterators).ctx(what)?).ctx(what)?;
     // The rewrite: every use reads and writes the iteration's element.
-    let array = expanded_name(name);
-    let isl_array = isl_name(&array);
+    let isl_array = isl_name(array);
     let mut out = scop.clone();
-    for &k in &users {
+    for &k in users {
         let s = &mut out.statements[k];
         let it: Vec<&str> = loops.iter().map(|(d, _)| s.iterators[*d].as_str()).collect();
         let it = it.join(", ");
@@ -161,7 +262,7 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
         let Some(text) = replace_identifier(&s.text, name, &element) else { return Ok(None) };
         s.text = text;
         for a in s.accesses.iter_mut().filter(|a| a.array == name) {
-            a.array = array.clone();
+            a.array = array.to_string();
             a.text = element.clone();
             a.relation = format!("{{ {}[{its}] -> {isl_array}[{it}] }}", s.name);
         }
@@ -169,7 +270,7 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
     let ty = scop.arrays.iter().find(|a| a.name == name).map(|a| a.element_type.clone()).unwrap_or_default();
     // Its extent is for code generation to state in C (`Expansion::values`).
     out.arrays.push(Array {
-        name: array.clone(),
+        name: array.to_string(),
         element_type: ty,
         extents: vec![None; loops.len()],
         written: true,
@@ -177,8 +278,8 @@ fn expand_one(ctx: &Context, scop: &Scop, name: &str) -> Result<Option<Scop>, Is
     });
     out.expansions.push(Expansion {
         scalar: name.to_string(),
-        array,
-        last: last.to_str().ctx(what)?.to_string(),
+        array: array.to_string(),
+        last: if web.last { Some(last.to_str().ctx(what)?.to_string()) } else { None },
         values: loops
             .iter()
             .map(|(_, v)| Ok(v.to_str().ctx(what)?.to_string()))
@@ -254,6 +355,34 @@ mod tests {
         assert!(inner[0].1.contains("polytune_expanded_s[j][k]"), "{inner:?}");
     }
 
+    /// A scalar set afresh before each of two nests (deriche's `ym1`) is a
+    /// web per nest, each expanded along its own loop; the second web's
+    /// writes hold the value after the SCoP. Where a value flows from one
+    /// nest into the next, the uses are one web, and a sum along `j`
+    /// carried over every `i` is not expanded.
+    #[test]
+    fn a_scalar_set_afresh_in_each_nest_is_a_web_per_nest() {
+        let body = "for (i = 0; i < n; i++) { s = 0; for (j = 0; j < n; j++) s += A[i][j]; B[i] = s; }\n\
+                    for (j = 0; j < n; j++) { s = 1; for (i = 0; i < n; i++) s *= A[i][j]; B[j] += s; }";
+        let text = format!(
+            "void f(int n, double A[n][n], double B[n]) {{ double s; int i, j;\n#pragma scop\n{body}\n#pragma endscop\n}}"
+        );
+        let scops = crate::scop::extract_preprocessed(std::path::Path::new("t.c"), &text).unwrap();
+        let ctx = crate::isl::new_context();
+        let out = expand(&ctx, &scops[0]).unwrap();
+        let webs: Vec<(&str, bool)> =
+            out.expansions.iter().map(|e| (e.array.as_str(), e.last.is_some())).collect();
+        assert_eq!(webs, [("polytune_expanded_s", false), ("polytune_expanded_s_1", true)]);
+        let uses: Vec<&str> = out.statements.iter().map(|s| s.text.as_str()).collect();
+        assert!(uses.contains(&"polytune_expanded_s[i] = 0;"), "{uses:?}");
+        assert!(uses.contains(&"polytune_expanded_s_1[j] = 1;"), "{uses:?}");
+        let carried = expanded(
+            "s = 0; for (i = 0; i < n; i++) for (j = 0; j < n; j++) s += A[i][j];\n\
+             for (i = 0; i < n; i++) B[i] = s;",
+        );
+        assert!(carried.is_empty(), "{carried:?}");
+    }
+
     /// The element that holds the scalar's value after the SCoP: the last
     /// write's, named by its iterators even where a loop counts down (its
     /// schedule dimension is then `-i`).
@@ -266,7 +395,7 @@ mod tests {
             let scops = crate::scop::extract_preprocessed(std::path::Path::new("t.c"), &text).unwrap();
             let ctx = crate::isl::new_context();
             let out = expand(&ctx, &scops[0]).unwrap();
-            let last = Set::read_from_str(&ctx, &out.expansions[0].last).unwrap();
+            let last = Set::read_from_str(&ctx, out.expansions[0].last.as_ref().unwrap()).unwrap();
             let want = Set::read_from_str(&ctx, "[n] -> { [3] : n >= 4 }").unwrap();
             last.intersect_params(want.copy().unwrap().params().unwrap()).unwrap().is_equal(&want).unwrap()
         };

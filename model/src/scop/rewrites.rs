@@ -24,8 +24,10 @@ pub struct Expansion {
     /// Its expansion, a local array with a dimension per loop.
     pub array: String,
     /// `[params] -> { [e0, ...] }`: the element the original's last write
-    /// of the scalar went to, which the scalar takes after the region.
-    pub last: String,
+    /// of the scalar went to, which the scalar takes after the region;
+    /// `None` for an expansion of a web that does not write last
+    /// (`crate::expansion`).
+    pub last: Option<String>,
     /// `[params] -> { [e] }` for each dimension: its loop's values, from 0:
     /// one more than the largest is the dimension's extent.
     pub values: Vec<String>,
