@@ -103,13 +103,13 @@ fn webs(ctx: &Context, scop: &Scop, name: &str) -> Result<Vec<Web>, IslError> {
     }
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut group_of = vec![usize::MAX; users.len()];
-    for n in 0..users.len() {
+    for (n, &user) in users.iter().enumerate() {
         let r = root(&mut parent, n);
         if group_of[r] == usize::MAX {
             group_of[r] = groups.len();
             groups.push(Vec::new());
         }
-        groups[group_of[r]].push(users[n]);
+        groups[group_of[r]].push(user);
     }
     if groups.len() == 1 {
         return Ok(one(users));
