@@ -133,7 +133,28 @@ pub enum CodegenError {
 /// The original program with the SCoP instrumented (timer and output dump)
 /// but otherwise as written: the reference every variant is compared with.
 pub fn original_program(source: &Source, scop: &Scop) -> Result<String, CodegenError> {
-    splice_original(source, scop, original_region(source, scop))
+    let scop = pinned(scop)?;
+    splice_original(source, &scop, original_region(source, &scop))
+}
+
+/// `scop` with its context pinned ([`model::deps::pinned`]): the literals
+/// modelled as parameters at their values, as they are wherever the code
+/// runs. Given them free, isl's AST generator can lose statement instances
+/// (random program 997: a tiled band whose domains name `polytune_c987`
+/// lost five of 1,035) or fail ("total dimensionality changed
+/// unexpectedly", programs 921 and 942).
+fn pinned(scop: &Scop) -> Result<std::borrow::Cow<'_, Scop>, CodegenError> {
+    use std::borrow::Cow;
+    if scop.constants.is_empty() {
+        return Ok(Cow::Borrowed(scop));
+    }
+    let what = || "pinning the literals in the context".to_string();
+    let ctx = new_context();
+    let context = Set::read_from_str(&ctx, &scop.context).ctx(what)?;
+    let context = model::deps::pinned(context, scop).ctx(what)?;
+    let mut out = scop.clone();
+    out.context = context.to_str().ctx(what)?.to_string();
+    Ok(Cow::Owned(out))
 }
 
 /// The SCoP's code as written: what lies between its two pragma lines.
@@ -175,6 +196,7 @@ fn generate_inner(
     schedule: &str,
     opts: &CodegenOptions,
 ) -> Result<Variant, CodegenError> {
+    let scop = &*pinned(scop)?;
     let ctx = new_context();
     let check = |text: &str| -> Result<(), CodegenError> {
         if let Some(deps) = deps {

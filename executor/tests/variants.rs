@@ -230,6 +230,28 @@ fn where_a_statement_would_not_run_the_region_runs_the_code_as_written() {
     }
 }
 
+/// Code is generated with the literals modelled as parameters at their
+/// values: the tiled band of random program 997 (fixture `liftedliteral.c`)
+/// ran every instance only so.
+#[test]
+fn a_band_over_a_literal_modelled_as_a_parameter_runs_every_instance_when_tiled() {
+    use space::schedule::{CoreOptions, Fusion};
+    let k = load(testkit::root().join("space/tests/fixtures/own/liftedliteral.c"), "SMALL");
+    assert!(
+        k.scop.constants.iter().any(|(p, v)| p == "polytune_c987" && *v == 987),
+        "{:?}",
+        k.scop.constants
+    );
+    let ev = evaluator(EXACT_FLAGS, 1, Tolerance::BITWISE);
+    let reference = ev.reference(&codegen::original_program(&k.source, &k.scop).unwrap()).unwrap();
+    let options = CoreOptions { fusion: Fusion::Max, ..Default::default() };
+    let s = space::schedule::schedule(&k.scop, &k.deps, &options).unwrap();
+    let opts = CodegenOptions::for_point(Some(vec![4]), 1, None);
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &opts).unwrap();
+    let m = ev.evaluate(&reference, &[v.program]).unwrap();
+    assert_eq!(m[0].status, Status::Ok, "{}", m[0].reason);
+}
+
 /// The loop iterators a program reads after its SCoP are outputs too: the
 /// original's own loops leave them their values, a variant assigns the
 /// exit values, and the dump compares the two, so a wrong one is caught.

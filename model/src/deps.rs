@@ -266,8 +266,8 @@ fn subscript_bounds(relation: &Map, context: &Set) -> Result<Vec<Bounds>, LibISL
 }
 
 /// `context` with the literals modelled as parameters ([`Scop::constants`])
-/// fixed at their values.
-fn pinned(mut context: Set, scop: &Scop) -> Result<Set, LibISLError> {
+/// fixed at their values: what holds wherever the program runs.
+pub fn pinned(mut context: Set, scop: &Scop) -> Result<Set, LibISLError> {
     for (p, v) in &scop.constants {
         let pos = context.find_dim_by_name(DimType::Param, p)?;
         if let (Ok(pos), Ok(v)) = (u32::try_from(pos), i32::try_from(*v)) {
