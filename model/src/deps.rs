@@ -231,19 +231,29 @@ pub fn analyze_within(ctx: &Context, scop: &Scop, flow_ops: u64) -> Result<Depen
         }
     }
     let mut notes = Vec::new();
-    match flow(ctx, scop, &located, &in_flow, flow_ops)? {
-        Some(flow) => deps.extend(flow),
-        None => {
-            // Every value-based flow pair is a memory-based one: legality
-            // holds, some schedules are lost.
-            let raw: Vec<Dependence> = deps.iter().filter(|d| d.kind == DepKind::Raw).cloned().collect();
-            deps.extend(raw.into_iter().map(|d| Dependence { kind: DepKind::Flow, ..d }));
-            notes.push(format!(
-                "value-based flow: isl's dataflow analysis outgrew its budget of {flow_ops} operations; \
-                 the memory-based RAW dependences stand in for it (every schedule found stays legal, \
-                 fewer may be found)"
-            ));
+    // isl's dataflow can also fail on a program (random program 919: "affine
+    // expression involves some of the domain dimensions", on the tree and on
+    // the flat map alike).
+    let why = match flow(ctx, scop, &located, &in_flow, flow_ops) {
+        Ok(Some(flow)) => {
+            deps.extend(flow);
+            None
         }
+        Ok(None) => Some(format!("outgrew its budget of {flow_ops} operations")),
+        Err(e) => {
+            ctx.reset_error();
+            Some(format!("failed ({})", e.message))
+        }
+    };
+    if let Some(why) = why {
+        // Every value-based flow pair is a memory-based one: legality
+        // holds, some schedules are lost.
+        let raw: Vec<Dependence> = deps.iter().filter(|d| d.kind == DepKind::Raw).cloned().collect();
+        deps.extend(raw.into_iter().map(|d| Dependence { kind: DepKind::Flow, ..d }));
+        notes.push(format!(
+            "value-based flow: isl's dataflow analysis {why}; the memory-based RAW dependences stand in \
+             for it (every schedule found stays legal, fewer may be found)"
+        ));
     }
     Ok(Dependences { deps, notes })
 }

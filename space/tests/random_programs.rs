@@ -169,6 +169,16 @@ fn a_dataflow_over_its_budget_leaves_raw_in_its_place_and_schedules_stay_legal()
     assert!(legal(&schedule::unified(&s, &approx, None, &knobs).unwrap().tree));
 }
 
+/// Random program 919: isl's dataflow fails on it; as past the budget,
+/// the memory-based RAW dependences stand in for the flow, with a note,
+/// and the schedules found on them are legal.
+#[test]
+fn a_dataflow_that_isl_fails_on_leaves_raw_in_its_place() {
+    let (s, d) = load("flowfails.c");
+    assert!(d.notes.iter().any(|n| n.contains("dataflow analysis failed")), "{:?}", d.notes);
+    assert_schedules_legal(&s, &d, false, &[&[]]);
+}
+
 /// Random program 428: with spatial proximity (the unified scheduler's
 /// default) the rows it chose left no row to carry the remaining
 /// dependences, "no progress"; spatial proximity being a preference, the
