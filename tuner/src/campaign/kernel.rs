@@ -193,7 +193,13 @@ impl Kernel {
 /// nothing behind.
 pub fn measure_original(evaluator: &Evaluator, kernel: &Kernel, dataset: Dataset) -> Result<Reference> {
     let prog = &kernel.programs[&dataset];
-    let original = codegen::original_program(&prog.source, &prog.scop)?;
+    let original = codegen::original_program(&prog.source, &prog.scop).with_context(|| {
+        format!(
+            "{}:{}: the original SCoP with its timer and output dump",
+            kernel.spec.path.display(),
+            prog.scop.start.line
+        )
+    })?;
     let builder = evaluator
         .builder
         .with_extras(&kernel.spec.build.extras(dataset))
