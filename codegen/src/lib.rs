@@ -141,8 +141,7 @@ pub fn original_program(source: &Source, scop: &Scop) -> Result<String, CodegenE
 /// modelled as parameters at their values, as they are wherever the code
 /// runs. Given them free, isl's AST generator can lose statement instances
 /// (random program 997: a tiled band whose domains name `polytune_c987`
-/// lost five of 1,035) or fail ("total dimensionality changed
-/// unexpectedly", programs 921 and 942).
+/// lost five of 1,035).
 fn pinned(scop: &Scop) -> Result<std::borrow::Cow<'_, Scop>, CodegenError> {
     use std::borrow::Cow;
     if scop.constants.is_empty() {
