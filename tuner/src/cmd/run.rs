@@ -167,8 +167,6 @@ pub fn run(args: Args) -> Result<()> {
     let schedule = schedule_for(&args, &program, &point, &mut opts)?;
     let started = std::time::Instant::now();
     let gpu = opts.gpu;
-    // Errors name the SCoP's first line: isl's code generator fails on
-    // some domains (random programs 921 and 942 of the oracle).
     let at = format!("{}:{}", args.file.display(), program.scop.start.line);
     let (variant, cuda) = {
         let (p, what) = (program.clone(), format!("{at}: code generation"));
@@ -179,8 +177,8 @@ pub fn run(args: Args) -> Result<()> {
         })?
     };
     let codegen_s = started.elapsed().as_secs_f64();
-    let original = codegen::original_program(&program.source, &program.scop)
-        .with_context(|| format!("{at}: the original SCoP with its timer and output dump"))?;
+    let original =
+        codegen::original_program(&program.source, &program.scop).context(at + ": the original SCoP")?;
 
     let stem = args.file.file_stem().and_then(|s| s.to_str()).unwrap_or("program");
     let named = args.script.as_deref().unwrap_or(Path::new(&args.schedule));
