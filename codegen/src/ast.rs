@@ -289,7 +289,10 @@ fn c_in_context(
         }
     };
     if expr == 0 {
-        return Err(CodegenError::Unsupported(format!("isl: cannot print {what}: {}", ctx.last_error_msg())));
+        return Err(CodegenError::Unsupported(format!(
+            "isl: cannot print {what}: {}",
+            model::isl::last_error(ctx)
+        )));
     }
     let expr = ASTExpr { ptr: expr, should_free_on_drop: true };
     Ok(expr.to_C_str().ctx(|| format!("printing {what}"))?.to_string())
@@ -418,7 +421,7 @@ pub(super) fn build_annotated_ast(
             drop(Schedule { ptr: schedule.ptr, should_free_on_drop: true });
             return Err(CodegenError::Unsupported(format!(
                 "isl: cannot create an AST build: {}",
-                ctx.last_error_msg()
+                model::isl::last_error(ctx)
             )));
         }
         let node = isl_ast_build_node_from_schedule(build, schedule.ptr);
@@ -428,7 +431,7 @@ pub(super) fn build_annotated_ast(
     if node == 0 {
         return Err(CodegenError::Unsupported(format!(
             "isl: AST generation failed: {}",
-            ctx.last_error_msg()
+            model::isl::last_error(ctx)
         )));
     }
     Ok((ASTNode { ptr: node, should_free_on_drop: true }, marks.occurrences))

@@ -55,6 +55,18 @@ pub fn within_budget<T>(
 
 unsafe extern "C" {
     fn isl_options_set_on_error(ctx: libc::uintptr_t, val: libc::c_int) -> libc::c_int;
+    fn isl_ctx_last_error_msg(ctx: libc::uintptr_t) -> *const libc::c_char;
+}
+
+/// isl's last error message, or a stand-in where isl left none: isl-rs's
+/// `Context::last_error_msg` reads the null pointer isl returns then (a
+/// segmentation fault, random program 1175 of the oracle).
+pub fn last_error(ctx: &Context) -> String {
+    let msg = unsafe { isl_ctx_last_error_msg(ctx.ptr) };
+    if msg.is_null() {
+        return "isl gave no message".to_string();
+    }
+    unsafe { std::ffi::CStr::from_ptr(msg) }.to_string_lossy().into_owned()
 }
 
 /// The flat map of a schedule tree, every statement's range zero-padded to one
@@ -83,4 +95,15 @@ pub fn flat_schedule_map(schedule: &isl_rs::Schedule) -> Result<isl_rs::UnionMap
         out = out.union(m.to_union_map().ctx(what)?).ctx(what)?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A context that holds no error has no message: a stand-in, not a crash.
+    #[test]
+    fn the_last_error_of_a_context_without_one_is_a_stand_in() {
+        assert_eq!(last_error(&new_context()), "isl gave no message");
+    }
 }
