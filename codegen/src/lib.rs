@@ -133,7 +133,7 @@ pub enum CodegenError {
 /// The original program with the SCoP instrumented (timer and output dump)
 /// but otherwise as written: the reference every variant is compared with.
 pub fn original_program(source: &Source, scop: &Scop) -> Result<String, CodegenError> {
-    let scop = pinned(scop)?;
+    let scop = pinned(&new_context(), scop)?;
     splice_original(source, &scop, original_region(source, &scop))
 }
 
@@ -142,14 +142,13 @@ pub fn original_program(source: &Source, scop: &Scop) -> Result<String, CodegenE
 /// runs. Given them free, isl's AST generator can lose statement instances
 /// (random program 997: a tiled band whose domains name `polytune_c987`
 /// lost five of 1,035).
-fn pinned(scop: &Scop) -> Result<std::borrow::Cow<'_, Scop>, CodegenError> {
+fn pinned<'s>(ctx: &Context, scop: &'s Scop) -> Result<std::borrow::Cow<'s, Scop>, CodegenError> {
     use std::borrow::Cow;
     if scop.constants.is_empty() {
         return Ok(Cow::Borrowed(scop));
     }
     let what = || "pinning the literals in the context".to_string();
-    let ctx = new_context();
-    let context = Set::read_from_str(&ctx, &scop.context).ctx(what)?;
+    let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
     let context = model::deps::pinned(context, scop).ctx(what)?;
     let mut out = scop.clone();
     out.context = context.to_str().ctx(what)?.to_string();
@@ -195,8 +194,8 @@ fn generate_inner(
     schedule: &str,
     opts: &CodegenOptions,
 ) -> Result<Variant, CodegenError> {
-    let scop = &*pinned(scop)?;
     let ctx = new_context();
+    let scop = &*pinned(&ctx, scop)?;
     let check = |text: &str| -> Result<(), CodegenError> {
         if let Some(deps) = deps {
             let v = legality::violations(&ctx, &scop.context, text, deps)?;

@@ -16,7 +16,7 @@
 //! loop nests sets before it reads (deriche's `ym1`) has a web of uses per
 //! nest, linked by no value; each web is expanded on its own.
 
-use isl_rs::{Context, DimType, Map, Set, UnionMap, UnionSet};
+use isl_rs::{Context, DimType, Map, Set, UnionFlow, UnionMap, UnionSet};
 
 use crate::isl::{IslError, IslResultExt};
 use crate::scop::{isl_name, Array, Expansion, Scop};
@@ -41,12 +41,15 @@ pub fn expand(ctx: &Context, scop: &Scop) -> Result<Scop, IslError> {
         .map(|a| a.name.clone())
         .collect();
     for name in scalars {
-        for (n, web) in webs(ctx, &out, &name)?.into_iter().enumerate() {
+        // One dataflow for all webs: each is closed under it, so expanding
+        // one leaves the others' flow as it was.
+        let flow = crate::deps::untagged_flow(ctx, &out, |a| a.array == name)?;
+        for (n, web) in webs(ctx, &out, &name, &flow)?.into_iter().enumerate() {
             let array = match n {
                 0 => expanded_name(&name),
                 n => format!("{}_{n}", expanded_name(&name)),
             };
-            if let Some(next) = expand_one(ctx, &out, &name, &web, &array)? {
+            if let Some(next) = expand_one(ctx, &out, &name, &web, &array, &flow)? {
                 out = next;
             }
         }
@@ -69,7 +72,7 @@ struct Web {
 /// where every statement runs (where the region runs the variant's code)
 /// holds the scalar's final value; where the last write is not in one web
 /// there, all uses are one web.
-fn webs(ctx: &Context, scop: &Scop, name: &str) -> Result<Vec<Web>, IslError> {
+fn webs(ctx: &Context, scop: &Scop, name: &str, flow: &(UnionFlow, UnionMap)) -> Result<Vec<Web>, IslError> {
     let what = || format!("the webs of {name}");
     let users: Vec<usize> = (0..scop.statements.len())
         .filter(|&k| scop.statements[k].accesses.iter().any(|a| a.array == name))
@@ -88,7 +91,7 @@ fn webs(ctx: &Context, scop: &Scop, name: &str) -> Result<Vec<Web>, IslError> {
         }
         x
     }
-    let (flow, writes) = crate::deps::untagged_flow(ctx, scop, |a| a.array == name)?;
+    let (flow, writes) = flow;
     let list = flow.get_may_dependence().ctx(what)?.get_map_list().ctx(what)?;
     for i in 0..list.size().ctx(what)? {
         let m = list.get_at(i).ctx(what)?;
@@ -119,7 +122,9 @@ fn webs(ctx: &Context, scop: &Scop, name: &str) -> Result<Vec<Web>, IslError> {
     for s in &scop.statements {
         runs = runs.intersect(Set::read_from_str(ctx, &s.domain).ctx(what)?.params().ctx(what)?).ctx(what)?;
     }
-    let last = last_write(ctx, scop, writes.domain().ctx(what)?)?.intersect_params(runs).ctx(what)?;
+    let last = last_write(ctx, scop, writes.copy().ctx(what)?.domain().ctx(what)?)?
+        .intersect_params(runs)
+        .ctx(what)?;
     let list = last.get_set_list().ctx(what)?;
     let mut last_groups = Vec::new();
     for i in 0..list.size().ctx(what)? {
@@ -155,6 +160,7 @@ fn expand_one(
     name: &str,
     web: &Web,
     array: &str,
+    (flow, writes): &(UnionFlow, UnionMap),
 ) -> Result<Option<Scop>, IslError> {
     let what = || format!("expanding {name}");
     let users = &web.users;
@@ -193,7 +199,6 @@ fn expand_one(
     }
     // Each read's value written in the same iteration of the loops, and no
     // read of a value from before the SCoP.
-    let (flow, writes) = crate::deps::untagged_flow(ctx, scop, |a| a.array == name)?;
     let no_source =
         flow.get_may_no_source().ctx(what)?.intersect_domain(instances.copy().ctx(what)?).ctx(what)?;
     if !no_source.is_empty().ctx(what)? {
@@ -239,7 +244,7 @@ fn expand_one(
     // The last write in the original order, and its values of the loops:
     // the iterators' values, not the schedule's (a loop that counts down
     // has `-i` there).
-    let written = writes.domain().ctx(what)?.intersect(instances).ctx(what)?;
+    let written = writes.copy().ctx(what)?.domain().ctx(what)?.intersect(instances).ctx(what)?;
     let last_write = last_write(ctx, scop, written)?;
     let mut iterators = UnionMap::empty_ctx(ctx).ctx(what)?;
     for &k in users {

@@ -194,11 +194,7 @@ impl Kernel {
 pub fn measure_original(evaluator: &Evaluator, kernel: &Kernel, dataset: Dataset) -> Result<Reference> {
     let prog = &kernel.programs[&dataset];
     let original = codegen::original_program(&prog.source, &prog.scop).with_context(|| {
-        format!(
-            "{}:{}: the original SCoP with its timer and output dump",
-            kernel.spec.path.display(),
-            prog.scop.start.line
-        )
+        format!("{}:{}: the original SCoP", kernel.spec.path.display(), prog.scop.start.line)
     })?;
     let builder = evaluator
         .builder
