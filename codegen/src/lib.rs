@@ -33,6 +33,7 @@ use ast::{
 };
 use isolate::{strip_ast_options, with_budget, ISOLATED_AST_OPS, MICRO_AST_OPS};
 use print::{restrict_pointers, statement_macros, undef_macros, Printer, MACRO_PREFIX};
+pub use splice::instrumented;
 use splice::{copy_code, splice, splice_original};
 use transform::transform;
 
@@ -117,6 +118,28 @@ pub struct Variant {
     /// function of its arrays.
     #[serde(default)]
     pub cuda: Option<Cuda>,
+    /// A CPU variant's code as it goes into the user's own file (`polytune
+    /// export`), without the measurement's instrumentation; not sent
+    /// between processes.
+    #[serde(skip)]
+    pub exported: Option<Exported>,
+}
+
+/// A CPU variant's pieces for the user's file: what goes at file scope
+/// before the function holding the SCoP, and the block that replaces the
+/// SCoP's lines. The statement macros are still in them (`export` expands
+/// them with the C preprocessor, as the measured build did).
+#[derive(Debug, Clone, Default)]
+pub struct Exported {
+    /// `#pragma GCC target(...)` lines the variant was compiled under.
+    pub target: String,
+    /// File-scope declarations (packing buffers).
+    pub declarations: String,
+    /// The outlined functions, defined after the program in a measurement.
+    pub helpers: String,
+    /// The region with its block-scope declarations and the iterators'
+    /// exit values, no timer and no dump.
+    pub block: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -313,25 +336,33 @@ fn generate_inner(
     program.insert_str(0, &packing.declarations);
     // The target pragmas go before everything, so that the function holding
     // the SCoP and the outlined ones are all compiled under them.
-    if let Some(cpu) = opts.code.mtune.gcc_name() {
-        // Only gcc on x86 knows its processors' names; clang ignores the pragma.
-        program.insert_str(
-            0,
-            &format!(
-                "#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)\n#pragma GCC target(\"tune={cpu}\")\n#endif\n"
-            ),
-        );
-    }
-    if opts.code.vector_width > 0 {
-        program.insert_str(
-            0,
-            &format!("#pragma GCC target(\"prefer-vector-width={}\")\n", opts.code.vector_width),
-        );
-    }
+    let target = target_pragmas(&opts.code);
+    program.insert_str(0, &target);
     let functions = functions.concat();
     program.push_str(&functions);
+    let exported = Exported {
+        target,
+        declarations: packing.declarations,
+        helpers: functions.clone(),
+        block: splice::plain_block(scop, &region),
+    };
     let region = format!("{region}{functions}");
-    Ok(Variant { program, region, schedule: final_text, bands: trace, cuda: None })
+    Ok(Variant { program, region, schedule: final_text, bands: trace, cuda: None, exported: Some(exported) })
+}
+
+/// The `#pragma GCC target` lines of a point's `mtune` and `vector_width`.
+fn target_pragmas(code: &CodeOptions) -> String {
+    let mut out = String::new();
+    if code.vector_width > 0 {
+        out.push_str(&format!("#pragma GCC target(\"prefer-vector-width={}\")\n", code.vector_width));
+    }
+    if let Some(cpu) = code.mtune.gcc_name() {
+        // Only gcc on x86 knows its processors' names; clang ignores the pragma.
+        out.push_str(&format!(
+            "#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)\n#pragma GCC target(\"tune={cpu}\")\n#endif\n"
+        ));
+    }
+    out
 }
 
 /// The region: `code` (between the statement macros) where every statement
@@ -495,7 +526,7 @@ fn generate_gpu(
         }
         _ => None,
     };
-    Ok(Variant { program, region, schedule, bands: Vec::new(), cuda })
+    Ok(Variant { program, region, schedule, bands: Vec::new(), cuda, exported: None })
 }
 
 /// The extents of each expanded scalar's array ([`model::expansion`]) in

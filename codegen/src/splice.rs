@@ -51,6 +51,44 @@ fn splice_region(source: &Source, scop: &Scop, code: &str, exits: &str) -> Resul
     Ok(format!("{}{}{}", &source.text[..a], region, &source.text[b..]))
 }
 
+/// The region as the user's own file gets it (`polytune export`): `code`
+/// with the block-scope declarations it needs, the iterators' exit values
+/// and the expanded scalars freed, and nothing of the measurement.
+pub(super) fn plain_block(scop: &Scop, code: &str) -> String {
+    format!(
+        "{{\n{}  {{\n{code}\n  }}\n{}{}}}\n",
+        local_declarations(scop),
+        exit_values(scop),
+        expansion_frees(scop)
+    )
+}
+
+/// `block`, code that stands where `scop` stood in the user's file (an
+/// exported region), between the timer calls and followed by the dump of
+/// everything the SCoP writes, as [`splice`] instruments a variant: how
+/// `export` verifies what it writes against the original's outputs.
+pub fn instrumented(scop: &Scop, block: &str) -> Result<String, CodegenError> {
+    let ctx = new_context();
+    let scop = &*super::pinned(&ctx, scop)?;
+    let mut dumps = dump_code(&ctx, scop)?;
+    for e in &scop.exit_values {
+        dumps.push_str(&format!(
+            "  polytune_rt_dump(\"{0}\", \"{1}\", (const void *)&{0}, (unsigned long)sizeof({1}));\n",
+            e.variable, e.ty
+        ));
+    }
+    // The dumps' bounds may name the literals modelled as parameters.
+    let constants: String =
+        scop.constants.iter().map(|(name, value)| format!("  const long {name} = {value}L;\n")).collect();
+    Ok(format!(
+        "{{ /* polytune: the exported region of {}, instrumented */\n{constants}  \
+         void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
+         void polytune_rt_dump(const char *, const char *, const void *, unsigned long);\n  \
+         polytune_rt_start();\n{block}\n  polytune_rt_stop();\n{dumps}}}\n",
+        scop.function
+    ))
+}
+
 /// The SCoP's literals modelled as parameters ([`Scop::constants`]), and
 /// its block-scope variables, declared once for the whole region (the
 /// statements of a schedule may leave the blocks that declared them). A

@@ -31,7 +31,9 @@ struct BestRow {
     kernel: String,
     dataset: String,
     program_path: String,
+    source_hash: String,
     machine: String,
+    machine_fingerprint: String,
     campaign: i64,
     measurement: i64,
     point_id: String,
@@ -50,7 +52,9 @@ from_row!(BestRow {
     kernel,
     dataset,
     program_path,
+    source_hash,
     machine,
+    machine_fingerprint,
     campaign,
     measurement,
     point_id,
@@ -128,7 +132,8 @@ impl Store {
             });
             let Some(winner) = winner else { return Ok(None) };
             let row: BestRow = sqlx::query_as(
-                "SELECT p.kernel, p.dataset, p.path AS program_path, mc.name AS machine, \
+                "SELECT p.kernel, p.dataset, p.path AS program_path, p.source_hash, mc.name AS machine, \
+                        mc.fingerprint AS machine_fingerprint, \
                         m.campaign_id AS campaign, m.id AS measurement, m.point_id, pt.json AS point_json, \
                         s.tree AS schedule, b.path AS source_path, m.median_s, m.spread, m.samples, \
                         m.kernel_s, m.origin, m.created_at \
@@ -177,6 +182,8 @@ impl Store {
                 dataset: row.dataset,
                 machine: row.machine,
                 program_path: row.program_path,
+                source_hash: row.source_hash,
+                machine_fingerprint: row.machine_fingerprint,
                 campaign: row.campaign,
                 measurement: row.measurement,
                 point_id: row.point_id,

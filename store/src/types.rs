@@ -273,6 +273,10 @@ pub struct Best {
     pub machine: String,
     /// The original program's path, as recorded.
     pub program_path: String,
+    /// SHA-256 of that file's bytes when it was tuned.
+    pub source_hash: String,
+    /// The machine's fingerprint (JSON, as [`crate::Store::machine`] got it).
+    pub machine_fingerprint: String,
     pub campaign: i64,
     pub measurement: i64,
     pub point_id: String,

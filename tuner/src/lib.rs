@@ -11,6 +11,7 @@
 
 pub mod campaign;
 pub mod exit;
+pub mod export;
 pub mod memo;
 pub mod noise;
 pub mod program;

@@ -42,6 +42,9 @@ enum Command {
     Worker(cmd::worker::Args),
     /// The best known variant of a kernel, from the store.
     Best(cmd::query::BestArgs),
+    /// The tuned file: FILE with each machine's winner in place of its SCoP (plain
+    /// C and OpenMP, chosen per machine at build or run time), verified first.
+    Export(cmd::export::Args),
     /// Recent measurements, newest first.
     History(cmd::query::HistoryArgs),
     /// Machines in the store and how many measurements each has.
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Worker(args) => cmd::worker::run(args),
         Command::Variant(args) => cmd::variant::run(args),
         Command::Best(args) => cmd::query::best(args),
+        Command::Export(args) => cmd::export::run(args),
         Command::History(args) => cmd::query::history(args),
         Command::Machines(args) => cmd::query::machines(args),
         Command::Report(args) => cmd::report::run(args),

@@ -80,6 +80,11 @@ pub struct Scop {
     /// statements' text names them, so generated code must reach them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<String>,
+    /// Bytes of the preprocessed text of the function definition that
+    /// holds the SCoP (`(0, 0)` for a fragment): where `export` puts the
+    /// code the region needs at file scope.
+    #[serde(default)]
+    pub function_span: (usize, usize),
 }
 
 /// `variable = value;` after the region: a C variable, a C expression of

@@ -7,6 +7,7 @@ pub mod bench_search;
 pub mod bench_transfer;
 pub mod common;
 pub mod explain;
+pub mod export;
 pub mod query;
 pub mod report;
 pub mod run;

@@ -405,6 +405,9 @@ fn walk_region<'s>(
     let mut scop = walk.finish(fname, start, span, &tree)?;
     scop.exit_values = exit_values;
     scop.calls = calls;
+    if !fragment {
+        scop.function_span = (function.start_byte(), function.end_byte());
+    }
     Ok(scop)
 }
 

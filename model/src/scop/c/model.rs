@@ -119,6 +119,7 @@ impl Walk<'_> {
             notes: self.notes,
             exit_values: Vec::new(),
             calls: Vec::new(),
+            function_span: (0, 0),
         };
         scop.schedule = format!("{{ domain: \"{}\"{root} }}", scop.domain());
         Ok(scop)

@@ -1,0 +1,351 @@
+//! The exported file as text: the user's lines kept as they are, the SCoP's
+//! lines replaced by the winners' block, and what the block needs at file
+//! scope put just before the function that holds it. Nothing here runs a
+//! compiler: `expand` (the statement macros) and the verification are the
+//! callers'.
+
+/// Where the SCoP and its function stand in the user's file (1-based lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// The first line of the function definition that holds the SCoP.
+    pub function_first: usize,
+    /// Its last line (the closing brace).
+    pub function_last: usize,
+    /// The `#pragma scop` line.
+    pub scop_first: usize,
+    /// The `#pragma endscop` line.
+    pub scop_last: usize,
+}
+
+/// One machine's winner, its macros expanded and its names its own.
+#[derive(Debug, Clone)]
+pub struct Branch {
+    /// A C identifier naming the machine (`-DPOLYTUNE_TARGET=<label>`).
+    pub label: String,
+    /// The CPU model its fingerprint names (how the run-time choice finds it).
+    pub cpu_model: String,
+    /// What was chosen and why, one line each.
+    pub about: Vec<String>,
+    /// `#pragma GCC target(...)` lines.
+    pub target: String,
+    /// File-scope declarations and `static` helper functions.
+    pub file_scope: String,
+    /// The block that replaces the SCoP.
+    pub block: String,
+}
+
+/// What goes into the file: before the function, in place of the SCoP,
+/// after the function.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pieces {
+    pub before: String,
+    pub region: String,
+    pub after: String,
+}
+
+/// `original` with `pieces` in place: every line outside the SCoP's lines
+/// kept byte for byte and in order, `region` instead of the SCoP's lines.
+pub fn splice(original: &str, layout: &Layout, pieces: &Pieces, region: &str) -> String {
+    let mut out = String::with_capacity(original.len() + pieces.before.len() + region.len());
+    for (n, line) in original.split_inclusive('\n').enumerate() {
+        let n = n + 1;
+        if n == layout.function_first {
+            out.push_str(&pieces.before);
+        }
+        if n == layout.scop_first {
+            out.push_str(region);
+        }
+        if !(layout.scop_first..=layout.scop_last).contains(&n) {
+            out.push_str(line);
+            // A last line without its newline still ends before what follows.
+            if n == layout.function_last && !line.ends_with('\n') && !pieces.after.is_empty() {
+                out.push('\n');
+            }
+        }
+        if n == layout.function_last {
+            out.push_str(&pieces.after);
+        }
+    }
+    out
+}
+
+/// The SCoP's lines of `original` between its two pragma lines: the code as
+/// the user wrote it (the fallback where no machine matches).
+pub fn original_region(original: &str, layout: &Layout) -> String {
+    original
+        .split_inclusive('\n')
+        .enumerate()
+        .filter(|(n, _)| (layout.scop_first + 1..layout.scop_last).contains(&(n + 1)))
+        .map(|(_, l)| l)
+        .collect()
+}
+
+/// The pieces for one winner (no choice to make) or for several (chosen
+/// by `-DPOLYTUNE_TARGET=<label>` at build time, else by the CPU model at
+/// run time, else the original code). `function`: the C name of the
+/// function holding the SCoP; `header`: the comment lines that say what
+/// this is.
+pub fn pieces(branches: &[Branch], function: &str, header: &[String], original: &str) -> Pieces {
+    let comment = |lines: &[String], indent: &str| -> String {
+        let mut out = format!("{indent}/* ");
+        for (i, l) in lines.iter().enumerate() {
+            if i > 0 {
+                out.push_str(&format!("\n{indent} * "));
+            }
+            out.push_str(&l.replace("*/", "* /"));
+        }
+        out.push_str(" */\n");
+        out
+    };
+    let gcc = "#if defined(__GNUC__) && !defined(__clang__)\n";
+    let pushed = branches.iter().any(|b| !b.target.is_empty());
+    let mut before = comment(header, "");
+    if pushed {
+        before.push_str(&format!("{gcc}#pragma GCC push_options\n#endif\n"));
+    }
+    let after = if pushed { format!("{gcc}#pragma GCC pop_options\n#endif\n") } else { String::new() };
+    if let [only] = branches {
+        if !only.target.is_empty() {
+            before.push_str(&format!("{gcc}{}#endif\n", only.target));
+        }
+        before.push_str(&only.file_scope);
+        let region = format!("{}{}", comment(&only.about, "  "), only.block);
+        return Pieces { before, region, after };
+    }
+    let chooser = format!("polytune_{function}_machine");
+    before.push_str(&choice(branches, &chooser));
+    for (k, b) in branches.iter().enumerate() {
+        if !b.target.is_empty() {
+            before.push_str(&format!(
+                "{gcc}#if defined(POLYTUNE_TARGET) && POLYTUNE_CHOSEN == {}\n{}#endif\n#endif\n",
+                k + 1,
+                b.target
+            ));
+        }
+        before.push_str(&b.file_scope);
+    }
+    let mut region = String::from(
+        "{\n#if defined(POLYTUNE_TARGET)\n  const int polytune_machine = POLYTUNE_CHOSEN;\n#else\n",
+    );
+    region.push_str(&format!("  const int polytune_machine = {chooser}();\n#endif\n"));
+    for (k, b) in branches.iter().enumerate() {
+        let keyword = if k == 0 { "if" } else { "else if" };
+        region.push_str(&format!("  {keyword} (polytune_machine == {}) {{\n", k + 1));
+        region.push_str(&comment(&b.about, "  "));
+        region.push_str(&b.block);
+        region.push_str("  }\n");
+    }
+    region.push_str("  else {\n  /* no machine of this export: the code as written */\n");
+    region.push_str(original);
+    region.push_str("  }\n}\n");
+    Pieces { before, region, after }
+}
+
+/// The machines' numbers, the build-time choice and the run-time one.
+fn choice(branches: &[Branch], chooser: &str) -> String {
+    let mut out = String::new();
+    for (k, b) in branches.iter().enumerate() {
+        out.push_str(&format!("#define POLYTUNE_MACHINE_{} {}\n", b.label, k + 1));
+    }
+    let labels: Vec<&str> = branches.iter().map(|b| b.label.as_str()).collect();
+    out.push_str(&format!(
+        "#define POLYTUNE_PASTE_(a, b) a##b\n#define POLYTUNE_PASTE(a, b) POLYTUNE_PASTE_(a, b)\n\
+         #define POLYTUNE_CHOSEN POLYTUNE_PASTE(POLYTUNE_MACHINE_, POLYTUNE_TARGET)\n\
+         #if defined(POLYTUNE_TARGET) && !POLYTUNE_CHOSEN\n\
+         #error \"POLYTUNE_TARGET names no machine of this export (known: {})\"\n#endif\n",
+        labels.join(", ")
+    ));
+    let quoted =
+        |xs: Vec<&str>| xs.iter().map(|x| format!("\"{}\"", c_string(x))).collect::<Vec<_>>().join(", ");
+    let models = quoted(branches.iter().map(|b| b.cpu_model.as_str()).collect());
+    let n = branches.len();
+    out.push_str(&format!(
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\
+/* Which machine of this export runs the program: the one named by the\n \
+* environment variable POLYTUNE_MACHINE, else the first whose CPU model is\n \
+* the \"model name\" of /proc/cpuinfo; 0 for none. Asked once (threads that\n \
+* race to ask find the same answer). */\n\
+static int {chooser}(void)\n{{\n\
+  static const char *const names[{n}] = {{ {names} }};\n\
+  static const char *const models[{n}] = {{ {models} }};\n\
+  static int known = -1;\n\
+  if (known >= 0)\n    return known;\n\
+  int found = 0;\n\
+  const char *forced = getenv(\"POLYTUNE_MACHINE\");\n\
+  if (forced) {{\n\
+    for (int m = 0; m < {n}; m++)\n      if (!found && strcmp(forced, names[m]) == 0)\n        found = m + 1;\n\
+  }} else {{\n\
+    FILE *cpuinfo = fopen(\"/proc/cpuinfo\", \"r\");\n\
+    char line[1024], model[1024];\n\
+    while (cpuinfo && fgets(line, sizeof line, cpuinfo)) {{\n\
+      char *colon = strchr(line, ':');\n\
+      if (!colon || strncmp(line, \"model name\", 10) != 0)\n        continue;\n\
+      /* The model's words joined by single spaces, as polytune's fingerprint reads it. */\n\
+      int len = 0;\n\
+      for (char *word = strtok(colon + 1, \" \\t\\n\"); word; word = strtok(NULL, \" \\t\\n\"))\n\
+        len += snprintf(model + len, sizeof model - len, len ? \" %s\" : \"%s\", word);\n\
+      for (int m = 0; m < {n}; m++)\n        if (!found && strcmp(model, models[m]) == 0)\n          found = m + 1;\n\
+      break;\n\
+    }}\n\
+    if (cpuinfo)\n      fclose(cpuinfo);\n\
+  }}\n\
+  known = found;\n  return found;\n}}\n",
+        names = quoted(labels),
+    ));
+    out
+}
+
+/// `s` as the inside of a C string literal.
+fn c_string(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| match c {
+            '"' | '\\' => vec!['\\', c],
+            c if c.is_ascii_graphic() || c == ' ' => vec![c],
+            _ => vec!['?'],
+        })
+        .collect()
+}
+
+/// A machine's name as a C identifier: other characters become `_`, and a
+/// leading digit gets one before it.
+pub fn label(name: &str) -> String {
+    let mut l: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    if l.is_empty() || l.starts_with(|c: char| c.is_ascii_digit()) {
+        l.insert(0, '_');
+    }
+    l
+}
+
+/// Every identifier of ours (`polytune_…`) in `code` renamed `polytune_<tag>_…`,
+/// so that the branches of several machines cannot clash at file scope.
+pub fn rename(code: &str, tag: &str) -> String {
+    let mut out = String::with_capacity(code.len() + 64);
+    let bytes = code.as_bytes();
+    let mut i = 0;
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    while i < bytes.len() {
+        if word(bytes[i]) {
+            let start = i;
+            while i < bytes.len() && word(bytes[i]) {
+                i += 1;
+            }
+            let w = &code[start..i];
+            match w.strip_prefix("polytune_") {
+                Some(rest) if !bytes[start].is_ascii_digit() => {
+                    out.push_str(&format!("polytune_{tag}_{rest}"))
+                }
+                _ => out.push_str(w),
+            }
+        } else {
+            let start = i;
+            while i < bytes.len() && !word(bytes[i]) {
+                i += 1;
+            }
+            out.push_str(&code[start..i]);
+        }
+    }
+    out
+}
+
+/// The outlined functions' definitions (`void polytune_…(…)` at the start
+/// of a line, not a declaration) made `static`: the user's program gets no
+/// new external names.
+pub fn make_static(helpers: &str) -> String {
+    helpers
+        .split_inclusive('\n')
+        .map(|l| {
+            if l.starts_with("void polytune_") && !l.trim_end().ends_with(';') {
+                format!("static {l}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "#include <x.h>\n\nstatic int keep;\nvoid f(int n, double *a)\n{\n  int i;\n#pragma scop\n  for (i = 0; i < n; i++)\n    a[i] = 0;\n#pragma endscop\n  keep = i;\n}\nint main(void) { return 0; }";
+    const LAYOUT: Layout = Layout { function_first: 4, function_last: 12, scop_first: 7, scop_last: 10 };
+
+    fn branch(label: &str, target: &str) -> Branch {
+        Branch {
+            label: label.into(),
+            cpu_model: format!("CPU {label}"),
+            about: vec![format!("machine {label}")],
+            target: target.into(),
+            file_scope: format!("static void polytune_{label}_h(void) {{}}\n"),
+            block: format!("{{ polytune_{label}_h(); }}\n"),
+        }
+    }
+
+    /// Every line of the input outside the SCoP's, in order: what a test
+    /// of an exported file checks too.
+    fn kept_in_order(original: &str, layout: &Layout, exported: &str) -> bool {
+        let mut rest = exported;
+        for (n, line) in original.split_inclusive('\n').enumerate() {
+            if (layout.scop_first..=layout.scop_last).contains(&(n + 1)) {
+                continue;
+            }
+            match rest.find(line) {
+                Some(at) => rest = &rest[at + line.len()..],
+                None => return false,
+            }
+        }
+        true
+    }
+
+    #[test]
+    fn the_region_replaces_the_scop_lines_and_every_other_line_stays() {
+        let p = pieces(&[branch("a", "")], "f", &["header".into()], &original_region(FILE, &LAYOUT));
+        let out = splice(FILE, &LAYOUT, &p, &p.region);
+        assert!(kept_in_order(FILE, &LAYOUT, &out), "{out}");
+        assert!(!out.contains("#pragma scop") && !out.contains("a[i] = 0"), "{out}");
+        // File scope before the function, the block where the SCoP was.
+        let (before, rest) = out.split_once("void f(int n").unwrap();
+        assert!(before.ends_with("static void polytune_a_h(void) {}\n"), "{before}");
+        assert!(rest.contains("  int i;\n  /* machine a */\n{ polytune_a_h(); }\n  keep = i;"), "{rest}");
+        assert!(out.ends_with("int main(void) { return 0; }"), "{out}");
+    }
+
+    #[test]
+    fn target_pragmas_are_pushed_around_the_function_only() {
+        let p = pieces(&[branch("a", "#pragma GCC target(\"tune=x\")\n")], "f", &[], "");
+        let out = splice(FILE, &LAYOUT, &p, &p.region);
+        let push = out.find("push_options").unwrap();
+        let pop = out.find("pop_options").unwrap();
+        assert!(push < out.find("void f(").unwrap() && pop > out.find("keep = i;\n}\n").unwrap(), "{out}");
+        assert!(pop < out.find("int main").unwrap(), "{out}");
+    }
+
+    #[test]
+    fn several_machines_are_chosen_at_build_time_or_run_time_with_the_original_last() {
+        let original = original_region(FILE, &LAYOUT);
+        assert_eq!(original, "  for (i = 0; i < n; i++)\n    a[i] = 0;\n");
+        let p = pieces(&[branch("a", ""), branch("b", "")], "f", &[], &original);
+        assert!(p.before.contains("#define POLYTUNE_MACHINE_a 1\n#define POLYTUNE_MACHINE_b 2\n"));
+        assert!(p.before.contains("static int polytune_f_machine(void)"));
+        assert!(p.before.contains("\"CPU a\", \"CPU b\""), "{}", p.before);
+        let first = p.region.find("if (polytune_machine == 1)").unwrap();
+        let second = p.region.find("else if (polytune_machine == 2)").unwrap();
+        let fallback = p.region.find("else {").unwrap();
+        assert!(first < second && second < fallback, "{}", p.region);
+        assert!(p.region[fallback..].contains(&original));
+    }
+
+    #[test]
+    fn our_names_are_renamed_per_machine_and_definitions_made_static() {
+        let code = "void polytune_outlined_f_7_0(long n);\nx = polytune_c1000 + my_polytune_x + polytune;\n";
+        assert_eq!(
+            rename(code, "m1"),
+            "void polytune_m1_outlined_f_7_0(long n);\nx = polytune_m1_c1000 + my_polytune_x + polytune;\n"
+        );
+        let helpers = "void polytune_g(long n)\n{\n  void polytune_h(void);\n}\n";
+        assert_eq!(make_static(helpers), "static void polytune_g(long n)\n{\n  void polytune_h(void);\n}\n");
+        assert_eq!(label("epyc-2c.v2"), "epyc_2c_v2");
+        assert_eq!(label("2x"), "_2x");
+        assert_eq!(c_string("a \"b\" \\"), "a \\\"b\\\" \\\\");
+    }
+}

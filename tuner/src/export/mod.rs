@@ -1,0 +1,443 @@
+//! `polytune export`: the user's own file with each machine's winner in
+//! place of its SCoP, plain C and OpenMP without any of the measurement's
+//! instrumentation, built and verified against the original before the
+//! caller writes it.
+//!
+//! The winners come from the store (`Store::best` per machine), their code
+//! from the same pipeline that measured them (`executor::pipeline`, on the
+//! stored schedule), the statement macros expanded by the C preprocessor as
+//! the measured build expanded them (`expand`), the text put together by
+//! `assemble` and checked by `verify`.
+
+pub mod assemble;
+mod verify;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use executor::machine::Fingerprint;
+use executor::pipeline;
+use sha2::{Digest, Sha256};
+use store::{Best, Store};
+use vocab::knobs::{Point, Scheduler};
+
+use crate::campaign::Config;
+use crate::exit::NoResult;
+use crate::program::{self, Dataset, Program, ProgramConfig};
+use assemble::{Branch, Layout};
+
+/// Which machines' winners go into the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Machines {
+    /// The best of all machines (as `polytune best` answers).
+    Best,
+    /// These machines, by name, in this order.
+    Named(Vec<String>),
+    /// Every machine with a verified winner.
+    All,
+}
+
+/// What to export.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// A kernel name (the C file's stem) or the C file itself.
+    pub kernel: String,
+    pub machines: Machines,
+    pub dataset: Option<Dataset>,
+    /// The machine profile whose compiler and slot verify the export.
+    pub profile: String,
+}
+
+/// An exported file, verified.
+#[derive(Debug, Clone)]
+pub struct Export {
+    /// The user's file the export comes from.
+    pub file: PathBuf,
+    pub text: String,
+    /// Each branch: its label, its machine and point, and what it was measured at.
+    pub branches: Vec<String>,
+    /// Machines whose winner is the original (no copy of theirs).
+    pub unchanged: Vec<String>,
+    /// How the file is built, as the winners were.
+    pub compile: String,
+    /// The verified builds, one line each.
+    pub verified: Vec<String>,
+}
+
+/// One machine's winner with the program it was measured on.
+struct Winner {
+    best: Best,
+    point: Point,
+    label: String,
+    cpu_model: String,
+}
+
+/// Makes the export of `request` from `db`; writes nothing.
+pub fn export(db: &Store, request: &Request) -> Result<Export> {
+    let (kernel, named_file) = kernel_and_file(&request.kernel);
+    let winners = winners(db, &kernel, request)?;
+    let first = &winners[0].best;
+    let file = named_file.unwrap_or_else(|| PathBuf::from(&first.program_path));
+    let dataset: Dataset = serde_json::from_value(serde_json::Value::String(first.dataset.clone()))
+        .with_context(|| format!("the store's dataset `{}` is not one polytune knows", first.dataset))?;
+    check_unchanged(&file, first)?;
+    let config = campaign_config(db, first.campaign)?;
+    let build = config.kernels.iter().find(|k| k.name == kernel).map(|k| k.build.clone()).unwrap_or_default();
+    let program = program::load(&file, dataset, &build.cc_args, 0)?;
+    let original =
+        std::fs::read_to_string(&file).with_context(|| format!("{}: cannot read", file.display()))?;
+    let layout = layout(&file, &program, &original)?;
+    let profile = program::machine_profile(&request.profile)?;
+    let compiler = profile.compiler();
+    let mut branches = Vec::new();
+    let mut unchanged = Vec::new();
+    let several = winners.len() > 1;
+    for w in &winners {
+        // The original stays where nothing is faster beyond the noise.
+        if w.best.speedup <= 1.0 || w.best.clear_of_original == Some(false) {
+            unchanged.push(w.best.machine.clone());
+            continue;
+        }
+        let code = variant_code(&program, w, &compiler, &build).with_context(|| {
+            format!(
+                "{}:{}: the winner of machine {}",
+                file.display(),
+                program.scop.start.line,
+                w.best.machine
+            )
+        })?;
+        let code = if several { rename_all(code, &w.label) } else { code };
+        branches.push(Branch {
+            label: w.label.clone(),
+            cpu_model: w.cpu_model.clone(),
+            about: about(w, &request.kernel),
+            target: code.target,
+            file_scope: format!("{}{}", code.declarations, assemble::make_static(&code.helpers)),
+            block: code.block,
+        });
+    }
+    if branches.is_empty() {
+        return Err(NoResult(format!(
+            "kernel `{kernel}`: no machine's winner is faster than the original beyond the noise ({}); there is \
+             nothing to export",
+            unchanged.join(", ")
+        ))
+        .into());
+    }
+    let compile = compile_line(first, &build);
+    let header = header(&kernel, &file, &branches, &compile);
+    let pieces = assemble::pieces(
+        &branches,
+        &program.scop.function,
+        &header,
+        &assemble::original_region(&original, &layout),
+    );
+    let text = assemble::splice(&original, &layout, &pieces, &pieces.region);
+    let verified = verify::verify(&verify::Target {
+        file: &file,
+        original: &original,
+        layout: &layout,
+        pieces: &pieces,
+        program: &program,
+        build: &build,
+        dataset,
+        profile: &profile,
+        tolerance: config.tolerance,
+        branches: &winners.iter().filter(|w| branches.iter().any(|b| b.label == w.label)).collect::<Vec<_>>(),
+        several,
+    })?;
+    Ok(Export {
+        file,
+        text,
+        branches: winners
+            .iter()
+            .filter(|w| branches.iter().any(|b| b.label == w.label))
+            .map(|w| {
+                format!("{} (machine {}): {:.2}x with {}", w.label, w.best.machine, w.best.speedup, w.point)
+            })
+            .collect(),
+        unchanged,
+        compile,
+        verified,
+    })
+}
+
+/// `gemm` or `path/gemm.c`: the kernel's name, and the file if one was named.
+fn kernel_and_file(arg: &str) -> (String, Option<PathBuf>) {
+    let path = Path::new(arg);
+    if arg.ends_with(".c") || path.is_file() {
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(arg).to_string();
+        return (stem, Some(path.to_path_buf()));
+    }
+    (arg.to_string(), None)
+}
+
+/// The winners the request names, each with its point; an unknown kernel
+/// or machine, or one without a verified winner, is an error.
+fn winners(db: &Store, kernel: &str, request: &Request) -> Result<Vec<Winner>> {
+    let dataset = request.dataset.map(|d| d.name());
+    let known = db.kernels()?;
+    if !known.iter().any(|k| k == kernel) {
+        return Err(NoResult(format!(
+            "no kernel `{kernel}` in the store (kernels: {})",
+            if known.is_empty() { "none yet".to_string() } else { known.join(", ") }
+        ))
+        .into());
+    }
+    let machines = db.machines()?;
+    let mut names: Vec<String> = Vec::new();
+    for m in &machines {
+        if !names.contains(&m.name) {
+            names.push(m.name.clone());
+        }
+    }
+    let asked: Vec<Option<String>> = match &request.machines {
+        Machines::Best => vec![None],
+        Machines::All => names.iter().cloned().map(Some).collect(),
+        Machines::Named(list) => {
+            for m in list {
+                if !names.contains(m) {
+                    bail!("no machine `{m}` in the store (machines: {})", names.join(", "));
+                }
+            }
+            list.iter().cloned().map(Some).collect()
+        }
+    };
+    let mut out: Vec<Winner> = Vec::new();
+    for machine in asked {
+        let best = db.best(kernel, machine.as_deref(), dataset)?;
+        let Some(best) = best else {
+            if request.machines == Machines::All {
+                continue;
+            }
+            return Err(NoResult(format!(
+                "no verified variant of kernel `{kernel}`{}{} in the store",
+                machine.map(|m| format!(" on machine `{m}`")).unwrap_or_default(),
+                dataset.map(|d| format!(" at {d}")).unwrap_or_default(),
+            ))
+            .into());
+        };
+        let point: Point = serde_json::from_str(&best.point_json)
+            .with_context(|| format!("point {}: not a point this polytune reads", best.point_id))?;
+        let fingerprint: Option<Fingerprint> = serde_json::from_str(&best.machine_fingerprint).ok();
+        let mut label = assemble::label(&best.machine);
+        if out.iter().any(|w| w.label == label) {
+            label = format!("{label}_{}", out.len() + 1);
+        }
+        out.push(Winner {
+            cpu_model: fingerprint.map(|f| f.cpu_model).unwrap_or_default(),
+            label,
+            point,
+            best,
+        });
+    }
+    let Some(first) = out.first() else {
+        return Err(NoResult(format!("no verified variant of kernel `{kernel}` on any machine")).into());
+    };
+    if let Some(other) = out.iter().find(|w| w.best.dataset != first.best.dataset) {
+        bail!(
+            "kernel `{kernel}`: machine {}'s winner is for {} and machine {}'s for {}; name one with --dataset",
+            first.best.machine,
+            first.best.dataset,
+            other.best.machine,
+            other.best.dataset
+        );
+    }
+    if let Some(other) = out.iter().find(|w| w.best.source_hash != first.best.source_hash) {
+        bail!(
+            "kernel `{kernel}`: machines {} and {} tuned different versions of its file; tune it again on one of them",
+            first.best.machine,
+            other.best.machine
+        );
+    }
+    Ok(out)
+}
+
+/// The file must be the one that was tuned (its hash).
+fn check_unchanged(file: &Path, best: &Best) -> Result<()> {
+    let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
+    let hash: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    if hash != best.source_hash {
+        bail!(
+            "{}: the file has changed since it was tuned (campaign {} tuned {}); tune it again, or export from the file that was tuned",
+            file.display(),
+            best.campaign,
+            best.program_path
+        );
+    }
+    Ok(())
+}
+
+fn campaign_config(db: &Store, id: i64) -> Result<Config> {
+    let Some(stored) = db.campaigns()?.into_iter().find(|c| c.id == id) else {
+        bail!("{}: no campaign has id {id}", db.target());
+    };
+    serde_json::from_str(&stored.config)
+        .with_context(|| format!("campaign {id}: its configuration is not one this polytune reads"))
+}
+
+/// Where the SCoP and its function stand in the user's file.
+fn layout(file: &Path, program: &Program, original: &str) -> Result<Layout> {
+    let (source, scop) = (&program.source, &program.scop);
+    let at = |byte: usize| source.location(byte).map(|l| l.line as usize);
+    let (f0, f1) = scop.function_span;
+    let found = (f1 > f0).then(|| (at(f0), at(f1 - 1), at(scop.span.1.saturating_sub(1))));
+    let Some((Some(function_first), Some(function_last), Some(scop_last))) = found else {
+        bail!(
+            "{}:{}: the SCoP's function does not stand in the file itself (a macro or an included file makes it); \
+             export needs its lines",
+            file.display(),
+            scop.start.line
+        );
+    };
+    let layout = Layout { function_first, function_last, scop_first: scop.start.line as usize, scop_last };
+    let lines: Vec<&str> = original.lines().collect();
+    let pragma = |n: usize, word: &str| {
+        lines.get(n.wrapping_sub(1)).is_some_and(|l| {
+            let words: Vec<&str> = l.trim_start().trim_start_matches('#').split_whitespace().collect();
+            words.first() == Some(&"pragma") && words.get(1) == Some(&word)
+        })
+    };
+    if !pragma(layout.scop_first, "scop") || !pragma(layout.scop_last, "endscop") {
+        bail!(
+            "{}:{}: the SCoP's pragmas are not lines of their own in the file; export replaces the lines from \
+             `#pragma scop` to `#pragma endscop`",
+            file.display(),
+            scop.start.line
+        );
+    }
+    Ok(layout)
+}
+
+/// A winner's code, regenerated from its stored schedule, the statement
+/// macros expanded.
+fn variant_code(
+    program: &Program,
+    w: &Winner,
+    compiler: &executor::build::Compiler,
+    build: &ProgramConfig,
+) -> Result<codegen::Exported> {
+    match &w.point.scheduler {
+        Scheduler::Peer { name } => {
+            bail!("the winner is the peer {name}, a compiler's own build of the code as written")
+        }
+        _ if w.point.on_gpu() => bail!("the winner is a GPU variant; export writes CPU winners only so far"),
+        _ => {}
+    }
+    let (scop, deps) = (&program.scop, &program.deps);
+    let schedule = match &w.best.schedule {
+        Some(s) => s.clone(),
+        None => pipeline::schedule_of(scop, deps, &w.point)?,
+    };
+    let variant = pipeline::generate_variant(
+        &program.source,
+        scop,
+        deps,
+        &pipeline::codegen_options(&w.point),
+        &schedule,
+    )?;
+    let Some(code) = variant.exported else { bail!("code generation gave no exportable form") };
+    Ok(codegen::Exported {
+        helpers: expand(&code.helpers, compiler, build)?,
+        block: expand(&code.block, compiler, build)?,
+        ..code
+    })
+}
+
+/// `code` through the C preprocessor: our statement and AST macros
+/// expanded, exactly as the measured build expanded them. The code is
+/// preprocessed already otherwise (the statements' text comes from the
+/// preprocessed file), so nothing of the user's is expanded twice.
+fn expand(code: &str, compiler: &executor::build::Compiler, build: &ProgramConfig) -> Result<String> {
+    use std::io::Write;
+    if code.is_empty() {
+        return Ok(String::new());
+    }
+    let mut child = std::process::Command::new(&compiler.cc)
+        .args(&compiler.flags)
+        .args(&build.cflags)
+        .args(["-E", "-P", "-x", "c", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot run `{}` to expand the statement macros", compiler.cc))?;
+    let mut stdin = child.stdin.take().context("the preprocessor's input")?;
+    let text = code.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
+    let out = child.wait_with_output().context("the preprocessor")?;
+    let _ = writer.join();
+    if !out.status.success() {
+        bail!("`{} -E` failed on the generated code: {}", compiler.cc, String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn rename_all(code: codegen::Exported, tag: &str) -> codegen::Exported {
+    codegen::Exported {
+        target: code.target,
+        declarations: assemble::rename(&code.declarations, tag),
+        helpers: assemble::rename(&code.helpers, tag),
+        block: assemble::rename(&code.block, tag),
+    }
+}
+
+/// What was chosen and why, for the comment above a machine's block.
+fn about(w: &Winner, asked: &str) -> Vec<String> {
+    let b = &w.best;
+    let pct = |s: Option<f64>| s.map(|s| format!("{:.1}%", 100.0 * s)).unwrap_or("-".into());
+    let mut lines = vec![
+        format!(
+            "polytune: the fastest verified variant on machine {} ({}), {}",
+            b.machine, w.cpu_model, b.dataset
+        ),
+        format!(
+            "{:.2}x the original: {:.6} s (spread {}) against {:.6} s (spread {}), {} threads",
+            b.speedup,
+            b.median_s,
+            pct(b.spread),
+            b.reference_median_s,
+            pct(b.reference_spread),
+            w.point.threads
+        ),
+        format!("point {}: {}", b.point_id, w.point),
+        format!("campaign {}, measured {}", b.campaign, b.measured_at),
+        format!("again: polytune export {asked} --machine {} --dataset {}", b.machine, b.dataset),
+    ];
+    for (k, v) in w.point.code.run_env() {
+        lines.push(format!("measured with {k}={v} in the environment"));
+    }
+    lines
+}
+
+/// How the winners' machine compiled them (its profile's compiler and
+/// flags, and the program's own).
+fn compile_line(best: &Best, build: &ProgramConfig) -> String {
+    let fingerprint: Option<Fingerprint> = serde_json::from_str(&best.machine_fingerprint).ok();
+    let (cc, flags) = match fingerprint {
+        Some(f) => (f.compiler, f.flags),
+        None => ("cc".to_string(), Vec::new()),
+    };
+    [vec![cc], flags, build.cflags.clone()].concat().join(" ")
+}
+
+fn header(kernel: &str, file: &Path, branches: &[Branch], compile: &str) -> Vec<String> {
+    let mut lines = vec![
+        format!(
+            "polytune {} export of kernel {kernel} ({}): the SCoP of this file's function below, tuned",
+            env!("CARGO_PKG_VERSION"),
+            file.file_name().and_then(|n| n.to_str()).unwrap_or("")
+        ),
+        format!("compile as it was measured: {compile}"),
+    ];
+    if branches.len() > 1 {
+        let labels: Vec<&str> = branches.iter().map(|b| b.label.as_str()).collect();
+        lines.push(format!(
+            "one variant per machine ({}): -DPOLYTUNE_TARGET=<machine> chooses at build time, else the CPU model \
+             at run time (POLYTUNE_MACHINE=<machine> forces one), else the code as written",
+            labels.join(", ")
+        ));
+    }
+    lines.push("the code holds the sizes and extents it was tuned at; tune again for others".into());
+    lines
+}
