@@ -1,0 +1,311 @@
+//! `polytune export`: the tuned file, from a store that holds winners (made
+//! here row by row, so that which point wins and on which CPU model does
+//! not depend on this machine's timings). The exported file keeps every
+//! line outside the SCoP, builds without new warnings, gives the original's
+//! outputs, and with several machines takes each machine's branch where it
+//! should; bad requests are refused with nothing written.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{output, polytune, root, temp_dir};
+use sha2::{Digest, Sha256};
+use store::{Record, Role, Store};
+use vocab::knobs::{CodeOptions, Point, Scheduler, UnifiedOptions};
+
+/// A point that beats the original on every kernel we export here: our
+/// scheduler, tiles of 32, restricted outlined bodies, two threads.
+fn tuned_point() -> Point {
+    Point {
+        scheduler: Scheduler::Unified { preorder: None, options: UnifiedOptions::default() },
+        tiles: Some(vec![32]),
+        threads: 2,
+        code: CodeOptions { restrict: true, ..CodeOptions::default() },
+    }
+}
+
+/// A machine of the store: its name, the CPU model of its fingerprint, its winner.
+struct Machine<'a> {
+    name: &'a str,
+    cpu_model: &'a str,
+    point: Point,
+}
+
+/// `file`'s campaign on each machine at `dataset`: the original at 1 s, the
+/// machine's point at 0.2 s, both verified.
+fn seed(db: &Path, file: &Path, dataset: &str, machines: &[Machine]) {
+    let store = Store::open(db.to_str().unwrap()).unwrap();
+    let bytes = std::fs::read(file).unwrap();
+    let hash: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let kernel = file.file_stem().unwrap().to_str().unwrap();
+    let program = store.program(kernel, file.to_str().unwrap(), &hash, dataset).unwrap();
+    for (n, m) in machines.iter().enumerate() {
+        let fingerprint = serde_json::json!({
+            "cpu_model": m.cpu_model, "logical_cores": 2, "caches": [], "gpus": [],
+            "compiler": "gcc", "compiler_version": "gcc 12", "flags": ["-O3", "-march=native", "-fopenmp"],
+        });
+        let machine = store.machine(m.name, &fingerprint.to_string()).unwrap();
+        let config = serde_json::json!({
+            "polytune": "test", "kernels": [{ "name": kernel, "path": file, "source_hash": hash }],
+            "dataset": dataset, "strategy": "random", "seed": 1, "threads": 2, "settings": [],
+            "tiles": [], "runs": 3, "tolerance": 1e-9, "machine": m.name,
+        });
+        let campaign = store
+            .campaign(&store::NewCampaign {
+                key: format!("export-test-{n}-{}", m.name),
+                config_json: config.to_string(),
+                strategy: "random".into(),
+                seed: 1,
+                budget: "2 variants".into(),
+            })
+            .unwrap();
+        let original =
+            Point { scheduler: Scheduler::Original, tiles: None, threads: 2, code: Default::default() };
+        for (role, point, time) in [(Role::Reference, &original, 1.0), (Role::Variant, &m.point, 0.2)] {
+            store
+                .record(&Record {
+                    campaign: campaign.id,
+                    program,
+                    machine,
+                    role,
+                    point_id: point.id(),
+                    point_json: serde_json::to_string(point).unwrap(),
+                    schedule: None,
+                    build: None,
+                    status: store::Status::Ok,
+                    reason: String::new(),
+                    median_s: Some(time),
+                    spread: Some(0.02),
+                    samples: vec![time * 0.99, time, time * 1.01],
+                    costs: None,
+                    kernel_s: None,
+                    origin: None,
+                })
+                .unwrap();
+        }
+    }
+}
+
+/// `polytune export ARGS --db DB` with its build cache in `dir`.
+fn export(dir: &Path, db: &Path, args: &[&str]) -> std::process::Output {
+    output(polytune().arg("export").args(args).arg("--db").arg(db).env("XDG_CACHE_HOME", dir.join("cache")))
+}
+
+/// Every line of `original` outside its SCoP's lines appears in `exported`, in order.
+fn kept_in_order(original: &str, exported: &str) {
+    let mut rest = exported;
+    let mut inside = false;
+    for line in original.split_inclusive('\n') {
+        let pragma = line.trim_start().trim_start_matches('#').trim_start();
+        if pragma.starts_with("pragma scop") {
+            inside = true;
+        }
+        let skip = inside;
+        if pragma.starts_with("pragma endscop") {
+            inside = false;
+        }
+        if skip {
+            continue;
+        }
+        let at = rest.find(line).unwrap_or_else(|| panic!("line {line:?} is missing or out of order"));
+        rest = &rest[at + line.len()..];
+    }
+}
+
+/// gcc's warnings for `file` compiled as the default profile builds, with
+/// `-Wall`, without their positions (a line moved by the export is the same warning).
+fn warnings(file: &Path, dir_of_includes: &Path) -> Vec<String> {
+    let out = output(
+        Command::new("gcc")
+            .args(["-O3", "-march=native", "-fopenmp", "-Wall", "-DSMALL_DATASET", "-c", "-o", "/dev/null"])
+            .arg("-iquote")
+            .arg(dir_of_includes)
+            .arg(file),
+    );
+    assert!(out.status.success(), "{}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+    let mut w: Vec<String> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter_map(|l| l.split_once("warning: ").map(|(_, w)| w.to_string()))
+        .collect();
+    w.sort();
+    w
+}
+
+fn kernel(rel: &str) -> PathBuf {
+    root().join("polybench").join(rel)
+}
+
+#[test]
+fn an_exported_kernel_keeps_the_users_lines_builds_without_new_warnings_and_verifies() {
+    let kernels: Vec<PathBuf> = testkit::kernels();
+    let mut checked = 0;
+    for (i, file) in kernels.iter().enumerate() {
+        // Three kernels in the fast tier, the rest in the heavy one.
+        if !testkit::takes(i, 0, 10, 1) {
+            continue;
+        }
+        let name = file.file_stem().unwrap().to_str().unwrap().to_string();
+        let dir = temp_dir(&format!("export-{name}"));
+        let db = dir.join("store.db");
+        seed(&db, file, "SMALL", &[Machine { name: "here", cpu_model: "any", point: tuned_point() }]);
+        let out_file = dir.join(format!("{name}.c"));
+        let out = export(&dir, &db, &[&name, "-o", out_file.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {err}");
+        assert!(err.contains("verified: the export: outputs match the original's"), "{name}: {err}");
+        let original = std::fs::read_to_string(file).unwrap();
+        let exported = std::fs::read_to_string(&out_file).unwrap();
+        kept_in_order(&original, &exported);
+        for absent in ["polytune_rt_", "#pragma scop", "#define polytune_", "#define min", "#define floord"] {
+            assert!(!exported.contains(absent), "{name}: the export holds `{absent}`");
+        }
+        // No warning that the original does not have (the pragma scop ones go).
+        let (ours, theirs) =
+            (warnings(&out_file, file.parent().unwrap()), warnings(file, file.parent().unwrap()));
+        let new: Vec<&String> = ours.iter().filter(|w| !theirs.contains(w)).collect();
+        assert!(new.is_empty(), "{name}: warnings the export introduced: {new:?}");
+        checked += 1;
+    }
+    assert!(checked > 0);
+}
+
+/// The CPU model this machine's fingerprint reads.
+fn this_cpu_model() -> String {
+    let compiler = executor::build::Compiler::new("gcc", ["-O3"]);
+    executor::machine::Fingerprint::detect(&compiler).unwrap().cpu_model
+}
+
+#[test]
+fn several_machines_are_chosen_by_define_by_cpu_model_and_by_name_with_the_original_last() {
+    let file = kernel("linear-algebra/gemm.c");
+    let dir = temp_dir("export-machines");
+    let db = dir.join("store.db");
+    let other = Point { tiles: Some(vec![16]), ..tuned_point() };
+    let here = this_cpu_model();
+    // The first machine's CPU is not this one: a faked fingerprint.
+    seed(
+        &db,
+        &file,
+        "SMALL",
+        &[
+            Machine { name: "far-away", cpu_model: "Imaginary CPU 9000", point: tuned_point() },
+            Machine { name: "here", cpu_model: &here, point: other },
+        ],
+    );
+    let out_file = dir.join("gemm.c");
+    let out = export(&dir, &db, &["gemm", "--all-machines", "-o", out_file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for v in [
+        "-DPOLYTUNE_TARGET=far_away",
+        "POLYTUNE_MACHINE=here at run time",
+        "no machine matched (the code as written)",
+    ] {
+        assert!(err.contains(&format!("verified: {v}")), "{v}: {err}");
+    }
+    // Each branch says that it ran: a line of ours after each branch's opening.
+    let exported = std::fs::read_to_string(&out_file).unwrap();
+    kept_in_order(&std::fs::read_to_string(&file).unwrap(), &exported);
+    let marked = exported
+        .replace(
+            "if (polytune_machine == 1) {\n",
+            "if (polytune_machine == 1) {\n fprintf(stderr, \"branch far_away\\n\");\n",
+        )
+        .replace(
+            "if (polytune_machine == 2) {\n",
+            "if (polytune_machine == 2) {\n fprintf(stderr, \"branch here\\n\");\n",
+        )
+        .replace("  else {\n", "  else {\n fprintf(stderr, \"branch original\\n\");\n");
+    assert_eq!(marked.matches("fprintf(stderr, \"branch").count(), 3, "{exported}");
+    let marked_file = dir.join("marked.c");
+    std::fs::write(&marked_file, marked).unwrap();
+    let build = |defines: &[&str], binary: &str| -> Result<PathBuf, String> {
+        let binary = dir.join(binary);
+        let out = output(
+            Command::new("gcc")
+                .args(["-O2", "-fopenmp", "-DMINI_DATASET"])
+                .args(defines)
+                .arg("-iquote")
+                .arg(file.parent().unwrap())
+                .arg(&marked_file)
+                .args(["-lm", "-o"])
+                .arg(&binary),
+        );
+        match out.status.success() {
+            true => Ok(binary),
+            false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
+        }
+    };
+    let ran = |binary: &Path, env: Option<&str>| -> String {
+        let mut cmd = Command::new(binary);
+        cmd.env_remove("POLYTUNE_MACHINE").env("OMP_NUM_THREADS", "2").stdout(std::process::Stdio::null());
+        if let Some(m) = env {
+            cmd.env("POLYTUNE_MACHINE", m);
+        }
+        let out = output(&mut cmd);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        err.lines().filter(|l| l.starts_with("branch ")).collect::<Vec<_>>().join(",")
+    };
+    let chosen_at_run_time = build(&[], "run-time").unwrap();
+    assert_eq!(ran(&chosen_at_run_time, None), "branch here", "this machine's CPU model");
+    assert_eq!(ran(&chosen_at_run_time, Some("far_away")), "branch far_away");
+    assert_eq!(ran(&chosen_at_run_time, Some("nowhere")), "branch original");
+    let chosen_at_build_time = build(&["-DPOLYTUNE_TARGET=far_away"], "build-time").unwrap();
+    assert_eq!(ran(&chosen_at_build_time, None), "branch far_away");
+    let unknown = build(&["-DPOLYTUNE_TARGET=nowhere"], "unknown").unwrap_err();
+    assert!(
+        unknown.contains("POLYTUNE_TARGET names no machine of this export (known: far_away, here)"),
+        "{unknown}"
+    );
+}
+
+#[test]
+fn bad_requests_are_refused_with_their_reason_and_write_nothing() {
+    let dir = temp_dir("export-refused");
+    let db = dir.join("store.db");
+    // A copy of gemm beside its harness' path, so that it can change.
+    let copy_dir = dir.join("linear-algebra");
+    std::fs::create_dir_all(&copy_dir).unwrap();
+    std::fs::create_dir_all(dir.join("harness")).unwrap();
+    std::fs::copy(root().join("polybench/harness/polytune.h"), dir.join("harness/polytune.h")).unwrap();
+    let file = copy_dir.join("gemm.c");
+    std::fs::copy(kernel("linear-algebra/gemm.c"), &file).unwrap();
+    seed(&db, &file, "SMALL", &[Machine { name: "here", cpu_model: "any", point: tuned_point() }]);
+    // atax: a program the store knows, never measured.
+    let atax = kernel("linear-algebra/atax.c");
+    let hash: String =
+        Sha256::digest(std::fs::read(&atax).unwrap()).iter().map(|b| format!("{b:02x}")).collect();
+    Store::open(db.to_str().unwrap())
+        .unwrap()
+        .program("atax", atax.to_str().unwrap(), &hash, "SMALL")
+        .unwrap();
+    let out_file = dir.join("out.c");
+    let o = out_file.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (vec!["nosuchkernel", "-o", o], 3, "no kernel `nosuchkernel` in the store (kernels: atax, gemm)"),
+        (
+            vec!["gemm", "--machine", "elsewhere", "-o", o],
+            1,
+            "no machine `elsewhere` in the store (machines: here)",
+        ),
+        (vec!["atax", "-o", o], 3, "no verified variant of kernel `atax`"),
+        (vec!["gemm", "--dataset", "LARGE", "-o", o], 3, "no verified variant of kernel `gemm` at LARGE"),
+    ];
+    for (args, code, said) in &cases {
+        let out = export(&dir, &db, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(*code), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+        assert!(!out_file.exists(), "{args:?} wrote {o}");
+    }
+    // The file changed since it was tuned.
+    std::fs::write(&file, std::fs::read_to_string(&file).unwrap() + "\n/* edited */\n").unwrap();
+    let out = export(&dir, &db, &["gemm", "-o", o]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("the file has changed since it was tuned"), "{err}");
+    assert!(!out_file.exists());
+}
