@@ -112,6 +112,11 @@ impl Outliner {
         })
     }
 
+    /// This outliner with functions named `prefix_N`.
+    pub(super) fn renamed(self, prefix: &str) -> Outliner {
+        Outliner { prefix: prefix.to_string(), ..self }
+    }
+
     /// Makes a function of `code` (statement calls and loops, inside the
     /// loops of `iterators`); returns the lines that declare and call it.
     pub(super) fn function(&mut self, iterators: &[String], code: &str) -> String {

@@ -20,16 +20,28 @@ use model::scop::Source;
 /// followed by the dump of everything the SCoP writes; the loop iterators
 /// the program reads after it get their exit values ([`Scop::exit_values`]).
 pub(super) fn splice(source: &Source, scop: &Scop, code: &str) -> Result<String, CodegenError> {
-    splice_region(source, scop, code, &exit_values(scop))
+    splice_region(source, scop, code, &exit_values(scop), "")
 }
 
 /// [`splice`] for the original code, whose own loops leave the iterators
 /// their values: the dump then compares those with what a variant assigns.
 pub(super) fn splice_original(source: &Source, scop: &Scop, code: &str) -> Result<String, CodegenError> {
-    splice_region(source, scop, code, "")
+    splice_region(source, scop, code, "", "")
 }
 
-fn splice_region(source: &Source, scop: &Scop, code: &str, exits: &str) -> Result<String, CodegenError> {
+/// [`splice_original`] with `capture` (the code that captures the region's
+/// inputs, `replay::capturing_program`) at the region's entry.
+pub(super) fn splice_capturing(source: &Source, scop: &Scop, capture: &str) -> Result<String, CodegenError> {
+    splice_region(source, scop, super::original_region(source, scop), "", capture)
+}
+
+fn splice_region(
+    source: &Source,
+    scop: &Scop,
+    code: &str,
+    exits: &str,
+    entry: &str,
+) -> Result<String, CodegenError> {
     let ctx = new_context();
     let mut dumps = dump_code(&ctx, scop)?;
     for e in &scop.exit_values {
@@ -39,7 +51,7 @@ fn splice_region(source: &Source, scop: &Scop, code: &str, exits: &str) -> Resul
         ));
     }
     let region = format!(
-        "{{ /* polytune: SCoP of {} */\n{}  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
+        "{{ /* polytune: SCoP of {} */\n{}{entry}  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
          void polytune_rt_dump(const char *, const char *, const void *, unsigned long);\n  \
          polytune_rt_start();\n  {{\n{code}\n  }}\n  polytune_rt_stop();\n{}{dumps}{}}}\n",
         scop.function,
@@ -93,7 +105,7 @@ pub fn instrumented(scop: &Scop, block: &str) -> Result<String, CodegenError> {
 /// its block-scope variables, declared once for the whole region (the
 /// statements of a schedule may leave the blocks that declared them). A
 /// local struct's members (`p.a`) come with the struct (`p`).
-fn local_declarations(scop: &Scop) -> String {
+pub(super) fn local_declarations(scop: &Scop) -> String {
     let mut out = String::new();
     for (name, value) in &scop.constants {
         out.push_str(&format!("  const long {name} = {value}L;\n"));
@@ -135,9 +147,7 @@ fn expansion_frees(scop: &Scop) -> String {
 /// elements it writes (its write footprint), in lexicographic order. Elements
 /// never written are not outputs: they may even be uninitialised (durbin's
 /// local `z`), and no declared extent is needed.
-fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
-    let what = || "building the output dump".to_string();
-    let prefix = iterator_prefix(scop);
+pub(super) fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
     let mut out = String::new();
     for a in scop.arrays.iter().filter(|a| a.written && !a.local) {
         let ty = &a.element_type;
@@ -149,33 +159,46 @@ fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
             continue;
         }
         let footprint = footprint(ctx, scop, &a.name, AccessKind::Write)?;
-        let isl = isl_name(&a.name);
-        let vars: Vec<String> = (0..a.rank()).map(|d| format!("x{d}")).collect();
-        let members: Vec<String> =
-            vars.iter().map(|v| format!("{{ {isl}[{}] -> [({v})] }}", vars.join(", "))).collect();
-        let tree = format!(
-            "{{ domain: \"{}\", child: {{ schedule: \"[{}]\" }} }}",
-            footprint.to_str().ctx(what)?,
-            members.join(", ")
-        );
-        let tree = Schedule::read_from_str(ctx, &tree).ctx(what)?;
-        let ast = build_ast(ctx, &scop.context, tree, &prefix)?;
-        let mut loops = Printer::plain(2, DUMP_PREFIX, &prefix, Default::default());
-        loops.node(&ast, None)?;
-        let params = vars.join(", ");
-        let element = a.element(&vars.iter().map(|v| format!("({v})")).collect::<Vec<_>>());
-        let macro_name = format!("{DUMP_PREFIX}{isl}");
+        let (loops, macro_name, params, element) = element_loops(ctx, scop, a, &footprint)?;
         out.push_str(&format!(
             "  {{\n    unsigned long polytune_n = 0;\n{AST_MACROS}#define {macro_name}({params}) polytune_n++\n{loops}\
              #undef {macro_name}\n    {ty} *polytune_buf = ({ty} *)__builtin_malloc(polytune_n * sizeof({ty}) + 1);\n    \
              polytune_n = 0;\n#define {macro_name}({params}) polytune_buf[polytune_n++] = {element}\n{loops}\
              #undef {macro_name}\n{UNDEF_AST_MACROS}    polytune_rt_dump(\"{name}\", \"{ty}\", (const void *)polytune_buf, \
              polytune_n * sizeof({ty}));\n    __builtin_free(polytune_buf);\n  }}\n",
-            loops = loops.out,
             name = a.name,
         ));
     }
     Ok(out)
+}
+
+/// Loops over the elements of `footprint` (of array `a`) in lexicographic
+/// order that call the macro `polytune_W_<array>(x0, ...)` on each, with
+/// that macro's name, its parameters and the element it names (`A[(x0)][(x1)]`):
+/// the order in which dumps, captures and replays list an array's elements.
+pub(super) fn element_loops(
+    ctx: &Context,
+    scop: &Scop,
+    a: &model::scop::Array,
+    footprint: &UnionSet,
+) -> Result<(String, String, String, String), CodegenError> {
+    let what = || format!("the elements of {}", a.name);
+    let prefix = iterator_prefix(scop);
+    let isl = isl_name(&a.name);
+    let vars: Vec<String> = (0..a.rank()).map(|d| format!("x{d}")).collect();
+    let members: Vec<String> =
+        vars.iter().map(|v| format!("{{ {isl}[{}] -> [({v})] }}", vars.join(", "))).collect();
+    let tree = format!(
+        "{{ domain: \"{}\", child: {{ schedule: \"[{}]\" }} }}",
+        footprint.to_str().ctx(what)?,
+        members.join(", ")
+    );
+    let tree = Schedule::read_from_str(ctx, &tree).ctx(what)?;
+    let ast = build_ast(ctx, &scop.context, tree, &prefix)?;
+    let mut loops = Printer::plain(2, DUMP_PREFIX, &prefix, Default::default());
+    loops.node(&ast, None)?;
+    let element = a.element(&vars.iter().map(|v| format!("({v})")).collect::<Vec<_>>());
+    Ok((loops.out, format!("{DUMP_PREFIX}{isl}"), vars.join(", "), element))
 }
 
 /// The elements of `array` the SCoP's statements access as `kind`, as a

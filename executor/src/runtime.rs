@@ -90,27 +90,120 @@ static int polytune_rt_put_le(FILE *f, unsigned long long v, int n)
   return fwrite(b, 1, (size_t)n, f) == (size_t)n;
 }
 
+static int polytune_rt_record(FILE *f, const char *name, const char *type, const void *p, unsigned long bytes)
+{
+  size_t nl = strlen(name), tl = strlen(type);
+  return fwrite("PTD1", 1, 4, f) == 4 && polytune_rt_put_le(f, nl, 4) &&
+         fwrite(name, 1, nl, f) == nl && polytune_rt_put_le(f, tl, 4) &&
+         fwrite(type, 1, tl, f) == tl && polytune_rt_put_le(f, bytes, 8) &&
+         (bytes == 0 || fwrite(p, 1, bytes, f) == bytes);
+}
+
 void polytune_rt_dump(const char *name, const char *type, const void *p, unsigned long bytes)
 {
   const char *path = getenv("POLYTUNE_DUMP_FILE");
   FILE *f;
-  size_t nl, tl;
   int ok;
   if (!path || !*path)
     return;
   f = fopen(path, "ab");
   if (!f)
     polytune_rt_fail("open dump file", path);
-  nl = strlen(name);
-  tl = strlen(type);
-  ok = fwrite("PTD1", 1, 4, f) == 4 && polytune_rt_put_le(f, nl, 4) &&
-       fwrite(name, 1, nl, f) == nl && polytune_rt_put_le(f, tl, 4) &&
-       fwrite(type, 1, tl, f) == tl && polytune_rt_put_le(f, bytes, 8) &&
-       (bytes == 0 || fwrite(p, 1, bytes, f) == bytes);
+  ok = polytune_rt_record(f, name, type, p, bytes);
   if (fclose(f) != 0)
     ok = 0;
   if (!ok)
     polytune_rt_fail("write dump file", path);
+}
+
+/* Capture: the region's inputs at its POLYTUNE_CAPTURE_ENTRY-th entry (the
+   first by default), in the dump's format, to POLYTUNE_CAPTURE_FILE. */
+static long polytune_rt_entries;
+static FILE *polytune_rt_capture_file;
+static const char *polytune_rt_capture_path;
+
+int polytune_rt_capturing(void)
+{
+  const char *path = getenv("POLYTUNE_CAPTURE_FILE");
+  const char *entry = getenv("POLYTUNE_CAPTURE_ENTRY");
+  long want = entry && *entry ? atol(entry) : 1;
+  if (!path || !*path || ++polytune_rt_entries != want)
+    return 0;
+  polytune_rt_capture_path = path;
+  polytune_rt_capture_file = fopen(path, "wb");
+  if (!polytune_rt_capture_file)
+    polytune_rt_fail("open capture file", path);
+  return 1;
+}
+
+void polytune_rt_capture(const char *name, const char *type, const void *p, unsigned long bytes)
+{
+  if (polytune_rt_capture_file && !polytune_rt_record(polytune_rt_capture_file, name, type, p, bytes))
+    polytune_rt_fail("write capture file", polytune_rt_capture_path);
+}
+
+void polytune_rt_capture_end(void)
+{
+  if (polytune_rt_capture_file && fclose(polytune_rt_capture_file) != 0)
+    polytune_rt_fail("write capture file", polytune_rt_capture_path);
+  polytune_rt_capture_file = 0;
+}
+
+/* Replay: a capture read whole, its records found by name. */
+static unsigned char *polytune_rt_replay_data;
+static unsigned long polytune_rt_replay_size;
+static const char *polytune_rt_replay_path;
+
+void polytune_rt_replay_open(const char *path)
+{
+  FILE *f = fopen(path, "rb");
+  long n;
+  if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
+    polytune_rt_fail("open capture file", path);
+  polytune_rt_replay_data = (unsigned char *)malloc((size_t)n + 1);
+  if (!polytune_rt_replay_data || fread(polytune_rt_replay_data, 1, (size_t)n, f) != (size_t)n)
+    polytune_rt_fail("read capture file", path);
+  fclose(f);
+  polytune_rt_replay_size = (unsigned long)n;
+  polytune_rt_replay_path = path;
+}
+
+static unsigned long long polytune_rt_get_le(const unsigned char *b, int n)
+{
+  unsigned long long v = 0;
+  int i;
+  for (i = n - 1; i >= 0; i--)
+    v = (v << 8) | b[i];
+  return v;
+}
+
+const void *polytune_rt_replay(const char *name, unsigned long bytes)
+{
+  unsigned long at = 0, size = polytune_rt_replay_size, nl, tl;
+  unsigned long long count;
+  const unsigned char *d = polytune_rt_replay_data;
+  while (at + 8 <= size && memcmp(d + at, "PTD1", 4) == 0) {
+    nl = (unsigned long)polytune_rt_get_le(d + at + 4, 4);
+    if (at + 8 + nl + 4 > size)
+      break;
+    tl = (unsigned long)polytune_rt_get_le(d + at + 8 + nl, 4);
+    if (at + 12 + nl + tl + 8 > size)
+      break;
+    count = polytune_rt_get_le(d + at + 12 + nl + tl, 8);
+    if (at + 20 + nl + tl + count > size)
+      break;
+    if (nl == strlen(name) && memcmp(d + at + 8, name, nl) == 0) {
+      if (count != bytes) {
+        fprintf(stderr, "polytune runtime: the capture %s holds %llu bytes of %s, the region reads %lu\n",
+                polytune_rt_replay_path, count, name, bytes);
+        exit(3);
+      }
+      return d + at + 20 + nl + tl;
+    }
+    at += 20 + nl + tl + (unsigned long)count;
+  }
+  fprintf(stderr, "polytune runtime: the capture %s holds no %s\n", polytune_rt_replay_path, name);
+  exit(3);
 }
 "#;
 

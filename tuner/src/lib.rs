@@ -10,6 +10,7 @@
 //! library; nothing here imports it.
 
 pub mod campaign;
+pub mod capture;
 pub mod exit;
 pub mod export;
 pub mod memo;

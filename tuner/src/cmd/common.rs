@@ -121,3 +121,53 @@ impl StoreArg {
         Ok(Store::open(&location)?)
     }
 }
+
+/// Whether builds replay the region from a capture of its inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Replay {
+    /// When the program is given arguments, an input or a directory.
+    Auto,
+    On,
+    /// Every measurement runs the whole program (with no arguments).
+    Off,
+}
+
+/// How the program's region is captured and replayed (`run`, `tune`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReplayArgs {
+    /// The program's own arguments: its region's inputs are captured from one run with them, and
+    /// every build replays the region from that capture instead of running the whole program.
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<String>,
+    /// A file for the capturing run's standard input.
+    #[arg(long, value_name = "PATH")]
+    pub stdin: Option<std::path::PathBuf>,
+    /// The capturing run's working directory (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    pub run_dir: Option<std::path::PathBuf>,
+    /// Which entry of the region is captured (1: the first).
+    #[arg(long, default_value_t = 1, value_parser = at_least_one)]
+    pub capture_entry: usize,
+    /// Replay the region from a capture (`on`), run the whole program for every measurement
+    /// (`off`), or replay where the program is given arguments, an input or a directory (`auto`).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub replay: Replay,
+}
+
+impl ReplayArgs {
+    /// The capturing run, where builds replay.
+    pub fn invocation(&self) -> Option<tuner::capture::Invocation> {
+        let given = !self.args.is_empty() || self.stdin.is_some() || self.run_dir.is_some();
+        let on = match self.replay {
+            Replay::On => true,
+            Replay::Off => false,
+            Replay::Auto => given,
+        };
+        on.then(|| tuner::capture::Invocation {
+            args: self.args.clone(),
+            stdin: self.stdin.clone(),
+            dir: self.run_dir.clone(),
+            entry: self.capture_entry,
+        })
+    }
+}

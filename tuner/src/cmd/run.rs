@@ -74,6 +74,8 @@ pub struct Args {
     on_noise: crate::noise::OnNoise,
     #[command(flatten)]
     timeout: common::TimeoutArg,
+    #[command(flatten)]
+    replay: common::ReplayArgs,
 }
 
 #[derive(Serialize)]
@@ -138,7 +140,11 @@ pub fn run(args: Args) -> Result<()> {
     }
     let build = args.build.resolve(&args.file)?;
     let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &build.cc_args, args.scop)?);
-    model::scop::check_runnable(&program.source, &program.scop)?;
+    let capturing = args.replay.invocation();
+    // A replayed region gets its inputs from the capturing run, which may read them.
+    if capturing.is_none() {
+        model::scop::check_runnable(&program.source, &program.scop)?;
+    }
     let profile = common::machine_profile(&args.machine)?;
     let Some(slot) = profile.slots.first().cloned() else {
         bail!("machine profile `{}` has no slot", profile.name)
@@ -168,17 +174,17 @@ pub fn run(args: Args) -> Result<()> {
     let started = std::time::Instant::now();
     let gpu = opts.gpu;
     let at = format!("{}:{}", args.file.display(), program.scop.start.line);
-    let (variant, cuda) = {
+    let (variant, cuda, exported) = {
         let (p, what) = (program.clone(), format!("{at}: code generation"));
         common::in_time(&what.clone(), args.timeout, move || {
             let v =
                 pipeline::generate_variant(&p.source, &p.scop, &p.deps, &opts, &schedule).context(what)?;
-            Ok((v.program, v.cuda))
+            Ok((v.program, v.cuda, v.exported))
         })?
     };
     let codegen_s = started.elapsed().as_secs_f64();
-    let original =
-        codegen::original_program(&program.source, &program.scop).context(at + ": the original SCoP")?;
+    let original = codegen::original_program(&program.source, &program.scop)
+        .context(at.clone() + ": the original SCoP")?;
 
     let stem = args.file.file_stem().and_then(|s| s.to_str()).unwrap_or("program");
     let named = args.script.as_deref().unwrap_or(Path::new(&args.schedule));
@@ -203,6 +209,23 @@ pub fn run(args: Args) -> Result<()> {
     };
     let builder = executor::build::Builder::new(profile.compiler(), common::cache_dir()?.join("builds"))?
         .with_extras(&build.extras(args.dataset))?;
+    // Replayed: the original's and the variant's regions from one capture.
+    let (original, variant, captured) = match &capturing {
+        None => (original, variant, None),
+        Some(how) => {
+            let Some(region) = exported.as_ref().filter(|_| !gpu) else {
+                bail!("{at}: GPU variants are not replayed from a capture yet; run the whole program (--replay off)")
+            };
+            let cap = tuner::capture::capture(&builder, &program, how, std::time::Duration::from_secs(3600))?;
+            let original = tuner::capture::replay_original(&program, &cap)?;
+            let variant = tuner::capture::replay(&program, region, &cap)?;
+            std::fs::write(&original_source, &original)
+                .with_context(|| format!("{}: cannot write", original_source.display()))?;
+            std::fs::write(&source, &variant)
+                .with_context(|| format!("{}: cannot write", source.display()))?;
+            (original, variant, Some(cap))
+        }
+    };
     let evaluator = Evaluator { builder, slot, config, jobs: 2 };
     let mut slots: Vec<(&str, &[usize])> = vec![(&evaluator.slot.name, &evaluator.slot.cores)];
     if let Some((_, _, g, _)) = &on_gpu {
@@ -210,6 +233,9 @@ pub fn run(args: Args) -> Result<()> {
     }
     let noise = crate::noise::Noise::new(args.on_noise).check(&slots, &|| false)?;
     let reference = evaluator.reference(&original)?;
+    if let Some(cap) = &captured {
+        tuner::capture::check_reproduced(cap, &reference, evaluator.config.tolerance).context(at.clone())?;
+    }
     // Kernels in the unit and launches in one run: what the mapping costs
     // in host-device round trips.
     let (kernels, launches) = match &cuda_form {

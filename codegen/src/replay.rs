@@ -1,0 +1,237 @@
+//! A region run apart from its program (CERE's codelet replay, exact here
+//! because the model knows every element the region reads).
+//!
+//! `capturing_program` is the original program, instrumented as usual, that
+//! also writes the region's inputs at its entry (the runtime's
+//! `polytune_rt_capturing`, in the dump's format): the size parameters, the
+//! scalars, and for every array the region reads exactly the elements it
+//! reads (its read footprint), in the order `element_loops` lists them.
+//!
+//! `replay_program` is a program whose `main` loads such a capture into
+//! arrays of the program's shapes, calls the region as a function of its
+//! data (the `Outliner`'s signature), times that call and dumps what the
+//! region wrote. The rest of the user's translation unit stays in it (the
+//! types, globals and functions the statements use); its own `main` is
+//! renamed away. The original region replayed this way is the reference its
+//! variants are compared with.
+
+use isl_rs::{Context, Set};
+use model::isl::{new_context, IslResultExt};
+use model::scop::{AccessKind, Array, Scop, Source};
+
+use super::outline::{stated_extent, Outliner};
+use super::print::{AST_MACROS, UNDEF_AST_MACROS};
+use super::splice::{dump_code, element_loops, footprint, splice_capturing};
+use super::{ast, pinned, CodegenError, Exported};
+
+/// The original program, instrumented as for a reference run, that also
+/// writes the region's inputs where the runtime is asked to capture them.
+pub fn capturing_program(source: &Source, scop: &Scop) -> Result<String, CodegenError> {
+    let ctx = new_context();
+    let scop = &*pinned(&ctx, scop)?;
+    replayable(scop)?;
+    let mut capture = String::from(
+        "  {\n  int polytune_rt_capturing(void);\n  \
+         void polytune_rt_capture(const char *, const char *, const void *, unsigned long);\n  \
+         void polytune_rt_capture_end(void);\n  if (polytune_rt_capturing()) {\n",
+    );
+    for p in &scop.params {
+        capture.push_str(&format!(
+            "  {{ long polytune_v = (long)({p}); polytune_rt_capture(\"{p}\", \"long\", &polytune_v, sizeof polytune_v); }}\n"
+        ));
+    }
+    for a in inputs(scop) {
+        let ty = &a.element_type;
+        if a.extents.is_empty() {
+            capture.push_str(&format!(
+                "  polytune_rt_capture(\"{0}\", \"{ty}\", (const void *)&{0}, (unsigned long)sizeof({ty}));\n",
+                a.name
+            ));
+            continue;
+        }
+        let read = footprint(&ctx, scop, &a.name, AccessKind::Read)?;
+        let (loops, name, params, element) = element_loops(&ctx, scop, a, &read)?;
+        capture.push_str(&format!(
+            "  {{\n    unsigned long polytune_n = 0;\n{AST_MACROS}#define {name}({params}) polytune_n++\n{loops}\
+             #undef {name}\n    {ty} *polytune_buf = ({ty} *)__builtin_malloc(polytune_n * sizeof({ty}) + 1);\n    \
+             polytune_n = 0;\n#define {name}({params}) polytune_buf[polytune_n++] = {element}\n{loops}\
+             #undef {name}\n{UNDEF_AST_MACROS}    polytune_rt_capture(\"{array}\", \"{ty}\", (const void *)polytune_buf, \
+             polytune_n * sizeof({ty}));\n    __builtin_free(polytune_buf);\n  }}\n",
+            array = a.name,
+        ));
+    }
+    capture.push_str("  polytune_rt_capture_end();\n  }\n  }\n");
+    splice_capturing(source, scop, &capture)
+}
+
+/// The non-local scalars and the arrays the region reads: what a capture holds
+/// besides the parameters.
+fn inputs(scop: &Scop) -> impl Iterator<Item = &Array> {
+    scop.arrays.iter().filter(|a| {
+        !a.local
+            && (a.extents.is_empty()
+                || scop
+                    .statements
+                    .iter()
+                    .any(|s| s.accesses.iter().any(|x| x.kind == AccessKind::Read && x.array == a.name)))
+    })
+}
+
+/// Why `scop` cannot be replayed, if it cannot: the region must be a
+/// function of its data.
+fn replayable(scop: &Scop) -> Result<(), CodegenError> {
+    if scop.is_fragment() {
+        return Err(CodegenError::Unsupported("a SCoP at file scope is not replayed".into()));
+    }
+    if Outliner::new(scop, "", "").is_none() {
+        return Err(CodegenError::Unsupported(
+            "the region is not a function of its arrays (a struct member, or an array whose rows have an extent \
+             that is neither a literal nor a size parameter), so it is not replayed"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The original region in the form `replay_program` takes: its code as
+/// written, with the block-scope declarations it needs.
+pub fn original_exported(source: &Source, scop: &Scop) -> Exported {
+    Exported {
+        block: format!(
+            "{{\n{}  {{\n{}\n  }}\n}}\n",
+            super::splice::local_declarations(scop),
+            super::original_region(source, scop)
+        ),
+        ..Exported::default()
+    }
+}
+
+/// A program that runs `region` (a variant's, or [`original_exported`]) on
+/// the inputs in the capture file `capture`, timed, and dumps its outputs
+/// as a measurement of the whole program does.
+pub fn replay_program(
+    source: &Source,
+    scop: &Scop,
+    region: &Exported,
+    capture: &str,
+) -> Result<String, CodegenError> {
+    let ctx = new_context();
+    let scop = &*pinned(&ctx, scop)?;
+    replayable(scop)?;
+    let Some(outliner) = Outliner::new(scop, "", "") else { unreachable!("checked replayable") };
+    let mut outliner = outliner.renamed("polytune_replayed_region");
+    // The iterators the code as written assigns, and the exit values a
+    // variant assigns them: locals of the region's function, the exit
+    // values handed to `main` through file-scope copies (dumped after the timer).
+    let mut body = String::new();
+    let mut iterators: Vec<&str> = Vec::new();
+    for s in &scop.statements {
+        for it in &s.c_iterators {
+            if !iterators.contains(&it.as_str()) && !scop.exit_values.iter().any(|e| e.variable == *it) {
+                iterators.push(it);
+            }
+        }
+    }
+    for it in &iterators {
+        body.push_str(&format!("  long {it};\n"));
+    }
+    let mut statics = String::new();
+    let mut handed = String::new();
+    let mut exit_dumps = String::new();
+    for e in &scop.exit_values {
+        body.push_str(&format!("  {} {};\n", e.ty, e.variable));
+        statics.push_str(&format!("static {} polytune_replayed_exit_{};\n", e.ty, e.variable));
+        handed.push_str(&format!("  polytune_replayed_exit_{0} = {0};\n", e.variable));
+        exit_dumps.push_str(&format!(
+            "  polytune_rt_dump(\"{0}\", \"{1}\", (const void *)&polytune_replayed_exit_{0}, (unsigned long)sizeof({1}));\n",
+            e.variable, e.ty
+        ));
+    }
+    body.push_str(&region.block);
+    body.push_str(&handed);
+    let call = outliner.function(&[], &body);
+    let mut main = format!(
+        "#undef main\nint main(void)\n{{\n  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
+         void polytune_rt_dump(const char *, const char *, const void *, unsigned long);\n  \
+         void polytune_rt_replay_open(const char *);\n  const void *polytune_rt_replay(const char *, unsigned long);\n  \
+         polytune_rt_replay_open(\"{}\");\n",
+        c_string(capture)
+    );
+    for (name, value) in &scop.constants {
+        main.push_str(&format!("  const long {name} = {value}L;\n"));
+    }
+    for p in &scop.params {
+        main.push_str(&format!("  long {p} = *(const long *)polytune_rt_replay(\"{p}\", sizeof(long));\n"));
+    }
+    for a in scop.arrays.iter().filter(|a| !a.local) {
+        main.push_str(&declare(&ctx, scop, a)?);
+    }
+    for a in inputs(scop).filter(|a| !a.extents.is_empty()) {
+        let ty = &a.element_type;
+        let read = footprint(&ctx, scop, &a.name, AccessKind::Read)?;
+        let (loops, name, params, element) = element_loops(&ctx, scop, a, &read)?;
+        main.push_str(&format!(
+            "  {{\n    unsigned long polytune_n = 0;\n{AST_MACROS}#define {name}({params}) polytune_n++\n{loops}\
+             #undef {name}\n    const {ty} *polytune_in = (const {ty} *)polytune_rt_replay(\"{array}\", \
+             polytune_n * sizeof({ty}));\n    polytune_n = 0;\n#define {name}({params}) {element} = polytune_in[polytune_n++]\n\
+             {loops}#undef {name}\n{UNDEF_AST_MACROS}  }}\n",
+            array = a.name,
+        ));
+    }
+    main.push_str(&format!(
+        "  polytune_rt_start();\n{call}  polytune_rt_stop();\n{}{exit_dumps}  return 0;\n}}\n",
+        dump_code(&ctx, scop)?
+    ));
+    Ok(format!(
+        "{target}#define main polytune_replaced_main\n{text}\n{declarations}{helpers}{statics}{functions}{main}",
+        target = region.target,
+        text = source.text,
+        declarations = region.declarations,
+        helpers = region.helpers,
+        functions = outliner.definitions.concat(),
+    ))
+}
+
+/// `a` declared in the replay's `main`: a scalar with its captured value,
+/// an array on the heap, zeroed, of the program's row shape and as many
+/// rows as the declaration says or the region touches.
+fn declare(ctx: &Context, scop: &Scop, a: &Array) -> Result<String, CodegenError> {
+    let ty = &a.element_type;
+    let name = &a.name;
+    if a.extents.is_empty() {
+        return Ok(format!("  {ty} {name} = *(const {ty} *)polytune_rt_replay(\"{name}\", sizeof({ty}));\n"));
+    }
+    let rows = match &a.extents[0] {
+        Some(e) if stated_extent(e, &scop.params) => e.trim().to_string(),
+        _ => touched_rows(ctx, scop, a)?,
+    };
+    let shape: String =
+        a.extents[1..].iter().map(|e| format!("[{}]", e.as_deref().unwrap_or("").trim())).collect();
+    Ok(format!(
+        "  {ty} (*{name}){shape} = ({ty} (*){shape})__builtin_calloc((unsigned long)({rows}) * sizeof(*{name}) + 1, 1);\n"
+    ))
+}
+
+/// One more than the largest first subscript the region reads or writes of
+/// `a`, as C on the parameters.
+fn touched_rows(ctx: &Context, scop: &Scop, a: &Array) -> Result<String, CodegenError> {
+    let what = || format!("the rows of {} the region touches", a.name);
+    let read = footprint(ctx, scop, &a.name, AccessKind::Read)?;
+    let all = read.union(footprint(ctx, scop, &a.name, AccessKind::Write)?).ctx(what)?;
+    if all.is_empty().ctx(what)? {
+        return Ok("1".into());
+    }
+    let set = Set::read_from_str(ctx, all.to_str().ctx(what)?).ctx(what)?;
+    let largest = set.dim_max(0).ctx(what)?;
+    Ok(format!("({}) + 1", ast::c_expr(ctx, &scop.context, largest)?))
+}
+
+/// `s` as the inside of a C string literal.
+fn c_string(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| match c {
+            '"' | '\\' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect()
+}

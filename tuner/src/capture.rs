@@ -1,0 +1,174 @@
+//! A region's inputs captured from one run of the user's own program (its
+//! arguments, standard input and working directory), kept content-addressed
+//! in the cache, and the programs that replay the region from it
+//! (`codegen::replay_program`): the original region, the reference, and
+//! each variant.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use executor::build::{BuildOutcome, Builder};
+use executor::process::{run_limited, End, Limits};
+use executor::runtime::{parse_dump, DumpedArray};
+use sha2::{Digest, Sha256};
+
+use crate::program::{self, Program};
+
+/// How the user's program is run once to capture its region's inputs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Invocation {
+    /// Its arguments (after `--`).
+    pub args: Vec<String>,
+    /// A file for its standard input (none: empty).
+    pub stdin: Option<PathBuf>,
+    /// Its working directory (none: polytune's own, as where the user runs it).
+    pub dir: Option<PathBuf>,
+    /// Which entry of the region to capture, from 1.
+    pub entry: usize,
+}
+
+/// A capture on disk, checked against its name.
+#[derive(Debug, Clone)]
+pub struct Capture {
+    /// `<cache>/captures/<sha256>.ptc`.
+    pub path: PathBuf,
+    pub hash: String,
+    /// How many times the program entered the region.
+    pub entries: usize,
+    /// What the whole program's region wrote at its exit (when it entered once:
+    /// what the replayed original must reproduce).
+    pub outputs: Vec<DumpedArray>,
+    /// The whole program's run, in seconds.
+    pub wall_s: f64,
+}
+
+/// Runs `program`'s capturing build once as `how` says and keeps the capture.
+pub fn capture(builder: &Builder, program: &Program, how: &Invocation, timeout: Duration) -> Result<Capture> {
+    let at = format!("{}:{}", program.scop.file.display(), program.scop.start.line);
+    let text = codegen::capturing_program(&program.source, &program.scop)
+        .with_context(|| format!("{at}: capturing the region's inputs"))?;
+    let binary = match builder.build(&text) {
+        BuildOutcome::Built { binary, .. } => binary,
+        BuildOutcome::Failed { message } => {
+            bail!("{at}: the capturing build of the program failed:\n{message}")
+        }
+    };
+    let dir = program::cache_dir()?.join("captures");
+    let scratch = dir.join(format!("run-{}", executor::process::unique_suffix()));
+    std::fs::create_dir_all(&scratch).with_context(|| format!("{}: cannot create", scratch.display()))?;
+    let result = run_capture(&binary, how, timeout, &scratch, &dir, &at);
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
+
+fn run_capture(
+    binary: &Path,
+    how: &Invocation,
+    timeout: Duration,
+    scratch: &Path,
+    dir: &Path,
+    at: &str,
+) -> Result<Capture> {
+    let (file, dump, time) = (scratch.join("capture"), scratch.join("dump"), scratch.join("time"));
+    let mut cmd = Command::new(binary);
+    if let Some(dir) = &how.dir {
+        cmd.current_dir(dir);
+    }
+    cmd.args(&how.args)
+        .env("POLYTUNE_CAPTURE_FILE", &file)
+        .env("POLYTUNE_CAPTURE_ENTRY", how.entry.max(1).to_string())
+        .env("POLYTUNE_DUMP_FILE", &dump)
+        .env("POLYTUNE_TIME_FILE", &time)
+        .stdout(Stdio::null());
+    match &how.stdin {
+        Some(path) => {
+            let f = std::fs::File::open(path)
+                .with_context(|| format!("--stdin {}: cannot open", path.display()))?;
+            cmd.stdin(f);
+        }
+        None => {
+            cmd.stdin(Stdio::null());
+        }
+    }
+    let out = run_limited(cmd, &Limits::default(), timeout, 4096)
+        .with_context(|| format!("cannot start {}", binary.display()))?;
+    let said = out.output.text();
+    match out.end {
+        End::TimedOut => bail!("{at}: the program's capturing run took longer than {} s", timeout.as_secs()),
+        End::Exited(status) if !status.success() => {
+            bail!("{at}: the program's capturing run failed ({status}): {}", said.trim())
+        }
+        End::Exited(_) => {}
+    }
+    let entries = std::fs::read_to_string(&time).map(|t| t.lines().count()).unwrap_or(0);
+    if !file.is_file() {
+        bail!(
+            "{at}: the program entered the region {entries} time(s) with these arguments, so entry {} was never \
+             captured",
+            how.entry.max(1)
+        );
+    }
+    let bytes = std::fs::read(&file)?;
+    let outputs = parse_dump(&std::fs::read(&dump).unwrap_or_default())
+        .map_err(|e| anyhow::anyhow!("{at}: the capturing run's output dump: {e}"))?;
+    let hash = hex(&bytes);
+    let path = dir.join(format!("{hash}.ptc"));
+    if !path.is_file() {
+        std::fs::rename(&file, &path).with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    Ok(Capture { path, hash, entries, outputs, wall_s: out.wall.as_secs_f64() })
+}
+
+/// The capture at `path`, refused where its bytes are not the ones its name
+/// (their SHA-256) says.
+pub fn checked(path: &Path) -> Result<String> {
+    let bytes =
+        std::fs::read(path).with_context(|| format!("{}: cannot read the capture", path.display()))?;
+    let hash = hex(&bytes);
+    let named = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    if hash != named {
+        bail!("{}: the capture is corrupted (its SHA-256 is {hash}); capture it again", path.display());
+    }
+    Ok(hash)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The program that replays `region` of `program` from `capture`.
+pub fn replay(program: &Program, region: &codegen::Exported, capture: &Capture) -> Result<String> {
+    let at = format!("{}:{}", program.scop.file.display(), program.scop.start.line);
+    codegen::replay_program(&program.source, &program.scop, region, &capture.path.display().to_string())
+        .with_context(|| format!("{at}: the replay of the region"))
+}
+
+/// The original region replayed: the reference of a replayed campaign, which
+/// must give what the whole program's region gave where it ran once (else
+/// the capture misses something the region reads).
+pub fn replay_original(program: &Program, capture: &Capture) -> Result<String> {
+    replay(program, &codegen::original_exported(&program.source, &program.scop), capture)
+}
+
+/// The replayed original must write what the whole program's region wrote
+/// at the captured entry; checked where the program entered the region once
+/// (the dump holds every entry's outputs).
+pub fn check_reproduced(
+    capture: &Capture,
+    reference: &executor::evaluate::Reference,
+    tolerance: executor::runtime::Tolerance,
+) -> Result<()> {
+    if capture.entries != 1 {
+        return Ok(());
+    }
+    let verdict = executor::runtime::compare(&capture.outputs, &reference.dump, tolerance);
+    if !verdict.is_match() {
+        bail!(
+            "the region replayed from its capture does not write what it wrote in the program ({verdict}): it \
+             reads something its model does not show (a pointer it reads through, a call with side effects)"
+        );
+    }
+    Ok(())
+}
