@@ -172,3 +172,18 @@ pub fn check_reproduced(
     }
     Ok(())
 }
+
+/// The capture of SHA-256 `hash` in this machine's cache (a campaign's, for
+/// a worker that joins it), checked.
+pub fn stored(hash: &str) -> Result<Capture> {
+    let path = program::cache_dir()?.join("captures").join(format!("{hash}.ptc"));
+    if !path.is_file() {
+        bail!(
+            "{}: the campaign replays its region from this capture, which this machine does not have; copy it \
+             here, or tune here with the program's arguments",
+            path.display()
+        );
+    }
+    checked(&path)?;
+    Ok(Capture { path, hash: hash.to_string(), entries: 0, outputs: Vec::new(), wall_s: 0.0 })
+}

@@ -181,6 +181,9 @@ fn reply_of_child(
     if let Some(program) = saved_program(kernel, dataset, schedules) {
         cmd.arg("--program").arg(program);
     }
+    if let Some(capture) = &kernel.capture {
+        cmd.arg("--replay-from").arg(&capture.path);
+    }
     let run = process::run_limited(cmd, &process::Limits::default(), timeout, 4096);
     let text = std::fs::read_to_string(&answer_file).unwrap_or_default();
     let _ = std::fs::remove_file(&answer_file);

@@ -84,6 +84,11 @@ pub struct KernelSpec {
     /// say, so that such campaigns keep their keys).
     #[serde(default, skip_serializing_if = "ProgramConfig::is_empty")]
     pub build: ProgramConfig,
+    /// The SHA-256 of the capture its region is replayed from
+    /// (`crate::capture`): another input is another campaign. Absent when
+    /// the whole program runs, keeping keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<String>,
 }
 
 impl Config {

@@ -39,6 +39,8 @@ pub struct Kernel {
     /// Points of the references that a warm start took from other machines
     /// (by id), with the machine each came from.
     pub warm: HashMap<String, String>,
+    /// The capture its region is replayed from, if it is (`crate::capture`).
+    pub capture: Option<crate::capture::Capture>,
 }
 
 /// The machine side of a campaign: profile, measurement slots, threads.
@@ -90,13 +92,16 @@ impl Setup {
 impl Kernel {
     /// Loads the first SCoP of `file` on every dataset a `strategy` campaign
     /// on `dataset` may use, and lays out its space: fusion preorders (see
-    /// [`preorders`]) × the knobs and tile sizes of `spec`.
+    /// [`preorders`]) × the knobs and tile sizes of `spec`. A kernel to be
+    /// `replayed` from a capture may read its own input (the capturing run
+    /// gets it), and has the one dataset of its capture.
     pub fn load(
         file: &Path,
         strategy: StrategyKind,
         dataset: Dataset,
         build: &ProgramConfig,
         spec: &grid::Spec,
+        replayed: bool,
     ) -> Result<Kernel> {
         if file.is_dir() {
             bail!("{}: is a directory; name a C file", file.display());
@@ -104,9 +109,19 @@ impl Kernel {
         let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
         let mut programs = HashMap::new();
-        for d in strategy::datasets(strategy, dataset) {
+        let datasets = strategy::datasets(strategy, dataset);
+        if replayed && datasets.len() > 1 {
+            bail!(
+                "{}: --strategy {strategy:?} measures on several datasets, and a capture is one input; choose another \
+                 strategy, or run the whole program (--replay off)",
+                file.display()
+            );
+        }
+        for d in datasets {
             let program = program::load(file, d, &build.cc_args, 0)?;
-            model::scop::check_runnable(&program.source, &program.scop)?;
+            if !replayed {
+                model::scop::check_runnable(&program.source, &program.scop)?;
+            }
             programs.insert(d, program);
         }
         let max = max_fusion(&programs[&dataset]);
@@ -123,10 +138,12 @@ impl Kernel {
                 path: file.to_path_buf(),
                 source_hash: Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect(),
                 build: build.clone(),
+                capture: None,
             },
             programs,
             space: grid::points(&preorders, spec),
             warm: HashMap::new(),
+            capture: None,
             references: grid::references(
                 spec.threads,
                 max,
@@ -193,9 +210,13 @@ impl Kernel {
 /// nothing behind.
 pub fn measure_original(evaluator: &Evaluator, kernel: &Kernel, dataset: Dataset) -> Result<Reference> {
     let prog = &kernel.programs[&dataset];
-    let original = codegen::original_program(&prog.source, &prog.scop).with_context(|| {
-        format!("{}:{}: the original SCoP", kernel.spec.path.display(), prog.scop.start.line)
-    })?;
+    let at = format!("{}:{}", kernel.spec.path.display(), prog.scop.start.line);
+    let original = match &kernel.capture {
+        // Replayed: the original region from the capture is the reference.
+        Some(capture) => crate::capture::replay_original(prog, capture)?,
+        None => codegen::original_program(&prog.source, &prog.scop)
+            .with_context(|| format!("{at}: the original SCoP"))?,
+    };
     let builder = evaluator
         .builder
         .with_extras(&kernel.spec.build.extras(dataset))
@@ -206,9 +227,13 @@ pub fn measure_original(evaluator: &Evaluator, kernel: &Kernel, dataset: Dataset
         config: evaluator.config.clone(),
         jobs: evaluator.jobs,
     };
-    evaluator
+    let reference = evaluator
         .reference(&original)
-        .with_context(|| format!("{} [{}]: the original program", kernel.spec.name, dataset.name()))
+        .with_context(|| format!("{} [{}]: the original program", kernel.spec.name, dataset.name()))?;
+    if let Some(capture) = &kernel.capture {
+        crate::capture::check_reproduced(capture, &reference, evaluator.config.tolerance).context(at)?;
+    }
+    Ok(reference)
 }
 
 /// At most this many fusion preorders per kernel enter the grid.

@@ -126,7 +126,12 @@ pub struct Args {
     /// How many jobs `--submit` starts.
     #[arg(long, requires = "submit")]
     workers: Option<usize>,
+    #[command(flatten)]
+    replay: super::common::ReplayArgs,
 }
+
+/// How long the program's capturing run may take.
+const CAPTURE_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// `--race`'s value: a factor above 1, or `off` (`None`).
 #[derive(Clone, Copy, Debug)]
@@ -172,6 +177,10 @@ pub(super) struct Job {
     pub json: bool,
     /// `--submit` and `--workers`: start that many jobs instead of measuring.
     pub submit: Option<(crate::slurm::Submit, usize)>,
+    /// The capturing run of each file's program, where regions are replayed.
+    pub capture: Option<crate::capture::Invocation>,
+    /// A stored campaign's captures, by file (a worker's: no program is run again).
+    pub captured: Vec<Option<String>>,
 }
 
 /// The peers `--peers` names: with `auto` every installed one (a line on
@@ -239,6 +248,8 @@ pub fn run(args: Args) -> Result<()> {
         lease: args.lease,
         json: args.json,
         submit: args.submit.zip(args.workers),
+        capture: args.replay.invocation(),
+        captured: Vec::new(),
     };
     if job.submit.is_some_and(|(_, n)| n == 0) {
         bail!("--workers 0 starts nothing");
@@ -291,7 +302,11 @@ pub(super) fn execute(
     let mut kernels = args
         .files
         .iter()
-        .map(|(f, build)| Kernel::load(f, args.strategy, args.dataset, build, &spec))
+        .enumerate()
+        .map(|(i, (f, build))| {
+            let replayed = args.capture.is_some() || args.captured.get(i).is_some_and(Option::is_some);
+            Kernel::load(f, args.strategy, args.dataset, build, &spec, replayed)
+        })
         .collect::<Result<Vec<_>>>()?;
 
     if let Some((crate::slurm::Submit::Slurm, workers)) = args.submit {
@@ -318,6 +333,23 @@ pub(super) fn execute(
     let mut noise = crate::noise::Noise::new(args.on_noise);
     let first = &setup.slots[0];
     noise.check(&[(&first.name, &first.cores)], &campaign::interrupted)?;
+    for (i, k) in kernels.iter_mut().enumerate() {
+        let capture = match (args.captured.get(i).cloned().flatten(), &args.capture) {
+            (Some(hash), _) => crate::capture::stored(&hash)?,
+            (None, Some(how)) => {
+                eprintln!(
+                    "{} [{}] capturing the region's inputs from one run",
+                    k.spec.name,
+                    args.dataset.name()
+                );
+                let builder = evaluator.builder.with_extras(&k.spec.build.extras(args.dataset))?;
+                crate::capture::capture(&builder, &k.programs[&args.dataset], how, CAPTURE_TIMEOUT)?
+            }
+            (None, None) => continue,
+        };
+        k.spec.capture = Some(capture.hash.clone());
+        k.capture = Some(capture);
+    }
     let mut originals = Vec::new();
     for k in &kernels {
         eprintln!("{} [{}] measuring the original program", k.spec.name, args.dataset.name());

@@ -34,10 +34,20 @@ pub struct Args {
     /// it ([`crate::program::Program`] as JSON): read instead of the file.
     #[arg(long)]
     program: Option<PathBuf>,
+    /// The program replays its region from this capture (`crate::capture`).
+    #[arg(long)]
+    replay_from: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<()> {
     let point: Point = serde_json::from_str(&args.point).context("--point is not a point's JSON")?;
+    if let (Scheduler::Peer { name }, Some(_)) = (&point.scheduler, &args.replay_from) {
+        let reason =
+            format!("the peer {name} builds the whole program, and this campaign replays its region");
+        let answer: Answer = Err(Failure { status: Status::ScheduleError, reason });
+        println!("{}", serde_json::to_string(&Reply { answer, schedule_s: 0.0, codegen_s: 0.0 })?);
+        return Ok(());
+    }
     if let Scheduler::Peer { name } = &point.scheduler {
         // The program as written, preprocessed by the peer's compiler; no schedule.
         let cpp = crate::program::cpp_args(args.dataset, &args.cc_args);
@@ -63,11 +73,25 @@ pub fn run(args: Args) -> Result<()> {
         let tree = tree?;
         let opts = pipeline::codegen_options(&point);
         let v = pipeline::generate_modelled(&p.source, &scop, &deps, &opts, &tree)?;
-        Ok((tree, v.program, v.cuda))
+        match &args.replay_from {
+            None => Ok((tree, v.program, v.cuda)),
+            Some(capture) => Ok((tree, replayed(&p, &v, capture)?, None)),
+        }
     });
     let codegen_s = started.elapsed().as_secs_f64();
     println!("{}", serde_json::to_string(&Reply { answer, schedule_s, codegen_s })?);
     Ok(())
+}
+
+/// `v`'s region replayed from `capture` (CPU variants: a GPU variant's
+/// region is not replayed yet).
+fn replayed(p: &common::Program, v: &codegen::Variant, capture: &std::path::Path) -> Result<String, Failure> {
+    let failed = |reason: String| Failure { status: Status::CodegenError, reason };
+    let Some(region) = v.exported.as_ref().filter(|_| v.cuda.is_none()) else {
+        return Err(failed("GPU variants are not replayed from a capture yet".into()));
+    };
+    codegen::replay_program(&p.source, &p.scop, region, &capture.display().to_string())
+        .map_err(|e| failed(format!("the replay of the region: {e}")))
 }
 
 /// The schedule of `point`, taken from the campaign's schedule directory

@@ -91,6 +91,8 @@ pub fn run(args: Args) -> Result<()> {
         lease: args.lease,
         json: args.json,
         submit: None,
+        capture: None,
+        captured: config.kernels.iter().map(|k| k.capture.clone()).collect(),
     };
     drop(db);
     execute(job, Some(location), budget, Some(&stored))

@@ -1,0 +1,184 @@
+//! Real programs in: a program that reads its input (a file named on its
+//! command line, its standard input) is run once with them to capture its
+//! region's inputs, and every measurement replays the region from that
+//! capture; the replayed original must write what the program's region
+//! wrote, and the PolyBench kernels replay to the same verdicts.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{output, polytune, temp_dir};
+
+/// A 5-point smoothing applied three times to a grid read from the file
+/// named on the command line (`from_stdin`: from standard input).
+fn smoothing_program(from_stdin: bool) -> String {
+    let open =
+        if from_stdin { "FILE *f = stdin;" } else { "FILE *f = argc > 1 ? fopen(argv[1], \"r\") : 0;" };
+    format!(
+        r#"#include <stdio.h>
+#include <stdlib.h>
+
+static void smooth(int n, int m, double A[n][m], double B[n][m])
+{{
+  int i, j;
+#pragma scop
+  for (i = 1; i < n - 1; i++)
+    for (j = 1; j < m - 1; j++)
+      B[i][j] = 0.2 * (A[i][j] + A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1]);
+#pragma endscop
+}}
+
+int main(int argc, char **argv)
+{{
+  {open}
+  int n, m;
+  if (!f || fscanf(f, "%d %d", &n, &m) != 2)
+    return 1;
+  double (*A)[m] = malloc(sizeof(double) * n * m);
+  double (*B)[m] = calloc((size_t)n * m, sizeof(double));
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++)
+      if (fscanf(f, "%lf", &A[i][j]) != 1)
+        return 1;
+  for (int step = 0; step < 3; step++) {{
+    smooth(n, m, A, B);
+    double (*t)[m] = A; A = B; B = t;
+  }}
+  double s = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++)
+      s += A[i][j];
+  printf("%.6f\n", s);
+  return 0;
+}}
+"#
+    )
+}
+
+/// The program and a 40 × 50 grid in `dir`.
+fn write_program(dir: &Path, from_stdin: bool) -> (PathBuf, PathBuf) {
+    let file = dir.join(if from_stdin { "smooth_stdin.c" } else { "smooth.c" });
+    std::fs::write(&file, smoothing_program(from_stdin)).unwrap();
+    let mut grid = String::from("40 50\n");
+    for i in 0..40 {
+        let row: Vec<String> =
+            (0..50).map(|j| format!("{:.3}", ((i * 7 + j * 13) % 17) as f64 / 4.0)).collect();
+        grid.push_str(&row.join(" "));
+        grid.push('\n');
+    }
+    let input = dir.join("grid.txt");
+    std::fs::write(&input, grid).unwrap();
+    (file, input)
+}
+
+/// `polytune ARGS` in `dir`, its cache there too.
+fn polytune_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    output(polytune().current_dir(dir).env("XDG_CACHE_HOME", dir.join("cache")).args(args))
+}
+
+fn run_json(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let out = polytune_in(dir, args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_program_that_reads_a_file_named_on_its_command_line_runs_and_tunes_from_a_capture() {
+    let dir = temp_dir("replay-file");
+    let (file, _) = write_program(&dir, false);
+    let f = file.to_str().unwrap();
+    // Without its arguments it is refused, as before.
+    let out = polytune_in(&dir, &["run", f, "--runs", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("opens a file to read it"), "{err}");
+    // With them: the region captured from one run, original and variant replayed.
+    let r = run_json(&dir, &["run", f, "--schedule", "unified", "--runs", "2", "--json", "--", "grid.txt"]);
+    assert_eq!(r["status"], "ok", "{r}");
+    let source = std::fs::read_to_string(dir.join(r["source"].as_str().unwrap())).unwrap();
+    assert!(
+        source.contains("polytune_rt_replay_open(") && source.contains("#define main polytune_replaced_main")
+    );
+    // The second of its three entries, and one it never makes.
+    let r = run_json(&dir, &["run", f, "--runs", "1", "--capture-entry", "2", "--json", "--", "grid.txt"]);
+    assert_eq!(r["status"], "ok", "{r}");
+    let out = polytune_in(&dir, &["run", f, "--runs", "1", "--capture-entry", "5", "--", "grid.txt"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("entered the region 3 time(s) with these arguments, so entry 5 was never captured"),
+        "{err}"
+    );
+    // A campaign from the capture; `best` answers as for any kernel.
+    let db = dir.join("store.db");
+    let db = db.to_str().unwrap();
+    let t =
+        run_json(&dir, &["tune", f, "--evals", "3", "--runs", "2", "--db", db, "--json", "--", "grid.txt"]);
+    assert!(t["best"][0]["speedup"].as_f64().is_some(), "{t}");
+    let out = polytune_in(&dir, &["best", "smooth", "--db", db]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The same command again resumes the same campaign (the same input, the same capture).
+    let again =
+        run_json(&dir, &["tune", f, "--evals", "3", "--runs", "2", "--db", db, "--json", "--", "grid.txt"]);
+    assert_eq!(again["campaign"], t["campaign"], "{again}");
+}
+
+#[test]
+fn a_program_that_reads_its_standard_input_runs_from_a_capture() {
+    let dir = temp_dir("replay-stdin");
+    let (file, input) = write_program(&dir, true);
+    let r = run_json(
+        &dir,
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--schedule",
+            "unified",
+            "--runs",
+            "1",
+            "--json",
+            "--stdin",
+            input.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r["status"], "ok", "{r}");
+    // An input that makes the program fail is the capturing run's error, with its status.
+    let empty = dir.join("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    let out = polytune_in(&dir, &["run", file.to_str().unwrap(), "--stdin", empty.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the program's capturing run failed (exit status: 1)"), "{err}");
+}
+
+#[test]
+fn polybench_kernels_replayed_from_captures_verify_as_their_whole_programs_do() {
+    let mut checked = 0;
+    for (i, file) in testkit::kernels().iter().enumerate() {
+        // Three kernels in the fast tier, the rest in the heavy one.
+        if !testkit::takes(i, 0, 10, 1) {
+            continue;
+        }
+        let name = file.file_stem().unwrap().to_str().unwrap();
+        let dir = temp_dir(&format!("replay-{name}"));
+        let f = file.to_str().unwrap();
+        // The replayed original is checked against the whole program's region (one entry).
+        let r = run_json(
+            &dir,
+            &[
+                "run",
+                f,
+                "--schedule",
+                "unified",
+                "--dataset",
+                "SMALL",
+                "--runs",
+                "1",
+                "--replay",
+                "on",
+                "--json",
+            ],
+        );
+        assert_eq!(r["status"], "ok", "{name}: {r}");
+        checked += 1;
+    }
+    assert!(checked > 0);
+}
