@@ -186,19 +186,10 @@ pub fn run(args: Args) -> Result<()> {
     let original = codegen::original_program(&program.source, &program.scop)
         .context(at.clone() + ": the original SCoP")?;
 
-    let stem = args.file.file_stem().and_then(|s| s.to_str()).unwrap_or("program");
-    let named = args.script.as_deref().unwrap_or(Path::new(&args.schedule));
-    let label = named.file_stem().and_then(|s| s.to_str()).unwrap_or("schedule");
-    std::fs::create_dir_all(&args.out).with_context(|| format!("{}: cannot create", args.out.display()))?;
-    let source = args.out.join(format!("{stem}.{}.{label}.c", args.dataset.name()));
-    let original_source = args.out.join(format!("{stem}.{}.original-program.c", args.dataset.name()));
-    std::fs::write(&source, &variant).with_context(|| format!("{}: cannot write", source.display()))?;
-    std::fs::write(&original_source, &original)
-        .with_context(|| format!("{}: cannot write", original_source.display()))?;
+    let (name, source, original_source) = written(&args, &variant, &original)?;
     // A GPU slot runs the CUDA form; without one it is emulated on the CPU.
     let gpu_slot = profile.gpus.first().filter(|_| gpu).cloned();
     let cuda_form = cuda.clone();
-    let name = format!("{stem}.{}.{label}", args.dataset.name());
     let (cuda, nvcc, on_gpu) = cuda_files(&args, &name, cuda.as_ref(), gpu, gpu_slot, &profile)?;
     let config = MeasureConfig {
         runs: args.runs,
@@ -209,21 +200,11 @@ pub fn run(args: Args) -> Result<()> {
     };
     let builder = executor::build::Builder::new(profile.compiler(), common::cache_dir()?.join("builds"))?
         .with_extras(&build.extras(args.dataset))?;
-    // Replayed: the original's and the variant's regions from one capture.
     let (original, variant, captured) = match &capturing {
         None => (original, variant, None),
         Some(how) => {
-            let Some(region) = exported.as_ref().filter(|_| !gpu) else {
-                bail!("{at}: GPU variants are not replayed from a capture yet; run the whole program (--replay off)")
-            };
-            let cap = tuner::capture::capture(&builder, &program, how, std::time::Duration::from_secs(3600))?;
-            let original = tuner::capture::replay_original(&program, &cap)?;
-            let variant = tuner::capture::replay(&program, region, &cap)?;
-            std::fs::write(&original_source, &original)
-                .with_context(|| format!("{}: cannot write", original_source.display()))?;
-            std::fs::write(&source, &variant)
-                .with_context(|| format!("{}: cannot write", source.display()))?;
-            (original, variant, Some(cap))
+            let region = exported.as_ref().filter(|_| !gpu);
+            replayed(&at, how, &builder, &program, region, [&original_source, &source])?
         }
     };
     let evaluator = Evaluator { builder, slot, config, jobs: 2 };
@@ -238,15 +219,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     // Kernels in the unit and launches in one run: what the mapping costs
     // in host-device round trips.
-    let (kernels, launches) = match &cuda_form {
-        Some(c) => {
-            let limit = std::time::Duration::from_secs(600);
-            let n = executor::cuda::count_launches(&evaluator.builder, &c.counting, limit)
-                .map_err(|e| anyhow::anyhow!("counting the launches: {e}"))?;
-            (Some((c.kernels, c.serial_kernels)), Some(n))
-        }
-        None => (None, None),
-    };
+    let (kernels, launches) = launches(&evaluator, cuda_form.as_ref())?;
     let (m, device) = match &on_gpu {
         Some((nvcc, c, g, device)) => {
             let built = executor::cuda::build(&evaluator.builder, nvcc, &c.program, &c.unit);
@@ -298,6 +271,57 @@ pub fn run(args: Args) -> Result<()> {
         print_text(&report);
     }
     Ok(())
+}
+
+/// The variant's and the original's programs written to `--out`: the
+/// variant's name, and both paths (variant first).
+fn written(args: &Args, variant: &str, original: &str) -> Result<(String, PathBuf, PathBuf)> {
+    let stem = args.file.file_stem().and_then(|s| s.to_str()).unwrap_or("program");
+    let named = args.script.as_deref().unwrap_or(Path::new(&args.schedule));
+    let label = named.file_stem().and_then(|s| s.to_str()).unwrap_or("schedule");
+    std::fs::create_dir_all(&args.out).with_context(|| format!("{}: cannot create", args.out.display()))?;
+    let name = format!("{stem}.{}.{label}", args.dataset.name());
+    let source = args.out.join(format!("{name}.c"));
+    let original_source = args.out.join(format!("{stem}.{}.original-program.c", args.dataset.name()));
+    for (path, text) in [(&source, variant), (&original_source, original)] {
+        std::fs::write(path, text).with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    Ok((name, source, original_source))
+}
+
+/// A GPU variant's kernels (and how many run on one thread) and its
+/// launches in one run.
+fn launches(
+    evaluator: &Evaluator,
+    cuda: Option<&codegen::Cuda>,
+) -> Result<(Option<(usize, usize)>, Option<u64>)> {
+    let Some(c) = cuda else { return Ok((None, None)) };
+    let limit = std::time::Duration::from_secs(600);
+    let n = executor::cuda::count_launches(&evaluator.builder, &c.counting, limit)
+        .map_err(|e| anyhow::anyhow!("counting the launches: {e}"))?;
+    Ok((Some((c.kernels, c.serial_kernels)), Some(n)))
+}
+
+/// The original's and the variant's (`region`'s) programs replayed from one
+/// capture made as `how` says, each written to its path (original first).
+fn replayed(
+    at: &str,
+    how: &tuner::capture::Invocation,
+    builder: &executor::build::Builder,
+    program: &common::Program,
+    region: Option<&codegen::Exported>,
+    paths: [&Path; 2],
+) -> Result<(String, String, Option<tuner::capture::Capture>)> {
+    let Some(region) = region else {
+        bail!("{at}: GPU variants are not replayed from a capture yet; run the whole program (--replay off)")
+    };
+    let cap = tuner::capture::capture(builder, program, how, std::time::Duration::from_secs(3600))?;
+    let original = tuner::capture::replay_original(program, &cap)?;
+    let variant = tuner::capture::replay(program, region, &cap)?;
+    for (path, text) in paths.iter().zip([&original, &variant]) {
+        std::fs::write(path, text).with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    Ok((original, variant, Some(cap)))
 }
 
 /// The schedule tree `run` generates code from: a script's (its code steps
