@@ -120,6 +120,26 @@ fn a_program_that_reads_a_file_named_on_its_command_line_runs_and_tunes_from_a_c
     let again =
         run_json(&dir, &["tune", f, "--evals", "3", "--runs", "2", "--db", db, "--json", "--", "grid.txt"]);
     assert_eq!(again["campaign"], t["campaign"], "{again}");
+    // Its export is verified on the capture, and the program built from it prints what the original prints.
+    let exported = dir.join("smooth.tuned.c");
+    let out = polytune_in(&dir, &["export", "smooth", "--db", db, "-o", exported.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(3) {
+        // Nothing beat the original beyond the noise in three evaluations: nothing to export.
+        assert!(err.contains("nothing to export"), "{err}");
+        return;
+    }
+    assert!(out.status.success() && err.contains("replayed from capture"), "{err}");
+    let printed = |source: &Path| -> String {
+        let binary = source.with_extension("bin");
+        let built = output(
+            std::process::Command::new("gcc").args(["-O2", "-fopenmp"]).arg(source).arg("-o").arg(&binary),
+        );
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        let ran = output(std::process::Command::new(&binary).arg("grid.txt").current_dir(&dir));
+        String::from_utf8_lossy(&ran.stdout).into_owned()
+    };
+    assert_eq!(printed(&exported), printed(&file));
 }
 
 #[test]

@@ -59,7 +59,7 @@ pub fn run(args: Args) -> Result<()> {
         eprintln!("  variant {b}");
     }
     for m in &export.unchanged {
-        eprintln!("  machine {m}: no winner faster than the original beyond the noise: the code as written runs there");
+        eprintln!("  machine {m}: no winner faster than the original: the code as written runs there");
     }
     for v in &export.verified {
         eprintln!("  verified: {v}");

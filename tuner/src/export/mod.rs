@@ -82,7 +82,10 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
         .with_context(|| format!("the store's dataset `{}` is not one polytune knows", first.dataset))?;
     check_unchanged(&file, first)?;
     let config = campaign_config(db, first.campaign)?;
-    let build = config.kernels.iter().find(|k| k.name == kernel).map(|k| k.build.clone()).unwrap_or_default();
+    let spec = config.kernels.iter().find(|k| k.name == kernel);
+    let build = spec.map(|k| k.build.clone()).unwrap_or_default();
+    // A replayed campaign's export is verified on its capture.
+    let capture = spec.and_then(|k| k.capture.clone());
     let program = program::load(&file, dataset, &build.cc_args, 0)?;
     let original =
         std::fs::read_to_string(&file).with_context(|| format!("{}: cannot read", file.display()))?;
@@ -93,8 +96,8 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
     let mut unchanged = Vec::new();
     let several = winners.len() > 1;
     for w in &winners {
-        // The original stays where nothing is faster beyond the noise.
-        if w.best.speedup <= 1.0 || w.best.clear_of_original == Some(false) {
+        // The original stays where nothing was faster.
+        if w.best.speedup <= 1.0 {
             unchanged.push(w.best.machine.clone());
             continue;
         }
@@ -118,8 +121,7 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
     }
     if branches.is_empty() {
         return Err(NoResult(format!(
-            "kernel `{kernel}`: no machine's winner is faster than the original beyond the noise ({}); there is \
-             nothing to export",
+            "kernel `{kernel}`: no machine's winner is faster than the original ({}); there is nothing to export",
             unchanged.join(", ")
         ))
         .into());
@@ -133,6 +135,8 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
         &assemble::original_region(&original, &layout),
     );
     let text = assemble::splice(&original, &layout, &pieces, &pieces.region);
+    let exported: Vec<&Winner> =
+        winners.iter().filter(|w| branches.iter().any(|b| b.label == w.label)).collect();
     let verified = verify::verify(&verify::Target {
         file: &file,
         original: &original,
@@ -143,17 +147,23 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
         dataset,
         profile: &profile,
         tolerance: config.tolerance,
-        branches: &winners.iter().filter(|w| branches.iter().any(|b| b.label == w.label)).collect::<Vec<_>>(),
+        branches: &exported,
+        blocks: &branches,
         several,
+        capture: capture.as_deref(),
     })?;
     Ok(Export {
         file,
         text,
-        branches: winners
+        branches: exported
             .iter()
-            .filter(|w| branches.iter().any(|b| b.label == w.label))
             .map(|w| {
-                format!("{} (machine {}): {:.2}x with {}", w.label, w.best.machine, w.best.speedup, w.point)
+                let noise = w.best.clear_of_original == Some(false);
+                let caveat = if noise { format!("; {NOT_SIGNIFICANT}") } else { String::new() };
+                format!(
+                    "{} (machine {}): {:.2}x with {}{caveat}",
+                    w.label, w.best.machine, w.best.speedup, w.point
+                )
             })
             .collect(),
         unchanged,
@@ -382,6 +392,10 @@ fn rename_all(code: codegen::Exported, tag: &str) -> codegen::Exported {
     }
 }
 
+/// The caveat of a winner whose lead may be noise.
+pub const NOT_SIGNIFICANT: &str =
+    "its lead over the original is not significant (Welch's t-test on log times, 5%): measure again to be sure";
+
 /// What was chosen and why, for the comment above a machine's block.
 fn about(w: &Winner, asked: &str) -> Vec<String> {
     let b = &w.best;
@@ -404,6 +418,9 @@ fn about(w: &Winner, asked: &str) -> Vec<String> {
         format!("campaign {}, measured {}", b.campaign, b.measured_at),
         format!("again: polytune export {asked} --machine {} --dataset {}", b.machine, b.dataset),
     ];
+    if b.clear_of_original == Some(false) {
+        lines.push(NOT_SIGNIFICANT.into());
+    }
     for (k, v) in w.point.code.run_env() {
         lines.push(format!("measured with {k}={v} in the environment"));
     }

@@ -15,7 +15,7 @@ use executor::measure::{MeasureConfig, Status};
 use executor::runtime::Tolerance;
 use model::scop::Source;
 
-use super::assemble::{self, Layout, Pieces};
+use super::assemble::{self, Branch, Layout, Pieces};
 use super::Winner;
 use crate::program::{self, Dataset, Program, ProgramConfig};
 
@@ -30,7 +30,12 @@ pub(super) struct Target<'a> {
     pub profile: &'a MachineProfile,
     pub tolerance: f64,
     pub branches: &'a [&'a Winner],
+    /// Each winner's code, as in the file (in the order of `branches`).
+    pub blocks: &'a [Branch],
     pub several: bool,
+    /// The capture the campaign replayed the region from, if it did: the
+    /// export's code is verified on it.
+    pub capture: Option<&'a str>,
 }
 
 /// One build of the export and one run of it: what it checks, the
@@ -61,6 +66,9 @@ pub(super) fn verify(t: &Target) -> Result<Vec<String>> {
     };
     let evaluator = Evaluator { builder, slot, config, jobs: 2 };
     let at = format!("{}:{}", t.file.display(), t.program.scop.start.line);
+    if let Some(hash) = t.capture {
+        return replayed(t, &evaluator, hash, &at);
+    }
     let original = codegen::original_program(&t.program.source, &t.program.scop)
         .with_context(|| format!("{at}: the original SCoP"))?;
     let reference = evaluator.reference(&original).with_context(|| format!("{at}: the original program"))?;
@@ -137,4 +145,85 @@ fn run_checks(
         verified.push(format!("{}: outputs match the original's", c.what));
     }
     Ok(verified)
+}
+
+/// A replayed campaign's export: each winner's code as the file has it,
+/// replayed from the campaign's capture against the original region
+/// replayed, and the whole file compiled (with each machine's define) as
+/// the user will, since it cannot be run without its inputs.
+fn replayed(t: &Target, evaluator: &Evaluator, hash: &str, at: &str) -> Result<Vec<String>> {
+    let capture = crate::capture::stored(hash)?;
+    let original = crate::capture::replay_original(t.program, &capture)?;
+    let reference =
+        evaluator.reference(&original).with_context(|| format!("{at}: the original region replayed"))?;
+    let mut verified = Vec::new();
+    for (w, b) in t.branches.iter().zip(t.blocks) {
+        let region = codegen::Exported {
+            target: b.target.clone(),
+            declarations: String::new(),
+            helpers: b.file_scope.clone(),
+            block: b.block.clone(),
+        };
+        let program = crate::capture::replay(t.program, &region, &capture)?;
+        let built = evaluator.builder.build(&program);
+        let m = evaluator.measure_in(&reference, &built, None, &w.point.code.run_env());
+        if m.status != Status::Ok {
+            bail!(
+                "{}: machine {}'s code in the export, replayed from the campaign's capture, is {}: {}; nothing is written",
+                t.file.display(),
+                w.best.machine,
+                m.status,
+                m.reason
+            );
+        }
+        verified.push(format!(
+            "machine {}'s code replayed from capture {}: outputs match the original's",
+            w.best.machine,
+            &hash[..12]
+        ));
+    }
+    let text = assemble::splice(t.original, t.layout, t.pieces, &t.pieces.region);
+    let dir = std::env::temp_dir().join(format!("polytune-export-{}", executor::process::unique_suffix()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let copy = dir.join(t.file.file_name().context("the file's name")?);
+    let result = std::fs::write(&copy, &text).map_err(anyhow::Error::from).and_then(|()| {
+        let mut defines: Vec<Vec<String>> = vec![Vec::new()];
+        if t.several {
+            defines.extend(t.branches.iter().map(|w| vec![format!("-DPOLYTUNE_TARGET={}", w.label)]));
+        }
+        for d in defines {
+            compiles(t, evaluator, &copy, &d)?;
+            let what = d.first().cloned().unwrap_or_else(|| "the file".into());
+            verified.push(format!("{what}: compiles"));
+        }
+        Ok(())
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    result.map(|()| verified)
+}
+
+/// `copy` (the exported file) compiled to an object with `defines`, as the user builds it.
+fn compiles(t: &Target, evaluator: &Evaluator, copy: &Path, defines: &[String]) -> Result<()> {
+    let compiler = evaluator.builder.compiler();
+    let dir_of_file = t.file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let out = std::process::Command::new(&compiler.cc)
+        .args(&compiler.flags)
+        .args(&t.build.cflags)
+        .args(program::cpp_args(t.dataset, &t.build.cc_args))
+        .arg("-iquote")
+        .arg(dir_of_file)
+        .args(defines)
+        .args(["-c", "-o", "/dev/null"])
+        .arg(copy)
+        .output()
+        .with_context(|| format!("cannot run `{}`", compiler.cc))?;
+    if !out.status.success() {
+        bail!(
+            "{}: the exported file does not compile{}: {}; nothing is written",
+            t.file.display(),
+            defines.first().map(|d| format!(" with {d}")).unwrap_or_default(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
 }
