@@ -30,6 +30,13 @@ pub fn capturing_program(source: &Source, scop: &Scop) -> Result<String, Codegen
     let ctx = new_context();
     let scop = &*pinned(&ctx, scop)?;
     replayable(scop)?;
+    let capture = capture_code(&ctx, scop)?;
+    splice_capturing(source, scop, &capture)
+}
+
+/// The code that writes the region's inputs where the runtime is asked to
+/// capture them: the parameters, the scalars, each read array's footprint.
+fn capture_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
     let mut capture = String::from(
         "  {\n  int polytune_rt_capturing(void);\n  \
          void polytune_rt_capture(const char *, const char *, const void *, unsigned long);\n  \
@@ -49,8 +56,8 @@ pub fn capturing_program(source: &Source, scop: &Scop) -> Result<String, Codegen
             ));
             continue;
         }
-        let read = footprint(&ctx, scop, &a.name, AccessKind::Read)?;
-        let (loops, name, params, element) = element_loops(&ctx, scop, a, &read)?;
+        let read = footprint(ctx, scop, &a.name, AccessKind::Read)?;
+        let (loops, name, params, element) = element_loops(ctx, scop, a, &read)?;
         capture.push_str(&format!(
             "  {{\n    unsigned long polytune_n = 0;\n{AST_MACROS}#define {name}({params}) polytune_n++\n{loops}\
              #undef {name}\n    {ty} *polytune_buf = ({ty} *)__builtin_malloc(polytune_n * sizeof({ty}) + 1);\n    \
@@ -61,7 +68,7 @@ pub fn capturing_program(source: &Source, scop: &Scop) -> Result<String, Codegen
         ));
     }
     capture.push_str("  polytune_rt_capture_end();\n  }\n  }\n");
-    splice_capturing(source, scop, &capture)
+    Ok(capture)
 }
 
 /// The non-local scalars and the arrays the region reads: what a capture holds
@@ -75,6 +82,68 @@ fn inputs(scop: &Scop) -> impl Iterator<Item = &Array> {
                     .iter()
                     .any(|s| s.accesses.iter().any(|x| x.kind == AccessKind::Read && x.array == a.name)))
     })
+}
+
+/// A program that makes a capture for a region with no program around it
+/// (a library function, no `main`): each size parameter and scalar at the
+/// value `values` gives it (a scalar it does not name, and every element the
+/// region reads, from a seeded generator: floating-point values in
+/// [0.5, 1.5), integers in 1..=8, so that the arithmetic stays finite), the
+/// arrays as `replay_program` allocates them; written where the runtime is
+/// asked to capture, as the program's own run would.
+pub fn generating_program(
+    source: &Source,
+    scop: &Scop,
+    values: &[(String, String)],
+) -> Result<String, CodegenError> {
+    let ctx = new_context();
+    let scop = &*pinned(&ctx, scop)?;
+    replayable(scop)?;
+    let missing: Vec<&str> =
+        scop.params.iter().filter(|p| !values.iter().any(|(n, _)| n == *p)).map(String::as_str).collect();
+    if !missing.is_empty() {
+        return Err(CodegenError::Unsupported(format!(
+            "the region's sizes need values: give --param {}",
+            missing.iter().map(|p| format!("{p}=N")).collect::<Vec<_>>().join(" --param ")
+        )));
+    }
+    let value = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+    let mut main = String::from(
+        "#undef main\nstatic unsigned long long polytune_state = 0x9e3779b97f4a7c15ull;\n\
+         static unsigned long long polytune_next(void)\n{\n  polytune_state = polytune_state * 6364136223846793005ull + 1442695040888963407ull;\n  \
+         return polytune_state >> 11;\n}\n\
+         #define polytune_real() (0.5 + (double)polytune_next() / 9007199254740992.0)\n\
+         #define polytune_integer() (1 + (long)(polytune_next() % 8))\n\
+         int main(void)\n{\n",
+    );
+    for (name, v) in &scop.constants {
+        main.push_str(&format!("  const long {name} = {v}L;\n"));
+    }
+    for p in &scop.params {
+        main.push_str(&format!("  long {p} = {};\n", value(p).unwrap_or_default()));
+    }
+    let generated = |ty: &str| match ty.contains("double") || ty.contains("float") {
+        true => format!("({ty})polytune_real()"),
+        false => format!("({ty})polytune_integer()"),
+    };
+    for a in scop.arrays.iter().filter(|a| !a.local) {
+        let ty = &a.element_type;
+        if a.extents.is_empty() {
+            let v = value(&a.name).unwrap_or_else(|| generated(ty));
+            main.push_str(&format!("  {ty} {} = {v};\n", a.name));
+            continue;
+        }
+        main.push_str(&declare(&ctx, scop, a)?);
+        let read = footprint(&ctx, scop, &a.name, AccessKind::Read)?;
+        let (loops, name, params, element) = element_loops(&ctx, scop, a, &read)?;
+        main.push_str(&format!(
+            "  {{\n{AST_MACROS}#define {name}({params}) {element} = {}\n{loops}#undef {name}\n{UNDEF_AST_MACROS}  }}\n",
+            generated(ty)
+        ));
+    }
+    main.push_str(&capture_code(&ctx, scop)?);
+    main.push_str("  return 0;\n}\n");
+    Ok(format!("#define main polytune_replaced_main\n{}\n{main}", source.text))
 }
 
 /// Why `scop` cannot be replayed, if it cannot: the region must be a
@@ -178,8 +247,10 @@ pub fn replay_program(
             array = a.name,
         ));
     }
+    // OpenMP's threads started before the timer, as a program's earlier
+    // parallel loops would have started them.
     main.push_str(&format!(
-        "  polytune_rt_start();\n{call}  polytune_rt_stop();\n{}{exit_dumps}  return 0;\n}}\n",
+        "#ifdef _OPENMP\n#pragma omp parallel\n  {{ }}\n#endif\n  polytune_rt_start();\n{call}  polytune_rt_stop();\n{}{exit_dumps}  return 0;\n}}\n",
         dump_code(&ctx, scop)?
     ));
     Ok(format!(

@@ -355,6 +355,26 @@ impl Kind {
     }
 }
 
+/// The first element of `dump` that is a NaN or an infinity, as
+/// `name[index] = value`: a driver's generated inputs must keep a region's
+/// arithmetic finite.
+pub fn first_non_finite(dump: &[DumpedArray]) -> Option<String> {
+    for a in dump {
+        let kind = kind_of(&a.elem_type);
+        if !matches!(kind, Kind::F32 | Kind::F64 | Kind::F80) {
+            continue;
+        }
+        for (i, b) in a.data.chunks_exact(kind.size()).enumerate() {
+            if let Value::F(x, _) = decode(kind, b) {
+                if !x.is_finite() {
+                    return Some(format!("{}[{i}] = {x}", a.name));
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Maps C type text to a comparison kind (LP64 sizes). `_Complex` types are
 /// compared as pairs of their real type. Anything unknown compares bytewise.
 fn kind_of(ty: &str) -> Kind {

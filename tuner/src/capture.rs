@@ -27,6 +27,10 @@ pub struct Invocation {
     pub dir: Option<PathBuf>,
     /// Which entry of the region to capture, from 1.
     pub entry: usize,
+    /// Values of the size parameters and scalars (`--param NAME=VALUE`): the
+    /// inputs are made by a driver of ours instead (a region in a library
+    /// function, with no `main` to run).
+    pub params: Vec<(String, String)>,
 }
 
 /// A capture on disk, checked against its name.
@@ -42,13 +46,18 @@ pub struct Capture {
     pub outputs: Vec<DumpedArray>,
     /// The whole program's run, in seconds.
     pub wall_s: f64,
+    /// Made by our driver from `--param` values and generated arrays.
+    pub generated: bool,
 }
 
 /// Runs `program`'s capturing build once as `how` says and keeps the capture.
 pub fn capture(builder: &Builder, program: &Program, how: &Invocation, timeout: Duration) -> Result<Capture> {
     let at = format!("{}:{}", program.scop.file.display(), program.scop.start.line);
-    let text = codegen::capturing_program(&program.source, &program.scop)
-        .with_context(|| format!("{at}: capturing the region's inputs"))?;
+    let text = match how.params.is_empty() {
+        true => codegen::capturing_program(&program.source, &program.scop),
+        false => codegen::generating_program(&program.source, &program.scop, &how.params),
+    }
+    .with_context(|| format!("{at}: capturing the region's inputs"))?;
     let binary = match builder.build(&text) {
         BuildOutcome::Built { binary, .. } => binary,
         BuildOutcome::Failed { message } => {
@@ -103,6 +112,9 @@ fn run_capture(
         End::Exited(_) => {}
     }
     let entries = std::fs::read_to_string(&time).map(|t| t.lines().count()).unwrap_or(0);
+    if !file.is_file() && !how.params.is_empty() {
+        bail!("{at}: the driver made no capture: {}", said.trim());
+    }
     if !file.is_file() {
         bail!(
             "{at}: the program entered the region {entries} time(s) with these arguments, so entry {} was never \
@@ -118,7 +130,8 @@ fn run_capture(
     if !path.is_file() {
         std::fs::rename(&file, &path).with_context(|| format!("{}: cannot write", path.display()))?;
     }
-    Ok(Capture { path, hash, entries, outputs, wall_s: out.wall.as_secs_f64() })
+    let generated = !how.params.is_empty();
+    Ok(Capture { path, hash, entries, outputs, wall_s: out.wall.as_secs_f64(), generated })
 }
 
 /// The capture at `path`, refused where its bytes are not the ones its name
@@ -154,12 +167,21 @@ pub fn replay_original(program: &Program, capture: &Capture) -> Result<String> {
 
 /// The replayed original must write what the whole program's region wrote
 /// at the captured entry; checked where the program entered the region once
-/// (the dump holds every entry's outputs).
+/// (the dump holds every entry's outputs). From generated inputs, its
+/// outputs must be finite.
 pub fn check_reproduced(
     capture: &Capture,
     reference: &executor::evaluate::Reference,
     tolerance: executor::runtime::Tolerance,
 ) -> Result<()> {
+    if capture.generated {
+        if let Some(element) = executor::runtime::first_non_finite(&reference.dump) {
+            bail!(
+                "with the generated inputs the region computes {element}: give other --param values (the arrays \
+                 hold values in [0.5, 1.5), integers in 1..=8)"
+            );
+        }
+    }
     if capture.entries != 1 {
         return Ok(());
     }
@@ -185,5 +207,12 @@ pub fn stored(hash: &str) -> Result<Capture> {
         );
     }
     checked(&path)?;
-    Ok(Capture { path, hash: hash.to_string(), entries: 0, outputs: Vec::new(), wall_s: 0.0 })
+    Ok(Capture {
+        path,
+        hash: hash.to_string(),
+        entries: 0,
+        outputs: Vec::new(),
+        wall_s: 0.0,
+        generated: false,
+    })
 }

@@ -202,3 +202,74 @@ fn polybench_kernels_replayed_from_captures_verify_as_their_whole_programs_do() 
     }
     assert!(checked > 0);
 }
+
+/// Three kernels of a library, no `main`: a 2-D convolution, a dense layer
+/// with a bias and a clamp, one step of a 1-D heat equation on pointers.
+const LIBRARY: &str = r#"void conv2d(int h, int w, double img[h][w], double k[3][3], double out[h][w])
+{
+#pragma scop
+  for (int i = 1; i < h - 1; i++)
+    for (int j = 1; j < w - 1; j++) {
+      out[i][j] = 0.0;
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+          out[i][j] += k[a][b] * img[i + a - 1][j + b - 1];
+    }
+#pragma endscop
+}
+
+void dense(int n, int m, int p, double hi, double X[n][p], double W[p][m], double bias[m], double Y[n][m])
+{
+#pragma scop
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++) {
+      Y[i][j] = bias[j];
+      for (int q = 0; q < p; q++)
+        Y[i][j] += X[i][q] * W[q][j];
+      Y[i][j] = Y[i][j] > hi ? hi : Y[i][j];
+    }
+#pragma endscop
+}
+
+void heat_step(int n, double alpha, double *u, double *v)
+{
+#pragma scop
+  for (int i = 1; i < n - 1; i++)
+    v[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
+#pragma endscop
+}
+"#;
+
+#[test]
+fn scops_in_library_functions_without_main_are_driven_with_the_sizes_given() {
+    let dir = temp_dir("replay-library");
+    let file = dir.join("kernels.c");
+    std::fs::write(&file, LIBRARY).unwrap();
+    let f = file.to_str().unwrap();
+    let sizes =
+        ["--param", "h=60", "--param", "w=70", "--param", "n=50", "--param", "m=40", "--param", "p=30"];
+    for scop in ["0", "1", "2"] {
+        let args =
+            [&["run", f, "--scop", scop, "--schedule", "unified", "--runs", "1", "--json"][..], &sizes]
+                .concat();
+        let r = run_json(&dir, &args);
+        assert_eq!(r["status"], "ok", "SCoP {scop}: {r}");
+    }
+    // A size without a value, and inputs that make the arithmetic overflow to infinity.
+    let out = polytune_in(&dir, &["run", f, "--param", "w=70"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the region's sizes need values: give --param h=N"), "{err}");
+    let ratio = dir.join("ratio.c");
+    let text = "void ratio(int n, double *a, double *b, double *c)\n{\n#pragma scop\n  for (int i = 0; i < n; i++)\n    c[i] = a[i] / (b[i] - b[i]);\n#pragma endscop\n}\n";
+    std::fs::write(&ratio, text).unwrap();
+    let out = polytune_in(&dir, &["run", ratio.to_str().unwrap(), "--param", "n=10", "--runs", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("with the generated inputs the region computes c[0] = inf"), "{err}");
+    // A campaign on the first SCoP, driven the same way.
+    let db = dir.join("store.db");
+    let args =
+        [&["tune", f, "--evals", "3", "--runs", "2", "--db", db.to_str().unwrap(), "--json"][..], &sizes]
+            .concat();
+    let t = run_json(&dir, &args);
+    assert!(t["best"][0]["speedup"].as_f64().is_some(), "{t}");
+}
