@@ -216,3 +216,23 @@ pub fn stored(hash: &str) -> Result<Capture> {
         generated: false,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_capture_whose_bytes_changed_is_refused() {
+        let dir =
+            std::env::temp_dir().join(format!("polytune-capture-{}", executor::process::unique_suffix()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bytes = b"PTD1 not really a record";
+        let path = dir.join(format!("{}.ptc", hex(bytes)));
+        std::fs::write(&path, bytes).unwrap();
+        assert_eq!(checked(&path).unwrap(), hex(bytes));
+        std::fs::write(&path, b"PTD1 not really a record, edited").unwrap();
+        let err = checked(&path).unwrap_err().to_string();
+        assert!(err.contains("the capture is corrupted"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

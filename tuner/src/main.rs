@@ -69,6 +69,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A closed pipe ends the program quietly, as it ends `cat` (`polytune best gemm | head`).
+    // SAFETY: restoring a signal's default disposition has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Scop(args) => cmd::scop::run(args),
