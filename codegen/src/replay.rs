@@ -71,6 +71,12 @@ fn capture_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
     Ok(capture)
 }
 
+/// The size parameters that are the program's variables, not literals
+/// modelled as parameters (`Scop::constants`, declared at their values).
+fn sizes(scop: &Scop) -> impl Iterator<Item = &str> {
+    scop.params.iter().map(String::as_str).filter(|p| !scop.constants.iter().any(|(c, _)| c == p))
+}
+
 /// The non-local scalars and the arrays the region reads: what a capture holds
 /// besides the parameters.
 fn inputs(scop: &Scop) -> impl Iterator<Item = &Array> {
@@ -99,8 +105,7 @@ pub fn generating_program(
     let ctx = new_context();
     let scop = &*pinned(&ctx, scop)?;
     replayable(scop)?;
-    let missing: Vec<&str> =
-        scop.params.iter().filter(|p| !values.iter().any(|(n, _)| n == *p)).map(String::as_str).collect();
+    let missing: Vec<&str> = sizes(scop).filter(|p| !values.iter().any(|(n, _)| n == *p)).collect();
     if !missing.is_empty() {
         return Err(CodegenError::Unsupported(format!(
             "the region's sizes need values: give --param {}",
@@ -119,7 +124,7 @@ pub fn generating_program(
     for (name, v) in &scop.constants {
         main.push_str(&format!("  const long {name} = {v}L;\n"));
     }
-    for p in &scop.params {
+    for p in sizes(scop) {
         main.push_str(&format!("  long {p} = {};\n", value(p).unwrap_or_default()));
     }
     let generated = |ty: &str| match ty.contains("double") || ty.contains("float") {
@@ -204,6 +209,9 @@ pub fn replay_program(
     for it in &iterators {
         body.push_str(&format!("  long {it};\n"));
     }
+    for d in &scop.unmodelled {
+        body.push_str(&format!("  {d};\n"));
+    }
     let mut statics = String::new();
     let mut handed = String::new();
     let mut exit_dumps = String::new();
@@ -229,7 +237,7 @@ pub fn replay_program(
     for (name, value) in &scop.constants {
         main.push_str(&format!("  const long {name} = {value}L;\n"));
     }
-    for p in &scop.params {
+    for p in sizes(scop) {
         main.push_str(&format!("  long {p} = *(const long *)polytune_rt_replay(\"{p}\", sizeof(long));\n"));
     }
     for a in scop.arrays.iter().filter(|a| !a.local) {

@@ -273,3 +273,45 @@ fn scops_in_library_functions_without_main_are_driven_with_the_sizes_given() {
     let t = run_json(&dir, &args);
     assert!(t["best"][0]["speedup"].as_f64().is_some(), "{t}");
 }
+
+/// The random-program generator's programs (the oracle's): where the whole
+/// program's run verifies a variant, the same variant replayed from a
+/// capture verifies too, its replayed original having written what the
+/// program's region wrote (`check_reproduced`).
+#[test]
+fn random_programs_that_run_whole_also_run_replayed() {
+    let seeds: Vec<u64> = (0..40).filter(|&s| testkit::takes(0, s as usize, 5, 1)).collect();
+    let dir = temp_dir("replay-random");
+    let (mut compared, mut refused) = (0, 0);
+    for seed in seeds {
+        let program = testkit::random_scop::generate(seed, &testkit::random_scop::Options::all());
+        let file = dir.join(format!("seed{seed}.c"));
+        std::fs::write(&file, &program.text).unwrap();
+        let f = file.to_str().unwrap();
+        let args = |mode: &'static str| -> Vec<&str> {
+            vec!["run", f, "--schedule", "unified", "--runs", "1", "--json", "--replay", mode]
+        };
+        let whole = polytune_in(&dir, &args("off"));
+        let verified = |out: &std::process::Output| {
+            out.status.success()
+                && serde_json::from_slice::<serde_json::Value>(&out.stdout).is_ok_and(|r| r["status"] == "ok")
+        };
+        if !verified(&whole) {
+            refused += 1;
+            continue;
+        }
+        let replayed = polytune_in(&dir, &args("on"));
+        assert!(
+            verified(&replayed),
+            "seed {seed}: verified whole, not replayed: {}{}\n{}",
+            String::from_utf8_lossy(&replayed.stdout),
+            String::from_utf8_lossy(&replayed.stderr),
+            program.text
+        );
+        compared += 1;
+    }
+    eprintln!(
+        "random programs: {compared} replayed as they ran whole, {refused} not verified whole (skipped)"
+    );
+    assert!(compared > 0);
+}

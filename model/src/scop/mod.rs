@@ -85,6 +85,12 @@ pub struct Scop {
     /// code the region needs at file scope.
     #[serde(default)]
     pub function_span: (usize, usize),
+    /// Declarations (without initialisers) of the enclosing function's
+    /// variables that the SCoP's text names but its model does not (those
+    /// of statements that never run): the code as written, replayed apart
+    /// from its function, still compiles.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmodelled: Vec<String>,
 }
 
 /// `variable = value;` after the region: a C variable, a C expression of

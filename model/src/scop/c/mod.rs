@@ -352,7 +352,8 @@ fn walk_region<'s>(
 ) -> Result<Scop> {
     let Region { function, name: fname, body, start, span, fragment } = region;
     let mut decls = unit.globals.clone();
-    decls.extend(collect_decls(src, function, true));
+    let locals = collect_decls(src, function, true);
+    decls.extend(locals.clone());
     let mut outer_names: HashSet<String> = unit.globals.keys().cloned().collect();
     outer_names.extend(decls::names_in_scope(src, function, span.0));
     let mut walk = Walk {
@@ -407,8 +408,37 @@ fn walk_region<'s>(
     scop.calls = calls;
     if !fragment {
         scop.function_span = (function.start_byte(), function.end_byte());
+        scop.unmodelled = unmodelled(&src.parse_text[span.0..span.1], &locals, &scop);
     }
     Ok(scop)
+}
+
+/// The declarations, without initialisers, of the function's variables
+/// (`locals`) that `text` (the SCoP's) names and `scop` does not model.
+fn unmodelled(text: &str, locals: &HashMap<String, decls::Decl>, scop: &Scop) -> Vec<String> {
+    let known = |w: &str| {
+        scop.params.iter().any(|p| p == w)
+            || scop.arrays.iter().any(|a| a.name.split('.').next() == Some(w))
+            || scop.statements.iter().any(|s| s.c_iterators.iter().any(|i| i == w))
+            || scop.exit_values.iter().any(|e| e.variable == w)
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut seen = HashSet::new();
+    for w in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        let Some(d) = locals.get(w).filter(|_| !known(w) && seen.insert(w)) else { continue };
+        // A pointer first (`double *p`, `double (*a)[m]`), then rows of stated extents.
+        let mut declarator = match d.extents.first() {
+            Some(None) if d.extents.len() > 1 => format!("(*{w})"),
+            Some(None) => format!("*{w}"),
+            Some(Some(e)) => format!("{w}[{e}]"),
+            None => w.to_string(),
+        };
+        for e in d.extents.iter().skip(1) {
+            declarator.push_str(&format!("[{}]", e.as_deref().unwrap_or("1")));
+        }
+        out.push(format!("{} {declarator}", d.ty));
+    }
+    out
 }
 
 fn ancestor_or_self<'t>(mut node: Node<'t>, kind: &str) -> Option<Node<'t>> {

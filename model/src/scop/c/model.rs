@@ -120,6 +120,7 @@ impl Walk<'_> {
             exit_values: Vec::new(),
             calls: Vec::new(),
             function_span: (0, 0),
+            unmodelled: Vec::new(),
         };
         scop.schedule = format!("{{ domain: \"{}\"{root} }}", scop.domain());
         Ok(scop)
