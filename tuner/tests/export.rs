@@ -330,3 +330,58 @@ fn bad_requests_are_refused_with_their_reason_and_write_nothing() {
     assert!(err.contains("the file has changed since it was tuned"), "{err}");
     assert!(!out_file.exists());
 }
+
+/// A program whose arrays have fixed sizes from a macro, as PolyBench's
+/// official sources do.
+const FIXED: &str = r#"#include <stdio.h>
+#ifndef N
+#define N 40
+#endif
+static double A[N][N], B[N][N];
+
+static void scale(double alpha)
+{
+  int i, j;
+#pragma scop
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      B[i][j] = alpha * A[i][j] + B[i][j];
+#pragma endscop
+}
+
+int main(void)
+{
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      A[i][j] = (i * j % 7) / 7.0, B[i][j] = 1.0;
+  scale(1.5);
+  double s = 0;
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      s += B[i][j];
+  printf("%f\n", s);
+  return 0;
+}
+"#;
+
+#[test]
+fn an_export_built_at_other_sizes_than_it_was_tuned_at_is_a_compile_error() {
+    let dir = temp_dir("export-sizes");
+    let file = dir.join("scale.c");
+    std::fs::write(&file, FIXED).unwrap();
+    let db = dir.join("store.db");
+    seed(&db, &file, "LARGE", &[Machine { name: "here", cpu_model: "any", point: tuned_point() }]);
+    let out_file = dir.join("scale.tuned.c");
+    let out = export(&dir, &db, &["scale", "-o", out_file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let compile = |define: &str| {
+        output(Command::new("gcc").args(["-O2", "-fopenmp", define, "-c", "-o", "/dev/null"]).arg(&out_file))
+    };
+    assert!(compile("-DN=40").status.success());
+    let other = compile("-DN=50");
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert!(
+        !other.status.success() && err.contains("the rows of A are not the size this code was tuned for"),
+        "{err}"
+    );
+}

@@ -116,7 +116,7 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
             about: about(w, &request.kernel),
             target: code.target,
             file_scope: format!("{}{}", code.declarations, assemble::make_static(&code.helpers)),
-            block: code.block,
+            block: format!("{{\n{}{}}}\n", size_guards(&program.scop), code.block),
         });
     }
     if branches.is_empty() {
@@ -352,6 +352,28 @@ fn variant_code(
         block: expand(&code.block, compiler, build)?,
         ..code
     })
+}
+
+/// Compile-time checks that the arrays' rows have the literal extents the
+/// code was generated for (PolyBench's `double C[1000 + 0][1100 + 0]`): a
+/// build with other sizes is an error, not wrong results. Rows whose
+/// extents are variables (`double C[ni][nj]`) need none.
+fn size_guards(scop: &model::scop::Scop) -> String {
+    let literal = |e: &str| e.chars().all(|c| c.is_ascii_digit() || " \t+-*/%()uUlL".contains(c));
+    let mut out = String::new();
+    for a in scop.arrays.iter().filter(|a| !a.local && !a.is_struct_member() && a.rank() >= 2) {
+        let rows: Option<Vec<&str>> =
+            a.extents[1..].iter().map(|e| e.as_deref().filter(|e| literal(e))).collect();
+        let Some(rows) = rows else { continue };
+        let cells: String = rows.iter().map(|e| format!("({}) * ", e.trim())).collect();
+        out.push_str(&format!(
+            "  _Static_assert(sizeof({name}[0]) == {cells}sizeof({ty}), \"polytune export: the rows of {name} are \
+             not the size this code was tuned for; tune again at this size\");\n",
+            name = a.name,
+            ty = a.element_type.trim(),
+        ));
+    }
+    out
 }
 
 /// `code` through the C preprocessor: our statement and AST macros
