@@ -35,6 +35,7 @@ fn programs_in_the_model_run_verified_under_the_unified_scheduler() {
         "negative.c",
         "neverruns.c",
         "localstruct.c",
+        "localstructarray.c",
         "implicitint.c",
         "callptr.c",
         "liveout.c",

@@ -44,7 +44,8 @@ impl Walk<'_> {
             .map(|a| a.array.clone())
             .collect();
         self.arrays.retain(|a| accessed.contains(&a.name));
-        let root = |name: &str| name.split('.').next().unwrap_or(name).to_string();
+        // `p.a`'s root is `p`, and `q[].u`'s (a member of an array of structs) `q`.
+        let root = |name: &str| name.split('.').next().unwrap_or(name).trim_end_matches("[]").to_string();
         let mut roots = Vec::new();
         for a in &mut self.arrays {
             a.written = written.contains(&a.name);
