@@ -10,7 +10,9 @@
 //! isl's AST generator gets it, and the generator), `print` (C from the AST),
 //! `splice` (the region in the program, with the timer and the output dump);
 //! `pack` and `accumulate` graft copies into the checked tree (packed tiles,
-//! micro tiles' registers), `gpu` maps kernels to CUDA.
+//! micro tiles' registers), `gpu` maps kernels to CUDA. `replay` puts the
+//! region apart from its program: the build that captures its inputs, a
+//! driver for a SCoP with no `main`, and the program that replays it.
 
 mod accumulate;
 mod ast;
