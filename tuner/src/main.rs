@@ -55,7 +55,7 @@ enum Command {
     /// the original program.
     Explain(cmd::explain::Args),
     /// The store over HTTP, read-only JSON: /best/KERNEL, /machines, /campaigns,
-    /// /measurements (loopback by default; a token elsewhere).
+    /// /measurements; /export/KERNEL the tuned file (loopback by default; a token elsewhere).
     Serve(cmd::serve::Args),
     /// The fusion space: legal statement preorders per loop level (|O|, |F|),
     /// each checked with our scheduler.

@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{output, polytune, root, temp_dir};
+use common::{http_get, output, polytune, root, serve, temp_dir};
 use sha2::{Digest, Sha256};
 use store::{Record, Role, Store};
 use vocab::knobs::{CodeOptions, Point, Scheduler, UnifiedOptions};
@@ -384,4 +384,22 @@ fn an_export_built_at_other_sizes_than_it_was_tuned_at_is_a_compile_error() {
         !other.status.success() && err.contains("the rows of A are not the size this code was tuned for"),
         "{err}"
     );
+}
+
+#[test]
+fn serve_answers_an_export_with_the_bytes_the_command_writes() {
+    let file = kernel("linear-algebra/gemm.c");
+    let dir = temp_dir("export-serve");
+    let db = dir.join("store.db");
+    seed(&db, &file, "SMALL", &[Machine { name: "here", cpu_model: "any", point: tuned_point() }]);
+    let out_file = dir.join("gemm.c");
+    let out = export(&dir, &db, &["gemm", "-o", out_file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let server = serve(&["--db", db.to_str().unwrap(), "--addr", "127.0.0.1:0"]).unwrap();
+    let (status, body) = http_get(&server, "/export/gemm", None);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body, std::fs::read_to_string(&out_file).unwrap());
+    assert_eq!(http_get(&server, "/export/nosuchkernel", None).0, 404);
+    assert_eq!(http_get(&server, "/export/gemm?dataset=LARGE", None).0, 404);
+    assert_eq!(http_get(&server, "/export/gemm?machine=elsewhere", None).0, 422);
 }

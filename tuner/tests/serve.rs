@@ -1,57 +1,18 @@
 //! `polytune serve` over real HTTP: each endpoint on a store written here, the loopback-only
 //! default, and the token check.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+mod common;
+
 use std::time::Duration;
+
+use common::{http_get, serve, Server};
 
 use store::{NewCampaign, Record, Role, Store};
 
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(args: &[&str]) -> Result<Server, String> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_polytune"))
-        .arg("serve")
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    match line.trim().strip_prefix("listening on http://") {
-        Some(addr) => Ok(Server { child, base: addr.to_string() }),
-        None => {
-            let mut err = String::new();
-            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-            let _ = child.wait();
-            Err(err)
-        }
-    }
-}
-
-/// (status, body) of `GET path`, with an optional bearer token.
+/// (status, body as JSON) of `GET path`, with an optional bearer token.
 fn get(server: &Server, path: &str, token: Option<&str>) -> (u16, serde_json::Value) {
-    let mut s = TcpStream::connect(&server.base).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: test\r\n{auth}Connection: close\r\n\r\n").unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    (status, serde_json::from_str(body).unwrap_or(serde_json::Value::Null))
+    let (status, body) = http_get(server, path, token);
+    (status, serde_json::from_str(&body).unwrap_or(serde_json::Value::Null))
 }
 
 /// A store with gemm measured on one machine: original 2 s, a variant 0.5 s.

@@ -1,4 +1,5 @@
-//! `polytune serve`: the store over HTTP, read-only JSON (axum). Loopback by default; bound
+//! `polytune serve`: the store over HTTP, read-only JSON (axum), and each kernel's tuned
+//! file (`/export/KERNEL`, the bytes `polytune export` writes). Loopback by default; bound
 //! anywhere else it requires a bearer token, so a store is never open to a network by a
 //! typo.
 
@@ -60,6 +61,7 @@ pub fn run(args: Args) -> Result<()> {
         .route("/machines", get(machines))
         .route("/campaigns", get(campaigns))
         .route("/measurements", get(measurements))
+        .route("/export/{kernel}", get(export))
         .layer(middleware::from_fn_with_state(app.clone(), authorize))
         .with_state(app);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
@@ -135,4 +137,43 @@ struct MeasurementsQuery {
 async fn measurements(State(app): State<Shared>, Query(q): Query<MeasurementsQuery>) -> Response {
     let limit = q.limit.unwrap_or(100).min(10_000);
     blocking(app, move |s| s.history(q.kernel.as_deref(), limit).map(Some)).await
+}
+
+#[derive(Deserialize)]
+struct ExportQuery {
+    machine: Option<String>,
+    all: Option<bool>,
+    dataset: Option<String>,
+}
+
+/// The tuned file `polytune export KERNEL` writes (verified first), as C text; a kernel or a
+/// winner the store does not have is a 404, a file that cannot be exported a 422.
+async fn export(
+    State(app): State<Shared>,
+    Path(kernel): Path<String>,
+    Query(q): Query<ExportQuery>,
+) -> Response {
+    use tuner::export::{Machines, Request};
+    let dataset = match q.dataset.map(|d| serde_json::from_value(serde_json::Value::String(d.to_uppercase())))
+    {
+        None => None,
+        Some(Ok(d)) => Some(d),
+        Some(Err(_)) => {
+            return error(StatusCode::BAD_REQUEST, "dataset: MINI, SMALL, MEDIUM, LARGE or EXTRALARGE".into())
+        }
+    };
+    let machines = match (q.all, q.machine) {
+        (Some(true), _) => Machines::All,
+        (_, Some(m)) => Machines::Named(vec![m]),
+        _ => Machines::Best,
+    };
+    let request = Request { kernel, machines, dataset, profile: "default".into() };
+    match tokio::task::spawn_blocking(move || tuner::export::export(&app.store, &request)).await {
+        Ok(Ok(e)) => ([(header::CONTENT_TYPE, "text/x-c; charset=utf-8")], e.text).into_response(),
+        Ok(Err(e)) if e.downcast_ref::<tuner::exit::NoResult>().is_some() => {
+            error(StatusCode::NOT_FOUND, format!("{e:#}"))
+        }
+        Ok(Err(e)) => error(StatusCode::UNPROCESSABLE_ENTITY, format!("{e:#}")),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
 }

@@ -2,8 +2,10 @@
 //! a limit, from the repository's root, and fresh temporary directories.
 #![allow(dead_code)] // each test binary uses a part
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 /// Every command of these tests ends within this, or fails the test naming
@@ -38,4 +40,68 @@ pub fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// A `polytune serve` child, killed when dropped.
+pub struct Server {
+    child: Child,
+    pub base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `polytune serve ARGS`, once it listens (its stderr if it does not start).
+pub fn serve(args: &[&str]) -> Result<Server, String> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_polytune"))
+        .arg("serve")
+        .args(args)
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    match line.trim().strip_prefix("listening on http://") {
+        Some(addr) => Ok(Server { child, base: addr.to_string() }),
+        None => {
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            let _ = child.wait();
+            Err(err)
+        }
+    }
+}
+
+/// (status, body) of `GET path` on `server`, with an optional bearer token.
+pub fn http_get(server: &Server, path: &str, token: Option<&str>) -> (u16, String) {
+    let mut s = TcpStream::connect(&server.base).unwrap();
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: test\r\n{auth}Connection: close\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    // A chunked body (axum streams large ones) is put back together.
+    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        let mut out = String::new();
+        let mut rest = body;
+        while let Some((size, after)) = rest.split_once("\r\n") {
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            out.push_str(&after[..n]);
+            rest = &after[n + 2..];
+        }
+        return (status, out);
+    }
+    (status, body.to_string())
 }
