@@ -21,7 +21,7 @@ use model::scop::{AccessKind, Array, Scop, Source};
 
 use super::outline::{stated_extent, Outliner};
 use super::print::{AST_MACROS, UNDEF_AST_MACROS};
-use super::splice::{dump_code, element_loops, footprint, splice_capturing};
+use super::splice::{dump_code, element_loops, footprint, record_code, splice_capturing};
 use super::{ast, pinned, CodegenError, Exported};
 
 /// The original program, instrumented as for a reference run, that also
@@ -48,24 +48,7 @@ fn capture_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
         ));
     }
     for a in inputs(scop) {
-        let ty = &a.element_type;
-        if a.extents.is_empty() {
-            capture.push_str(&format!(
-                "  polytune_rt_capture(\"{0}\", \"{ty}\", (const void *)&{0}, (unsigned long)sizeof({ty}));\n",
-                a.name
-            ));
-            continue;
-        }
-        let read = footprint(ctx, scop, &a.name, AccessKind::Read)?;
-        let (loops, name, params, element) = element_loops(ctx, scop, a, &read)?;
-        capture.push_str(&format!(
-            "  {{\n    unsigned long polytune_n = 0;\n{AST_MACROS}#define {name}({params}) polytune_n++\n{loops}\
-             #undef {name}\n    {ty} *polytune_buf = ({ty} *)__builtin_malloc(polytune_n * sizeof({ty}) + 1);\n    \
-             polytune_n = 0;\n#define {name}({params}) polytune_buf[polytune_n++] = {element}\n{loops}\
-             #undef {name}\n{UNDEF_AST_MACROS}    polytune_rt_capture(\"{array}\", \"{ty}\", (const void *)polytune_buf, \
-             polytune_n * sizeof({ty}));\n    __builtin_free(polytune_buf);\n  }}\n",
-            array = a.name,
-        ));
+        capture.push_str(&record_code(ctx, scop, a, AccessKind::Read, "polytune_rt_capture")?);
     }
     capture.push_str("  polytune_rt_capture_end();\n  }\n  }\n");
     Ok(capture)

@@ -150,26 +150,38 @@ fn expansion_frees(scop: &Scop) -> String {
 pub(super) fn dump_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
     let mut out = String::new();
     for a in scop.arrays.iter().filter(|a| a.written && !a.local) {
-        let ty = &a.element_type;
-        if a.extents.is_empty() {
-            out.push_str(&format!(
-                "  polytune_rt_dump(\"{0}\", \"{ty}\", (const void *)&{0}, (unsigned long)sizeof({ty}));\n",
-                a.name
-            ));
-            continue;
-        }
-        let footprint = footprint(ctx, scop, &a.name, AccessKind::Write)?;
-        let (loops, macro_name, params, element) = element_loops(ctx, scop, a, &footprint)?;
-        out.push_str(&format!(
-            "  {{\n    unsigned long polytune_n = 0;\n{AST_MACROS}#define {macro_name}({params}) polytune_n++\n{loops}\
-             #undef {macro_name}\n    {ty} *polytune_buf = ({ty} *)__builtin_malloc(polytune_n * sizeof({ty}) + 1);\n    \
-             polytune_n = 0;\n#define {macro_name}({params}) polytune_buf[polytune_n++] = {element}\n{loops}\
-             #undef {macro_name}\n{UNDEF_AST_MACROS}    polytune_rt_dump(\"{name}\", \"{ty}\", (const void *)polytune_buf, \
-             polytune_n * sizeof({ty}));\n    __builtin_free(polytune_buf);\n  }}\n",
-            name = a.name,
-        ));
+        out.push_str(&record_code(ctx, scop, a, AccessKind::Write, "polytune_rt_dump")?);
     }
     Ok(out)
+}
+
+/// Code that hands `call` (the runtime's `polytune_rt_dump` or
+/// `polytune_rt_capture`) a scalar `a`, or the elements of array `a` the
+/// SCoP accesses as `kind`, gathered in the order of [`element_loops`].
+pub(super) fn record_code(
+    ctx: &Context,
+    scop: &Scop,
+    a: &model::scop::Array,
+    kind: AccessKind,
+    call: &str,
+) -> Result<String, CodegenError> {
+    let ty = &a.element_type;
+    if a.extents.is_empty() {
+        return Ok(format!(
+            "  {call}(\"{0}\", \"{ty}\", (const void *)&{0}, (unsigned long)sizeof({ty}));\n",
+            a.name
+        ));
+    }
+    let footprint = footprint(ctx, scop, &a.name, kind)?;
+    let (loops, macro_name, params, element) = element_loops(ctx, scop, a, &footprint)?;
+    Ok(format!(
+        "  {{\n    unsigned long polytune_n = 0;\n{AST_MACROS}#define {macro_name}({params}) polytune_n++\n{loops}\
+         #undef {macro_name}\n    {ty} *polytune_buf = ({ty} *)__builtin_malloc(polytune_n * sizeof({ty}) + 1);\n    \
+         polytune_n = 0;\n#define {macro_name}({params}) polytune_buf[polytune_n++] = {element}\n{loops}\
+         #undef {macro_name}\n{UNDEF_AST_MACROS}    {call}(\"{name}\", \"{ty}\", (const void *)polytune_buf, \
+         polytune_n * sizeof({ty}));\n    __builtin_free(polytune_buf);\n  }}\n",
+        name = a.name,
+    ))
 }
 
 /// Loops over the elements of `footprint` (of array `a`) in lexicographic

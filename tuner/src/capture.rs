@@ -12,7 +12,6 @@ use anyhow::{bail, Context, Result};
 use executor::build::{BuildOutcome, Builder};
 use executor::process::{run_limited, End, Limits};
 use executor::runtime::{parse_dump, DumpedArray};
-use sha2::{Digest, Sha256};
 
 use crate::program::{self, Program};
 
@@ -125,7 +124,7 @@ fn run_capture(
     let bytes = std::fs::read(&file)?;
     let outputs = parse_dump(&std::fs::read(&dump).unwrap_or_default())
         .map_err(|e| anyhow::anyhow!("{at}: the capturing run's output dump: {e}"))?;
-    let hash = hex(&bytes);
+    let hash = program::sha256_hex(&bytes);
     let path = dir.join(format!("{hash}.ptc"));
     if !path.is_file() {
         std::fs::rename(&file, &path).with_context(|| format!("{}: cannot write", path.display()))?;
@@ -139,16 +138,12 @@ fn run_capture(
 pub fn checked(path: &Path) -> Result<String> {
     let bytes =
         std::fs::read(path).with_context(|| format!("{}: cannot read the capture", path.display()))?;
-    let hash = hex(&bytes);
+    let hash = program::sha256_hex(&bytes);
     let named = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
     if hash != named {
         bail!("{}: the capture is corrupted (its SHA-256 is {hash}); capture it again", path.display());
     }
     Ok(hash)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The program that replays `region` of `program` from `capture`.
@@ -227,9 +222,9 @@ mod tests {
             std::env::temp_dir().join(format!("polytune-capture-{}", executor::process::unique_suffix()));
         std::fs::create_dir_all(&dir).unwrap();
         let bytes = b"PTD1 not really a record";
-        let path = dir.join(format!("{}.ptc", hex(bytes)));
+        let path = dir.join(format!("{}.ptc", program::sha256_hex(bytes)));
         std::fs::write(&path, bytes).unwrap();
-        assert_eq!(checked(&path).unwrap(), hex(bytes));
+        assert_eq!(checked(&path).unwrap(), program::sha256_hex(bytes));
         std::fs::write(&path, b"PTD1 not really a record, edited").unwrap();
         let err = checked(&path).unwrap_err().to_string();
         assert!(err.contains("the capture is corrupted"), "{err}");

@@ -54,6 +54,12 @@ pub fn cpp_args(dataset: Dataset, cc_args: &[String]) -> Vec<String> {
     ours.into_iter().chain(cc_args.iter().cloned()).collect()
 }
 
+/// The SHA-256 of `bytes` in hex: how a source file and a capture are named.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Extracts SCoP `index` of `file` under [`cpp_args`] and analyses its
 /// dependences.
 pub fn load(file: &Path, dataset: Dataset, cc_args: &[String], index: usize) -> Result<Program> {

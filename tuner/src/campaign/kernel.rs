@@ -12,7 +12,6 @@ use executor::evaluate::{Evaluator, Reference};
 use executor::machine::{Fingerprint, MachineProfile, Slot};
 use executor::measure::MeasureConfig;
 use executor::runtime::Tolerance;
-use sha2::{Digest, Sha256};
 use space::fusion::{FusionOptions, FusionSpace};
 use space::schedule::{CoreOptions, Fusion};
 use vocab::knobs::{Point, Scheduler, Target};
@@ -136,7 +135,7 @@ impl Kernel {
             spec: KernelSpec {
                 name,
                 path: file.to_path_buf(),
-                source_hash: Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect(),
+                source_hash: program::sha256_hex(&bytes),
                 build: build.clone(),
                 capture: None,
             },

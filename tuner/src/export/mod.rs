@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use executor::machine::Fingerprint;
 use executor::pipeline;
-use sha2::{Digest, Sha256};
 use store::{Best, Store};
 use vocab::knobs::{Point, Scheduler};
 
@@ -266,7 +265,7 @@ fn winners(db: &Store, kernel: &str, request: &Request) -> Result<Vec<Winner>> {
 /// The file must be the one that was tuned (its hash).
 fn check_unchanged(file: &Path, best: &Best) -> Result<()> {
     let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
-    let hash: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let hash = program::sha256_hex(&bytes);
     if hash != best.source_hash {
         bail!(
             "{}: the file has changed since it was tuned (campaign {} tuned {}); tune it again, or export from the file that was tuned",
