@@ -2,12 +2,13 @@
 //! then evaluate variants against its outputs and time. Campaigns, the CLI and
 //! the tests all go through [`Evaluator`].
 
-use crate::build::{BuildError, BuildOutcome, Builder};
+use crate::build::{BuildError, BuildOutcome, Builder, Compiler};
 use crate::machine::Slot;
 use crate::measure::{
     measure, measure_against, measure_outcome, MeasureConfig, Measurement, Status, NO_REGION_TIME,
 };
 use crate::runtime::DumpedArray;
+use crate::verify::{self, Expected, NoiseModel};
 
 /// The original program's measurement and outputs.
 #[derive(Debug, Clone)]
@@ -16,6 +17,15 @@ pub struct Reference {
     pub dump: Vec<DumpedArray>,
     /// Process wall time of its slowest run: scales variant timeouts.
     pub wall_s: Option<f64>,
+    /// Which of its outputs are rounding noise (empty where not probed).
+    pub noise: NoiseModel,
+}
+
+impl Reference {
+    /// What variants' outputs are compared with.
+    pub fn expected(&self) -> Expected<'_> {
+        Expected { dump: &self.dump, noise: Some(&self.noise) }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +57,8 @@ pub struct Evaluator {
 
 impl Evaluator {
     /// Builds and measures the original program; it must run its SCoP at
-    /// least once and give the same outputs on a second run.
+    /// least once and give the same outputs on a second run. Then builds it
+    /// the probes' ways to find its rounding noise (`crate::verify`).
     pub fn reference(&self, original: &str) -> Result<Reference, EvaluateError> {
         let binary = match self.builder.build(original) {
             BuildOutcome::Built { binary, .. } => binary,
@@ -82,7 +93,37 @@ impl Evaluator {
         if again.status == Status::Wrong {
             return Err(EvaluateError::NonDeterministic(again.reason));
         }
-        Ok(Reference { wall_s, measurement: measured.measurement, dump })
+        let noise = self.probe_noise(original, &dump, wall_s);
+        let mut measurement = measured.measurement;
+        measurement.rounding_noise = (!noise.summary.probes.is_empty()).then(|| noise.summary.clone());
+        Ok(Reference { wall_s, measurement, dump, noise })
+    }
+
+    /// The original built and run once with each of [`verify::probes`]' flags
+    /// added, its outputs compared with `dump`. A probe that does not build
+    /// or run is left out: it would say nothing about the noise.
+    fn probe_noise(&self, original: &str, dump: &[DumpedArray], wall_s: Option<f64>) -> NoiseModel {
+        let mut model = NoiseModel::default();
+        let tolerance = self.config.tolerance;
+        if !self.config.probe_noise || tolerance.relative <= 0.0 {
+            return model;
+        }
+        let compiler = self.builder.compiler();
+        let once = MeasureConfig { warmups: 0, runs: 1, remeasure_runs: 0, ..self.config.clone() };
+        for extra in verify::probes(&compiler.flags) {
+            let flags = compiler.flags.iter().chain(&extra).cloned();
+            let Ok(builder) = self.builder.with_compiler(Compiler::new(compiler.cc.clone(), flags)) else {
+                continue;
+            };
+            let BuildOutcome::Built { binary, .. } = builder.build(original) else { continue };
+            if let (Status::Ok, Some(probe)) = {
+                let m = measure(&binary, &self.slot, &once, wall_s);
+                (m.measurement.status, m.dump)
+            } {
+                model.add_probe(&extra.join(" "), dump, &probe, tolerance);
+            }
+        }
+        model
     }
 
     /// Builds all variants in parallel, then measures them one after the other
@@ -119,6 +160,6 @@ impl Evaluator {
     ) -> Measurement {
         let mut config = MeasureConfig { threads, ..self.config.clone() };
         config.env.extend(env.iter().cloned());
-        measure_outcome(&reference.dump, built, &self.slot, &config, reference.wall_s)
+        measure_outcome(reference.expected(), built, &self.slot, &config, reference.wall_s)
     }
 }

@@ -8,7 +8,9 @@
 //! - [`peers`]: other compilers' builds of the unmodified program (Polly, Graphite,
 //!   and Pluto's `polycc` before gcc).
 //! - [`runtime`]: the small C runtime linked into every program (region timer,
-//!   output dumps) and the Rust side that reads and compares dumps.
+//!   output dumps, captures) and the Rust side that reads dumps.
+//! - [`verify`]: dumps compared within a tolerance that knows the original's
+//!   rounding noise.
 //! - [`build`]: parallel, cached compilation of sources into binaries.
 //! - [`measure`]: the measurement protocol (warm-up, timed runs, spread,
 //!   timeouts, limits, pinning) and output verification against the reference.
@@ -28,3 +30,4 @@ pub mod pipeline;
 pub mod process;
 pub mod quiet;
 pub mod runtime;
+pub mod verify;

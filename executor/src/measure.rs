@@ -40,7 +40,8 @@
 use crate::build::BuildOutcome;
 use crate::machine::{GpuSlot, Slot};
 use crate::process::{run_limited, unique_suffix, End, Limits};
-use crate::runtime::{self, DumpedArray, Tolerance, Verdict};
+use crate::runtime::{self, DumpedArray};
+use crate::verify::{self, Expected, Tolerance, Verdict};
 use serde::{Deserialize, Serialize};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -100,6 +101,10 @@ pub struct MeasureConfig {
     /// `OMP_NUM_THREADS`; `None` means one thread per core of the slot.
     pub threads: Option<usize>,
     pub tolerance: Tolerance,
+    /// Probe the original's rounding noise when it is measured as the
+    /// reference (`crate::verify`): two more builds and runs of it. Ignored
+    /// with a bitwise tolerance, which admits no noise.
+    pub probe_noise: bool,
     /// Verify the dump of every timed run rather than only the first: catches
     /// racy parallel variants that are right only some of the time, at the cost
     /// of writing and comparing the outputs on every run.
@@ -137,6 +142,7 @@ impl Default for MeasureConfig {
             address_space_bytes: Some(8 << 30),
             threads: None,
             tolerance: Tolerance::default(),
+            probe_noise: true,
             verify_every_run: false,
             env: Vec::new(),
             race_above_s: None,
@@ -173,6 +179,10 @@ pub struct Measurement {
     /// allocation and copies. Empty for CPU programs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kernel_samples: Vec<f64>,
+    /// The original's rounding noise (`crate::verify`), found when it is the
+    /// reference; `None` for variants and where it was not probed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounding_noise: Option<vocab::RoundingNoise>,
 }
 
 impl Measurement {
@@ -203,6 +213,7 @@ impl Measurement {
             threads,
             cores,
             kernel_samples: Vec::new(),
+            rounding_noise: None,
         }
     }
 
@@ -237,20 +248,21 @@ pub fn measure(binary: &Path, slot: &Slot, config: &MeasureConfig, original_s: O
 }
 
 /// Measures a variant and compares its outputs with `reference` (the original's
-/// dump): a mismatch makes it `wrong` with the mismatch as reason.
-pub fn measure_against(
-    reference: &[DumpedArray],
+/// dump, and its rounding noise where known): a mismatch makes it `wrong` with
+/// the mismatch as reason.
+pub fn measure_against<'a>(
+    reference: impl Into<Expected<'a>>,
     binary: &Path,
     slot: &Slot,
     config: &MeasureConfig,
     original_s: Option<f64>,
 ) -> Measurement {
-    Session::new(binary, slot, config, original_s, Some(reference)).run().measurement
+    Session::new(binary, slot, config, original_s, Some(reference.into())).run().measurement
 }
 
 /// [`measure_against`] for a build outcome: a failed build is `compile-error`.
-pub fn measure_outcome(
-    reference: &[DumpedArray],
+pub fn measure_outcome<'a>(
+    reference: impl Into<Expected<'a>>,
     outcome: &BuildOutcome,
     slot: &Slot,
     config: &MeasureConfig,
@@ -291,7 +303,7 @@ pub fn spread(samples: &[f64]) -> Option<f64> {
 struct Session<'a> {
     binary: &'a Path,
     config: &'a MeasureConfig,
-    reference: Option<&'a [DumpedArray]>,
+    reference: Option<Expected<'a>>,
     cores: Vec<usize>,
     threads: usize,
     timeout: Duration,
@@ -320,7 +332,7 @@ impl<'a> Session<'a> {
         slot: &Slot,
         config: &'a MeasureConfig,
         original_s: Option<f64>,
-        reference: Option<&'a [DumpedArray]>,
+        reference: Option<Expected<'a>>,
     ) -> Self {
         let threads = config.threads.unwrap_or(slot.cores.len()).max(1);
         // Fewer threads than cores: the first `threads` of them, so that every
@@ -416,7 +428,7 @@ impl<'a> Session<'a> {
             self.m.kernel_samples.extend(run.kernel_s);
             if let Some(dump) = run.dump {
                 if let Some(reference) = self.reference {
-                    let verdict = runtime::compare(reference, &dump, self.config.tolerance);
+                    let verdict = verify::compare_with(reference, &dump, self.config.tolerance);
                     if let Verdict::Mismatch { .. } = verdict {
                         return Err(Failure {
                             status: Status::Wrong,

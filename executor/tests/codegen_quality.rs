@@ -4,7 +4,7 @@
 //! isolation gives up within its budget where it would be expensive.
 
 use codegen::{self, CodegenOptions};
-use executor::runtime::Tolerance;
+use executor::verify::Tolerance;
 use testkit::tree::Tree;
 use testkit::{load, Kernel};
 use vocab::knobs::UnifiedOptions;

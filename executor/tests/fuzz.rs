@@ -37,7 +37,7 @@ use codegen::{self, CodegenOptions};
 use executor::evaluate::Evaluator;
 use executor::measure::Status;
 use executor::pipeline;
-use executor::runtime::Tolerance;
+use executor::verify::Tolerance;
 use model::deps::Dependences;
 use model::scop::{self, ExtractOptions, Scop};
 use space::schedule::{CoreOptions, Fusion, ScheduleError};

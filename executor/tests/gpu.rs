@@ -11,7 +11,7 @@ use executor::cuda::Nvcc;
 use executor::evaluate::Evaluator;
 use executor::machine::MachineProfile;
 use executor::measure::Status;
-use executor::runtime::Tolerance;
+use executor::verify::Tolerance;
 use testkit::{kernels, load};
 use vocab::knobs::{CodeOptions, UnifiedOptions};
 

@@ -4,7 +4,8 @@
 use executor::build::{BuildOutcome, Builder, Compiler};
 use executor::machine::Slot;
 use executor::measure::{measure, measure_against, measure_outcome, MeasureConfig, Status, TimeoutPolicy};
-use executor::runtime::{compare, parse_dump, DumpedArray, Tolerance, Verdict};
+use executor::runtime::{parse_dump, DumpedArray};
+use executor::verify::{compare, Tolerance, Verdict};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};

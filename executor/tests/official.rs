@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use codegen::{self, CodegenOptions};
 use executor::build::Extras;
 use executor::measure::Status;
-use executor::runtime::Tolerance;
+use executor::verify::Tolerance;
 use model::deps;
 use model::scop::{self, ExtractOptions};
 

@@ -10,7 +10,7 @@ use codegen::{self, CodegenOptions};
 use executor::evaluate::Evaluator;
 use executor::measure::Status;
 use executor::pipeline;
-use executor::runtime::Tolerance;
+use executor::verify::Tolerance;
 use testkit::{kernels, load};
 use vocab::knobs::UnifiedOptions;
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use codegen::{self, CodegenError, CodegenOptions};
 use executor::evaluate::{Evaluator, Reference};
 use executor::measure::Status;
-use executor::runtime::Tolerance;
+use executor::verify::Tolerance;
 use testkit::{kernels, load, Kernel};
 
 /// One timed run is enough to compare outputs. Tests run side by side on few

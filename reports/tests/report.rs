@@ -63,6 +63,7 @@ fn record_spread(
         costs: None,
         kernel_s: None,
         origin: None,
+        rounding_noise: None,
     })
     .unwrap();
 }
@@ -119,6 +120,7 @@ fn store() -> Store {
         costs: None,
         kernel_s: None,
         origin: Some("alpha".into()),
+        rounding_noise: None,
     };
     s.record(&warm).unwrap();
 

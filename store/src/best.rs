@@ -12,6 +12,7 @@ struct Candidate {
     ref_median: f64,
     ref_spread: Option<f64>,
     ref_samples: String,
+    ref_rounding_noise: Option<String>,
     variant: i64,
     median: f64,
 }
@@ -23,6 +24,7 @@ from_row!(Candidate {
     ref_median,
     ref_spread,
     ref_samples,
+    ref_rounding_noise,
     variant,
     median
 });
@@ -92,7 +94,8 @@ impl Store {
             // seek each, in one round trip), oldest reference first.
             let candidates: Vec<Candidate> = sqlx::query_as(
                 "SELECT r.campaign_id, r.program_id, r.machine_id, r.median_s AS ref_median, \
-                        r.spread AS ref_spread, r.samples AS ref_samples, v.id AS variant, v.median_s AS median \
+                        r.spread AS ref_spread, r.samples AS ref_samples, r.rounding_noise AS ref_rounding_noise, \
+                        v.id AS variant, v.median_s AS median \
                  FROM programs p \
                  JOIN measurements r ON r.program_id = p.id \
                  JOIN machines mc ON mc.id = r.machine_id \
@@ -167,6 +170,13 @@ impl Store {
             tx.commit().await.map_err(query(WHAT))?;
             let samples = parse_samples(WHAT, &row.samples)?;
             let ref_samples = parse_samples(WHAT, &winner.ref_samples)?;
+            let reference_rounding_noise = match &winner.ref_rounding_noise {
+                None => None,
+                Some(text) => Some(serde_json::from_str(text).map_err(|e| StoreError::Invalid {
+                    what: WHAT,
+                    reason: format!("the reference's rounding noise is not readable JSON: {e}"),
+                })?),
+            };
             let runner_up = match runner_up {
                 Some((m, s, samples)) => Some((m, s, parse_samples(WHAT, &samples)?)),
                 None => None,
@@ -197,6 +207,7 @@ impl Store {
                 origin: row.origin,
                 reference_median_s: winner.ref_median,
                 reference_spread: winner.ref_spread,
+                reference_rounding_noise,
                 speedup: speedup(&winner),
                 measured_at: Timestamp::from_millis(row.created_at),
                 runner_up_median_s: runner_up.as_ref().map(|r| r.0),

@@ -20,8 +20,9 @@
 //! point id and its canonical JSON), `schedules` (isl schedule-tree text, unique by SHA-256),
 //! `builds` (generated source, unique by its hash), `campaigns` (unique key, configuration
 //! JSON, strategy, seed, budget, state), and `measurements`, one row per finished
-//! measurement, UNIQUE (campaign, program, point, role) so that a resumed campaign never
-//! measures a point twice (a campaign may tune several programs). Times are integer milliseconds since the epoch on both backends.
+//! measurement (a reference's with its rounding noise JSON), UNIQUE (campaign, program, point,
+//! role) so that a resumed campaign never measures a point twice (a campaign may tune several
+//! programs). Times are integer milliseconds since the epoch on both backends.
 //! Indexes serve `best` (one seek per campaign for its fastest ok variant), `history` and
 //! `machines`.
 //!
@@ -200,6 +201,13 @@ macro_rules! record_in {
             what: "record a measurement",
             reason: format!("its samples do not serialise: {e}"),
         })?;
+        let rounding_noise = match &rec.rounding_noise {
+            None => None,
+            Some(n) => Some(serde_json::to_string(n).map_err(|e| StoreError::Invalid {
+                what: "record a measurement",
+                reason: format!("its rounding noise does not serialise: {e}"),
+            })?),
+        };
         let costs = match &rec.costs {
             None => None,
             Some(c) => Some(serde_json::to_string(c).map_err(|e| StoreError::Invalid {
@@ -212,8 +220,8 @@ macro_rules! record_in {
         // above were no-ops for it.
         let new_id: Option<(i64,)> = sqlx::query_as(
             "INSERT INTO measurements (campaign_id, program_id, machine_id, point_id, schedule_id, \
-             build_id, role, status, reason, median_s, spread, samples, created_at, costs, kernel_s, origin) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+             build_id, role, status, reason, median_s, spread, samples, created_at, costs, kernel_s, origin, rounding_noise) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
              ON CONFLICT (campaign_id, program_id, point_id, role) DO NOTHING RETURNING id",
         )
         .bind(rec.campaign)
@@ -232,6 +240,7 @@ macro_rules! record_in {
         .bind(costs)
         .bind(rec.kernel_s)
         .bind(&rec.origin)
+        .bind(rounding_noise)
         .fetch_optional(&mut *$tx)
         .await
         .map_err(query("record a measurement"))?;

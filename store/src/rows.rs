@@ -59,6 +59,7 @@ const SQLITE: Files = files!("sqlite":
     "20261127000001_kernels.sql",
     "20261127000002_origin.sql",
     "20261128000001_features.sql",
+    "20261202000001_rounding_noise.sql",
 );
 
 const POSTGRES: Files = files!("postgres":
@@ -68,6 +69,7 @@ const POSTGRES: Files = files!("postgres":
     "20261127000001_kernels.sql",
     "20261127000002_origin.sql",
     "20261128000001_features.sql",
+    "20261202000001_rounding_noise.sql",
 );
 
 pub(crate) static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

@@ -245,6 +245,8 @@ pub struct Record {
     /// A warm-started point's origin: the machine whose best it was
     /// (`tune --warm-start`); `None` for any other.
     pub origin: Option<String>,
+    /// A reference's rounding noise, where it was probed; `None` for any other.
+    pub rounding_noise: Option<vocab::RoundingNoise>,
 }
 
 /// Wall seconds of each step of one evaluation (issue 20). Steps that did
@@ -292,6 +294,8 @@ pub struct Best {
     pub origin: Option<String>,
     pub reference_median_s: f64,
     pub reference_spread: Option<f64>,
+    /// The reference's rounding noise, where it was probed.
+    pub reference_rounding_noise: Option<vocab::RoundingNoise>,
     /// reference median / variant median.
     pub speedup: f64,
     pub measured_at: Timestamp,

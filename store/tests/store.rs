@@ -298,6 +298,27 @@ fn best_compares_within_campaigns(fresh: &Fresh) {
     let mini_best = s.best("gemm", None, Some("MINI")).unwrap().unwrap();
     assert_eq!((mini_best.point_id, mini_best.dataset.as_str()), (point_id(4), "MINI"));
     assert!((mini_best.speedup - 1.25).abs() < 1e-12);
+    assert_eq!(best.reference_rounding_noise, None);
+
+    // The reference's rounding noise is kept with it and comes back with the best.
+    let e = s.campaign(&new_campaign("e")).unwrap().id;
+    let noise = vocab::RoundingNoise {
+        probes: vec!["-ffp-contract=off".into()],
+        arrays: vec![vocab::rounding::ArrayNoise {
+            array: "nrm".into(),
+            noisy: 1,
+            no_digit: 1,
+            elements: 1,
+            largest: 1.3e-28,
+            magnitude: 2.8e-30,
+        }],
+    };
+    let reference =
+        Record { rounding_noise: Some(noise.clone()), ..ok_record(e, mini, m, Role::Reference, 1, 1.0) };
+    s.record(&reference).unwrap();
+    s.record(&ok_record(e, mini, m, Role::Variant, 8, 0.1)).unwrap();
+    let noisy = s.best("gemm", None, Some("MINI")).unwrap().unwrap();
+    assert_eq!(noisy.reference_rounding_noise, Some(noise));
 }
 
 /// What a new machine reads for a warm start: each other machine's points

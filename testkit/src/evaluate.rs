@@ -7,7 +7,7 @@ use executor::build::{Builder, Compiler};
 use executor::evaluate::Evaluator;
 use executor::machine::Slot;
 use executor::measure::{MeasureConfig, TimeoutPolicy};
-use executor::runtime::Tolerance;
+use executor::verify::Tolerance;
 
 /// An evaluator compiling with `gcc flags`, its cache `target/tmp/polytune-{cache}-test-cache`;
 /// `threads`: `OMP_NUM_THREADS` (`None`: the slot's cores).

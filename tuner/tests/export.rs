@@ -99,6 +99,7 @@ fn seed(db: &Path, file: &Path, dataset: &str, machines: &[Machine]) {
                     costs: None,
                     kernel_s: None,
                     origin: None,
+                    rounding_noise: None,
                 })
                 .unwrap();
         }

@@ -40,6 +40,7 @@ fn programs_in_the_model_run_verified_under_the_unified_scheduler() {
         "callptr.c",
         "liveout.c",
         "truncdiv.c",
+        "gramschmidt-wide.c",
     ];
     for name in names {
         let file = own(name);
@@ -61,6 +62,47 @@ fn programs_in_the_model_run_verified_under_the_unified_scheduler() {
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["status"], "ok", "{name}: {report}");
         assert!(report["emulated"] == true && report["cuda"].is_null(), "{name}: {report}");
+    }
+}
+
+/// PolyBench's own gramschmidt sizes and fill (M < N, rank deficient):
+/// much of its output is rounding noise, which the campaign finds in the
+/// original by itself and compares within, so that no variant is `wrong`
+/// for it (the broken-dependence variant is `executor/tests/rounding.rs`'s).
+#[test]
+fn a_wide_gram_schmidt_tunes_within_its_rounding_noise() {
+    let file = own("gramschmidt-wide.c");
+    let datasets: &[&str] = match testkit::tier() {
+        testkit::Tier::Fast => &["MINI"],
+        _ => &["SMALL", "MEDIUM"],
+    };
+    for dataset in datasets {
+        let tag = format!("gramschmidt-wide-{dataset}");
+        let args = ["tune", file.to_str().unwrap(), "--dataset", dataset, "--evals", "10", "--runs", "2"];
+        let (out, dir) = polytune(&tag, &[&args[..], &["--db", "tune.db"]].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{dataset}: {err}");
+        assert!(err.contains("rounding noise in the original's outputs"), "{dataset}: {err}");
+        let history = Command::new(env!("CARGO_BIN_EXE_polytune"))
+            .args(["history", "--json", "--limit", "100", "--db", "tune.db"])
+            .env("XDG_CACHE_HOME", dir.join("cache"))
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let rows: serde_json::Value = serde_json::from_slice(&history.stdout).unwrap();
+        let rows = rows.as_array().unwrap();
+        let ran: Vec<_> =
+            rows.iter().filter(|r| r["role"] == "variant" && r["status"] != "illegal").collect();
+        assert!(ran.len() >= 10, "{dataset}: {rows:#?}");
+        assert!(ran.iter().all(|r| r["status"] == "ok"), "{dataset}: {rows:#?}");
+        let best = Command::new(env!("CARGO_BIN_EXE_polytune"))
+            .args(["best", "gramschmidt-wide", "--db", "tune.db"])
+            .env("XDG_CACHE_HOME", dir.join("cache"))
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let best = String::from_utf8_lossy(&best.stdout);
+        assert!(best.contains("verified within the original's rounding noise: `nrm`"), "{best}");
     }
 }
 

@@ -48,6 +48,7 @@ fn fixture(dir: &std::path::Path) -> String {
             costs: None,
             kernel_s: None,
             origin: None,
+            rounding_noise: None,
         })
         .unwrap();
     }

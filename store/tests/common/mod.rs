@@ -207,5 +207,6 @@ pub fn ok_record(campaign: i64, program: i64, machine: i64, role: Role, n: u64, 
         costs: None,
         kernel_s: None,
         origin: None,
+        rounding_noise: None,
     }
 }

@@ -11,7 +11,7 @@ use executor::build::Builder;
 use executor::evaluate::{Evaluator, Reference};
 use executor::machine::{Fingerprint, MachineProfile, Slot};
 use executor::measure::MeasureConfig;
-use executor::runtime::Tolerance;
+use executor::verify::Tolerance;
 use space::fusion::{FusionOptions, FusionSpace};
 use space::schedule::{CoreOptions, Fusion};
 use vocab::knobs::{Point, Scheduler, Target};

@@ -705,6 +705,7 @@ impl<'a> Campaign<'a> {
             costs,
             kernel_s: executor::measure::median(&m.kernel_samples),
             origin,
+            rounding_noise: m.rounding_noise.clone(),
         })?;
         Ok(())
     }

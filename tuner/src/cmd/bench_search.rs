@@ -182,7 +182,7 @@ impl Bench<'_> {
         std::fs::create_dir_all(&dir)?;
         let db = store::Store::open(&dir.join("store.db").display().to_string())?;
         let (mut evaluator, fingerprint) =
-            setup.evaluator(runs, executor::runtime::Tolerance::default().relative)?;
+            setup.evaluator(runs, executor::verify::Tolerance::default().relative)?;
         evaluator.builder =
             executor::build::Builder::new(evaluator.builder.compiler().clone(), dir.join("builds"))?;
         let machine = db.machine(&setup.profile.name, &serde_json::to_string(&fingerprint)?)?;

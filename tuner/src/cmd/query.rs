@@ -76,6 +76,9 @@ pub fn best(args: BestArgs) -> Result<()> {
     }
     println!("{} [{}] on {}: {}", b.kernel, b.dataset, b.machine, summary(&b));
     println!("  point id:  {} (campaign {})", b.point_id, b.campaign);
+    if let Some(rounding) = b.reference_rounding_noise.as_ref().filter(|n| !n.is_empty()) {
+        println!("  verified within the original's rounding noise: {rounding}");
+    }
     if let Some(path) = &b.source_path {
         println!("  source:    {path}");
     }

@@ -8,7 +8,7 @@ use executor::evaluate::Evaluator;
 use executor::machine::Fingerprint;
 use executor::measure::{MeasureConfig, Measurement};
 use executor::pipeline;
-use executor::runtime::Tolerance;
+use executor::verify::Tolerance;
 use serde::Serialize;
 use vocab::knobs::{Point, Scheduler};
 
@@ -428,6 +428,9 @@ fn print_text(r: &Report) {
     println!("  status:   {} ({})", r.status, r.reason);
     println!("  variant:  {}", time(r.median_s, r.spread));
     println!("  original: {}", time(r.original.median_s, r.original.spread));
+    if let Some(rounding) = r.original.rounding_noise.as_ref().filter(|n| !n.is_empty()) {
+        println!("  rounding noise in the original's outputs: {rounding}");
+    }
     if let Some(s) = r.speedup {
         println!("  speedup:  {s:.2}x");
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use executor::runtime::Tolerance;
+use executor::verify::Tolerance;
 
 use super::common::Dataset;
 use crate::campaign::{self, grid, Budget, Campaign, Config, End, Kernel, Setup};
@@ -350,11 +350,7 @@ pub(super) fn execute(
         k.spec.capture = Some(capture.hash.clone());
         k.capture = Some(capture);
     }
-    let mut originals = Vec::new();
-    for k in &kernels {
-        eprintln!("{} [{}] measuring the original program", k.spec.name, args.dataset.name());
-        originals.push(campaign::measure_original(&evaluator, k, args.dataset)?);
-    }
+    let originals = measure_originals(&evaluator, &kernels, args.dataset)?;
     let location = match &db {
         Some(db) => db.clone(),
         None => store::Store::default_location()?.display().to_string(),
@@ -448,6 +444,28 @@ pub(super) fn execute(
 /// A worker joins `stored` only as the process that made it would have run
 /// it: results are per machine, and a changed file or another polytune is
 /// another campaign.
+/// Each kernel's original measured on `dataset`, its rounding noise said.
+fn measure_originals(
+    evaluator: &executor::evaluate::Evaluator,
+    kernels: &[Kernel],
+    dataset: Dataset,
+) -> Result<Vec<executor::evaluate::Reference>> {
+    let mut originals = Vec::new();
+    for k in kernels {
+        eprintln!("{} [{}] measuring the original program", k.spec.name, dataset.name());
+        let original = campaign::measure_original(evaluator, k, dataset)?;
+        if let Some(rounding) = original.measurement.rounding_noise.as_ref().filter(|n| !n.is_empty()) {
+            eprintln!(
+                "{} [{}] rounding noise in the original's outputs, which variants are compared within: {rounding}",
+                k.spec.name,
+                dataset.name()
+            );
+        }
+        originals.push(original);
+    }
+    Ok(originals)
+}
+
 fn check_joining(stored: &store::Campaign, ours: &Config, profile: &str) -> Result<()> {
     let theirs: Config = serde_json::from_str(&stored.config)?;
     if theirs.machine != ours.machine {

@@ -12,7 +12,7 @@ use executor::build::Builder;
 use executor::evaluate::Evaluator;
 use executor::machine::MachineProfile;
 use executor::measure::{MeasureConfig, Status};
-use executor::runtime::Tolerance;
+use executor::verify::Tolerance;
 use model::scop::Source;
 
 use super::assemble::{self, Branch, Layout, Pieces};
