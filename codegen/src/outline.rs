@@ -83,6 +83,11 @@ impl Outliner {
                     data.push(format!("{ty} {name}"));
                     data_args.push(name.clone());
                 }
+                // One-dimensional in C, its statements' subscripts linear.
+                _ if a.linearised => {
+                    data.push(format!("{ty} *__restrict__ {name}"));
+                    data_args.push(name.clone());
+                }
                 _ => {
                     let mut rows = String::new();
                     for e in &extents[1..] {

@@ -267,8 +267,15 @@ fn declare(ctx: &Context, scop: &Scop, a: &Array) -> Result<String, CodegenError
         Some(e) if stated_extent(e, &scop.params) => e.trim().to_string(),
         _ => touched_rows(ctx, scop, a)?,
     };
-    let shape: String =
-        a.extents[1..].iter().map(|e| format!("[{}]", e.as_deref().unwrap_or("").trim())).collect();
+    let inner = a.extents[1..].iter().map(|e| e.as_deref().unwrap_or("").trim());
+    if a.linearised {
+        // One-dimensional in C: its rows' elements in a row.
+        let elements: String = inner.map(|e| format!(" * (unsigned long)({e})")).collect();
+        return Ok(format!(
+            "  {ty} *{name} = ({ty} *)__builtin_calloc((unsigned long)({rows}){elements} * sizeof(*{name}) + 1, 1);\n"
+        ));
+    }
+    let shape: String = inner.map(|e| format!("[{e}]")).collect();
     Ok(format!(
         "  {ty} (*{name}){shape} = ({ty} (*){shape})__builtin_calloc((unsigned long)({rows}) * sizeof(*{name}) + 1, 1);\n"
     ))

@@ -280,6 +280,7 @@ fn expand_one(
         extents: vec![None; loops.len()],
         written: true,
         local: true,
+        linearised: false,
     });
     out.expansions.push(Expansion {
         scalar: name.to_string(),

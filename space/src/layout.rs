@@ -198,6 +198,7 @@ fn transpose_one(
         extents: vec![a.extents[1].clone(), a.extents[0].clone()],
         written: false,
         local: false,
+        linearised: false,
     };
     let written: Vec<String> = scop.arrays.iter().filter(|a| a.written).map(|a| a.name.clone()).collect();
     let bodies: Vec<(usize, String, Vec<String>)> =

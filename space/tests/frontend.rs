@@ -323,6 +323,18 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "the condition `A[i] > 0` depends on data (it reads `A[i]`): only conditions on loop iterators and parameters",
     ),
     (
+        "rows a subscript may leave",
+        "  for (int i = 0; i < 10; i++)\n    for (int j = 0; j < 10; j++)\n      B[i * calls + j] = 1.0;\n",
+        "15:9",
+        "`i * calls + j` reads as rows of `calls` only where 0 <= j < calls, and the loops around it do not imply that",
+    ),
+    (
+        "rows and a plain subscript",
+        "  for (int i = 0; i < 10; i++)\n    for (int j = 0; j < calls; j++)\n      B[i * calls + j] = B[j];\n",
+        "15:7",
+        "`B` is indexed with other rows (or none) elsewhere in the SCoP than `i * calls + j` here",
+    ),
+    (
         "nothing ever runs",
         "  for (int i = 0; i < 0; i++)\n    B[i] = A[i];\n",
         "12:1",
@@ -359,6 +371,54 @@ fn same_accesses(s: &Scop, k: usize, expected: &[(AccessKind, &str, &str)]) -> b
         && got.iter().zip(expected).all(|((k, a, r), (ek, ea, er))| {
             k == ek && a == ea && equal_relations(r, &format!("[{}] -> {er}", s.params.join(", ")))
         })
+}
+
+/// `A[i * n + j]` on `double *` (and `(i + 1) * n + j`, `i * n + i`) is
+/// `A[i][j]` of rows of `n`: the statements keep their linear subscripts,
+/// the model and the dumps see rows.
+#[test]
+fn linearised_subscripts_are_read_as_rows() {
+    use AccessKind::{Read, Write};
+    let (s, d) = load("linmatmul.c");
+    let c = s.arrays.iter().find(|a| a.name == "C").unwrap();
+    assert!(c.linearised && c.extents == [None, Some("n".to_string())], "{c:?}");
+    assert_eq!(c.element(&["x0".into(), "x1".into()]), "C[(x0) * (n) + x1]");
+    assert_eq!(s.statements[0].text, "C[i * n + j] += A[i * n + k] * B[k * n + j];");
+    let product = [
+        (Read, "C", "{ S1[i, j, k] -> C[i, j] }"),
+        (Read, "A", "{ S1[i, j, k] -> A[i, k] }"),
+        (Read, "B", "{ S1[i, j, k] -> B[k, j] }"),
+        (Write, "C", "{ S1[i, j, k] -> C[i, j] }"),
+    ];
+    assert!(same_accesses(&s, 0, &product), "{:?}", accesses(&s, 0));
+    // The reduction over k carries the one flow; i and j carry none.
+    let flows: Vec<&deps::Dependence> = d.of_kind(deps::DepKind::Flow).collect();
+    let along_k = "[n] -> { S1[i, j, k] -> S1[i, j, k + 1] : 0 <= i < n and 0 <= j < n and 0 <= k < n - 1 }";
+    assert!(flows.len() == 1 && equal_relations(&flows[0].relation, along_k), "{flows:?}");
+    let (s, _) = load("linjacobi.c");
+    let neighbours = [
+        (Read, "A", "{ S1[t, i, j] -> A[i, j] }"),
+        (Read, "A", "{ S1[t, i, j] -> A[i, j - 1] }"),
+        (Read, "A", "{ S1[t, i, j] -> A[i, j + 1] }"),
+        (Read, "A", "{ S1[t, i, j] -> A[i + 1, j] }"),
+        (Read, "A", "{ S1[t, i, j] -> A[i - 1, j] }"),
+        (Write, "B", "{ S1[t, i, j] -> B[i, j] }"),
+    ];
+    assert!(same_accesses(&s, 0, &neighbours), "{:?}", accesses(&s, 0));
+    let (s, _) = load("lintrisolv.c");
+    assert!(
+        same_accesses(
+            &s,
+            2,
+            &[
+                (Read, "x", "{ S3[i] -> x[i] }"),
+                (Read, "L", "{ S3[i] -> L[i, i] }"),
+                (Write, "x", "{ S3[i] -> x[i] }")
+            ]
+        ),
+        "{:?}",
+        accesses(&s, 2)
+    );
 }
 
 #[test]

@@ -41,6 +41,12 @@ fn programs_in_the_model_run_verified_under_the_unified_scheduler() {
         "liveout.c",
         "truncdiv.c",
         "gramschmidt-wide.c",
+        "linmatmul.c",
+        "linjacobi.c",
+        "lintrisolv.c",
+        "rowsmatmul.c",
+        "rowsjacobi.c",
+        "rowstrisolv.c",
     ];
     for name in names {
         let file = own(name);

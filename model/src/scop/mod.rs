@@ -180,6 +180,11 @@ pub struct Array {
     /// once before the region, and it is no output.
     #[serde(default)]
     pub local: bool,
+    /// One-dimensional in C, indexed as rows (`A[i * n + j]`): `extents`
+    /// are the rows the model reads it as (delinearised, `None` first), and
+    /// an element is spelled with one linear subscript.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub linearised: bool,
 }
 
 impl Array {
@@ -187,6 +192,14 @@ impl Array {
     /// dimension): `A[i][j]`, a struct member's `g.u[i]`, and for a member
     /// of an array of structs, named `P[].y`, `P[i].y[k]`.
     pub fn element(&self, subscripts: &[String]) -> String {
+        if self.linearised {
+            // `A[((s0) * (n) + (s1)) * (m) + (s2)]`
+            let mut linear = subscripts.first().cloned().unwrap_or_default();
+            for (s, e) in subscripts.iter().zip(&self.extents).skip(1) {
+                linear = format!("({linear}) * ({}) + {s}", e.as_deref().unwrap_or("1"));
+            }
+            return format!("{}[{linear}]", self.name);
+        }
         let mut out = String::new();
         let mut rest = subscripts.iter();
         let segments: Vec<&str> = self.name.split('.').collect();

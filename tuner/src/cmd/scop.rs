@@ -67,7 +67,12 @@ fn print_text(s: &Scop, d: &Dependences) {
             (true, false) => "written",
             (false, false) => "read-only",
         };
-        println!("    {} {}{}  ({role})", a.element_type, a.name, ext.join(""));
+        let rows = match a.linearised {
+            // Proven at extraction: every inner subscript stays within its row.
+            true => "; one-dimensional in C, its linear subscripts read as these rows, each inner subscript within its row on every statement's domain",
+            false => "",
+        };
+        println!("    {} {}{}  ({role}{rows})", a.element_type, a.name, ext.join(""));
     }
     println!("  statements:");
     for st in &s.statements {

@@ -258,6 +258,16 @@ impl Walk<'_> {
         } else {
             self.variable(node, base, indices.len())?
         };
+        if let Some((rows, decl)) = self.linearised(node, &name, &decl, &indices)? {
+            let combos = vec![(Vec::new(), rows.subscripts)];
+            let text = self.c_text(node);
+            self.record_access(name.clone(), &decl, combos, kind, stmt, text, out);
+            self.arrays.iter_mut().filter(|a| a.name == name).for_each(|a| a.linearised = true);
+            return Ok(());
+        }
+        if self.arrays.iter().any(|a| a.name == name && a.linearised) {
+            return Err(self.err(node, format!("`{name}` is indexed as rows elsewhere in the SCoP and with `{}` here; give every subscript of it the same rows (`i * n + j`)", self.text(node))));
+        }
         if !indices.is_empty() {
             self.note_extents(&name, &decl);
         }
@@ -291,6 +301,45 @@ impl Walk<'_> {
         let text = self.c_text(node);
         self.record_access(name, &decl, combos, kind, stmt, text, out);
         Ok(())
+    }
+
+    /// The rows (and the array's model, a dimension per row size) of a
+    /// one-dimensional array's subscript that is not affine but linearised
+    /// (`A[i * n + j]`, [`Self::delinearised`]), checked to stay within them;
+    /// `None` for any other reference.
+    fn linearised(
+        &mut self,
+        node: Node,
+        name: &str,
+        decl: &Decl,
+        indices: &[Node],
+    ) -> Result<Option<(delinearise::Rows, Decl)>> {
+        let [index] = indices else { return Ok(None) };
+        if decl.extents.len() != 1 || self.locals.contains_key(name) || name.contains('.') {
+            return Ok(None);
+        }
+        let params = self.params.len();
+        if self.pieces(*index).is_ok() {
+            return Ok(None);
+        }
+        self.params.truncate(params);
+        let Some(rows) = self.delinearised(*index)? else { return Ok(None) };
+        self.check_rows(*index, &rows)?;
+        let extents: Vec<Option<String>> =
+            std::iter::once(None).chain(rows.extents.iter().cloned().map(Some)).collect();
+        if let Some(a) = self.arrays.iter().find(|a| a.name == name) {
+            if a.extents != extents {
+                return Err(self.err(
+                    node,
+                    format!(
+                        "`{name}` is indexed with other rows (or none) elsewhere in the SCoP than `{}` here; give every subscript of it the same rows",
+                        self.text(*index)
+                    ),
+                ));
+            }
+        }
+        let sizes = vec![None; extents.len()];
+        Ok(Some((rows, Decl { extents, sizes, ..decl.clone() })))
     }
 
     /// Records the access of `stmt` to elements of `name`, one disjunct per
@@ -330,6 +379,7 @@ impl Walk<'_> {
                 extents: decl.extents.clone(),
                 written: kind == AccessKind::Write,
                 local: false,
+                linearised: false,
             }),
         }
         out.push(Access { id: String::new(), kind, array: name, relation, text });

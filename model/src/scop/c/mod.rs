@@ -14,6 +14,7 @@ mod bounds;
 mod calls;
 mod control;
 mod decls;
+mod delinearise;
 mod exits;
 mod expr;
 mod inputs;

@@ -62,6 +62,7 @@ impl Walk<'_> {
                 extents: decl.extents.clone(),
                 written: false,
                 local: true,
+                linearised: false,
             });
         }
     }
