@@ -317,10 +317,10 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "`V[i + 1]` writes outside `V[calls]` whenever the statement runs: first at calls = 1, i = 0, where it touches `V[1]`",
     ),
     (
-        "data-dependent branch",
-        "  for (int i = 0; i < N; i++)\n    if (A[i] > 0)\n      B[i] = A[i];\n",
+        "branch on data that changes its condition",
+        "  for (int i = 0; i < 10; i++)\n    if (A[i] > 0)\n      for (int j = 0; j < 10; j++) {\n        B[j] = A[i];\n        A[i] = A[i] * 0.5;\n      }\n",
         "14:8",
-        "the condition `A[i] > 0` depends on data (it reads `A[i]`): only conditions on loop iterators and parameters",
+        "the branch on `A[i] > 0` writes `A`, which its condition reads, and holds 2 statements and a loop",
     ),
     (
         "rows a subscript may leave",
@@ -419,6 +419,43 @@ fn linearised_subscripts_are_read_as_rows() {
         "{:?}",
         accesses(&s, 2)
     );
+}
+
+/// A branch on data is kept (pet's and Polly's way): without a loop under
+/// it, the whole `if` is one statement whose writes are may-writes, each
+/// after a read of the element it may leave; with a loop, each statement
+/// under it carries the condition.
+#[test]
+fn branches_on_data_make_may_writes() {
+    let (s, d) = load("masked.c");
+    let masked = &s.statements[0];
+    assert_eq!(masked.text, "do { if (m[i] > 0)\n      y[i] = a * x[i] + y[i]; } while (0);");
+    let shape: Vec<(AccessKind, &str, bool)> =
+        masked.accesses.iter().map(|a| (a.kind, a.array.as_str(), a.may.is_some())).collect();
+    use AccessKind::{Read, Write};
+    let want = [
+        (Read, "m", false),
+        (Read, "a", false),
+        (Read, "x", false),
+        (Read, "y", false),
+        (Read, "y", true),
+        (Write, "y", true),
+    ];
+    assert_eq!(shape, want);
+    assert!(
+        masked.accesses[5].may.as_deref().unwrap().contains("which reads data"),
+        "{:?}",
+        masked.accesses[5]
+    );
+    // The clamp's two branches are one statement; the smoothing of x reads
+    // x[i - 1], which the statement before wrote: a flow along i.
+    assert_eq!(s.statements.len(), 3, "{:?}", s.statements.iter().map(|s| &s.text).collect::<Vec<_>>());
+    let flows: Vec<&deps::Dependence> = d.of_kind(deps::DepKind::Flow).filter(|f| f.array == "x").collect();
+    assert!(!flows.is_empty(), "{d:?}");
+    let (s, _) = load("maskedrows.c");
+    let guarded: Vec<&str> = s.statements.iter().map(|s| s.text.as_str()).collect();
+    assert!(guarded[1].starts_with("do { if ((w[i] > 0)) s[i] += w[i] * A[i][j];"), "{guarded:?}");
+    assert!(guarded[0] == "s[i] = 0;", "{guarded:?}");
 }
 
 #[test]

@@ -269,6 +269,11 @@ pub struct Access {
     pub relation: String,
     /// The reference as written in C.
     pub text: String,
+    /// Why this is a may-access, where it is one: a write under a branch on
+    /// data (the statement may leave the element as it was), or the read of
+    /// that element which stands for the value it then keeps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub may: Option<String>,
 }
 
 /// What went wrong, and where in the user's file.

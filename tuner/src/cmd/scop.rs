@@ -83,7 +83,10 @@ fn print_text(s: &Scop, d: &Dependences) {
                 scop::AccessKind::Read => "read ",
                 scop::AccessKind::Write => "write",
             };
-            println!("      {kind} {:<6} {}", a.id, a.relation);
+            match &a.may {
+                Some(why) => println!("      {kind} {:<6} {}  (may: {why})", a.id, a.relation),
+                None => println!("      {kind} {:<6} {}", a.id, a.relation),
+            }
         }
     }
     for note in &s.notes {

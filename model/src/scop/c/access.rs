@@ -29,6 +29,7 @@ impl Walk<'_> {
             }
         }
         let text = self.c_text(stmt);
+        let (accesses, text) = self.guarded(&name, accesses, text)?;
         self.push_statement(name, accesses, text, stmt)
     }
 
@@ -98,6 +99,7 @@ impl Walk<'_> {
             self.reads(value, &stmt, &mut accesses)?;
             self.reference(ident, AccessKind::Write, &stmt, &mut accesses)?;
             let text = format!("{name} = {};", self.c_text(value));
+            let (accesses, text) = self.guarded(&stmt, accesses, text)?;
             out.extend(self.push_statement(stmt, accesses, text, d)?.map(Tree::Stmt));
         }
         Ok(())
@@ -107,7 +109,7 @@ impl Walk<'_> {
     /// conditions; `None` where it never runs (its domain is empty, for
     /// every value of the parameters): it is left out with a note, and the
     /// next statement takes its name.
-    fn push_statement(
+    pub(super) fn push_statement(
         &mut self,
         name: String,
         accesses: Vec<Access>,
@@ -382,7 +384,7 @@ impl Walk<'_> {
                 linearised: false,
             }),
         }
-        out.push(Access { id: String::new(), kind, array: name, relation, text });
+        out.push(Access { id: String::new(), kind, array: name, relation, text, may: None });
     }
 
     fn struct_member(&self, node: Node, why: &str) -> ScopError {

@@ -4,7 +4,7 @@ use super::*;
 use crate::scop::affine::isl_name;
 use decls::is_integer_type;
 
-impl Walk<'_> {
+impl<'s> Walk<'s> {
     /// Finds loop iterators and the scalars the SCoP writes, so that an affine
     /// expression can tell a parameter from a data-dependent value.
     pub(super) fn prescan(&mut self, node: Node) {
@@ -46,7 +46,7 @@ impl Walk<'_> {
         }
     }
 
-    pub(super) fn statement(&mut self, node: Node, out: &mut Vec<Tree>) -> Result<()> {
+    pub(super) fn statement(&mut self, node: Node<'s>, out: &mut Vec<Tree>) -> Result<()> {
         match node.kind() {
             "compound_statement" => {
                 let mut cursor = node.walk();
@@ -90,7 +90,7 @@ impl Walk<'_> {
         }
     }
 
-    pub(super) fn for_loop(&mut self, node: Node, out: &mut Vec<Tree>) -> Result<()> {
+    pub(super) fn for_loop(&mut self, node: Node<'s>, out: &mut Vec<Tree>) -> Result<()> {
         let init = node
             .child_by_field_name("initializer")
             .ok_or_else(|| self.err(node, "a `for` loop in a SCoP needs an initialiser `i = lower bound`"))?;
@@ -284,21 +284,11 @@ impl Walk<'_> {
         }
     }
 
-    pub(super) fn if_statement(&mut self, node: Node, out: &mut Vec<Tree>) -> Result<()> {
+    pub(super) fn if_statement(&mut self, node: Node<'s>, out: &mut Vec<Tree>) -> Result<()> {
         let cond_node = node.child_by_field_name("condition").unwrap();
-        // A branch on data (`if (A[i] > 0)`): pet would make the writes under
-        // it may-writes; here only affine conditions are static control.
-        if let Some(read) = first_read(cond_node) {
-            return Err(self.err(
-                cond_node,
-                format!(
-                    "the condition `{}` depends on data (it reads `{}`): only conditions on loop iterators and \
-                     parameters are static control (a data-dependent branch would make the writes under it \
-                     may-writes, which polytune does not model)",
-                    self.text(strip_parens(cond_node)),
-                    self.text(read)
-                ),
-            ));
+        // A branch on data (`if (A[i] > 0)`): its writes are may-writes.
+        if first_read(cond_node).is_some() || self.reads_data(cond_node) {
+            return self.data_branch(node, cond_node, out);
         }
         let cond = self.condition(cond_node, false)?;
         let before = self.exits.clone();

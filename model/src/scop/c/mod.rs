@@ -17,6 +17,7 @@ mod decls;
 mod delinearise;
 mod exits;
 mod expr;
+mod guards;
 mod inputs;
 mod lift;
 mod model;
@@ -251,6 +252,9 @@ struct Walk<'s> {
     rewrites: HashMap<Span, String>,
     /// Numbers the exit values, so that two states of `exits` compare.
     exit_count: usize,
+    /// The enclosing branches on data (`if (m[i] > 0)`), outermost first,
+    /// each with whether the statement is in its `else`.
+    guards: Vec<(Node<'s>, bool)>,
 }
 
 fn extract_one<'s>(
@@ -381,6 +385,7 @@ fn walk_region<'s>(
         exits: HashMap::new(),
         rewrites: HashMap::new(),
         exit_count: 0,
+        guards: Vec::new(),
     };
     for n in &body {
         walk.prescan(*n);
