@@ -411,43 +411,6 @@ fn linearised_subscripts_are_read_as_rows() {
     );
 }
 
-/// A branch on data is kept (pet's and Polly's way): without a loop under
-/// it, the whole `if` is one statement whose writes are may-writes, each
-/// after a read of the element it may leave; with a loop, each statement
-/// under it carries the condition.
-#[test]
-fn branches_on_data_make_may_writes() {
-    let (s, d) = load("masked.c");
-    let masked = &s.statements[0];
-    assert_eq!(masked.text, "do { if (m[i] > 0)\n      y[i] = a * x[i] + y[i]; } while (0);");
-    let shape: Vec<(AccessKind, &str, bool)> =
-        masked.accesses.iter().map(|a| (a.kind, a.array.as_str(), a.may.is_some())).collect();
-    use AccessKind::{Read, Write};
-    let want = [
-        (Read, "m", false),
-        (Read, "a", false),
-        (Read, "x", false),
-        (Read, "y", false),
-        (Read, "y", true),
-        (Write, "y", true),
-    ];
-    assert_eq!(shape, want);
-    assert!(
-        masked.accesses[5].may.as_deref().unwrap().contains("which reads data"),
-        "{:?}",
-        masked.accesses[5]
-    );
-    // The clamp's two branches are one statement; the smoothing of x reads
-    // x[i - 1], which the statement before wrote: a flow along i.
-    assert_eq!(s.statements.len(), 3, "{:?}", s.statements.iter().map(|s| &s.text).collect::<Vec<_>>());
-    let flows: Vec<&deps::Dependence> = d.of_kind(deps::DepKind::Flow).filter(|f| f.array == "x").collect();
-    assert!(!flows.is_empty(), "{d:?}");
-    let (s, _) = load("maskedrows.c");
-    let guarded: Vec<&str> = s.statements.iter().map(|s| s.text.as_str()).collect();
-    assert!(guarded[1].starts_with("do { if ((w[i] > 0)) s[i] += w[i] * A[i][j];"), "{guarded:?}");
-    assert!(guarded[0] == "s[i] = 0;", "{guarded:?}");
-}
-
 #[test]
 fn calls_of_functions_that_take_arrays_are_the_accesses_of_their_bodies() {
     let (s, d) = load("callptr.c");

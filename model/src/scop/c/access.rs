@@ -4,6 +4,7 @@ use super::*;
 use crate::scop::affine::isl_name;
 use crate::scop::{Access, AccessKind};
 use decls::add_decl;
+use indirect::may_access;
 
 impl Walk<'_> {
     /// An expression statement `lhs op= rhs;` or `x++;`: a polyhedral statement.
@@ -285,8 +286,19 @@ impl Walk<'_> {
         }
         // Every combination of the subscripts' pieces is one disjunct.
         let mut combos: Vec<(Vec<String>, Vec<String>)> = vec![(Vec::new(), Vec::new())];
-        for i in &indices {
-            let pieces = self.pieces(*i)?;
+        let mut indirect = None;
+        for (d, i) in indices.iter().enumerate() {
+            let params = self.params.len();
+            let pieces = match self.pieces(*i) {
+                Ok(pieces) => pieces,
+                Err(e) if self.reads_or_multiplies(*i) => {
+                    self.params.truncate(params);
+                    let (piece, why) = self.indirect(&name, d, *i, e, stmt, out)?;
+                    indirect = Some(why);
+                    piece
+                }
+                Err(e) => return Err(e),
+            };
             combos = combos
                 .iter()
                 .flat_map(|(conds, subs)| {
@@ -302,6 +314,9 @@ impl Walk<'_> {
         }
         let text = self.c_text(node);
         self.record_access(name, &decl, combos, kind, stmt, text, out);
+        if let Some(why) = indirect {
+            may_access(out, why);
+        }
         Ok(())
     }
 

@@ -18,6 +18,7 @@ mod delinearise;
 mod exits;
 mod expr;
 mod guards;
+mod indirect;
 mod inputs;
 mod lift;
 mod model;
