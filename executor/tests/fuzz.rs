@@ -26,7 +26,9 @@
 //!
 //! The generator uses every construct it knows (`random_scop::Options::all`):
 //! negative literals, divisions of values that may be negative, statements
-//! that may never run.
+//! that may never run, and branches on data (a quarter of the statements
+//! under `if (R > 0.5)`, `R` one of their reads), which the model keeps as
+//! may-writes.
 
 use std::collections::BTreeMap;
 use std::path::Path;

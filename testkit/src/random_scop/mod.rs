@@ -37,12 +37,16 @@ pub struct Options {
     pub negative_literals: bool,
     /// Statements that may never run (a guard no instance meets).
     pub empty_domains: bool,
+    /// Branches on data: a share of the statements under `if (R > 0.5)`,
+    /// `R` one of their own reads (in bounds by construction), which the
+    /// model keeps as may-writes.
+    pub data_branches: bool,
 }
 
 impl Options {
     /// Every construct the generator knows.
     pub fn all() -> Self {
-        Options { negative_literals: true, empty_domains: true }
+        Options { negative_literals: true, empty_domains: true, data_branches: true }
     }
 }
 
@@ -595,6 +599,20 @@ mod tests {
             assert!((1..=5).contains(&p.depth), "{seed}: {}", p.text);
             assert!(p.instances >= 1 && p.instances <= MAX_INSTANCES, "{seed}");
             assert!(p.text.contains("#pragma scop") && p.text.contains("#pragma endscop"));
+        }
+    }
+
+    /// Branches on data come only with the option, and then in a share of
+    /// the programs, which are otherwise the same.
+    #[test]
+    fn branches_on_data_come_with_their_option() {
+        let with = |on| Options { data_branches: on, ..Options::all() };
+        let guarded = (0..50).filter(|&seed| generate(seed, &with(true)).text.contains(" > 0.5) ")).count();
+        assert!((10..50).contains(&guarded), "{guarded} of 50");
+        for seed in 0..50 {
+            let (a, b) = (generate(seed, &with(true)), generate(seed, &with(false)));
+            assert!(!b.text.contains(" > 0.5) "));
+            assert_eq!(a.text.lines().count(), b.text.lines().count(), "{seed}");
         }
     }
 }

@@ -137,10 +137,20 @@ pub(super) fn print_nodes(g: &Gen, nodes: &[Node], indent: usize, out: &mut Stri
             }
             Node::Stmt(s) => {
                 let mut rhs = s.rhs.clone();
+                let mut reads = Vec::new();
                 for (n, r) in s.reads.iter().enumerate() {
-                    rhs = rhs.replace(&format!("@{n}@"), &print_ref(g, r, rng));
+                    reads.push(print_ref(g, r, rng));
+                    rhs = rhs.replace(&format!("@{n}@"), &reads[n]);
                 }
-                let _ = writeln!(out, "{pad}{} {} {rhs};", print_ref(g, &s.lhs, rng), s.op);
+                // A branch on data, chosen from the statement's own text so
+                // that the generator's stream (and every other choice) stays.
+                let own =
+                    rhs.bytes().fold(s.reads.len() as u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+                let guard = match reads.first() {
+                    Some(r) if g.opts.data_branches && own % 4 == 0 => format!("if ({r} > 0.5) "),
+                    _ => String::new(),
+                };
+                let _ = writeln!(out, "{pad}{guard}{} {} {rhs};", print_ref(g, &s.lhs, rng), s.op);
             }
         }
     }

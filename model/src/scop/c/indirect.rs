@@ -8,6 +8,9 @@
 use super::*;
 use crate::scop::{Access, AccessKind};
 
+/// A subscript's pieces: each a condition (`None`: always) and its value.
+type Pieces = Vec<(Option<String>, String)>;
+
 impl Walk<'_> {
     /// Whether a subscript is outside the affine model by what it is, not
     /// by a mistake: it reads data (an element, a scalar the SCoP assigns,
@@ -49,7 +52,7 @@ impl Walk<'_> {
         refused: ScopError,
         stmt: &str,
         out: &mut Vec<Access>,
-    ) -> Result<(Vec<(Option<String>, String)>, String)> {
+    ) -> Result<(Pieces, String)> {
         let extent = self.extents.get(name).and_then(|e| e.get(d).cloned().flatten());
         let Some(extent) = extent else {
             return Err(self.err(
