@@ -93,34 +93,37 @@ impl Evaluator {
         if again.status == Status::Wrong {
             return Err(EvaluateError::NonDeterministic(again.reason));
         }
-        let noise = self.probe_noise(original, &dump, wall_s);
+        let noise = self.probe_noise(original, &dump, &once, wall_s);
         let mut measurement = measured.measurement;
         measurement.rounding_noise = (!noise.summary.probes.is_empty()).then(|| noise.summary.clone());
         Ok(Reference { wall_s, measurement, dump, noise })
     }
 
-    /// The original built and run once with each of [`verify::probes`]' flags
-    /// added, its outputs compared with `dump`. A probe that does not build
-    /// or run is left out: it would say nothing about the noise.
-    fn probe_noise(&self, original: &str, dump: &[DumpedArray], wall_s: Option<f64>) -> NoiseModel {
+    /// The original built with each of [`verify::probes`]' flags added and
+    /// run under `once`, its outputs compared with `dump`. A probe that does
+    /// not build or run is left out: it would say nothing about the noise.
+    fn probe_noise(
+        &self,
+        original: &str,
+        dump: &[DumpedArray],
+        once: &MeasureConfig,
+        wall_s: Option<f64>,
+    ) -> NoiseModel {
         let mut model = NoiseModel::default();
         let tolerance = self.config.tolerance;
         if !self.config.probe_noise || tolerance.relative <= 0.0 {
             return model;
         }
         let compiler = self.builder.compiler();
-        let once = MeasureConfig { warmups: 0, runs: 1, remeasure_runs: 0, ..self.config.clone() };
         for extra in verify::probes(&compiler.flags) {
             let flags = compiler.flags.iter().chain(&extra).cloned();
             let Ok(builder) = self.builder.with_compiler(Compiler::new(compiler.cc.clone(), flags)) else {
                 continue;
             };
             let BuildOutcome::Built { binary, .. } = builder.build(original) else { continue };
-            if let (Status::Ok, Some(probe)) = {
-                let m = measure(&binary, &self.slot, &once, wall_s);
-                (m.measurement.status, m.dump)
-            } {
-                model.add_probe(&extra.join(" "), dump, &probe, tolerance);
+            let probe = measure(&binary, &self.slot, once, wall_s);
+            if let (Status::Ok, Some(outputs)) = (probe.measurement.status, &probe.dump) {
+                model.add_probe(&extra.join(" "), dump, outputs, tolerance);
             }
         }
         model

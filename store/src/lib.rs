@@ -129,6 +129,14 @@ pub use warm::{KnownPoint, TransferRow};
 const FIND_MEASUREMENT: &str =
     "SELECT id FROM measurements WHERE campaign_id = $1 AND program_id = $2 AND point_id = $3 AND role = $4";
 
+/// A measurement's `part` (`samples`, `costs`...) as the JSON text its column keeps.
+fn measurement_json(value: &impl serde::Serialize, part: &str) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Invalid {
+        what: "record a measurement",
+        reason: format!("its {part}: not serialisable as JSON: {e}"),
+    })
+}
+
 /// Stores one record inside the open transaction `$tx`, evaluating to its measurement id.
 /// A macro rather than a function so that it expands for both backends' transaction types.
 macro_rules! record_in {
@@ -197,24 +205,9 @@ macro_rules! record_in {
                 Some(id)
             }
         };
-        let samples = serde_json::to_string(&rec.samples).map_err(|e| StoreError::Invalid {
-            what: "record a measurement",
-            reason: format!("its samples do not serialise: {e}"),
-        })?;
-        let rounding_noise = match &rec.rounding_noise {
-            None => None,
-            Some(n) => Some(serde_json::to_string(n).map_err(|e| StoreError::Invalid {
-                what: "record a measurement",
-                reason: format!("its rounding noise does not serialise: {e}"),
-            })?),
-        };
-        let costs = match &rec.costs {
-            None => None,
-            Some(c) => Some(serde_json::to_string(c).map_err(|e| StoreError::Invalid {
-                what: "record a measurement",
-                reason: format!("its costs do not serialise: {e}"),
-            })?),
-        };
+        let samples = measurement_json(&rec.samples, "samples")?;
+        let rounding_noise = rec.rounding_noise.as_ref().map(|n| measurement_json(n, "rounding noise")).transpose()?;
+        let costs = rec.costs.as_ref().map(|c| measurement_json(c, "costs")).transpose()?;
         // A measurement already recorded (a resumed campaign, another process) is kept and
         // its id returned: the row is the first record's; the point, schedule and build rows
         // above were no-ops for it.

@@ -335,12 +335,15 @@ impl Walk<'_> {
         if decl.extents.len() != 1 || self.locals.contains_key(name) || name.contains('.') {
             return Ok(None);
         }
-        let params = self.params.len();
-        if self.pieces(*index).is_ok() {
+        // Only a product of variables needs rows (`A[j + n]` is affine as it is).
+        if !self.multiplies_variables(*index) {
             return Ok(None);
         }
-        self.params.truncate(params);
-        let Some(rows) = self.delinearised(*index)? else { return Ok(None) };
+        let params = self.params.len();
+        let Some(rows) = self.delinearised(*index)? else {
+            self.params.truncate(params);
+            return Ok(None);
+        };
         self.check_rows(*index, &rows)?;
         let extents: Vec<Option<String>> =
             std::iter::once(None).chain(rows.extents.iter().cloned().map(Some)).collect();

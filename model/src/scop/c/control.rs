@@ -287,34 +287,42 @@ impl<'s> Walk<'s> {
     pub(super) fn if_statement(&mut self, node: Node<'s>, out: &mut Vec<Tree>) -> Result<()> {
         let cond_node = node.child_by_field_name("condition").unwrap();
         // A branch on data (`if (A[i] > 0)`): its writes are may-writes.
-        if first_read(cond_node).is_some() || self.reads_data(cond_node) {
+        if holds(cond_node, &["subscript_expression"]) || self.reads_data(cond_node) {
             return self.data_branch(node, cond_node, out);
         }
         let cond = self.condition(cond_node, false)?;
+        let enter = |w: &mut Self, in_else: bool| {
+            w.conds.push(if in_else { format!("not ({cond})") } else { cond.clone() })
+        };
+        self.branches(node, out, enter, |w| {
+            w.conds.pop();
+        })
+    }
+
+    /// The `then` and `else` branches of the `if` `node`, each walked
+    /// between `enter(self, in_else)` and `leave(self)`; afterwards a loop
+    /// iterator holds what either branch may leave in it.
+    pub(super) fn branches(
+        &mut self,
+        node: Node<'s>,
+        out: &mut Vec<Tree>,
+        enter: impl Fn(&mut Self, bool),
+        leave: impl Fn(&mut Self),
+    ) -> Result<()> {
         let before = self.exits.clone();
-        self.conds.push(cond.clone());
+        enter(self, false);
         let r = self.statement(node.child_by_field_name("consequence").unwrap(), out);
-        self.conds.pop();
+        leave(self);
         r?;
         let then = std::mem::replace(&mut self.exits, before.clone());
         if let Some(alt) = node.child_by_field_name("alternative") {
             let alt = if alt.kind() == "else_clause" { alt.named_child(0).unwrap_or(alt) } else { alt };
-            self.conds.push(format!("not ({cond})"));
+            enter(self, true);
             let r = self.statement(alt, out);
-            self.conds.pop();
+            leave(self);
             r?;
         }
         self.merge_branches(&before, then, node.start_byte());
         Ok(())
     }
-}
-
-/// The first array element `node` reads (a subscript expression in it).
-fn first_read(node: Node) -> Option<Node> {
-    if node.kind() == "subscript_expression" {
-        return Some(node);
-    }
-    let mut cursor = node.walk();
-    let children: Vec<Node> = node.named_children(&mut cursor).collect();
-    children.into_iter().find_map(first_read)
 }

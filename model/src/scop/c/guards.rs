@@ -33,7 +33,7 @@ impl<'s> Walk<'s> {
     /// must not write what its condition reads unless it is one statement,
     /// since each statement evaluates the condition again where it runs.
     pub(super) fn data_branch(&mut self, node: Node<'s>, cond: Node<'s>, out: &mut Vec<Tree>) -> Result<()> {
-        if !holds_loop(node) {
+        if !holds(node, &["for_statement", "while_statement", "do_statement"]) {
             let name = format!("S{}", self.statements.len() + 1);
             let mut accesses = Vec::new();
             self.branch_accesses(node, &name, &mut accesses)?;
@@ -44,20 +44,16 @@ impl<'s> Walk<'s> {
             return Ok(());
         }
         let first = self.statements.len();
-        let before = self.exits.clone();
-        self.guards.push((cond, false));
-        let r = self.statement(node.child_by_field_name("consequence").unwrap(), out);
-        self.guards.pop();
-        r?;
-        let then = std::mem::replace(&mut self.exits, before.clone());
-        if let Some(alt) = node.child_by_field_name("alternative") {
-            let alt = if alt.kind() == "else_clause" { alt.named_child(0).unwrap_or(alt) } else { alt };
-            self.guards.push((cond, true));
-            let r = self.statement(alt, out);
-            self.guards.pop();
-            r?;
-        }
-        self.merge_branches(&before, then, node.start_byte());
+        self.branches(
+            node,
+            out,
+            |w, in_else| w.guards.push((cond, in_else)),
+            |w| {
+                w.guards.pop();
+            },
+        )?;
+        // The arrays the condition reads (the statement name only labels
+        // relations, which are dropped).
         let mut reads = Vec::new();
         self.reads(cond, "S0", &mut reads)?;
         let under = &self.statements[first..];
@@ -158,14 +154,4 @@ fn may_writes(accesses: Vec<Access>, why: &str) -> Vec<Access> {
         }
     }
     out
-}
-
-/// Whether a `for` loop stands anywhere under `node`.
-fn holds_loop(node: Node) -> bool {
-    if matches!(node.kind(), "for_statement" | "while_statement" | "do_statement") {
-        return true;
-    }
-    let mut cursor = node.walk();
-    let children: Vec<Node> = node.named_children(&mut cursor).collect();
-    children.into_iter().any(holds_loop)
 }

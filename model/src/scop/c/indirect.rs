@@ -18,25 +18,26 @@ impl Walk<'_> {
     /// is not affine (an unsigned value that wraps, an overflow) stays an
     /// error of the program.
     pub(super) fn reads_or_multiplies(&self, node: Node) -> bool {
-        match node.kind() {
-            "subscript_expression" | "call_expression" => true,
-            "identifier" => self.reads_data(node),
-            "binary_expression" => {
-                let op = self.text(node.child_by_field_name("operator").unwrap());
-                let (l, r) =
-                    (node.child_by_field_name("left").unwrap(), node.child_by_field_name("right").unwrap());
-                let variable = |n: Node| self.constant(n).is_none();
-                (matches!(op, "*") && variable(l) && variable(r))
-                    || (matches!(op, "/" | "%") && variable(r))
-                    || self.reads_or_multiplies(l)
-                    || self.reads_or_multiplies(r)
-            }
-            _ => {
-                let mut cursor = node.walk();
-                let children: Vec<Node> = node.named_children(&mut cursor).collect();
-                children.into_iter().any(|c| self.reads_or_multiplies(c))
+        holds(node, &["subscript_expression", "call_expression"])
+            || self.reads_data(node)
+            || self.multiplies_variables(node)
+    }
+
+    /// Whether `node` multiplies two values that are not constants, or
+    /// divides by one.
+    pub(super) fn multiplies_variables(&self, node: Node) -> bool {
+        if node.kind() == "binary_expression" {
+            let op = self.text(node.child_by_field_name("operator").unwrap());
+            let (l, r) =
+                (node.child_by_field_name("left").unwrap(), node.child_by_field_name("right").unwrap());
+            let variable = |n: Node| self.constant(n).is_none();
+            if (op == "*" && variable(l) && variable(r)) || (matches!(op, "/" | "%") && variable(r)) {
+                return true;
             }
         }
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        children.into_iter().any(|c| self.multiplies_variables(c))
     }
 
     /// Dimension `d` of a reference to `name` whose subscript `index` is not

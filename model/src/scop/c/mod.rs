@@ -469,6 +469,16 @@ fn find_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
     found
 }
 
+/// Whether a node of one of `kinds` stands anywhere in `node`.
+fn holds(node: Node, kinds: &[&str]) -> bool {
+    if kinds.contains(&node.kind()) {
+        return true;
+    }
+    let mut cursor = node.walk();
+    let found = node.named_children(&mut cursor).any(|c| holds(c, kinds));
+    found
+}
+
 fn is_assignment_op(op: &str) -> bool {
     matches!(op, "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "&=" | "|=" | "^=" | "<<=" | ">>=")
 }
