@@ -37,8 +37,8 @@ use ast::{
 use isolate::{strip_ast_options, with_budget, ISOLATED_AST_OPS, MICRO_AST_OPS};
 use print::{restrict_pointers, statement_macros, undef_macros, Printer, MACRO_PREFIX};
 pub use replay::{capturing_program, generating_program, original_exported, replay_program};
-pub use splice::instrumented;
 use splice::{copy_code, splice, splice_original};
+pub use splice::{instrumented, profiling_program};
 use transform::transform;
 
 use isl_rs::{Context, Schedule, Set, UnionPwMultiAff, UnionSet};

@@ -63,6 +63,27 @@ fn splice_region(
     Ok(format!("{}{}{}", &source.text[..a], region, &source.text[b..]))
 }
 
+/// The program as written with each of `scops` (of `source`, spans in
+/// order and disjoint) timed by the runtime's profile
+/// (`polytune_rt_region_enter(k)` and `_exit(k)` around SCoP `k`): how
+/// `tune --autodetect` finds where a program spends its time.
+pub fn profiling_program(source: &Source, scops: &[Scop]) -> String {
+    let mut out = String::with_capacity(source.text.len() + 200 * scops.len());
+    let mut at = 0;
+    for (k, scop) in scops.iter().enumerate() {
+        let (a, b) = scop.span;
+        out.push_str(&source.text[at..a]);
+        out.push_str(&format!(
+            "{{ /* polytune: region {k} of the profile */\n  void polytune_rt_region_enter(int);\n  \
+             void polytune_rt_region_exit(int);\n  polytune_rt_region_enter({k});\n{}  polytune_rt_region_exit({k});\n}}\n",
+            &source.text[a..b]
+        ));
+        at = b;
+    }
+    out.push_str(&source.text[at..]);
+    out
+}
+
 /// The region as the user's own file gets it (`polytune export`): `code`
 /// with the block-scope declarations it needs, the iterators' exit values
 /// and the expanded scalars freed, and nothing of the measurement.

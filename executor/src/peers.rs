@@ -172,12 +172,19 @@ fn runs(cmd: &str, args: &[&str]) -> bool {
     Command::new(cmd).args(args).output().is_ok_and(|o| o.status.success())
 }
 
-/// The program `peer` builds: SCoP `index` of `file`, preprocessed by the
+/// The program `peer` builds: SCoP `index` of `file` (among the regions
+/// found without pragmas where `autodetect`), preprocessed by the
 /// peer's own compiler (gcc's `-E` output holds builtins clang does not
 /// know) and instrumented like the original, otherwise as written; for
 /// Pluto's peers, what `polycc` makes of it.
-pub fn program(peer: &Peer, file: &Path, cpp_args: &[String], index: usize) -> Result<String, String> {
-    let opts = ExtractOptions { cc: peer.compiler.cc.clone(), cc_args: cpp_args.to_vec() };
+pub fn program(
+    peer: &Peer,
+    file: &Path,
+    cpp_args: &[String],
+    index: usize,
+    autodetect: bool,
+) -> Result<String, String> {
+    let opts = ExtractOptions { cc: peer.compiler.cc.clone(), cc_args: cpp_args.to_vec(), autodetect };
     let (source, scops) = scop::extract(file, &opts).map_err(|e| format!("{}: {e}", peer.name))?;
     let scop =
         scops.get(index).ok_or_else(|| format!("{}: no SCoP {index} in {}", peer.name, file.display()))?;

@@ -203,7 +203,83 @@ const void *polytune_rt_replay(const char *name, unsigned long bytes)
   fprintf(stderr, "polytune runtime: the capture %s holds no %s\n", polytune_rt_replay_path, name);
   exit(3);
 }
+
+/* Profile: the time spent in each region of a program (entered with
+   polytune_rt_region_enter(k), left with polytune_rt_region_exit(k)),
+   written at exit to POLYTUNE_PROFILE_FILE as lines `k seconds entries`. */
+#define POLYTUNE_RT_REGIONS 1024
+static double polytune_rt_region_s[POLYTUNE_RT_REGIONS];
+static long polytune_rt_region_n[POLYTUNE_RT_REGIONS];
+static struct timespec polytune_rt_region_t0[POLYTUNE_RT_REGIONS];
+static int polytune_rt_profiling;
+
+static void polytune_rt_write_profile(void)
+{
+  const char *path = getenv("POLYTUNE_PROFILE_FILE");
+  FILE *f;
+  int k, ok = 1;
+  if (!path || !*path)
+    return;
+  f = fopen(path, "w");
+  if (!f)
+    polytune_rt_fail("open profile file", path);
+  for (k = 0; k < POLYTUNE_RT_REGIONS; k++)
+    if (polytune_rt_region_n[k] > 0 && fprintf(f, "%d %.9e %ld\n", k, polytune_rt_region_s[k], polytune_rt_region_n[k]) < 0)
+      ok = 0;
+  if (fclose(f) != 0 || !ok)
+    polytune_rt_fail("write profile file", path);
+}
+
+void polytune_rt_region_enter(int k)
+{
+  if (!polytune_rt_profiling) {
+    polytune_rt_profiling = 1;
+    atexit(polytune_rt_write_profile);
+  }
+  if (k >= 0 && k < POLYTUNE_RT_REGIONS)
+    clock_gettime(CLOCK_MONOTONIC, &polytune_rt_region_t0[k]);
+}
+
+void polytune_rt_region_exit(int k)
+{
+  struct timespec t1;
+  if (k < 0 || k >= POLYTUNE_RT_REGIONS)
+    return;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  polytune_rt_region_s[k] += (double)(t1.tv_sec - polytune_rt_region_t0[k].tv_sec) +
+                             1e-9 * (double)(t1.tv_nsec - polytune_rt_region_t0[k].tv_nsec);
+  polytune_rt_region_n[k]++;
+}
 "#;
+
+/// The most regions one profiled program may time (`polytune_rt_region_enter`).
+pub const PROFILED_REGIONS: usize = 1024;
+
+/// What `polytune_rt_region_exit` summed for one region of a profiled run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RegionTime {
+    /// Seconds spent in the region, all entries together.
+    pub seconds: f64,
+    pub entries: u64,
+}
+
+/// Reads a profile file (`k seconds entries` lines) into one entry per
+/// region of `count`, zero for those never entered.
+pub fn parse_profile(text: &str, count: usize) -> Result<Vec<RegionTime>, String> {
+    let mut out = vec![RegionTime { seconds: 0.0, entries: 0 }; count];
+    for (n, line) in text.lines().enumerate() {
+        let bad = || format!("profile line {}: `{line}` is not `region seconds entries`", n + 1);
+        let mut words = line.split_whitespace();
+        let (Some(k), Some(s), Some(e), None) = (words.next(), words.next(), words.next(), words.next())
+        else {
+            return Err(bad());
+        };
+        let k: usize = k.parse().map_err(|_| bad())?;
+        let slot = out.get_mut(k).ok_or_else(bad)?;
+        *slot = RegionTime { seconds: s.parse().map_err(|_| bad())?, entries: e.parse().map_err(|_| bad())? };
+    }
+    Ok(out)
+}
 
 /// Record magic of the dump format.
 pub const DUMP_MAGIC: &[u8; 4] = b"PTD1";

@@ -80,26 +80,11 @@ fn run_capture(
     at: &str,
 ) -> Result<Capture> {
     let (file, dump, time) = (scratch.join("capture"), scratch.join("dump"), scratch.join("time"));
-    let mut cmd = Command::new(binary);
-    if let Some(dir) = &how.dir {
-        cmd.current_dir(dir);
-    }
-    cmd.args(&how.args)
-        .env("POLYTUNE_CAPTURE_FILE", &file)
+    let mut cmd = command(binary, how)?;
+    cmd.env("POLYTUNE_CAPTURE_FILE", &file)
         .env("POLYTUNE_CAPTURE_ENTRY", how.entry.max(1).to_string())
         .env("POLYTUNE_DUMP_FILE", &dump)
-        .env("POLYTUNE_TIME_FILE", &time)
-        .stdout(Stdio::null());
-    match &how.stdin {
-        Some(path) => {
-            let f = std::fs::File::open(path)
-                .with_context(|| format!("--stdin {}: cannot open", path.display()))?;
-            cmd.stdin(f);
-        }
-        None => {
-            cmd.stdin(Stdio::null());
-        }
-    }
+        .env("POLYTUNE_TIME_FILE", &time);
     let out = run_limited(cmd, &Limits::default(), timeout, 4096)
         .with_context(|| format!("cannot start {}", binary.display()))?;
     let said = out.output.text();
@@ -131,6 +116,26 @@ fn run_capture(
     }
     let generated = !how.params.is_empty();
     Ok(Capture { path, hash, entries, outputs, wall_s: out.wall.as_secs_f64(), generated })
+}
+
+/// The user's program `binary` run as `how` says, its output discarded.
+pub(crate) fn command(binary: &Path, how: &Invocation) -> Result<Command> {
+    let mut cmd = Command::new(binary);
+    if let Some(dir) = &how.dir {
+        cmd.current_dir(dir);
+    }
+    cmd.args(&how.args).stdout(Stdio::null());
+    match &how.stdin {
+        Some(path) => {
+            let f = std::fs::File::open(path)
+                .with_context(|| format!("--stdin {}: cannot open", path.display()))?;
+            cmd.stdin(f);
+        }
+        None => {
+            cmd.stdin(Stdio::null());
+        }
+    }
+    Ok(cmd)
 }
 
 /// The capture at `path`, refused where its bytes are not the ones its name

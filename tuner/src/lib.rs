@@ -15,6 +15,7 @@ pub mod exit;
 pub mod export;
 pub mod memo;
 pub mod noise;
+pub mod profile;
 pub mod program;
 pub mod slurm;
 pub mod strategy;

@@ -60,17 +60,27 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Extracts SCoP `index` of `file` under [`cpp_args`] and analyses its
+/// Extracts SCoP `index` of `file` under [`cpp_args`] (among the regions
+/// `build.autodetect` finds, or those between pragmas) and analyses its
 /// dependences.
-pub fn load(file: &Path, dataset: Dataset, cc_args: &[String], index: usize) -> Result<Program> {
-    let opts = ExtractOptions { cc_args: cpp_args(dataset, cc_args), ..ExtractOptions::default() };
-    let (source, mut scops) = scop::extract(file, &opts)?;
+pub fn load(file: &Path, dataset: Dataset, build: &ProgramConfig, index: usize) -> Result<Program> {
+    let (source, mut scops) = scops(file, dataset, build)?;
     if index >= scops.len() {
-        bail!("{}: has {} SCoP(s); --scop {index} does not exist", file.display(), scops.len());
+        bail!("{}: has {} SCoP(s); SCoP {index} does not exist", file.display(), scops.len());
     }
     let scop = scops.swap_remove(index);
     let deps = deps::analyze(&scop).with_context(|| format!("{}: dependence analysis", file.display()))?;
     Ok(Program { source, scop, deps })
+}
+
+/// Every SCoP of `file` as [`load`] counts them, with the source they stand in.
+pub fn scops(file: &Path, dataset: Dataset, build: &ProgramConfig) -> Result<(Source, Vec<Scop>)> {
+    let opts = ExtractOptions {
+        cc_args: cpp_args(dataset, &build.cc_args),
+        autodetect: build.autodetect,
+        ..ExtractOptions::default()
+    };
+    Ok(scop::extract(file, &opts)?)
 }
 
 /// A program that [`write`] saved, for a campaign's children.
@@ -105,6 +115,11 @@ pub struct ProgramConfig {
     pub cc_args: Vec<String>,
     pub cflags: Vec<String>,
     pub ldflags: Vec<String>,
+    /// The SCoPs are the regions `--autodetect` finds, not those between
+    /// pragmas (`model::scop::detect`). Left out when false, so that other
+    /// campaigns keep their keys.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub autodetect: bool,
 }
 
 impl ProgramConfig {
@@ -160,6 +175,7 @@ impl ProgramConfig {
         config.cc_args.extend(cli.cc_args);
         config.cflags.extend(cli.cflags);
         config.ldflags.extend(cli.ldflags);
+        config.autodetect |= cli.autodetect;
         Ok(config)
     }
 }

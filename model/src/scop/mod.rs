@@ -91,6 +91,10 @@ pub struct Scop {
     /// from its function, still compiles.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmodelled: Vec<String>,
+    /// Found without pragmas ([`detect`]): the user's file has no pragma
+    /// lines around it, and `start` is its first statement's line.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub detected: bool,
 }
 
 /// `variable = value;` after the region: a C variable, a C expression of
@@ -308,20 +312,77 @@ pub struct ExtractOptions {
     pub cc: String,
     /// Passed through: `-I...`, `-D...`.
     pub cc_args: Vec<String>,
+    /// Find the regions instead of reading `#pragma scop` ([`detect`]).
+    pub autodetect: bool,
 }
 
 impl Default for ExtractOptions {
     fn default() -> Self {
-        ExtractOptions { cc: std::env::var("CC").unwrap_or_else(|_| "gcc".into()), cc_args: Vec::new() }
+        ExtractOptions {
+            cc: std::env::var("CC").unwrap_or_else(|_| "gcc".into()),
+            cc_args: Vec::new(),
+            autodetect: false,
+        }
     }
 }
 
 /// Every SCoP of `path`, in file order, with the preprocessed source they
-/// refer to. A file without `#pragma scop` is an error.
+/// refer to. A file without `#pragma scop` is an error, unless
+/// `opts.autodetect` finds the regions ([`detect`]).
 pub fn extract(path: &Path, opts: &ExtractOptions) -> Result<(Source, Vec<Scop>), ScopError> {
     let source = Source::preprocess(path, &opts.cc, &opts.cc_args)?;
+    if opts.autodetect {
+        return detected(source).map(|(source, scops, _)| (source, scops));
+    }
     let scops = on_large_stack(path, |depth| c::extract_scops(&source, depth))?;
     Ok((source, scops))
+}
+
+/// The regions of `path` found without pragmas, as [`extract`] with
+/// `autodetect` reads them, and why each outermost loop no region covers
+/// was refused.
+pub fn detect(path: &Path, opts: &ExtractOptions) -> Result<(Source, Vec<Scop>, Vec<ScopError>), ScopError> {
+    detected(Source::preprocess(path, &opts.cc, &opts.cc_args)?)
+}
+
+/// The regions pet's autodetect would find: in each function, the longest
+/// runs of statements the model accepts that hold a loop. The source they
+/// refer to is the file with pragma lines put around them (line numbers
+/// kept), so everything downstream reads them as marked regions.
+fn detected(source: Source) -> Result<(Source, Vec<Scop>, Vec<ScopError>), ScopError> {
+    let path = source.path.clone();
+    let marked = on_large_stack(&path, |depth| {
+        let mut offset = 0;
+        for line in source.parse_text.split_inclusive('\n') {
+            let words: Vec<&str> = line.trim_start().trim_start_matches('#').split_whitespace().collect();
+            if words.first() == Some(&"pragma") && matches!(words.get(1), Some(&"scop" | &"endscop")) {
+                return Err(ScopError::new(
+                    &path,
+                    source.location(offset),
+                    "the file marks its regions with `#pragma scop`: read them without --autodetect, or remove the pragmas",
+                ));
+            }
+            offset += line.len();
+        }
+        c::detect::regions(&source, depth)
+    })?;
+    if marked.spans.is_empty() {
+        let why: Vec<String> = marked.refused.iter().take(5).map(|e| format!("\n  {e}")).collect();
+        return Err(ScopError::new(
+            &path,
+            None,
+            format!(
+                "--autodetect found no region the model accepts (a run of statements with a loop in a function body){}",
+                why.concat()
+            ),
+        ));
+    }
+    let source = source.with_regions_marked(&marked.spans);
+    let mut scops = on_large_stack(&path, |depth| c::extract_scops(&source, depth))?;
+    for s in &mut scops {
+        s.detected = true;
+    }
+    Ok((source, scops, marked.refused))
 }
 
 /// The stack of the thread that walks a syntax tree: the walks recurse

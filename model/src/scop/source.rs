@@ -125,6 +125,38 @@ impl Source {
         Source { parse_text, ..self.clone() }
     }
 
+    /// The same source with a `#pragma scop` line before each span and a
+    /// `#pragma endscop` line after it (spans of whole lines, in order,
+    /// disjoint), each pragma followed by a line marker, so that every line
+    /// keeps its place in the user's file: regions found without pragmas
+    /// ([`super::ExtractOptions::autodetect`]) are then read as if the user
+    /// had marked them.
+    pub(super) fn with_regions_marked(&self, spans: &[(usize, usize)]) -> Source {
+        let file = self
+            .text
+            .split_inclusive('\n')
+            .find_map(parse_line_marker)
+            .map_or_else(|| self.path.display().to_string(), |(_, f)| f);
+        let line_of = |byte: usize| self.location(byte).map(|l| l.line);
+        let mut text = String::with_capacity(self.text.len() + 64 * spans.len());
+        let mut at = 0;
+        for &(start, end) in spans {
+            let first = line_of(start).unwrap_or(1);
+            let next =
+                line_of(end).unwrap_or_else(|| line_of(end.saturating_sub(1)).map_or(first, |l| l + 1));
+            text.push_str(&self.text[at..start]);
+            text.push_str(&format!("#pragma scop\n# {first} \"{file}\"\n"));
+            text.push_str(&self.text[start..end]);
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&format!("#pragma endscop\n# {next} \"{file}\"\n"));
+            at = end;
+        }
+        text.push_str(&self.text[at..]);
+        Source::mapped(&self.path, text)
+    }
+
     /// The byte offset where the line holding `byte` starts.
     pub fn line_start(&self, byte: usize) -> usize {
         match self.line_starts.binary_search(&byte) {

@@ -175,11 +175,15 @@ fn reply_of_child(
         .arg(&kernel.spec.path)
         .args(["--dataset", dataset.name(), "--point", &point.canonical_json()])
         .args(kernel.spec.build.cc_args.iter().map(|a| format!("--cc-arg={a}")))
+        .args(["--scop", &kernel.spec.scop.to_string()])
         .env(SCHEDULES, schedules)
         .stdin(Stdio::null())
         .stdout(file);
     if let Some(program) = saved_program(kernel, dataset, schedules) {
         cmd.arg("--program").arg(program);
+    }
+    if kernel.spec.build.autodetect {
+        cmd.arg("--autodetect");
     }
     if let Some(capture) = &kernel.capture {
         cmd.arg("--replay-from").arg(&capture.path);
@@ -209,7 +213,8 @@ fn reply_of_child(
 /// (`None` where it cannot be saved: the child reads the file).
 fn saved_program(kernel: &Kernel, dataset: Dataset, schedules: &Path) -> Option<PathBuf> {
     let program = kernel.programs.get(&dataset)?;
-    let key = format!("{}:{}:{}", kernel.spec.source_hash, kernel.spec.path.display(), dataset.name());
+    // The whole spec: two SCoPs of one file, or one file built two ways, are two programs.
+    let key = format!("{}:{}", serde_json::to_string(&kernel.spec).ok()?, dataset.name());
     let key: String = Sha256::digest(key.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect();
     let path = schedules.join(format!("program-{key}.json"));
     crate::program::write(program, &path).ok().map(|()| path)

@@ -89,6 +89,24 @@ pub struct KernelSpec {
     /// the whole program runs, keeping keys.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture: Option<String>,
+    /// Which SCoP of the file, counted from 0 (absent for the first, keeping keys).
+    #[serde(default, skip_serializing_if = "is_first")]
+    pub scop: usize,
+}
+
+fn is_first(index: &usize) -> bool {
+    *index == 0
+}
+
+/// Kernel `name` as the newest campaign of `db` that tuned it holds it: its
+/// file, how that is built and which SCoP (none where no campaign's
+/// configuration reads back, as for rows made by hand).
+pub fn stored_kernel(db: &store::Store, name: &str) -> Option<KernelSpec> {
+    let campaigns = db.campaigns().ok()?;
+    campaigns.iter().rev().find_map(|c| {
+        let config: Config = serde_json::from_str(&c.config).ok()?;
+        config.kernels.into_iter().find(|k| k.name == name)
+    })
 }
 
 impl Config {

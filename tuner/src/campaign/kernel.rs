@@ -89,13 +89,14 @@ impl Setup {
 }
 
 impl Kernel {
-    /// Loads the first SCoP of `file` on every dataset a `strategy` campaign
+    /// Loads SCoP `scop` of `file` on every dataset a `strategy` campaign
     /// on `dataset` may use, and lays out its space: fusion preorders (see
     /// [`preorders`]) × the knobs and tile sizes of `spec`. A kernel to be
     /// `replayed` from a capture may read its own input (the capturing run
     /// gets it), and has the one dataset of its capture.
     pub fn load(
         file: &Path,
+        scop: usize,
         strategy: StrategyKind,
         dataset: Dataset,
         build: &ProgramConfig,
@@ -106,7 +107,7 @@ impl Kernel {
             bail!("{}: is a directory; name a C file", file.display());
         }
         let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
-        let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
+        let name = kernel_name(file, scop);
         let mut programs = HashMap::new();
         let datasets = strategy::datasets(strategy, dataset);
         if replayed && datasets.len() > 1 {
@@ -117,7 +118,7 @@ impl Kernel {
             );
         }
         for d in datasets {
-            let program = program::load(file, d, &build.cc_args, 0)?;
+            let program = program::load(file, d, build, scop)?;
             if !replayed {
                 model::scop::check_runnable(&program.source, &program.scop)?;
             }
@@ -125,10 +126,10 @@ impl Kernel {
         }
         let max = max_fusion(&programs[&dataset]);
         let preorders = preorders(&programs[&dataset], max.as_ref(), spec.seed);
-        let scop = &programs[&dataset].scop;
+        let model = &programs[&dataset].scop;
         let spec = &grid::Spec {
-            code: grid::for_scop(&spec.code, scop)?,
-            tiles: grid::tiles_for_scop(&spec.tiles, scop),
+            code: grid::for_scop(&spec.code, model)?,
+            tiles: grid::tiles_for_scop(&spec.tiles, model),
             ..spec.clone()
         };
         Ok(Kernel {
@@ -138,6 +139,7 @@ impl Kernel {
                 source_hash: program::sha256_hex(&bytes),
                 build: build.clone(),
                 capture: None,
+                scop,
             },
             programs,
             space: grid::points(&preorders, spec),
@@ -281,4 +283,14 @@ fn max_fusion(prog: &Program) -> Option<Preorder> {
     let opts = CoreOptions { fusion: Fusion::Max, ..CoreOptions::default() };
     let s = space::schedule::schedule(&prog.scop, &prog.deps, &opts).ok()?;
     (s.preorder != prog.scop.original_preorder()).then_some(s.preorder)
+}
+
+/// The store's name of SCoP `scop` of `file`: the file's stem for its first
+/// (PolyBench's one), `stem.N` for the others.
+pub fn kernel_name(file: &Path, scop: usize) -> String {
+    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program");
+    match scop {
+        0 => stem.to_string(),
+        n => format!("{stem}.{n}"),
+    }
 }

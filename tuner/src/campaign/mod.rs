@@ -14,12 +14,12 @@ pub use batch::SCHEDULES;
 mod config;
 use batch::Made;
 pub use batch::Reply;
-pub use config::{Budget, Config, KernelSpec, TraceEntry, RACE};
+pub use config::{stored_kernel, Budget, Config, KernelSpec, TraceEntry, RACE};
 pub mod grid;
 mod kernel;
 mod slots;
 pub mod transfer;
-pub use kernel::{jobs, measure_original, Kernel, Setup};
+pub use kernel::{jobs, kernel_name, measure_original, Kernel, Setup};
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
@@ -97,8 +97,9 @@ pub struct Campaign<'a> {
     /// measurement in this run.
     measured_code: HashMap<String, (Point, Measurement)>,
     /// Originals measured before the store was written (see [`measure_original`]), by
-    /// kernel path and dataset; each is used (and recorded) at its first need.
-    premeasured: HashMap<(PathBuf, Dataset), Reference>,
+    /// kernel name (two SCoPs of one file are two kernels) and dataset; each is used
+    /// (and recorded) at its first need.
+    premeasured: HashMap<(String, Dataset), Reference>,
     progress: ProgressBar,
     /// Every evaluation of this invocation.
     pub trace: Vec<TraceEntry>,
@@ -434,7 +435,7 @@ impl<'a> Campaign<'a> {
     /// Originals already measured by [`measure_original`], used instead of measuring again.
     pub fn with_originals(mut self, measured: Vec<(&Kernel, Dataset, Reference)>) -> Self {
         for (kernel, dataset, r) in measured {
-            self.premeasured.insert((kernel.spec.path.clone(), dataset), r);
+            self.premeasured.insert((kernel.spec.name.clone(), dataset), r);
         }
         self
     }
@@ -467,7 +468,7 @@ impl<'a> Campaign<'a> {
     fn reference(&mut self, kernel: &Kernel, dataset: Dataset, program: i64) -> Result<Reference> {
         let prog = &kernel.programs[&dataset];
         let original = codegen::original_program(&prog.source, &prog.scop)?;
-        let reference = match self.premeasured.remove(&(kernel.spec.path.clone(), dataset)) {
+        let reference = match self.premeasured.remove(&(kernel.spec.name.clone(), dataset)) {
             Some(r) => r,
             None => {
                 self.log(&format!(

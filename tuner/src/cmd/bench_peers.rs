@@ -212,7 +212,7 @@ pub fn run(
             Ok(Evaluator { builder, slot: ev.slot.clone(), config: ev.config.clone(), jobs: ev.jobs })
         };
         let ours = with_extras(&ours)?;
-        let program = std::sync::Arc::new(common::load(file, dataset, &config.cc_args, 0)?);
+        let program = std::sync::Arc::new(common::load(file, dataset, &config, 0)?);
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
         let original = codegen::original_program(&program.source, &program.scop)?;
         let p = program.clone();
@@ -243,7 +243,7 @@ pub fn run(
             // A peer without a program for this kernel (polycc refused it)
             // fails its cell, as a campaign records it; so does one whose
             // compiler cannot build the kernel's other sources.
-            let made = executor::peers::program(peer, file, &cpp, 0)
+            let made = executor::peers::program(peer, file, &cpp, 0, false)
                 .map_err(|why| (Status::ScheduleError, why))
                 .and_then(|text| {
                     let ev = with_extras(ev)

@@ -26,7 +26,7 @@ pub fn run(files: &[PathBuf], dataset: Dataset, runs: usize, timeout: common::Ti
     println!("|---|---|---|---|---|---|");
     let mut evaluator = Evaluator { builder, slot, config: MeasureConfig::default(), jobs: 2 };
     for file in files {
-        let program = std::sync::Arc::new(common::load(file, dataset, &[], 0)?);
+        let program = std::sync::Arc::new(common::load(file, dataset, &Default::default(), 0)?);
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program");
         let original = codegen::original_program(&program.source, &program.scop)?;
         for threads in [1, 2] {

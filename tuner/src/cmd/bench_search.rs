@@ -62,7 +62,8 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for file in files {
-        let kernel = Kernel::load(file, StrategyKind::Halving, dataset, &Default::default(), &spec, false)?;
+        let kernel =
+            Kernel::load(file, 0, StrategyKind::Halving, dataset, &Default::default(), &spec, false)?;
         // Each point's time as the exhaustive campaign measured it, and the candidates' medians
         // over the rounds of re-measurement.
         let mut times: HashMap<String, f64> = HashMap::new();

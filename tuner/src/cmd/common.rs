@@ -31,6 +31,12 @@ pub struct BuildArgs {
     /// the program, when there is one).
     #[arg(long = "config", value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The regions are found, not marked: the longest runs of statements
+    /// with a loop that polytune can model, in every function (`polytune
+    /// scop --autodetect` lists them). A file with `#pragma scop` is read
+    /// without it.
+    #[arg(long)]
+    pub autodetect: bool,
 }
 
 impl BuildArgs {
@@ -42,6 +48,7 @@ impl BuildArgs {
             cc_args: self.cc_args.clone(),
             cflags: self.cflags.clone(),
             ldflags: self.ldflags.clone(),
+            autodetect: self.autodetect,
         };
         ProgramConfig::resolve(file, self.config.as_deref(), cli)
     }

@@ -65,7 +65,16 @@ pub fn run(args: Args) -> Result<()> {
         println!("{title}: the peer {name}, the program as written built by another compiler; no schedule of ours to explain.");
         return Ok(());
     }
-    let e = script_of(&file, &dataset, &args.cc_args, &tree, point.as_ref())?;
+    // A stored kernel is read as its campaign built it; `--cc-arg` replaces that.
+    let (build, scop) = match (&args.kernel, &args.schedule) {
+        (Some(kernel), None) => stored_build(&args.store.open()?, kernel),
+        _ => Default::default(),
+    };
+    let build = match args.cc_args.is_empty() {
+        true => build,
+        false => common::ProgramConfig { cc_args: args.cc_args.clone(), ..build },
+    };
+    let e = script_of(&file, &dataset, (&build, scop), &tree, point.as_ref())?;
     let codegen = point.as_ref().and_then(codegen_words);
     if args.json {
         let point = point.map(|p| p.to_string());
@@ -98,16 +107,22 @@ pub fn run(args: Args) -> Result<()> {
 pub fn script_of(
     file: &std::path::Path,
     dataset: &str,
-    cc_args: &[String],
+    (build, scop): (&common::ProgramConfig, usize),
     tree: &str,
     point: Option<&Point>,
 ) -> Result<Explained> {
     let d = Dataset::from_str(dataset, true).map_err(|_| anyhow::anyhow!("unknown dataset `{dataset}`"))?;
-    let program = common::load(file, d, cc_args, 0).with_context(|| {
+    let program = common::load(file, d, build, scop).with_context(|| {
         format!("reading {} to explain its schedule (pass --file or --cc-arg)", file.display())
     })?;
     let opts = point.map(executor::pipeline::codegen_options).unwrap_or_default();
     Ok(executor::explain::explain(&program.source, &program.scop, &program.deps, tree, &opts)?)
+}
+
+/// How the store's campaigns built kernel `name` and which SCoP of its file
+/// it is (the first, as written, where no campaign says).
+pub fn stored_build(store: &store::Store, name: &str) -> (common::ProgramConfig, usize) {
+    crate::campaign::stored_kernel(store, name).map_or_else(Default::default, |k| (k.build, k.scop))
 }
 
 /// A stored point's JSON as a point, if it still reads as one.

@@ -46,7 +46,8 @@ pub fn run(args: Args) -> Result<()> {
         let m = store.measured_schedule(&row.kernel, &w.point_id).ok()??;
         let point = super::explain::point_of(&m.point_json);
         let file = std::path::Path::new(&m.program_path);
-        let e = super::explain::script_of(file, &m.dataset, &[], &m.tree, point.as_ref()).ok()?;
+        let (build, scop) = super::explain::stored_build(&store, &row.kernel);
+        let e = super::explain::script_of(file, &m.dataset, (&build, scop), &m.tree, point.as_ref()).ok()?;
         Some(if e.script.is_empty() { "(the original loops, unchanged)\n".to_string() } else { e.script })
     });
     let format = match args.format {

@@ -139,7 +139,7 @@ pub fn run(args: Args) -> Result<()> {
         bail!("--set: the scheduler's knobs apply to --schedule unified only (code knobs, and target=gpu, to any)");
     }
     let build = args.build.resolve(&args.file)?;
-    let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &build.cc_args, args.scop)?);
+    let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &build, args.scop)?);
     let capturing = args.replay.invocation();
     // A replayed region gets its inputs from the capturing run, which may read them.
     if capturing.is_none() {

@@ -58,6 +58,9 @@ pub struct Args {
     /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
     #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
     cc_args: Vec<String>,
+    /// The SCoPs are the regions found without pragmas (see `scop --autodetect`).
+    #[arg(long)]
+    autodetect: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -90,7 +93,16 @@ pub fn options(fusion: FusionArg, backend: BackendArg) -> CoreOptions {
 
 pub fn run(args: Args) -> Result<()> {
     // Sizes do not matter to the schedule: the model is parametric.
-    let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &args.cc_args, args.scop)?);
+    let program = std::sync::Arc::new(common::load(
+        &args.file,
+        args.dataset,
+        &common::ProgramConfig {
+            cc_args: args.cc_args.clone(),
+            autodetect: args.autodetect,
+            ..Default::default()
+        },
+        args.scop,
+    )?);
     let mut opts = options(args.fusion, args.backend);
     // What the user set, printed; the scheduler sees the part that reaches it.
     let mut knobs = None;

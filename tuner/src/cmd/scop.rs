@@ -13,6 +13,11 @@ use super::common;
 pub struct Args {
     /// The C file holding `#pragma scop` regions.
     file: PathBuf,
+    /// Find the regions instead (no pragmas needed): in every function, the
+    /// longest runs of statements with a loop that the model accepts; the
+    /// outermost loops it refuses are listed with the reason.
+    #[arg(long)]
+    autodetect: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -30,18 +35,22 @@ struct Report<'a> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let opts = ExtractOptions { cc_args: args.cc_args, ..ExtractOptions::default() };
+    let opts =
+        ExtractOptions { cc_args: args.cc_args, autodetect: args.autodetect, ..ExtractOptions::default() };
     let file = args.file.clone();
-    let (scops, analysed) =
+    let (scops, analysed, refused) =
         common::in_time(&format!("modelling {}", args.file.display()), args.timeout, move || {
-            let (_, scops) = scop::extract(&file, &opts)?;
+            let (scops, refused) = match opts.autodetect {
+                true => scop::detect(&file, &opts).map(|(_, scops, refused)| (scops, refused))?,
+                false => (scop::extract(&file, &opts)?.1, Vec::new()),
+            };
             let mut analysed = Vec::new();
             for s in &scops {
                 let d = deps::analyze(s)
                     .with_context(|| format!("dependence analysis of the SCoP at line {}", s.start.line))?;
                 analysed.push(d);
             }
-            Ok((scops, analysed))
+            Ok((scops, analysed, refused))
         })?;
     if args.json {
         let reports: Vec<Report> =
@@ -49,8 +58,17 @@ pub fn run(args: Args) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&reports)?);
         return Ok(());
     }
-    for (s, d) in scops.iter().zip(&analysed) {
+    if args.autodetect {
+        println!("{} region(s) found without pragmas in {}\n", scops.len(), args.file.display());
+    }
+    for (i, (s, d)) in scops.iter().zip(&analysed).enumerate() {
+        if args.autodetect {
+            print!("[{i}] ");
+        }
         print_text(s, d);
+    }
+    for e in &refused {
+        println!("not a region: {e}");
     }
     Ok(())
 }

@@ -46,6 +46,9 @@ pub struct Args {
     /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
     #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
     cc_args: Vec<String>,
+    /// The SCoPs are the regions found without pragmas (see `scop --autodetect`).
+    #[arg(long)]
+    autodetect: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -88,7 +91,16 @@ struct Report {
 const ENUMERATE_LIMIT: u64 = 1_000_000;
 
 pub fn run(args: Args) -> Result<()> {
-    let program = common::load(&args.file, args.dataset, &args.cc_args, args.scop)?;
+    let program = common::load(
+        &args.file,
+        args.dataset,
+        &common::ProgramConfig {
+            cc_args: args.cc_args.clone(),
+            autodetect: args.autodetect,
+            ..Default::default()
+        },
+        args.scop,
+    )?;
     let (scop, deps) = (&program.scop, &program.deps);
     let criterion = match args.interleaved {
         Some(max_offset) if max_offset < 0 => anyhow::bail!("--interleaved takes an offset >= 0"),

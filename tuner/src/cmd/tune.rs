@@ -15,9 +15,15 @@ use crate::strategy::{Rungs, StrategyKind};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// C files holding `#pragma scop` regions (the first SCoP of each is tuned).
+    /// C files holding `#pragma scop` regions (each SCoP is tuned), or
+    /// regions `--autodetect` finds.
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// Tune only this SCoP of each file, counted from 0 (`polytune scop`
+    /// lists them); repeatable. Default: every SCoP, or with `--autodetect`
+    /// those that take at least 5% of one run of the program.
+    #[arg(long = "scop", value_name = "N")]
+    scops: Vec<usize>,
     /// Wall-time budget of this invocation: `90s`, `30m`, `8h`.
     #[arg(long, value_parser = parse_duration)]
     budget: Option<Duration>,
@@ -150,8 +156,8 @@ fn parse_race(s: &str) -> Result<Race, String> {
 /// Everything a campaign's processes need to know, from `tune`'s options
 /// or from a campaign stored by one (`polytune worker`).
 pub(super) struct Job {
-    /// Each file with how it is built.
-    pub files: Vec<(PathBuf, crate::program::ProgramConfig)>,
+    /// Each SCoP tuned: its file, how that is built and which SCoP.
+    pub files: Vec<(PathBuf, crate::program::ProgramConfig, usize)>,
     pub dataset: Dataset,
     pub strategy: StrategyKind,
     pub seed: u64,
@@ -224,7 +230,14 @@ pub fn run(args: Args) -> Result<()> {
     if args.evals == Some(0) {
         bail!("--evals 0 leaves nothing to do");
     }
-    let files = args.files.iter().map(|f| Ok((f.clone(), args.build.resolve(f)?))).collect::<Result<_>>()?;
+    let capture = args.replay.invocation();
+    let mut files = Vec::new();
+    for f in &args.files {
+        let build = args.build.resolve(f)?;
+        for scop in tuned_scops(f, &build, &args, capture.as_ref())? {
+            files.push((f.clone(), build.clone(), scop));
+        }
+    }
     let job = Job {
         files,
         dataset: args.dataset,
@@ -248,7 +261,7 @@ pub fn run(args: Args) -> Result<()> {
         lease: args.lease,
         json: args.json,
         submit: args.submit.zip(args.workers),
-        capture: args.replay.invocation(),
+        capture,
         captured: Vec::new(),
     };
     if job.submit.is_some_and(|(_, n)| n == 0) {
@@ -303,9 +316,9 @@ pub(super) fn execute(
         .files
         .iter()
         .enumerate()
-        .map(|(i, (f, build))| {
+        .map(|(i, (f, build, scop))| {
             let replayed = args.capture.is_some() || args.captured.get(i).is_some_and(Option::is_some);
-            Kernel::load(f, args.strategy, args.dataset, build, &spec, replayed)
+            Kernel::load(f, *scop, args.strategy, args.dataset, build, &spec, replayed)
         })
         .collect::<Result<Vec<_>>>()?;
 
@@ -439,6 +452,57 @@ pub(super) fn execute(
         return Err(NoResult("no variant ran correctly".into()).into());
     }
     Ok(())
+}
+
+/// Which SCoPs of `file` to tune: those `--scop` names, else every one; with
+/// `--autodetect` and a program to run (not a driver of ours), the regions
+/// that take at least [`crate::profile::HOT_SHARE`] of one profiled run,
+/// hottest first, each region's share said.
+fn tuned_scops(
+    file: &std::path::Path,
+    build: &crate::program::ProgramConfig,
+    args: &Args,
+    capture: Option<&crate::capture::Invocation>,
+) -> Result<Vec<usize>> {
+    let (source, scops) = crate::program::scops(file, args.dataset, build)?;
+    if let Some(&n) = args.scops.iter().find(|&&n| n >= scops.len()) {
+        bail!("{}: has {} SCoP(s); --scop {n} does not exist", file.display(), scops.len());
+    }
+    if !args.scops.is_empty() {
+        return Ok(args.scops.clone());
+    }
+    let driven = capture.is_some_and(|c| !c.params.is_empty());
+    if !build.autodetect || driven {
+        return Ok((0..scops.len()).collect());
+    }
+    let setup = Setup::new(&args.machine, args.threads)?;
+    let (evaluator, _) = setup.evaluator(1, args.tolerance)?;
+    let builder = evaluator.builder.with_extras(&build.extras(args.dataset))?;
+    let how = capture.cloned().unwrap_or_default();
+    eprintln!("{}: timing the {} region(s) found in one run of the program", file.display(), scops.len());
+    let profile = crate::profile::profile(&builder, &source, &scops, &how, CAPTURE_TIMEOUT)?;
+    let hot = profile.hot();
+    for (k, scop) in scops.iter().enumerate() {
+        let last =
+            source.location(source.line_start(scop.span.1 - 1).saturating_sub(1)).map_or(0, |l| l.line);
+        eprintln!(
+            "  {:<16} {}(), lines {}-{last}: {:5.1}% of {:.3} s{}",
+            campaign::kernel_name(file, k),
+            scop.function,
+            scop.start.line,
+            100.0 * profile.share(k),
+            profile.wall_s,
+            if hot.contains(&k) { ", tuned" } else { ", not tuned" }
+        );
+    }
+    if hot.is_empty() {
+        bail!(
+            "{}: no region found takes {:.0}% of the program's run; name one with --scop N",
+            file.display(),
+            100.0 * crate::profile::HOT_SHARE
+        );
+    }
+    Ok(hot)
 }
 
 /// A worker joins `stored` only as the process that made it would have run

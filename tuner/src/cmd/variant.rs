@@ -30,6 +30,12 @@ pub struct Args {
     point: String,
     #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
     cc_args: Vec<String>,
+    /// Which SCoP of the file, counted from 0.
+    #[arg(long, default_value_t = 0)]
+    scop: usize,
+    /// The SCoPs are the regions found without pragmas.
+    #[arg(long)]
+    autodetect: bool,
     /// The program already extracted and analysed, as the campaign wrote
     /// it ([`crate::program::Program`] as JSON): read instead of the file.
     #[arg(long)]
@@ -52,7 +58,7 @@ pub fn run(args: Args) -> Result<()> {
         // The program as written, preprocessed by the peer's compiler; no schedule.
         let cpp = crate::program::cpp_args(args.dataset, &args.cc_args);
         let answer: Answer = executor::peers::find(name, point.threads)
-            .and_then(|peer| executor::peers::program(&peer, &args.file, &cpp, 0))
+            .and_then(|peer| executor::peers::program(&peer, &args.file, &cpp, args.scop, args.autodetect))
             .map(|program| (String::new(), program, None))
             .map_err(|reason| Failure { status: Status::ScheduleError, reason });
         println!("{}", serde_json::to_string(&Reply { answer, schedule_s: 0.0, codegen_s: 0.0 })?);
@@ -60,7 +66,14 @@ pub fn run(args: Args) -> Result<()> {
     }
     let p = match &args.program {
         Some(path) => crate::program::read(path)?,
-        None => common::load(&args.file, args.dataset, &args.cc_args, 0)?,
+        None => {
+            let build = common::ProgramConfig {
+                cc_args: args.cc_args.clone(),
+                autodetect: args.autodetect,
+                ..Default::default()
+            };
+            common::load(&args.file, args.dataset, &build, args.scop)?
+        }
     };
     // The point's model once, for its schedule and its code.
     let started = Instant::now();

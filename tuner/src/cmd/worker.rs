@@ -68,7 +68,7 @@ pub fn run(args: Args) -> Result<()> {
     let own = Budget::from_description(&stored.budget);
     let budget = Budget { evals: args.evals.or(own.evals), time: args.budget.or(own.time) };
     let job = Job {
-        files: config.kernels.iter().map(|k| (k.path.clone(), k.build.clone())).collect(),
+        files: config.kernels.iter().map(|k| (k.path.clone(), k.build.clone(), k.scop)).collect(),
         dataset: config.dataset,
         strategy: config.strategy,
         seed: config.seed,

@@ -11,10 +11,13 @@ pub struct Layout {
     pub function_first: usize,
     /// Its last line (the closing brace).
     pub function_last: usize,
-    /// The `#pragma scop` line.
+    /// The first line replaced: the `#pragma scop` line, or a region's
+    /// first where `--autodetect` found it.
     pub scop_first: usize,
-    /// The `#pragma endscop` line.
+    /// The last: the `#pragma endscop` line, or the region's last.
     pub scop_last: usize,
+    /// Whether the first and last lines are the pragmas (not code).
+    pub marked: bool,
 }
 
 /// One machine's winner, its macros expanded and its names its own.
@@ -69,13 +72,14 @@ pub fn splice(original: &str, layout: &Layout, pieces: &Pieces, region: &str) ->
     out
 }
 
-/// The SCoP's lines of `original` between its two pragma lines: the code as
-/// the user wrote it (the fallback where no machine matches).
+/// The SCoP's lines of `original` (between its two pragma lines): the code
+/// as the user wrote it (the fallback where no machine matches).
 pub fn original_region(original: &str, layout: &Layout) -> String {
+    let pragmas = usize::from(layout.marked);
     original
         .split_inclusive('\n')
         .enumerate()
-        .filter(|(n, _)| (layout.scop_first + 1..layout.scop_last).contains(&(n + 1)))
+        .filter(|(n, _)| (layout.scop_first + pragmas..=layout.scop_last - pragmas).contains(&(n + 1)))
         .map(|(_, l)| l)
         .collect()
 }
@@ -268,7 +272,8 @@ mod tests {
     use super::*;
 
     const FILE: &str = "#include <x.h>\n\nstatic int keep;\nvoid f(int n, double *a)\n{\n  int i;\n#pragma scop\n  for (i = 0; i < n; i++)\n    a[i] = 0;\n#pragma endscop\n  keep = i;\n}\nint main(void) { return 0; }";
-    const LAYOUT: Layout = Layout { function_first: 4, function_last: 12, scop_first: 7, scop_last: 10 };
+    const LAYOUT: Layout =
+        Layout { function_first: 4, function_last: 12, scop_first: 7, scop_last: 10, marked: true };
 
     fn branch(label: &str, target: &str) -> Branch {
         Branch {

@@ -85,7 +85,7 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
     let build = spec.map(|k| k.build.clone()).unwrap_or_default();
     // A replayed campaign's export is verified on its capture.
     let capture = spec.and_then(|k| k.capture.clone());
-    let program = program::load(&file, dataset, &build.cc_args, 0)?;
+    let program = program::load(&file, dataset, &build, spec.map_or(0, |k| k.scop))?;
     let original =
         std::fs::read_to_string(&file).with_context(|| format!("{}: cannot read", file.display()))?;
     let layout = layout(&file, &program, &original)?;
@@ -299,7 +299,20 @@ fn layout(file: &Path, program: &Program, original: &str) -> Result<Layout> {
             scop.start.line
         );
     };
-    let layout = Layout { function_first, function_last, scop_first: scop.start.line as usize, scop_last };
+    let first = scop.start.line as usize;
+    // A region found without pragmas: from its first line to the line
+    // before the (inserted) `#pragma endscop`.
+    if scop.detected {
+        let layout = Layout {
+            function_first,
+            function_last,
+            scop_first: first,
+            scop_last: scop_last - 1,
+            marked: false,
+        };
+        return Ok(layout);
+    }
+    let layout = Layout { function_first, function_last, scop_first: first, scop_last, marked: true };
     let lines: Vec<&str> = original.lines().collect();
     let pragma = |n: usize, word: &str| {
         lines.get(n.wrapping_sub(1)).is_some_and(|l| {

@@ -203,7 +203,7 @@ mod tests {
     fn gemm_has_a_reduction_one_loop_deep() {
         let file =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../polybench/linear-algebra/gemm.c");
-        let prog = crate::program::load(&file, Dataset::Mini, &[], 0).unwrap();
+        let prog = crate::program::load(&file, Dataset::Mini, &Default::default(), 0).unwrap();
         let k = kernel(&prog.scop, &prog.deps, Dataset::Mini);
         assert_eq!(k["kernel.depth"], 3.0);
         assert_eq!(k["kernel.reduction_depth"], 1.0);

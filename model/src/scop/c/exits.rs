@@ -491,6 +491,9 @@ impl Walk<'_> {
                 if sequence && self.kills(child, use_, name) {
                     return None;
                 }
+                if self.assigned_first(child, use_, name) {
+                    continue;
+                }
                 return Some(format!("line {}", self.line(use_.start_byte())));
             }
             if container.id() == body.id() {
@@ -550,6 +553,26 @@ impl Walk<'_> {
 
     /// Whether the statement `stmt`, whose first use of `name` is `use_`,
     /// assigns it a value that does not read it (`i = 0;`, `for (i = 0; ...)`).
+    /// Whether `stmt` reads `name` only after a loop of its own assigns it:
+    /// `use_` (the first use) is the left of `name = e` in the initialiser
+    /// of a `for` nested in `stmt`, and `stmt` mentions `name` nowhere
+    /// outside that loop. Where the loop runs, what the region left is
+    /// overwritten before it is read; where it does not, `stmt` leaves it
+    /// to the statements after it.
+    fn assigned_first(&self, stmt: Node, use_: Node, name: &str) -> bool {
+        let Some(a) = use_.parent().filter(|a| a.kind() == "assignment_expression") else { return false };
+        let Some(l) = a.parent().filter(|l| l.kind() == "for_statement") else { return false };
+        let initialises = l.child_by_field_name("initializer").is_some_and(|i| i.id() == a.id());
+        let plain = a.child_by_field_name("operator").is_some_and(|o| self.text(o) == "=");
+        let left = a.child_by_field_name("left").is_some_and(|x| x.id() == use_.id());
+        let pure = a.child_by_field_name("right").is_some_and(|r| !self.mentions(r, name));
+        initialises
+            && plain
+            && left
+            && pure
+            && self.first_use(stmt, name, Some((l.start_byte(), l.end_byte()))).is_none()
+    }
+
     fn kills(&self, stmt: Node, use_: Node, name: &str) -> bool {
         let assignment = match stmt.kind() {
             "expression_statement" => stmt.named_child(0),

@@ -15,6 +15,7 @@ mod calls;
 mod control;
 mod decls;
 mod delinearise;
+pub(super) mod detect;
 mod exits;
 mod expr;
 mod guards;
@@ -68,10 +69,7 @@ pub(super) fn extract_scops(src: &Source, max_depth: usize) -> Result<Vec<Scop>>
     };
     check_depth(src, root, max_depth)?;
     check_syntax(src, root)?;
-    let globals = collect_decls(src, root, false);
-    let purity = purity::verdicts(src, root, &globals);
-    let structs = decls::struct_fields(src, root);
-    let unit = Unit { globals, purity, structs };
+    let unit = Unit::of(src, root);
     pairs
         .into_iter()
         .zip(fragments)
@@ -337,6 +335,15 @@ struct Unit {
     purity: purity::Verdicts,
     /// The fields of each struct type, by the name declarations use.
     structs: HashMap<String, HashMap<String, Decl>>,
+}
+
+impl Unit {
+    fn of(src: &Source, root: Node) -> Unit {
+        let globals = collect_decls(src, root, false);
+        let purity = purity::verdicts(src, root, &globals);
+        let structs = decls::struct_fields(src, root);
+        Unit { globals, purity, structs }
+    }
 }
 
 /// The statements between a pair of pragmas and where they stand.

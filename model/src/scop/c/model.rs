@@ -123,6 +123,7 @@ impl Walk<'_> {
             calls: Vec::new(),
             function_span: (0, 0),
             unmodelled: Vec::new(),
+            detected: false,
         };
         scop.schedule = format!("{{ domain: \"{}\"{root} }}", scop.domain());
         Ok(scop)
