@@ -98,6 +98,24 @@ fn is_first(index: &usize) -> bool {
     *index == 0
 }
 
+impl KernelSpec {
+    /// What the store names this kernel's program by (`programs.source_hash`,
+    /// one program per value and dataset): the file's hash for its first
+    /// marked SCoP, else a hash of the file's hash and which SCoP it is.
+    pub fn program_hash(&self) -> String {
+        program_hash(&self.source_hash, self.scop, self.build.autodetect)
+    }
+}
+
+/// [`KernelSpec::program_hash`] of SCoP `scop` of a file whose SHA-256 is
+/// `source_hash`.
+pub fn program_hash(source_hash: &str, scop: usize, autodetect: bool) -> String {
+    match (scop, autodetect) {
+        (0, false) => source_hash.to_string(),
+        _ => crate::program::sha256_hex(format!("{source_hash} scop {scop} autodetect {autodetect}").as_bytes()),
+    }
+}
+
 /// Kernel `name` as the newest campaign of `db` that tuned it holds it: its
 /// file, how that is built and which SCoP (none where no campaign's
 /// configuration reads back, as for rows made by hand).

@@ -14,7 +14,7 @@ pub use batch::SCHEDULES;
 mod config;
 use batch::Made;
 pub use batch::Reply;
-pub use config::{stored_kernel, Budget, Config, KernelSpec, TraceEntry, RACE};
+pub use config::{program_hash, stored_kernel, Budget, Config, KernelSpec, TraceEntry, RACE};
 pub mod grid;
 mod kernel;
 mod slots;
@@ -93,6 +93,10 @@ pub struct Campaign<'a> {
     /// that schedule points run it again.
     executable: Option<Executable>,
     evaluations: usize,
+    /// The evaluations the campaign may have reached when the kernel being
+    /// tuned gives way to the next: each kernel's even share of `--evals`,
+    /// counted from the campaign's start (what one leaves, the next gets).
+    quota: Option<usize>,
     /// Build key (the program and the compiler that built it) → its
     /// measurement in this run.
     measured_code: HashMap<String, (Point, Measurement)>,
@@ -205,6 +209,7 @@ impl<'a> Campaign<'a> {
             started: Instant::now(),
             executable: Executable::now(),
             evaluations: 0,
+            quota: None,
             measured_code: HashMap::new(),
             premeasured: HashMap::new(),
             progress,
@@ -261,7 +266,8 @@ impl<'a> Campaign<'a> {
             self.progress.set_length(total as u64);
         }
         let base = self.evaluator.builder.clone();
-        for kernel in kernels {
+        for (i, kernel) in kernels.iter().enumerate() {
+            self.quota = self.budget.evals.map(|n| (n * (i + 1)).div_ceil(kernels.len()));
             let program_ids = self.program_ids(kernel)?;
             self.refresh(&program_ids)?;
             self.progress.set_position(self.evaluations as u64);
@@ -284,6 +290,9 @@ impl<'a> Campaign<'a> {
             loop {
                 if let Some(e) = self.stop_reason() {
                     return Ok(e);
+                }
+                if self.remaining_evals() == 0 {
+                    break;
                 }
                 let batch = self.batch.min(self.remaining_evals());
                 let proposals = strategy.propose(&self.outcomes, batch);
@@ -410,8 +419,9 @@ impl<'a> Campaign<'a> {
         (evals_spent || time_spent || reached).then_some(End::Budget)
     }
 
+    /// What the current kernel may still evaluate (its quota's rest).
     fn remaining_evals(&self) -> usize {
-        self.budget.evals.map_or(usize::MAX, |n| n.saturating_sub(self.evaluations))
+        self.quota.or(self.budget.evals).map_or(usize::MAX, |n| n.saturating_sub(self.evaluations))
     }
 
     /// Measures variants on each of `slots` at once (the originals stay on the
@@ -446,7 +456,7 @@ impl<'a> Campaign<'a> {
         let mut ids = HashMap::new();
         for (d, prog) in &kernel.programs {
             let path = kernel.spec.path.display().to_string();
-            let id = self.store.program(&kernel.spec.name, &path, &kernel.spec.source_hash, d.name())?;
+            let id = self.store.program(&kernel.spec.name, &path, &kernel.spec.program_hash(), d.name())?;
             let features = strategy::features::kernel(&prog.scop, &prog.deps, *d);
             self.store.set_program_features(id, &serde_json::to_string(&features)?)?;
             ids.insert(*d, id);

@@ -20,7 +20,7 @@ use executor::pipeline;
 use store::{Best, Store};
 use vocab::knobs::{Point, Scheduler};
 
-use crate::campaign::Config;
+use crate::campaign::{Config, KernelSpec};
 use crate::exit::NoResult;
 use crate::program::{self, Dataset, Program, ProgramConfig};
 use assemble::{Branch, Layout};
@@ -79,9 +79,9 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
     let file = named_file.unwrap_or_else(|| PathBuf::from(&first.program_path));
     let dataset: Dataset = serde_json::from_value(serde_json::Value::String(first.dataset.clone()))
         .with_context(|| format!("the store's dataset `{}` is not one polytune knows", first.dataset))?;
-    check_unchanged(&file, first)?;
     let config = campaign_config(db, first.campaign)?;
     let spec = config.kernels.iter().find(|k| k.name == kernel);
+    check_unchanged(&file, first, spec)?;
     let build = spec.map(|k| k.build.clone()).unwrap_or_default();
     // A replayed campaign's export is verified on its capture.
     let capture = spec.and_then(|k| k.capture.clone());
@@ -263,9 +263,10 @@ fn winners(db: &Store, kernel: &str, request: &Request) -> Result<Vec<Winner>> {
 }
 
 /// The file must be the one that was tuned (its hash).
-fn check_unchanged(file: &Path, best: &Best) -> Result<()> {
+fn check_unchanged(file: &Path, best: &Best, spec: Option<&KernelSpec>) -> Result<()> {
     let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
     let hash = program::sha256_hex(&bytes);
+    let hash = spec.map_or_else(|| hash.clone(), |k| crate::campaign::program_hash(&hash, k.scop, k.build.autodetect));
     if hash != best.source_hash {
         bail!(
             "{}: the file has changed since it was tuned (campaign {} tuned {}); tune it again, or export from the file that was tuned",
