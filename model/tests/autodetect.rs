@@ -36,7 +36,11 @@ fn the_loop_nests_of_a_program_without_pragmas_are_found() {
         scops.iter().map(|s| (s.function.as_str(), s.start.line, last_line(&source, s))).collect();
     // checksum's nest; main's initialisation (up to the printf); the
     // product; the loop inside the `while` with its `t++`.
-    assert_eq!(found, [("checksum", 11, 13), ("main", 27, 31), ("main", 34, 41), ("main", 43, 49)], "{found:?}");
+    assert_eq!(
+        found,
+        [("checksum", 11, 13), ("main", 27, 31), ("main", 34, 41), ("main", 43, 49)],
+        "{found:?}"
+    );
     assert!(scops.iter().all(|s| s.detected));
     // What is left: a loop that calls printf, a loop bound read from data.
     let why: Vec<String> = refused.iter().map(ToString::to_string).collect();
@@ -48,7 +52,12 @@ fn the_loop_nests_of_a_program_without_pragmas_are_found() {
     let lines: Vec<&str> = text.lines().collect();
     for s in scops.iter().flat_map(|s| &s.statements) {
         let line = lines[s.location.line as usize - 1];
-        assert!(line.contains(s.text.trim().trim_end_matches(';')), "{}: line {}: {line}", s.text, s.location.line);
+        assert!(
+            line.contains(s.text.trim().trim_end_matches(';')),
+            "{}: line {}: {line}",
+            s.text,
+            s.location.line
+        );
     }
 }
 
@@ -92,9 +101,13 @@ fn every_polybench_kernel_stripped_of_its_pragmas_is_found_whole() {
             let text = std::fs::read_to_string(&path).unwrap();
             let stripped: String = text
                 .split_inclusive('\n')
-                .map(|l| match l.trim_start().starts_with("#pragma scop") || l.trim_start().starts_with("#pragma endscop") {
-                    true => "\n",
-                    false => l,
+                .map(|l| {
+                    match l.trim_start().starts_with("#pragma scop")
+                        || l.trim_start().starts_with("#pragma endscop")
+                    {
+                        true => "\n",
+                        false => l,
+                    }
                 })
                 .collect();
             let copy = dir.join(path.file_name().unwrap());
@@ -105,7 +118,10 @@ fn every_polybench_kernel_stripped_of_its_pragmas_is_found_whole() {
                 found.iter().any(|s| s.function == marked[0].function && statements(s) == want),
                 "{}: no region found is the marked SCoP; found {:?}",
                 path.display(),
-                found.iter().map(|s| (s.function.clone(), s.start.line, s.statements.len())).collect::<Vec<_>>()
+                found
+                    .iter()
+                    .map(|s| (s.function.clone(), s.start.line, s.statements.len()))
+                    .collect::<Vec<_>>()
             );
         }
     }

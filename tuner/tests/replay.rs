@@ -265,13 +265,15 @@ fn scops_in_library_functions_without_main_are_driven_with_the_sizes_given() {
     let out = polytune_in(&dir, &["run", ratio.to_str().unwrap(), "--param", "n=10", "--runs", "1"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("with the generated inputs the region computes c[0] = inf"), "{err}");
-    // A campaign on the first SCoP, driven the same way.
+    // A campaign on the three SCoPs, driven the same way, the evaluations shared among them.
     let db = dir.join("store.db");
     let args =
-        [&["tune", f, "--evals", "3", "--runs", "2", "--db", db.to_str().unwrap(), "--json"][..], &sizes]
+        [&["tune", f, "--evals", "6", "--runs", "2", "--db", db.to_str().unwrap(), "--json"][..], &sizes]
             .concat();
     let t = run_json(&dir, &args);
-    assert!(t["best"][0]["speedup"].as_f64().is_some(), "{t}");
+    let kernels: Vec<&str> = (0..3).filter_map(|k| t["best"][k]["kernel"].as_str()).collect();
+    assert_eq!(kernels, ["kernels", "kernels.1", "kernels.2"], "{t}");
+    assert!((0..3).all(|k| t["best"][k]["speedup"].as_f64().is_some()), "{t}");
 }
 
 /// The random-program generator's programs (the oracle's): where the whole

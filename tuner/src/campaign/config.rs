@@ -112,7 +112,9 @@ impl KernelSpec {
 pub fn program_hash(source_hash: &str, scop: usize, autodetect: bool) -> String {
     match (scop, autodetect) {
         (0, false) => source_hash.to_string(),
-        _ => crate::program::sha256_hex(format!("{source_hash} scop {scop} autodetect {autodetect}").as_bytes()),
+        _ => crate::program::sha256_hex(
+            format!("{source_hash} scop {scop} autodetect {autodetect}").as_bytes(),
+        ),
     }
 }
 

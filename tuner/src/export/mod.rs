@@ -266,7 +266,8 @@ fn winners(db: &Store, kernel: &str, request: &Request) -> Result<Vec<Winner>> {
 fn check_unchanged(file: &Path, best: &Best, spec: Option<&KernelSpec>) -> Result<()> {
     let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
     let hash = program::sha256_hex(&bytes);
-    let hash = spec.map_or_else(|| hash.clone(), |k| crate::campaign::program_hash(&hash, k.scop, k.build.autodetect));
+    let hash = spec
+        .map_or_else(|| hash.clone(), |k| crate::campaign::program_hash(&hash, k.scop, k.build.autodetect));
     if hash != best.source_hash {
         bail!(
             "{}: the file has changed since it was tuned (campaign {} tuned {}); tune it again, or export from the file that was tuned",

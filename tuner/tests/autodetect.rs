@@ -1,0 +1,90 @@
+//! A program without pragmas (`--autodetect`): its regions listed, the hot
+//! ones (by a profile of one run with the user's arguments) tuned from
+//! captures, the cold ones left alone, and a winner exported into the
+//! user's own lines.
+
+mod common;
+
+use std::path::Path;
+
+use common::{output, polytune, root, temp_dir};
+
+/// `polytune ARGS` in `dir`, its cache there too.
+fn polytune_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    output(polytune().current_dir(dir).env("XDG_CACHE_HOME", dir.join("cache")).args(args))
+}
+
+#[test]
+fn the_hot_loop_nests_of_a_program_without_pragmas_are_found_timed_and_tuned() {
+    let dir = temp_dir("autodetect");
+    let file = root().join("model/tests/fixtures/hotcold.c");
+    let f = file.to_str().unwrap();
+    let out = polytune_in(&dir, &["scop", "--autodetect", f]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.starts_with("4 region(s) found without pragmas"), "{text}");
+    assert!(text.contains("not a region: ") && text.contains("hotcold.c:54:5: call to `printf`"), "{text}");
+
+    // Its size from the command line: the profile and the captures run it with `-- 200`.
+    let db = dir.join("store.db");
+    let db = db.to_str().unwrap();
+    let args =
+        ["tune", "--autodetect", f, "--evals", "8", "--runs", "1", "--threads", "1", "--db", db, "--json"];
+    let out = polytune_in(&dir, &[&args[..], &["--", "200"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let said = |kernel: &str| {
+        err.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{kernel} ")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    // The two products take nearly all of the run; checksum and the initialisation do not.
+    for (kernel, tuned) in
+        [("hotcold", false), ("hotcold.1", false), ("hotcold.2", true), ("hotcold.3", true)]
+    {
+        let line = said(kernel);
+        assert!(line.ends_with(if tuned { ", tuned" } else { ", not tuned" }), "{kernel}: {line}\n{err}");
+    }
+    assert!(said("hotcold.3").contains("main(), lines 43-49"), "{err}");
+    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Hottest first, each with a verified best.
+    let kernels: Vec<&str> = (0..2).filter_map(|k| t["best"][k]["kernel"].as_str()).collect();
+    assert_eq!(kernels, ["hotcold.3", "hotcold.2"], "{t}");
+    assert!(t["best"][2].is_null(), "{t}");
+
+    // The product inside the `while`, exported in place of its own lines.
+    let exported = dir.join("hotcold.tuned.c");
+    let out = polytune_in(&dir, &["export", "hotcold.3", "--db", db, "-o", exported.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(3) {
+        // Nothing beat the original beyond the noise: nothing to export.
+        assert!(err.contains("nothing to export"), "{err}");
+        return;
+    }
+    assert!(out.status.success() && err.contains("replayed from capture"), "{err}");
+    let original = std::fs::read_to_string(&file).unwrap();
+    let tuned = std::fs::read_to_string(&exported).unwrap();
+    let kept = |range: std::ops::Range<usize>| {
+        original.lines().skip(range.start).take(range.len()).collect::<Vec<_>>()
+    };
+    for line in kept(0..42).iter().chain(&kept(49..original.lines().count())) {
+        assert!(tuned.contains(line), "a line outside the region is gone: {line}");
+    }
+    let printed = |source: &Path| -> String {
+        let binary = source.with_extension("bin");
+        let built = output(
+            std::process::Command::new("gcc").args(["-O2", "-fopenmp"]).arg(source).arg("-o").arg(&binary),
+        );
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        let ran = output(std::process::Command::new(&binary).arg("60"));
+        String::from_utf8_lossy(&ran.stdout).into_owned()
+    };
+    // At another size than the one tuned at: the region's code is parametric.
+    let (a, b) = (printed(&exported), printed(&file));
+    // The sums of the products agree within rounding; the rest exactly.
+    let numbers = |s: &str| s.split_whitespace().filter_map(|w| w.parse::<f64>().ok()).collect::<Vec<_>>();
+    let (na, nb) = (numbers(&a), numbers(&b));
+    assert_eq!(na.len(), nb.len(), "{a}\n{b}");
+    assert!(na.iter().zip(&nb).all(|(x, y)| (x - y).abs() <= 1e-9 * y.abs().max(1.0)), "{a}\n{b}");
+}
