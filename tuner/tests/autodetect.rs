@@ -53,38 +53,63 @@ fn the_hot_loop_nests_of_a_program_without_pragmas_are_found_timed_and_tuned() {
     assert_eq!(kernels, ["hotcold.3", "hotcold.2"], "{t}");
     assert!(t["best"][2].is_null(), "{t}");
 
-    // The product inside the `while`, exported in place of its own lines.
-    let exported = dir.join("hotcold.tuned.c");
-    let out = polytune_in(&dir, &["export", "hotcold.3", "--db", db, "-o", exported.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    if out.status.code() == Some(3) {
-        // Nothing beat the original beyond the noise: nothing to export.
-        assert!(err.contains("nothing to export"), "{err}");
-        return;
-    }
-    assert!(out.status.success() && err.contains("replayed from capture"), "{err}");
+    // The product inside the `while`, exported in place of its own lines;
+    // then the file, both products in place.
+    let Some(one) = exported(&dir, "hotcold.3", db) else { return };
     let original = std::fs::read_to_string(&file).unwrap();
-    let tuned = std::fs::read_to_string(&exported).unwrap();
+    let tuned = std::fs::read_to_string(&one).unwrap();
     let kept = |range: std::ops::Range<usize>| {
         original.lines().skip(range.start).take(range.len()).collect::<Vec<_>>()
     };
     for line in kept(0..42).iter().chain(&kept(49..original.lines().count())) {
         assert!(tuned.contains(line), "a line outside the region is gone: {line}");
     }
-    let printed = |source: &Path| -> String {
-        let binary = source.with_extension("bin");
-        let built = output(
-            std::process::Command::new("gcc").args(["-O2", "-fopenmp"]).arg(source).arg("-o").arg(&binary),
-        );
-        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
-        let ran = output(std::process::Command::new(&binary).arg("60"));
-        String::from_utf8_lossy(&ran.stdout).into_owned()
-    };
-    // At another size than the one tuned at: the region's code is parametric.
-    let (a, b) = (printed(&exported), printed(&file));
-    // The sums of the products agree within rounding; the rest exactly.
+    // At another size than the one tuned at: the regions' code is parametric.
+    let want = printed(&file, &dir);
+    assert_close(&printed(&one, &dir), &want);
+    let Some(both) = exported(&dir, f, db) else { return };
+    let text = std::fs::read_to_string(&both).unwrap();
+    assert!(
+        text.contains("export of kernel hotcold.2") && text.contains("export of kernel hotcold.3"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("#pragma GCC push_options").count(),
+        text.matches("#pragma GCC pop_options").count()
+    );
+    assert_close(&printed(&both, &dir), &want);
+}
+
+/// `polytune export WHAT` written to a file of `dir`; `None` where nothing
+/// beat the original beyond the noise.
+fn exported(dir: &Path, what: &str, db: &str) -> Option<std::path::PathBuf> {
+    let name = Path::new(what).file_stem().unwrap().to_str().unwrap().replace('.', "_");
+    let path = dir.join(format!("{name}.tuned.c"));
+    let out = polytune_in(dir, &["export", what, "--db", db, "-o", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(3) {
+        assert!(err.contains("nothing to export") || err.contains("no SCoP has a winner"), "{err}");
+        return None;
+    }
+    assert!(out.status.success() && err.contains("replayed from capture"), "{err}");
+    Some(path)
+}
+
+/// What the program built from `source` prints at size 60.
+fn printed(source: &Path, dir: &Path) -> String {
+    let binary = dir.join(format!("{}.bin", source.file_stem().unwrap().to_str().unwrap()));
+    let built = output(
+        std::process::Command::new("gcc").args(["-O2", "-fopenmp"]).arg(source).arg("-o").arg(&binary),
+    );
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let ran = output(std::process::Command::new(&binary).arg("60"));
+    String::from_utf8_lossy(&ran.stdout).into_owned()
+}
+
+/// The same numbers, the sums of products within rounding.
+fn assert_close(a: &str, b: &str) {
     let numbers = |s: &str| s.split_whitespace().filter_map(|w| w.parse::<f64>().ok()).collect::<Vec<_>>();
-    let (na, nb) = (numbers(&a), numbers(&b));
+    let (na, nb) = (numbers(a), numbers(b));
     assert_eq!(na.len(), nb.len(), "{a}\n{b}");
     assert!(na.iter().zip(&nb).all(|(x, y)| (x - y).abs() <= 1e-9 * y.abs().max(1.0)), "{a}\n{b}");
 }

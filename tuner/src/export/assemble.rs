@@ -49,24 +49,37 @@ pub struct Pieces {
 /// `original` with `pieces` in place: every line outside the SCoP's lines
 /// kept byte for byte and in order, `region` instead of the SCoP's lines.
 pub fn splice(original: &str, layout: &Layout, pieces: &Pieces, region: &str) -> String {
-    let mut out = String::with_capacity(original.len() + pieces.before.len() + region.len());
+    splice_all(original, &[(*layout, pieces, region)])
+}
+
+/// [`splice`] of several SCoPs of one file at once (their lines disjoint):
+/// where two stand in one function, what each needs before and after it
+/// goes there in the order given.
+pub fn splice_all(original: &str, parts: &[(Layout, &Pieces, &str)]) -> String {
+    let extra: usize = parts.iter().map(|(_, p, r)| p.before.len() + r.len() + p.after.len()).sum();
+    let mut out = String::with_capacity(original.len() + extra);
     for (n, line) in original.split_inclusive('\n').enumerate() {
         let n = n + 1;
-        if n == layout.function_first {
-            out.push_str(&pieces.before);
+        for (layout, pieces, region) in parts {
+            if n == layout.function_first {
+                out.push_str(&pieces.before);
+            }
+            if n == layout.scop_first {
+                out.push_str(region);
+            }
         }
-        if n == layout.scop_first {
-            out.push_str(region);
-        }
-        if !(layout.scop_first..=layout.scop_last).contains(&n) {
+        if !parts.iter().any(|(layout, ..)| (layout.scop_first..=layout.scop_last).contains(&n)) {
             out.push_str(line);
             // A last line without its newline still ends before what follows.
-            if n == layout.function_last && !line.ends_with('\n') && !pieces.after.is_empty() {
+            let after = parts.iter().any(|(l, p, _)| n == l.function_last && !p.after.is_empty());
+            if after && !line.ends_with('\n') {
                 out.push('\n');
             }
         }
-        if n == layout.function_last {
-            out.push_str(&pieces.after);
+        for (layout, pieces, _) in parts {
+            if n == layout.function_last {
+                out.push_str(&pieces.after);
+            }
         }
     }
     out
@@ -90,17 +103,6 @@ pub fn original_region(original: &str, layout: &Layout) -> String {
 /// function holding the SCoP; `header`: the comment lines that say what
 /// this is.
 pub fn pieces(branches: &[Branch], function: &str, header: &[String], original: &str) -> Pieces {
-    let comment = |lines: &[String], indent: &str| -> String {
-        let mut out = format!("{indent}/* ");
-        for (i, l) in lines.iter().enumerate() {
-            if i > 0 {
-                out.push_str(&format!("\n{indent} * "));
-            }
-            out.push_str(&l.replace("*/", "* /"));
-        }
-        out.push_str(" */\n");
-        out
-    };
     let gcc = "#if defined(__GNUC__) && !defined(__clang__)\n";
     let pushed = branches.iter().any(|b| !b.target.is_empty());
     let mut before = comment(header, "");
@@ -143,6 +145,45 @@ pub fn pieces(branches: &[Branch], function: &str, header: &[String], original: 
     region.push_str(original);
     region.push_str("  }\n}\n");
     Pieces { before, region, after }
+}
+
+/// What stands before and after one function holding several exported
+/// SCoPs, each with one machine's winner (`parts`: each SCoP's branch and
+/// header): the headers, one `push_options` with every target line once (a
+/// line twice is gcc's error), then each SCoP's helpers; one `pop_options`.
+pub fn shared(parts: &[(&Branch, &[String])]) -> (String, String) {
+    let gcc = "#if defined(__GNUC__) && !defined(__clang__)\n";
+    let mut before: String = parts.iter().map(|(_, header)| comment(header, "")).collect();
+    let mut targets: Vec<&str> = Vec::new();
+    for (b, _) in parts {
+        for line in b.target.split_inclusive('\n') {
+            if !targets.contains(&line) {
+                targets.push(line);
+            }
+        }
+    }
+    let mut after = String::new();
+    if !targets.is_empty() {
+        before.push_str(&format!("{gcc}#pragma GCC push_options\n#endif\n{gcc}{}#endif\n", targets.concat()));
+        after = format!("{gcc}#pragma GCC pop_options\n#endif\n");
+    }
+    for (b, _) in parts {
+        before.push_str(&b.file_scope);
+    }
+    (before, after)
+}
+
+/// `lines` as a C comment, each line indented by `indent`.
+fn comment(lines: &[String], indent: &str) -> String {
+    let mut out = format!("{indent}/* ");
+    for (i, l) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push_str(&format!("\n{indent} * "));
+        }
+        out.push_str(&l.replace("*/", "* /"));
+    }
+    out.push_str(" */\n");
+    out
 }
 
 /// The machines' numbers, the build-time choice and the run-time one.

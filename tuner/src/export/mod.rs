@@ -71,9 +71,128 @@ struct Winner {
     cpu_model: String,
 }
 
-/// Makes the export of `request` from `db`; writes nothing.
+/// One SCoP's part of an export: where it stands and what replaces it,
+/// verified.
+struct Part {
+    kernel: String,
+    original: String,
+    layout: Layout,
+    pieces: assemble::Pieces,
+    /// Each machine's code and the comment above it all.
+    branches: Vec<Branch>,
+    header: Vec<String>,
+    build: ProgramConfig,
+    dataset: Dataset,
+    export: Export,
+}
+
+/// Makes the export of `request` from `db`; writes nothing. A kernel is its
+/// one SCoP; a file is every SCoP of it the store has a winner for (the
+/// others stay as written).
 pub fn export(db: &Store, request: &Request) -> Result<Export> {
     let (kernel, named_file) = kernel_and_file(&request.kernel);
+    let Some(file) = named_file else { return part(db, &kernel, None, request).map(|p| p.export) };
+    let kernels = kernels_of(db, &kernel, &file)?;
+    if kernels.len() <= 1 {
+        return part(db, &kernel, Some(file), request).map(|p| p.export);
+    }
+    let mut parts = Vec::new();
+    let mut skipped = Vec::new();
+    for k in &kernels {
+        match part(db, k, Some(file.clone()), request) {
+            Ok(p) => parts.push(p),
+            // A SCoP nothing beat stays as written.
+            Err(e) if e.is::<NoResult>() => skipped.push(format!("{k}: {e}")),
+            Err(e) => return Err(e),
+        }
+    }
+    if parts.is_empty() {
+        return Err(NoResult(format!(
+            "{}: no SCoP has a winner to export:\n  {}",
+            file.display(),
+            skipped.join("\n  ")
+        ))
+        .into());
+    }
+    let text = together(&parts)?;
+    let first = &parts[0];
+    let profile = program::machine_profile(&request.profile)?;
+    verify::file_compiles(&file, &text, &first.build, first.dataset, &profile)?;
+    let mut export = Export { file, text, ..first.export.clone() };
+    export.branches.clear();
+    export.unchanged = skipped;
+    export.verified = vec![format!("the file with {} SCoPs replaced: compiles", parts.len())];
+    for p in &parts {
+        export.branches.extend(p.export.branches.iter().map(|b| format!("{}: {b}", p.kernel)));
+        export.unchanged.extend(p.export.unchanged.iter().map(|m| format!("{}: {m}", p.kernel)));
+        export.verified.extend(p.export.verified.iter().map(|v| format!("{}: {v}", p.kernel)));
+    }
+    Ok(export)
+}
+
+/// The file with every part in place. Parts that share a function share
+/// what stands around it (one `push_options`, each target line once).
+fn together(parts: &[Part]) -> Result<String> {
+    if parts.iter().any(|p| p.branches.len() > 1) {
+        bail!(
+            "several SCoPs of one file, each with several machines' winners, do not go into one file yet: export \
+             them one kernel at a time ({}), or one machine's winners (--machine NAME)",
+            parts.iter().map(|p| p.kernel.as_str()).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let mut pieces: Vec<assemble::Pieces> = parts.iter().map(|p| p.pieces.clone()).collect();
+    for (i, p) in parts.iter().enumerate() {
+        let function = p.layout.function_first;
+        if parts[..i].iter().any(|q| q.layout.function_first == function) {
+            continue;
+        }
+        let group: Vec<usize> =
+            (i..parts.len()).filter(|&j| parts[j].layout.function_first == function).collect();
+        if group.len() < 2 {
+            continue;
+        }
+        let shared: Vec<(&Branch, &[String])> =
+            group.iter().map(|&j| (&parts[j].branches[0], parts[j].header.as_slice())).collect();
+        let (before, after) = assemble::shared(&shared);
+        for (n, &j) in group.iter().enumerate() {
+            pieces[j].before = if n == 0 { before.clone() } else { String::new() };
+            pieces[j].after = if n == 0 { after.clone() } else { String::new() };
+        }
+    }
+    let placed: Vec<(Layout, &assemble::Pieces, &str)> =
+        parts.iter().zip(&pieces).map(|(p, q)| (p.layout, q, q.region.as_str())).collect();
+    Ok(assemble::splice_all(&parts[0].original, &placed))
+}
+
+/// The kernels of the store tuned from SCoPs of `file` (named `stem` and
+/// `stem.N`), in the order of their SCoPs.
+fn kernels_of(db: &Store, stem: &str, file: &Path) -> Result<Vec<String>> {
+    let same = |p: &Path| match (p.canonicalize(), file.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => p == file,
+    };
+    let mut found: Vec<(usize, String)> = Vec::new();
+    for name in db.kernels()? {
+        let ours = name == stem
+            || name
+                .strip_prefix(stem)
+                .and_then(|r| r.strip_prefix('.'))
+                .is_some_and(|n| n.parse::<usize>().is_ok());
+        if !ours {
+            continue;
+        }
+        if let Some(spec) = crate::campaign::stored_kernel(db, &name).filter(|k| same(&k.path)) {
+            found.push((spec.scop, name));
+        }
+    }
+    found.sort();
+    Ok(found.into_iter().map(|(_, n)| n).collect())
+}
+
+/// The export of kernel `kernel` alone (from `named_file` if given, else
+/// from the file its winner was measured on).
+fn part(db: &Store, kernel: &str, named_file: Option<PathBuf>, request: &Request) -> Result<Part> {
+    let kernel = kernel.to_string();
     let winners = winners(db, &kernel, request)?;
     let first = &winners[0].best;
     let file = named_file.unwrap_or_else(|| PathBuf::from(&first.program_path));
@@ -151,7 +270,7 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
         several,
         capture: capture.as_deref(),
     })?;
-    Ok(Export {
+    let export = Export {
         file,
         text,
         branches: exported
@@ -168,7 +287,8 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
         unchanged,
         compile,
         verified,
-    })
+    };
+    Ok(Part { kernel, original, layout, pieces, branches, header, build, dataset, export })
 }
 
 /// `gemm` or `path/gemm.c`: the kernel's name, and the file if one was named.

@@ -202,14 +202,45 @@ fn replayed(t: &Target, evaluator: &Evaluator, hash: &str, at: &str) -> Result<V
     result.map(|()| verified)
 }
 
+/// `text`, an export of `file` with several SCoPs replaced (each verified on
+/// its own), compiled as the user builds it.
+pub(super) fn file_compiles(
+    file: &Path,
+    text: &str,
+    build: &ProgramConfig,
+    dataset: Dataset,
+    profile: &MachineProfile,
+) -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("polytune-export-{}", executor::process::unique_suffix()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let copy = dir.join(file.file_name().context("the file's name")?);
+    let compiler = profile.compiler();
+    let result = std::fs::write(&copy, text)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| object(&compiler, file, &copy, build, dataset, &[]));
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
 /// `copy` (the exported file) compiled to an object with `defines`, as the user builds it.
 fn compiles(t: &Target, evaluator: &Evaluator, copy: &Path, defines: &[String]) -> Result<()> {
-    let compiler = evaluator.builder.compiler();
-    let dir_of_file = t.file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    object(evaluator.builder.compiler(), t.file, copy, t.build, t.dataset, defines)
+}
+
+/// `copy` (an export of `file`) compiled to an object with `defines`.
+fn object(
+    compiler: &executor::build::Compiler,
+    file: &Path,
+    copy: &Path,
+    build: &ProgramConfig,
+    dataset: Dataset,
+    defines: &[String],
+) -> Result<()> {
+    let dir_of_file = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let out = std::process::Command::new(&compiler.cc)
         .args(&compiler.flags)
-        .args(&t.build.cflags)
-        .args(program::cpp_args(t.dataset, &t.build.cc_args))
+        .args(&build.cflags)
+        .args(program::cpp_args(dataset, &build.cc_args))
         .arg("-iquote")
         .arg(dir_of_file)
         .args(defines)
@@ -220,7 +251,7 @@ fn compiles(t: &Target, evaluator: &Evaluator, copy: &Path, defines: &[String]) 
     if !out.status.success() {
         bail!(
             "{}: the exported file does not compile{}: {}; nothing is written",
-            t.file.display(),
+            file.display(),
             defines.first().map(|d| format!(" with {d}")).unwrap_or_default(),
             String::from_utf8_lossy(&out.stderr).trim()
         );
