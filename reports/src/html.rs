@@ -12,8 +12,22 @@ th{background:#eee}td:nth-child(-n+2){text-align:left}\
 figure{margin:1.5em 0}";
 
 pub fn render(report: &Report) -> String {
+    page(report, None)
+}
+
+/// The page `polytune serve` answers at `/`: the report, reloaded by the
+/// browser every `refresh_s` seconds (a campaign may be running), with a
+/// link per kernel and machine to its tuned file (`export/KERNEL`, relative,
+/// so that a proxy may mount the server anywhere).
+pub fn render_served(report: &Report, refresh_s: u32) -> String {
+    page(report, Some(refresh_s))
+}
+
+fn page(report: &Report, served: Option<u32>) -> String {
+    let refresh =
+        served.map(|s| format!("<meta http-equiv=\"refresh\" content=\"{s}\">\n")).unwrap_or_default();
     let mut out = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n{refresh}\
          <title>polytune report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>polytune report</h1>\n\
          <p>Speedups are over each campaign's own original program (same machine); ± is the spread of \
          the samples, (max − min) / median; \"n.s.\" marks a lead over the runner-up or the original \
@@ -29,6 +43,9 @@ pub fn render(report: &Report) -> String {
     for m in &report.machines {
         out.push_str(&format!("<h2>Machine <code>{}</code></h2>\n", escape(m)));
         table(&mut out, &machine_table(report, m), m);
+        if served.is_some() {
+            exports(&mut out, report, m);
+        }
         for r in report.rows.iter().filter(|r| r.machine == *m) {
             if let Some(text) = r.best.as_ref().and_then(|w| w.explanation.as_ref()) {
                 out.push_str(&format!(
@@ -55,6 +72,37 @@ pub fn render(report: &Report) -> String {
     }
     out.push_str("</body>\n</html>\n");
     out
+}
+
+/// Links to the tuned file of each kernel with a winner on machine `m`.
+fn exports(out: &mut String, report: &Report, m: &str) {
+    let mut kernels: Vec<&str> = report
+        .rows
+        .iter()
+        .filter(|r| r.machine == m && r.best.is_some())
+        .map(|r| r.kernel.as_str())
+        .collect();
+    kernels.dedup();
+    if kernels.is_empty() {
+        return;
+    }
+    out.push_str(&format!("<p data-exports=\"{}\">Tuned code (verified when asked for):", escape(m)));
+    for k in kernels {
+        let href = format!("export/{}?machine={}", percent(k), percent(m));
+        out.push_str(&format!(" <a href=\"{}\">{}</a>", escape(&href), escape(k)));
+    }
+    out.push_str("</p>\n");
+}
+
+/// `s` as a URL path segment or query value: unreserved characters kept,
+/// every other byte percent-encoded.
+fn percent(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 fn table(out: &mut String, t: &Table, id: &str) {

@@ -1,8 +1,6 @@
 //! Reports from a store written here, with values worked out by hand: the model, the
 //! Markdown and CSV text, and the HTML as headless Chromium renders it.
 
-use std::process::Command;
-use std::time::Duration;
 
 use reports::model::{Cell, Row};
 use reports::{collect, Format, Report};
@@ -268,39 +266,17 @@ fn parse_csv_line(line: &str) -> Vec<String> {
 }
 
 /// The HTML file as a browser sees it: Chromium loads it headless, dumps the DOM and takes a
-/// screenshot. Without Chromium the test says so and passes, except under CI (which
-/// installs it) or with POLYTUNE_EXPECT_CHROMIUM=1.
+/// screenshot (see `testkit::Browser` for a machine without Chromium).
 #[test]
 fn html_renders_in_headless_chromium() {
     let html = Format::Html.render(&report(&ReportFilter::default()));
-    let Some(browser) = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
-    else {
-        let required = std::env::var("CI").is_ok() || std::env::var("POLYTUNE_EXPECT_CHROMIUM").is_ok();
-        assert!(
-            !required,
-            "no chromium on PATH, but CI or POLYTUNE_EXPECT_CHROMIUM asks for the browser test"
-        );
-        eprintln!("no chromium on PATH: the HTML was not loaded in a browser");
-        return;
-    };
     let dir = std::env::temp_dir().join(format!("polytune-report-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let Some(browser) = testkit::Browser::find(&dir.join("profile")) else { return };
     let file = dir.join("report.html");
     std::fs::write(&file, &html).unwrap();
     let url = format!("file://{}", file.display());
-    let headless = |extra: &[String]| {
-        let mut cmd = Command::new(browser);
-        cmd.args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-            .arg(format!("--user-data-dir={}", dir.join("profile").display()))
-            .args(extra)
-            .arg(&url);
-        let out = testkit::output_within(&mut cmd, Duration::from_secs(120));
-        assert!(out.status.success(), "{browser}: {}", String::from_utf8_lossy(&out.stderr));
-        out
-    };
-    let dom = String::from_utf8(headless(&["--dump-dom".into()]).stdout).unwrap();
+    let dom = browser.dom(&url);
     // The parsed DOM: 3 tables (two machines, across), the plots as SVG elements with content.
     assert_eq!(dom.matches("<table data-table=").count(), 3, "{dom}");
     let figures: Vec<&str> = dom.split("<figure data-plot=").skip(1).collect();
@@ -314,8 +290,7 @@ fn html_renders_in_headless_chromium() {
         );
     }
     let shot = dir.join("report.png");
-    headless(&[format!("--screenshot={}", shot.display()), "--window-size=1200,2400".into()]);
-    let png = std::fs::read(&shot).unwrap();
+    let png = browser.screenshot(&url, &shot, (1200, 2400));
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "screenshot of {} bytes", png.len());
     if let Ok(keep) = std::env::var("POLYTUNE_KEEP_REPORT") {
         std::fs::copy(&shot, keep).unwrap();

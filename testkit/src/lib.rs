@@ -29,6 +29,7 @@
 //! - `POLYTUNE_TEST_HANG=TEXT` makes every [`item`] whose name contains
 //!   `TEXT` hang where it starts: the hook that shows a hang fails fast.
 
+mod browser;
 mod evaluate;
 mod gpu;
 pub mod instances;
@@ -37,6 +38,7 @@ pub mod random_scop;
 pub mod tier;
 pub mod tree;
 
+pub use browser::Browser;
 pub use evaluate::evaluator;
 pub use gpu::{gpu_profile, has_gpu};
 pub use kernels::{gemm_with_an_empty_dataset, kernel, kernels, load, root, Kernel};

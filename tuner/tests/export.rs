@@ -404,3 +404,31 @@ fn serve_answers_an_export_with_the_bytes_the_command_writes() {
     assert_eq!(http_get(&server, "/export/gemm?dataset=LARGE", None).0, 404);
     assert_eq!(http_get(&server, "/export/gemm?machine=elsewhere", None).0, 422);
 }
+
+/// `serve`'s page at `/`: the report's tables, reloaded while campaigns run,
+/// and a link per kernel and machine that answers the export's bytes; as
+/// Chromium shows it.
+#[test]
+fn serve_shows_the_report_as_a_page_with_a_link_to_each_export() {
+    let file = kernel("linear-algebra/gemm.c");
+    let dir = temp_dir("export-page");
+    let db = dir.join("store.db");
+    seed(&db, &file, "SMALL", &[Machine { name: "here", cpu_model: "any", point: tuned_point() }]);
+    let server = serve(&["--db", db.to_str().unwrap(), "--addr", "127.0.0.1:0"]).unwrap();
+    let (status, page) = http_get(&server, "/", None);
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("<meta http-equiv=\"refresh\""), "{page}");
+    assert!(page.contains("<table data-table=\"here\">"), "{page}");
+    let link = "export/gemm?machine=here";
+    assert!(page.contains(&format!("<a href=\"{link}\">gemm</a>")), "{page}");
+    let (status, linked) = http_get(&server, &format!("/{link}"), None);
+    assert_eq!(status, 200, "{linked}");
+    assert_eq!(linked, http_get(&server, "/export/gemm?machine=here", None).1);
+    assert!(linked.contains("polytune") && linked.contains("int main"), "{linked}");
+    let Some(browser) = testkit::Browser::find(&dir.join("profile")) else { return };
+    let dom = browser.dom(&format!("http://{}/", server.base));
+    assert_eq!(dom.matches("<table data-table=").count(), 2, "{dom}");
+    assert!(dom.contains("<figure data-plot=\"speedup-per-kernel\">") && dom.contains("<svg"), "{dom}");
+    let png = browser.screenshot(&format!("http://{}/", server.base), &dir.join("page.png"), (1200, 1600));
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "screenshot of {} bytes", png.len());
+}

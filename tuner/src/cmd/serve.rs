@@ -1,5 +1,6 @@
-//! `polytune serve`: the store over HTTP, read-only JSON (axum), and each kernel's tuned
-//! file (`/export/KERNEL`, the bytes `polytune export` writes). Loopback by default; bound
+//! `polytune serve`: the store over HTTP, read-only JSON (axum), each kernel's tuned
+//! file (`/export/KERNEL`, the bytes `polytune export` writes), and the report as a page
+//! at `/` that reloads itself while campaigns run. Loopback by default; bound
 //! anywhere else it requires a bearer token, so a store is never open to a network by a
 //! typo.
 
@@ -35,6 +36,8 @@ pub struct Args {
 struct App {
     store: Store,
     token: Option<String>,
+    /// The page's explanations of winners, made once each.
+    explained: super::report::Explained,
 }
 
 type Shared = Arc<App>;
@@ -55,8 +58,9 @@ pub fn run(args: Args) -> Result<()> {
             args.addr
         ),
     };
-    let app = Arc::new(App { store: args.store.open()?, token });
+    let app = Arc::new(App { store: args.store.open()?, token, explained: Default::default() });
     let router = Router::new()
+        .route("/", get(page))
         .route("/best/{kernel}", get(best))
         .route("/machines", get(machines))
         .route("/campaigns", get(campaigns))
@@ -106,6 +110,23 @@ async fn blocking<T: serde::Serialize + Send + 'static>(
         Ok(Ok(Some(v))) => Json(v).into_response(),
         Ok(Ok(None)) => error(StatusCode::NOT_FOUND, "nothing matches".into()),
         Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+/// How often the page reloads itself, in seconds.
+const PAGE_REFRESH_S: u32 = 30;
+
+/// The report as a page (`polytune report --format html`, with a link to
+/// each kernel's tuned file), made anew for each request.
+async fn page(State(app): State<Shared>) -> Response {
+    let made = tokio::task::spawn_blocking(move || {
+        super::report::collect(&app.store, &store::ReportFilter::default(), Some(&app.explained))
+            .map(|r| reports::html::render_served(&r, PAGE_REFRESH_S))
+    });
+    match made.await {
+        Ok(Ok(html)) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response(),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}")),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }
