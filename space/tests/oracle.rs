@@ -384,6 +384,7 @@ fn check_kernel(rel: &str, sizes: &[(&str, i64)]) {
     let opts = ExtractOptions {
         cc: std::env::var("CC").unwrap_or_else(|_| "gcc".into()),
         cc_args: vec!["-DMINI_DATASET".into()],
+        autodetect: false,
     };
     let (source, scops) =
         extract(&kernel_path(rel), &opts).unwrap_or_else(|e| panic!("{rel}: extraction failed: {e}"));
