@@ -40,7 +40,9 @@ fn capture_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
     let mut capture = String::from(
         "  {\n  int polytune_rt_capturing(void);\n  \
          void polytune_rt_capture(const char *, const char *, const void *, unsigned long);\n  \
-         void polytune_rt_capture_end(void);\n  if (polytune_rt_capturing()) {\n",
+         void polytune_rt_capture_end(void);\n  \
+         void polytune_rt_capture_range(const char *, unsigned long, unsigned long, int);\n  \
+         if (polytune_rt_capturing()) {\n",
     );
     for p in &scop.params {
         capture.push_str(&format!(
@@ -50,8 +52,34 @@ fn capture_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
     for a in inputs(scop) {
         capture.push_str(&record_code(ctx, scop, a, AccessKind::Read, "polytune_rt_capture")?);
     }
+    for a in scop.arrays.iter().filter(|a| !a.local && !a.extents.is_empty()) {
+        capture.push_str(&range_code(ctx, scop, a)?);
+    }
     capture.push_str("  polytune_rt_capture_end();\n  }\n  }\n");
     Ok(capture)
+}
+
+/// Code that tells the runtime which bytes the elements of array `a` the
+/// region accesses span (`polytune_rt_capture_range`): two arrays that
+/// overlap in the program's run, one of them written, are refused, since
+/// replayed each is an array of its own (and variants take them
+/// `restrict`).
+fn range_code(ctx: &Context, scop: &Scop, a: &Array) -> Result<String, CodegenError> {
+    let what = || format!("the elements of {}", a.name);
+    let touched = footprint(ctx, scop, &a.name, AccessKind::Read)?
+        .union(footprint(ctx, scop, &a.name, AccessKind::Write)?)
+        .ctx(what)?;
+    let (loops, macro_name, params, element) = element_loops(ctx, scop, a, &touched)?;
+    Ok(format!(
+        "  {{\n    unsigned long polytune_lo = ~0UL, polytune_hi = 0;\n{AST_MACROS}#define {macro_name}({params}) \
+         do {{ unsigned long polytune_at = (unsigned long)(const void *)&{element}; \
+         if (polytune_at < polytune_lo) polytune_lo = polytune_at; \
+         if (polytune_at + sizeof({element}) > polytune_hi) polytune_hi = polytune_at + sizeof({element}); }} while (0)\n\
+         {loops}#undef {macro_name}\n{UNDEF_AST_MACROS}    \
+         polytune_rt_capture_range(\"{name}\", polytune_lo, polytune_hi, {written});\n  }}\n",
+        name = a.name,
+        written = i32::from(a.written),
+    ))
 }
 
 /// The size parameters that are the program's variables, not literals

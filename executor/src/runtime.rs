@@ -140,6 +140,41 @@ void polytune_rt_capture(const char *name, const char *type, const void *p, unsi
     polytune_rt_fail("write capture file", polytune_rt_capture_path);
 }
 
+/* The bytes each array's accessed elements span in this run: two that
+   overlap, one of them written, cannot be replayed as arrays of their own. */
+#define POLYTUNE_RT_RANGES 256
+static struct {
+  const char *name;
+  unsigned long lo, hi;
+  int written;
+} polytune_rt_ranges[POLYTUNE_RT_RANGES];
+static int polytune_rt_nranges;
+
+void polytune_rt_capture_range(const char *name, unsigned long lo, unsigned long hi, int written)
+{
+  int k;
+  if (!polytune_rt_capture_file || hi <= lo)
+    return;
+  for (k = 0; k < polytune_rt_nranges; k++) {
+    if ((written || polytune_rt_ranges[k].written) && lo < polytune_rt_ranges[k].hi &&
+        polytune_rt_ranges[k].lo < hi) {
+      fprintf(stderr,
+              "polytune runtime: the arrays %s and %s overlap in this run (their elements the region "
+              "accesses share bytes, and one is written): the region's arrays must be distinct to be "
+              "captured and replayed\n",
+              polytune_rt_ranges[k].name, name);
+      exit(3);
+    }
+  }
+  if (polytune_rt_nranges < POLYTUNE_RT_RANGES) {
+    polytune_rt_ranges[polytune_rt_nranges].name = name;
+    polytune_rt_ranges[polytune_rt_nranges].lo = lo;
+    polytune_rt_ranges[polytune_rt_nranges].hi = hi;
+    polytune_rt_ranges[polytune_rt_nranges].written = written;
+    polytune_rt_nranges++;
+  }
+}
+
 void polytune_rt_capture_end(void)
 {
   if (polytune_rt_capture_file && fclose(polytune_rt_capture_file) != 0)

@@ -1,7 +1,6 @@
 //! Reports from a store written here, with values worked out by hand: the model, the
 //! Markdown and CSV text, and the HTML as headless Chromium renders it.
 
-
 use reports::model::{Cell, Row};
 use reports::{collect, Format, Report};
 use store::{NewCampaign, Record, ReportFilter, Role, Store};

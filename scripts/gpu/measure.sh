@@ -20,7 +20,10 @@
 #   short    a short campaign on each of the other nine kernels at LARGE
 #            (SHORT: some of them, as name:budget[:runs[:tiles]]): tile 32,
 #            gpu_shared on and off, 1, 2 and 4 points per thread (heat-3d:
-#            four tile shapes, lu: 32 and 16, 1 and 2 points).
+#            four tile shapes, lu: 32 and 16, 1 and 2 points);
+#   default  issue 67's item 4 as a user runs it: `tune gemm.c --set
+#            target=gpu` and nothing else set, the model strategy, no warm
+#            start, 40 evaluations, at LARGE and EXTRALARGE (about 4 minutes).
 #
 # It needs a polytune binary (POLYTUNE, default target/release/polytune) and,
 # when that binary was built elsewhere, its solver libraries (POLYTUNE_LIBS: a
@@ -42,7 +45,7 @@ mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 P=${POLYTUNE:-$PWD/target/release/polytune}
 DB="$OUT/gpu.db"
-STEPS=${STEPS:-cublas protocol ppcg gemm gemm-xl short}
+STEPS=${STEPS:-cublas protocol ppcg gemm gemm-xl short default}
 export POLYTUNE_NVCC=${POLYTUNE_NVCC:-$(command -v nvcc)}
 if [ -n "${POLYTUNE_LIBS:-}" ]; then
   mkdir -p /tmp/polytune-lib && tar -C /tmp/polytune-lib -xJf "$POLYTUNE_LIBS"
@@ -141,6 +144,15 @@ short() {
         *) dir=linear-algebra ;;
       esac
       short "polybench/$dir/$name.c" "$budget" "${runs:-2}" "${tiles:-}"
+    done
+  fi
+  if step default; then
+    for dataset in LARGE EXTRALARGE; do
+      log "default campaign gemm $dataset"
+      timeout 150 "$P" tune polybench/linear-algebra/gemm.c --db "$OUT/default.db" \
+        --machine configs/machines/gpu.toml --set target=gpu --dataset "$dataset" --strategy model \
+        --warm-start 0 --evals 40 --budget 120s --runs 3 --references isl-gpu 2>&1 |
+        grep --line-buffered -v "^polytune: warning"
     done
   fi
   log summary

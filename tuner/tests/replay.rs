@@ -317,3 +317,19 @@ fn random_programs_that_run_whole_also_run_replayed() {
     );
     assert!(compared > 0);
 }
+
+/// Arrays that overlap in the program's run (`shift(n, x, x + 1)`) cannot
+/// be replayed as arrays of their own: the capture is refused, naming them.
+#[test]
+fn arrays_that_overlap_in_the_captured_run_are_refused() {
+    let dir = temp_dir("replay-alias");
+    let file = dir.join("shift.c");
+    let text = "#include <stdio.h>\nstatic void shift(int n, double *a, double *b)\n{\n  int i;\n#pragma scop\n  for (i = 0; i < n; i++)\n    b[i] = a[i] + 1.0;\n#pragma endscop\n}\n\nint main(int argc, char **argv)\n{\n  double x[101], y[101];\n  int i;\n  for (i = 0; i < 101; i++)\n    x[i] = y[i] = i;\n  if (argc > 1 && argv[1][0] == 's')\n    shift(100, x, x + 1);\n  else\n    shift(100, x, y);\n  printf(\"%f %f\\n\", x[100], y[100]);\n  return 0;\n}\n";
+    std::fs::write(&file, text).unwrap();
+    let f = file.to_str().unwrap();
+    let out = polytune_in(&dir, &["run", f, "--runs", "1", "--", "same"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("the arrays a and b overlap in this run"), "{err}");
+    let r = run_json(&dir, &["run", f, "--runs", "1", "--json", "--", "distinct"]);
+    assert_eq!(r["status"], "ok", "{r}");
+}

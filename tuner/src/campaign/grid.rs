@@ -40,8 +40,13 @@ const CODE_AXES: &[(&str, &[&str])] = &[
 /// 2 × 2 points per thread ran gemm's kernels fastest at LARGE on an H200
 /// (docs/performance.md, 2026-11-27: 0.56 ms, against 0.88 with one point
 /// and 0.82–0.92 with 4 × 4).
-const GPU_CODE_AXES: &[(&str, &[&str])] =
-    &[("restrict", &["on"]), ("gpu_block", &["128", "256", "1024"]), ("gpu_thread_tile", &["1", "2", "4"])];
+const GPU_CODE_AXES: &[(&str, &[&str])] = &[
+    ("restrict", &["on"]),
+    ("gpu_block", &["128", "256", "1024"]),
+    ("gpu_thread_tile", &["1", "2", "4"]),
+    // Three blocks a multiprocessor: gemm's fastest kernel on an H200 (docs/performance.md, 2026-11-29).
+    ("gpu_min_blocks", &["auto", "3"]),
+];
 
 /// Tile shapes of permutable bands searched by default; `None` is untiled.
 /// Besides cubes, two shapes with a long stride-1 side, which the register
