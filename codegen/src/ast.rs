@@ -4,10 +4,10 @@
 use super::marks::{is_tile_mark, TILE_MARK};
 use super::CodegenError;
 use isl_rs::{
-    ASTExpr, ASTNode, ASTNodeType, BasicSet, Context, DimType, Id, IdList, PwAff, Schedule, ScheduleNode,
-    Set, UnionSet,
+    ASTNode, ASTNodeType, BasicSet, Context, DimType, Id, IdList, PwAff, Schedule, ScheduleNode, Set,
+    UnionSet,
 };
-use model::isl::IslResultExt;
+use model::isl::{ffi, IslResultExt};
 use model::scop::Scop;
 
 /// The tree as the AST generator gets it when some band was tiled with tile
@@ -129,52 +129,6 @@ fn gcd(a: i64, b: i64) -> i64 {
     }
 }
 
-unsafe extern "C" {
-    fn isl_ast_build_from_context(set: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_ast_build_node_from_schedule(build: libc::uintptr_t, schedule: libc::uintptr_t)
-        -> libc::uintptr_t;
-    fn isl_ast_build_free(build: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_ast_build_set_iterators(build: libc::uintptr_t, iterators: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_ast_node_get_type(node: libc::uintptr_t) -> libc::c_int;
-    fn isl_ast_build_expr_from_pw_aff(build: libc::uintptr_t, pa: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_ast_build_expr_from_set(build: libc::uintptr_t, set: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_ast_build_set_after_each_mark(
-        build: libc::uintptr_t,
-        f: extern "C" fn(libc::uintptr_t, libc::uintptr_t, *mut libc::c_void) -> libc::uintptr_t,
-        user: *mut libc::c_void,
-    ) -> libc::uintptr_t;
-    fn isl_ast_build_get_ctx(build: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_options_set_ast_build_allow_else(ctx: libc::uintptr_t, val: libc::c_int) -> libc::c_int;
-    fn isl_ast_expr_to_C_str(expr: libc::uintptr_t) -> *mut libc::c_char;
-    fn isl_ast_expr_free(expr: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_ast_node_mark_get_id(node: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_ast_node_mark_get_node(node: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_ast_node_alloc_mark(id: libc::uintptr_t, node: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_ast_node_free(node: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_id_get_name(id: libc::uintptr_t) -> *const libc::c_char;
-    fn isl_id_alloc(
-        ctx: libc::uintptr_t,
-        name: *const libc::c_char,
-        user: *mut libc::c_void,
-    ) -> libc::uintptr_t;
-    fn isl_id_free(id: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_ast_build_get_schedule(build: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_union_map_read_from_str(ctx: libc::uintptr_t, text: *const libc::c_char) -> libc::uintptr_t;
-    fn isl_union_map_reverse(umap: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_union_map_apply_range(umap1: libc::uintptr_t, umap2: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_map_from_union_map(umap: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_pw_multi_aff_from_map(map: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_pw_multi_aff_get_pw_aff(pma: libc::uintptr_t, pos: libc::c_int) -> libc::uintptr_t;
-    fn isl_pw_multi_aff_dim(pma: libc::uintptr_t, kind: libc::c_int) -> libc::c_int;
-    fn isl_pw_multi_aff_free(pma: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_union_map_domain(umap: libc::uintptr_t) -> libc::uintptr_t;
-    fn isl_union_set_to_str(uset: libc::uintptr_t) -> *mut libc::c_char;
-    fn isl_union_set_free(uset: libc::uintptr_t) -> libc::uintptr_t;
-}
-
-/// isl's `isl_dim_out` (the values of a function).
-const ISL_DIM_OUT: libc::c_int = 3;
-
 /// The marks `{ANNOTATED_MARK}_{k}` are numbered again, after isl
 /// generated them, by occurrence: isl may generate a mark's subtree more
 /// than once (split loops, strided offsets), each copy for part of its
@@ -187,68 +141,28 @@ const ISL_DIM_OUT: libc::c_int = 3;
 /// takes them from here.
 pub(super) const ANNOTATED_MARK: &str = "polytune_kernel";
 
-/// What `annotate_mark` reads and writes: for each mark number, the map
-/// from the statement instances below it to the outer schedule
-/// dimensions; for each occurrence, its mark number and the instances isl
-/// put under it (isl text).
+/// What `annotate` reads and writes: for each mark number, the map from
+/// the statement instances below it to the outer schedule dimensions; for
+/// each occurrence, its mark number and the instances isl put under it
+/// (isl text).
 struct Annotations {
     prefixes: Vec<std::ffi::CString>,
     occurrences: Vec<(usize, String)>,
 }
 
-/// isl text made by isl (`malloc`ed), freed.
-unsafe fn take_c_string(c: *mut libc::c_char) -> String {
-    if c.is_null() {
-        return String::new();
-    }
-    let s = std::ffi::CStr::from_ptr(c).to_string_lossy().into_owned();
-    libc::free(c as *mut libc::c_void);
-    s
-}
-
-extern "C" fn annotate_mark(
-    node: libc::uintptr_t,
-    build: libc::uintptr_t,
-    user: *mut libc::c_void,
-) -> libc::uintptr_t {
-    // SAFETY: isl passes a mark node we own, a build we may read and our
-    // `Annotations`, alive and not otherwise borrowed for the whole
-    // generation; every object made here is given to isl or freed.
-    unsafe {
-        let notes = &mut *(user as *mut Annotations);
-        let id = isl_ast_node_mark_get_id(node);
-        let name = std::ffi::CStr::from_ptr(isl_id_get_name(id)).to_string_lossy().into_owned();
-        isl_id_free(id);
-        let k = name
-            .strip_prefix(ANNOTATED_MARK)
-            .and_then(|r| r.strip_prefix('_'))
-            .and_then(|k| k.parse::<usize>().ok());
-        let Some((k, prefix)) = k.and_then(|k| notes.prefixes.get(k).map(|p| (k, p))) else { return node };
-        let ctx = isl_ast_build_get_ctx(build);
-        let reached = isl_union_map_domain(isl_ast_build_get_schedule(build));
-        let instances = take_c_string(isl_union_set_to_str(reached));
-        isl_union_set_free(reached);
-        // Iterators -> instances executed here -> outer schedule values.
-        let executed = isl_union_map_reverse(isl_ast_build_get_schedule(build));
-        let values = isl_union_map_apply_range(executed, isl_union_map_read_from_str(ctx, prefix.as_ptr()));
-        let pma = isl_pw_multi_aff_from_map(isl_map_from_union_map(values));
-        let mut text = format!("{ANNOTATED_MARK}_{}", notes.occurrences.len());
-        notes.occurrences.push((k, instances));
-        let n = if pma == 0 { 0 } else { isl_pw_multi_aff_dim(pma, ISL_DIM_OUT) };
-        for d in 0..n.max(0) {
-            let expr = isl_ast_build_expr_from_pw_aff(build, isl_pw_multi_aff_get_pw_aff(pma, d));
+impl Annotations {
+    /// The new name of the mark `name` at `site`: its occurrence number and
+    /// the outer schedule values there (`None`: not one of ours).
+    fn annotate(&mut self, name: &str, site: &ffi::MarkSite) -> Option<String> {
+        let k = name.strip_prefix(ANNOTATED_MARK)?.strip_prefix('_')?.parse::<usize>().ok()?;
+        let prefix = self.prefixes.get(k)?;
+        let mut text = format!("{ANNOTATED_MARK}_{}", self.occurrences.len());
+        self.occurrences.push((k, site.instances()));
+        for value in site.values(prefix) {
             text.push(';');
-            if expr != 0 {
-                text.push_str(&take_c_string(isl_ast_expr_to_C_str(expr)));
-            }
-            isl_ast_expr_free(expr);
+            text.push_str(&value);
         }
-        isl_pw_multi_aff_free(pma);
-        let name = std::ffi::CString::new(text).unwrap_or_default();
-        let id = isl_id_alloc(ctx, name.as_ptr(), std::ptr::null_mut());
-        let under = isl_ast_node_mark_get_node(node);
-        isl_ast_node_free(node);
-        isl_ast_node_alloc_mark(id, under)
+        Some(text)
     }
 }
 
@@ -256,46 +170,7 @@ extern "C" fn annotate_mark(
 /// (isl's `floord`, `min` and `max` macros, as in generated loops).
 pub(super) fn c_expr(ctx: &Context, context: &str, pa: PwAff) -> Result<String, CodegenError> {
     let set = Set::read_from_str(ctx, context).ctx(|| "printing a bound".to_string())?;
-    let mut pa = pa;
-    pa.do_not_free_on_drop();
-    let ptr = pa.ptr;
-    let free = move || drop(PwAff { ptr, should_free_on_drop: true });
-    c_in_context(ctx, set, "a bound", ptr, free, isl_ast_build_expr_from_pw_aff)
-}
-
-/// The isl AST expression `make` builds from `arg` (which it takes) on a
-/// build over `context`, as C; `free` releases `arg` when no build could
-/// be made.
-fn c_in_context(
-    ctx: &Context,
-    context: Set,
-    what: &str,
-    arg: libc::uintptr_t,
-    free: impl FnOnce(),
-    make: unsafe extern "C" fn(libc::uintptr_t, libc::uintptr_t) -> libc::uintptr_t,
-) -> Result<String, CodegenError> {
-    let mut context = context;
-    context.do_not_free_on_drop();
-    // The build takes the context; the expression takes `arg`.
-    let expr = unsafe {
-        let build = isl_ast_build_from_context(context.ptr);
-        if build == 0 {
-            free();
-            0
-        } else {
-            let e = make(build, arg);
-            isl_ast_build_free(build);
-            e
-        }
-    };
-    if expr == 0 {
-        return Err(CodegenError::Unsupported(format!(
-            "isl: cannot print {what}: {}",
-            model::isl::last_error(ctx)
-        )));
-    }
-    let expr = ASTExpr { ptr: expr, should_free_on_drop: true };
-    Ok(expr.to_C_str().ctx(|| format!("printing {what}"))?.to_string())
+    Ok(ffi::pw_aff_to_c(ctx, set, pa)?)
 }
 
 /// The parameter values under which every statement runs at least once
@@ -329,28 +204,15 @@ pub(super) fn every_statement_runs(
 /// `set`, parameters only, as a C condition that holds within `context`
 /// exactly where `set` does.
 pub(super) fn c_condition(ctx: &Context, context: Set, set: Set) -> Result<String, CodegenError> {
-    let mut set = set;
-    set.do_not_free_on_drop();
-    let ptr = set.ptr;
-    let free = move || drop(Set { ptr, should_free_on_drop: true });
-    c_in_context(ctx, context, "a condition", ptr, free, isl_ast_build_expr_from_set)
+    Ok(ffi::set_to_c(ctx, context, set)?)
 }
 
-/// isl-rs 0.3.1 maps `isl_ast_node_type` off by one (isl numbers `for` as 1),
-/// so the type is read here directly.
+/// The type of an AST node (read past isl-rs, which maps it off by one).
 pub(super) fn node_type(node: &ASTNode) -> ASTNodeType {
-    match unsafe { isl_ast_node_get_type(node.ptr) } {
-        1 => ASTNodeType::For,
-        2 => ASTNodeType::If,
-        3 => ASTNodeType::Block,
-        4 => ASTNodeType::Mark,
-        5 => ASTNodeType::User,
-        _ => ASTNodeType::Error,
-    }
+    ffi::ast_node_type(node)
 }
 
-/// isl's AST generator (not bound by isl-rs, so declared here against the same
-/// library).
+/// isl's AST generator (through `model::isl::ffi`: isl-rs does not bind it).
 pub(super) fn build_ast(
     ctx: &Context,
     context: &str,
@@ -373,9 +235,9 @@ pub(super) fn build_ast_without_else(
     schedule: Schedule,
     prefix: &str,
 ) -> Result<ASTNode, CodegenError> {
-    unsafe { isl_options_set_ast_build_allow_else(ctx.ptr, 0) };
+    ffi::set_ast_build_allow_else(ctx, false);
     let ast = build_ast(ctx, context, schedule, prefix);
-    unsafe { isl_options_set_ast_build_allow_else(ctx.ptr, 1) };
+    ffi::set_ast_build_allow_else(ctx, true);
     ast
 }
 
@@ -400,41 +262,14 @@ pub(super) fn build_annotated_ast(
     for d in 0..MAX_LOOP_DEPTH {
         names = names.add(Id::read_from_str(ctx, &format!("{prefix}{d}")).ctx(what)?).ctx(what)?;
     }
-    names.do_not_free_on_drop();
-    let mut set = Set::read_from_str(ctx, context).ctx(what)?;
-    let mut schedule = schedule;
-    set.do_not_free_on_drop();
-    schedule.do_not_free_on_drop();
-    // Both calls take ownership of their isl argument (`__isl_take`); the build
-    // is kept by the second and freed here.
-    let node = unsafe {
-        let build = isl_ast_build_set_iterators(isl_ast_build_from_context(set.ptr), names.ptr);
-        let build = match build {
-            b if b != 0 && !marks.prefixes.is_empty() => isl_ast_build_set_after_each_mark(
-                b,
-                annotate_mark,
-                &mut marks as *mut Annotations as *mut libc::c_void,
-            ),
-            b => b,
-        };
-        if build == 0 {
-            drop(Schedule { ptr: schedule.ptr, should_free_on_drop: true });
-            return Err(CodegenError::Unsupported(format!(
-                "isl: cannot create an AST build: {}",
-                model::isl::last_error(ctx)
-            )));
-        }
-        let node = isl_ast_build_node_from_schedule(build, schedule.ptr);
-        isl_ast_build_free(build);
-        node
+    let set = Set::read_from_str(ctx, context).ctx(what)?;
+    let mut annotate = |name: &str, site: &ffi::MarkSite| marks.annotate(name, site);
+    let on_mark: Option<&mut ffi::OnMark> = match prefixes.is_empty() {
+        true => None,
+        false => Some(&mut annotate),
     };
-    if node == 0 {
-        return Err(CodegenError::Unsupported(format!(
-            "isl: AST generation failed: {}",
-            model::isl::last_error(ctx)
-        )));
-    }
-    Ok((ASTNode { ptr: node, should_free_on_drop: true }, marks.occurrences))
+    let node = ffi::ast_from_schedule(ctx, set, names, schedule, on_mark)?;
+    Ok((node, marks.occurrences))
 }
 
 /// Loops deeper than this get isl's own iterator names (it never happens in

@@ -39,18 +39,21 @@ pub fn single_threaded() -> &'static [&'static str] {
         let mut found = Vec::new();
         // OpenBLAS (pthreads and OpenMP builds): `void openblas_set_num_threads(int)`.
         if let Some(f) = lookup(c"openblas_set_num_threads") {
+            // SAFETY: the loader found this symbol of OpenBLAS's API, whose signature it is.
             let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(f) };
             f(1);
             found.push("OpenBLAS");
         }
         // MKL: `void MKL_Set_Num_Threads(int)`.
         if let Some(f) = lookup(c"MKL_Set_Num_Threads") {
+            // SAFETY: the loader found this symbol of MKL's API, whose signature it is.
             let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(f) };
             f(1);
             found.push("MKL");
         }
         // BLIS: `void bli_thread_set_num_threads(dim_t)`, `dim_t` being int64_t.
         if let Some(f) = lookup(c"bli_thread_set_num_threads") {
+            // SAFETY: the loader found this symbol of BLIS's API, whose signature it is.
             let f: extern "C" fn(i64) = unsafe { std::mem::transmute(f) };
             f(1);
             found.push("BLIS");
@@ -62,6 +65,7 @@ pub fn single_threaded() -> &'static [&'static str] {
 /// OpenBLAS's own thread count, `None` when OpenBLAS is not loaded.
 pub fn openblas_threads() -> Option<i32> {
     let f = lookup(c"openblas_get_num_threads")?;
+    // SAFETY: the loader found this symbol of OpenBLAS's API, whose signature it is.
     let f: extern "C" fn() -> libc::c_int = unsafe { std::mem::transmute(f) };
     Some(f())
 }

@@ -49,6 +49,7 @@ fn two_threads_scheduling_while_a_third_forks_finish() {
                 // atfork handlers, as the executor's measured children do.
                 let mut c = Command::new("true");
                 c.stdout(Stdio::null()).stderr(Stdio::null());
+                // SAFETY: the hook does nothing, so nothing unsafe runs after the fork.
                 unsafe { c.pre_exec(|| Ok(())) };
                 let _ = c.status();
                 n += 1;

@@ -2,6 +2,9 @@
 
 use isl_rs::{Context, LibISLError};
 
+pub mod ffi;
+pub use ffi::last_error;
+
 /// An isl failure, with what we were doing when it happened.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("isl: {what}: {message}")]
@@ -24,8 +27,7 @@ impl<T> IslResultExt<T> for Result<T, LibISLError> {
 /// A fresh isl context that reports errors through return values only.
 pub fn new_context() -> Context {
     let ctx = Context::alloc();
-    // ISL_ON_ERROR_CONTINUE: errors come back as results instead of warnings on stderr.
-    unsafe { isl_options_set_on_error(ctx.ptr, 1) };
+    ffi::continue_on_error(&ctx);
     ctx
 }
 
@@ -45,28 +47,13 @@ pub fn within_budget<T>(
     ctx.reset_operations();
     match out {
         Ok(v) => Ok(Some(v)),
-        Err(e) if e.to_string().starts_with("[Quota]") => {
+        // Told by isl's error code, not its message.
+        Err(_) if ctx.last_error() == isl_rs::Error::Quota => {
             ctx.reset_error();
             Ok(None)
         }
         Err(e) => Err(e),
     }
-}
-
-unsafe extern "C" {
-    fn isl_options_set_on_error(ctx: libc::uintptr_t, val: libc::c_int) -> libc::c_int;
-    fn isl_ctx_last_error_msg(ctx: libc::uintptr_t) -> *const libc::c_char;
-}
-
-/// isl's last error message, or a stand-in where isl left none: isl-rs's
-/// `Context::last_error_msg` reads the null pointer isl returns then (a
-/// segmentation fault, random program 1175 of the oracle).
-pub fn last_error(ctx: &Context) -> String {
-    let msg = unsafe { isl_ctx_last_error_msg(ctx.ptr) };
-    if msg.is_null() {
-        return "isl gave no message".to_string();
-    }
-    unsafe { std::ffi::CStr::from_ptr(msg) }.to_string_lossy().into_owned()
 }
 
 /// The flat map of a schedule tree, every statement's range zero-padded to one
