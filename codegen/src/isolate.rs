@@ -3,8 +3,8 @@
 
 use super::marks::{is_tile_mark, point_band};
 use super::CodegenError;
-use isl_rs::{ASTLoopType, Context, DimType, Map, ScheduleNode, ScheduleNodeType, Set, UnionSet};
-use model::isl::IslResultExt;
+use isl_rs::{ASTLoopType, DimType, Map, ScheduleNode, ScheduleNodeType, Set, UnionSet};
+use model::isl::{within_budget, IslResultExt};
 
 /// isl operations (allocations and simplex pivots; a deterministic measure,
 /// unlike time) allowed for computing one band's full tiles. Rectangular
@@ -21,22 +21,6 @@ pub(super) const ISOLATED_AST_OPS: u64 = 3_000_000;
 /// The same with micro tiles, whose copies isl generates in each isolated
 /// piece (3mm's three nests need 3-10 million).
 pub(super) const MICRO_AST_OPS: u64 = 10_000_000;
-
-/// Runs `f` with isl's operation counter limited to `ops` (`None` when the
-/// budget ran out or `f` failed), then lifts the limit.
-pub(super) fn with_budget<T>(
-    ctx: &Context,
-    ops: u64,
-    f: impl FnOnce() -> Result<T, CodegenError>,
-) -> Option<T> {
-    ctx.reset_operations();
-    ctx.set_max_operations(ops);
-    let out = f();
-    ctx.set_max_operations(0);
-    ctx.reset_operations();
-    ctx.reset_error();
-    out.ok()
-}
 
 /// Full/partial tile separation (ppcg's `--isolate-full-tiles`, here on the
 /// point band as Polly does): the point band below the tile band `tile`
@@ -58,7 +42,7 @@ pub(super) fn full_tiles(tile: &ScheduleNode, point_sizes: &[i64]) -> Result<Opt
     if point.get_type().ctx(what)? != ScheduleNodeType::Band || point.band_n_member().ctx(what)? as u32 != n {
         return Ok(None);
     }
-    Ok(with_budget(&ctx, ISOLATE_OPS, || full_tile_option(&point, d, n, point_sizes)).flatten())
+    Ok(within_budget(&ctx, ISOLATE_OPS, || full_tile_option(&point, d, n, point_sizes))?.flatten())
 }
 
 /// Register tiles isolated where they are whole: after register tiling
@@ -89,7 +73,7 @@ pub(super) fn full_strips(tile: &ScheduleNode, factor: i64) -> Result<Option<Set
     if unrolled.get_type().ctx(what)? != ScheduleNodeType::Band {
         return Ok(None);
     }
-    Ok(with_budget(&ctx, ISOLATE_OPS, || full_strip_option(&unrolled, d, n, factor)).flatten())
+    Ok(within_budget(&ctx, ISOLATE_OPS, || full_strip_option(&unrolled, d, n, factor))?.flatten())
 }
 
 /// The isolate option of the band of strips above `unrolled` (the register

@@ -34,7 +34,7 @@ use ast::{
     build_annotated_ast, build_ast, build_ast_without_else, every_statement_runs, group_tiles,
     iterator_prefix,
 };
-use isolate::{strip_ast_options, with_budget, ISOLATED_AST_OPS, MICRO_AST_OPS};
+use isolate::{strip_ast_options, ISOLATED_AST_OPS, MICRO_AST_OPS};
 use print::{restrict_pointers, statement_macros, undef_macros, Printer, MACRO_PREFIX};
 pub use replay::{capturing_program, generating_program, original_exported, replay_program};
 use splice::{copy_code, splice, splice_original};
@@ -155,6 +155,12 @@ pub enum CodegenError {
     Illegal(Vec<Violation>),
     #[error("{0}")]
     Unsupported(String),
+}
+
+impl model::isl::RanOut for CodegenError {
+    fn ran_out(&self) -> bool {
+        matches!(self, CodegenError::Isl(e) if e.ran_out())
+    }
 }
 
 /// The original program with the SCoP instrumented (timer and output dump)
@@ -290,7 +296,7 @@ fn generate_inner(
         let plain = tree.copy().ctx(|| "copying the schedule".into())?;
         let tree = group_tiles(tree)?;
         let ops = if accumulators.locals.is_empty() { ISOLATED_AST_OPS } else { MICRO_AST_OPS };
-        match with_budget(&ctx, ops, || build_ast(&ctx, &runs, tree, &prefix)) {
+        match model::isl::within_budget(&ctx, ops, || build_ast(&ctx, &runs, tree, &prefix))? {
             Some(ast) => ast,
             None => {
                 let root = plain.get_root().ctx(|| "schedule root".into())?;

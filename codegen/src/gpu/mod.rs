@@ -24,13 +24,14 @@ mod private;
 pub(super) mod shared;
 
 use super::ast::{c_condition, c_expr};
-use super::isolate::{with_budget, ISOLATE_OPS};
+use super::isolate::ISOLATE_OPS;
 use super::marks::{find_mark, KERNEL_MARK};
 use super::CodegenError;
 use isl_rs::{
     Context, Id, PwAff, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionPwAff, UnionSet, Val,
 };
 use model::deps::Dependences;
+use model::isl::within_budget;
 use model::isl::IslResultExt;
 use model::legality;
 use model::scop::Scop;
@@ -447,7 +448,8 @@ fn kernel(
         false => {
             let members = (0..tiles.len()).map(member).collect::<Result<Vec<_>, _>>()?;
             let launch = tree.get_domain().ctx(what)?;
-            with_budget(ctx, ISOLATE_OPS, || full_blocks(ctx, &context, &launch, &members, &tiles)).flatten()
+            within_budget(ctx, ISOLATE_OPS, || full_blocks(ctx, &context, &launch, &members, &tiles))?
+                .flatten()
         }
     };
     let shape = Shape { depth, tiles, threads, range, buffers, privates, phased };

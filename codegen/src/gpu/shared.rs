@@ -34,10 +34,11 @@ use model::scop::Scop;
 use super::super::footprint::{
     copy_args, copy_graft, element_bytes, footprint, read_groups, retarget, statements, written_in, Bodies,
 };
-use super::super::isolate::{full_tile_option, with_budget, ISOLATE_OPS};
+use super::super::isolate::{full_tile_option, ISOLATE_OPS};
 use super::super::marks::BARRIER;
 use super::super::print::{parenthesize, MACRO_PREFIX};
 use super::super::CodegenError;
+use model::isl::within_budget;
 
 /// A block's shared memory, in bytes: what CUDA gives a block's static
 /// `__shared__` arrays.
@@ -238,8 +239,9 @@ fn isolate_full_stage(point: ScheduleNode, cfg: &Config) -> Result<ScheduleNode,
     let n = point.band_n_member().ctx(what)? as usize;
     let d = point.get_schedule_depth().ctx(what)? as usize - n;
     let sizes: Vec<i64> = (0..n).map(|m| stage_size(cfg, m)).collect();
-    let option =
-        with_budget(&point.get_ctx(), ISOLATE_OPS, || full_tile_option(&point, d as u32, n as u32, &sizes));
+    let option = within_budget(&point.get_ctx(), ISOLATE_OPS, || {
+        full_tile_option(&point, d as u32, n as u32, &sizes)
+    })?;
     Ok(match option.flatten() {
         Some(isolate) => {
             point.band_set_ast_build_options(UnionSet::from_set(isolate).ctx(what)?).ctx(what)?

@@ -17,11 +17,12 @@ use model::isl::IslResultExt;
 use model::scop::AccessKind;
 use space::clay::Action;
 
-use super::super::isolate::{isolate_option, whole_boxes, with_budget, ISOLATE_OPS};
+use super::super::isolate::{isolate_option, whole_boxes, ISOLATE_OPS};
 use super::super::marks::{ACCUMULATE_MARK, SIMD_MARK, UNROLL_MARK};
 use super::order::permute;
 use super::{leaf_band, Walk};
 use crate::CodegenError;
+use model::isl::within_budget;
 
 /// A micro tile of a point band: the member strip-mined by the tile's
 /// rows (`q`) and the one its writes stay put along (`r`), the innermost
@@ -178,7 +179,7 @@ impl Walk<'_> {
         inner = inner.insert_mark(id).ctx(what)?.child(0).ctx(what)?;
         let size = [rows as i64, cols as i64];
         let runs = every_statement_runs(&inner)?;
-        let whole = with_budget(self.ctx, ISOLATE_OPS, || whole_strips(&inner, &size, runs)).flatten();
+        let whole = within_budget(self.ctx, ISOLATE_OPS, || whole_strips(&inner, &size, runs))?.flatten();
         // Up to the strips' band, split before `r`.
         let mut strips = inner.parent().ctx(what)?.parent().ctx(what)?;
         if simd {

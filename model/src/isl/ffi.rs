@@ -74,6 +74,14 @@ pub fn last_error(ctx: &Context) -> String {
     unsafe { CStr::from_ptr(msg) }.to_string_lossy().into_owned()
 }
 
+/// isl's last error on `ctx` as isl-rs spells its errors (`[Quota] …`:
+/// the kind, then the message), and reset, as isl-rs resets it.
+fn error(ctx: &Context, what: impl Into<String>) -> IslError {
+    let message = format!("[{:?}] {}", ctx.last_error(), last_error(ctx));
+    ctx.reset_error();
+    IslError { what: what.into(), message }
+}
+
 /// Whether isl's AST generator may join code under disjoint guards into
 /// `if … else …` on `ctx` (its default).
 pub fn set_ast_build_allow_else(ctx: &Context, allow: bool) {
@@ -166,7 +174,7 @@ fn c_in_context(
         }
     };
     if expr == 0 {
-        return Err(IslError { what: format!("printing {what}"), message: last_error(ctx) });
+        return Err(error(ctx, format!("printing {what}")));
     }
     let expr = ASTExpr { ptr: expr, should_free_on_drop: true };
     let text =
@@ -307,7 +315,7 @@ pub fn ast_from_schedule(
         }
         if build == 0 {
             drop(Schedule { ptr: schedule.ptr, should_free_on_drop: true });
-            return Err(IslError { what: "creating an AST build".into(), message: last_error(ctx) });
+            return Err(error(ctx, "creating an AST build"));
         }
         let node = isl_ast_build_node_from_schedule(build, schedule.ptr);
         isl_ast_build_free(build);
@@ -317,5 +325,5 @@ pub fn ast_from_schedule(
     if let Some(panic) = state.and_then(|s| s.panic) {
         std::panic::resume_unwind(panic);
     }
-    node.ok_or_else(|| IslError { what: "generating the AST".into(), message: last_error(ctx) })
+    node.ok_or_else(|| error(ctx, "generating the AST"))
 }

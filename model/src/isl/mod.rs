@@ -33,13 +33,13 @@ pub fn new_context() -> Context {
 
 /// `f` with isl's operation counter limited to `ops` (allocations and
 /// simplex pivots: a count, the same on every machine): `None` where the
-/// budget ran out, isl's other errors as they are. The limit is lifted
-/// after.
-pub fn within_budget<T>(
+/// budget ran out ([`RanOut`]), `f`'s other errors as they are. The limit
+/// is lifted after.
+pub fn within_budget<T, E: RanOut>(
     ctx: &Context,
     ops: u64,
-    f: impl FnOnce() -> Result<T, LibISLError>,
-) -> Result<Option<T>, LibISLError> {
+    f: impl FnOnce() -> Result<T, E>,
+) -> Result<Option<T>, E> {
     ctx.reset_operations();
     ctx.set_max_operations(ops);
     let out = f();
@@ -47,12 +47,34 @@ pub fn within_budget<T>(
     ctx.reset_operations();
     match out {
         Ok(v) => Ok(Some(v)),
-        // Told by isl's error code, not its message.
-        Err(_) if ctx.last_error() == isl_rs::Error::Quota => {
+        Err(e) if e.ran_out() => {
             ctx.reset_error();
             Ok(None)
         }
         Err(e) => Err(e),
+    }
+}
+
+/// How an isl error names its kind: isl-rs reads isl's error code, resets
+/// it, and keeps it only as this prefix of the error's text (its
+/// `LibISLError` has no accessor); [`ffi`] writes its errors the same way.
+pub const QUOTA: &str = "[Quota]";
+
+/// An error that may be isl's operation quota running out (isl's error
+/// code `isl_error_quota`), whatever step it passed through.
+pub trait RanOut {
+    fn ran_out(&self) -> bool;
+}
+
+impl RanOut for LibISLError {
+    fn ran_out(&self) -> bool {
+        self.to_string().starts_with(QUOTA)
+    }
+}
+
+impl RanOut for IslError {
+    fn ran_out(&self) -> bool {
+        self.message.starts_with(QUOTA)
     }
 }
 

@@ -126,7 +126,7 @@ pub(super) fn lexmin(problem: &Problem, cutoff: Cutoff) -> Result<Option<Outcome
         ctx.set_max_operations(quota);
     }
     lexmin_in(&ctx, problem, n, cutoff).map_err(|e| match e {
-        IlpError::Solver(m) if m.contains("Quota") => IlpError::Quota,
+        IlpError::Solver(m) if m.contains(model::isl::QUOTA) => IlpError::Quota,
         e => e,
     })
 }
