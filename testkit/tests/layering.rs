@@ -77,21 +77,96 @@ fn named_paths(line: &str) -> Vec<(bool, usize, Vec<String>)> {
             supers += 1;
             tail = t;
         }
-        let segments = |s: &str| -> Vec<String> {
-            s.split("::")
-                .map(|p| p.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>())
-                .take_while(|p| !p.is_empty())
-                .collect()
-        };
-        if let Some(group) = tail.strip_prefix('{') {
-            let inner = group.split('}').next().unwrap_or("");
-            for item in inner.split(',') {
-                out.push((is_crate, supers, segments(item.trim())));
+        let tree_end = match tail.starts_with('{') {
+            true => matching_brace(tail).map_or(tail.len(), |c| c + 1),
+            false => {
+                tail.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')).unwrap_or(tail.len())
             }
-        } else {
-            out.push((is_crate, supers, segments(tail)));
+        };
+        for path in use_tree_paths(&tail[..tree_end]) {
+            out.push((is_crate, supers, path));
         }
         rest = &tail[tail.len().min(1)..];
+    }
+    out
+}
+
+/// The path segments of `s` up to the first that is not a name (`a::b::{`
+/// gives `a`, `b`).
+fn segments(s: &str) -> Vec<String> {
+    s.split("::")
+        .map(|p| p.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>())
+        .take_while(|p| !p.is_empty())
+        .collect()
+}
+
+/// Where the brace that `text`'s first character opens closes.
+fn matching_brace(text: &str) -> Option<usize> {
+    let mut depth = 0;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The paths of a use tree: `a::{b, c::{d, e}}` gives `a::b`, `a::c::d`
+/// and `a::c::e`.
+fn use_tree_paths(tree: &str) -> Vec<Vec<String>> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else { return vec![segments(tree)] };
+    let prefix = segments(&tree[..open]);
+    let close = matching_brace(&tree[open..]).map_or(tree.len(), |c| open + c);
+    let inner = &tree[open + 1..close.max(open + 1)];
+    // The group's items, split at its own commas (not those of nested groups).
+    let (mut items, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&inner[start..]);
+    let mut out = Vec::new();
+    for item in items.into_iter().filter(|i| !i.trim().is_empty()) {
+        for rest in use_tree_paths(item) {
+            out.push([prefix.clone(), rest].concat());
+        }
+    }
+    out
+}
+
+/// The lines of `text` as the import reader takes them: a `use` written
+/// over several lines joined into one, at its first line's number.
+fn statements(text: &str) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut open = false;
+    for (n, line) in text.lines().enumerate() {
+        let code = line.trim_start();
+        if open {
+            let last = out.last_mut().expect("an open use has its first line");
+            last.1.push(' ');
+            last.1.push_str(code);
+            open = !code.contains(';');
+            continue;
+        }
+        let is_use =
+            ["use ", "pub use ", "pub(crate) use ", "pub(super) use "].iter().any(|p| code.starts_with(p));
+        open = is_use && !code.contains(';');
+        out.push((n, code.to_string()));
     }
     out
 }
@@ -108,8 +183,8 @@ fn read_imports(src: &Path) -> (BTreeSet<Module>, Vec<Import>) {
         let from = module_of(src, file);
         let text = std::fs::read_to_string(file).unwrap();
         let mut cfg_test = false;
-        for (n, line) in text.lines().enumerate() {
-            let code = line.trim_start();
+        for (n, code) in statements(&text) {
+            let code = code.as_str();
             // The unit tests at a file's end may import anything.
             if cfg_test && code.starts_with("mod tests") {
                 break;
@@ -269,6 +344,35 @@ fn a_cycle_between_modules_is_reported_with_its_imports() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("model -> schedule") && found[0].contains("read.rs:1"), "{found:?}");
     assert!(found[0].contains("schedule -> model") && found[0].contains("schedule.rs:1"), "{found:?}");
+}
+
+/// A `use` over several lines, with nested groups, is read whole: the
+/// import on its third line closes the cycle.
+#[test]
+fn a_use_over_several_lines_is_read_whole() {
+    let dir = std::env::temp_dir().join(format!("polytune-layering-multi-{}", std::process::id()));
+    let src = dir.join("src");
+    std::fs::create_dir_all(src.join("model")).unwrap();
+    std::fs::write(src.join("lib.rs"), "pub mod model;\npub mod schedule;\n").unwrap();
+    std::fs::write(src.join("model/mod.rs"), "pub mod read;\n").unwrap();
+    std::fs::write(src.join("model/read.rs"), "pub struct Scop;\n").unwrap();
+    std::fs::write(src.join("schedule.rs"), "use crate::model::read::Scop;\npub struct Tree;\n").unwrap();
+    let (modules, imports) = read_imports(&src);
+    assert!(cycles(&modules, &imports).is_empty());
+    std::fs::write(
+        src.join("model/read.rs"),
+        "use crate::{\n    model,\n    schedule::{\n        Tree,\n    },\n};\npub struct Scop;\n",
+    )
+    .unwrap();
+    let (modules, imports) = read_imports(&src);
+    let found = cycles(&modules, &imports);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("model -> schedule") && found[0].contains("read.rs:1"), "{found:?}");
+    assert_eq!(
+        use_tree_paths("a::{b, c::{d, e}}"),
+        [vec!["a", "b"], vec!["a", "c", "d"], vec!["a", "c", "e"]]
+    );
 }
 
 /// The longest functions of `file` (lines, name): from a `fn` line to the
