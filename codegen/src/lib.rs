@@ -341,7 +341,10 @@ fn generate_inner(
         None => (printer.out, Vec::new()),
     };
     let (make, free) = copy_code(&ctx, scop, opts.openmp)?;
-    let region = guarded(source, scop, guard.as_deref(), &format!("{prelude}{make}{body}{free}{postlude}"));
+    // Expanded scalars (`expand=on`) leave with their last values, as on the GPU.
+    let (last, _) = write_back(&ctx, &runs, scop)?;
+    let region =
+        guarded(source, scop, guard.as_deref(), &format!("{prelude}{make}{body}{last}{free}{postlude}"));
     let mut program = splice(source, scop, &region)?;
     program.insert_str(0, &packing.declarations);
     // The target pragmas go before everything, so that the function holding

@@ -35,8 +35,8 @@ impl std::error::Error for Failure {}
 pub type Answer = Result<(String, String, Option<codegen::Cuda>), Failure>;
 
 /// The model a point's schedule and code are made from: the SCoP as
-/// extracted, for a GPU point with its scalars expanded, or with
-/// `transpose=on` (CPU variants) the SCoP reading its
+/// extracted, for a GPU point or with `expand=on` with its scalars
+/// expanded, and with `transpose=on` (CPU variants) the SCoP reading its
 /// read-only matrices that are walked down their columns through
 /// transposed copies ([`space::layout`]), its dependences analysed again.
 pub fn model<'a>(
@@ -48,18 +48,22 @@ pub fn model<'a>(
     if gpu {
         return expanded(scop, deps);
     }
+    let (scop, deps) = match code.expand {
+        true => expanded(scop, deps)?,
+        false => (Cow::Borrowed(scop), Cow::Borrowed(deps)),
+    };
     if !code.transpose {
-        return Ok((Cow::Borrowed(scop), Cow::Borrowed(deps)));
+        return Ok((scop, deps));
     }
     let failed = |e: model::isl::IslError| Failure {
         status: Status::ScheduleError,
         reason: format!("transposed copies: {e}"),
     };
     let ctx = model::isl::new_context();
-    let arrays = space::layout::candidates(&ctx, scop).map_err(failed)?;
-    let transposed = space::layout::transpose(&ctx, scop, &arrays).map_err(failed)?;
+    let arrays = space::layout::candidates(&ctx, &scop).map_err(failed)?;
+    let transposed = space::layout::transpose(&ctx, &scop, &arrays).map_err(failed)?;
     if transposed.copies.is_empty() {
-        return Ok((Cow::Borrowed(scop), Cow::Borrowed(deps)));
+        return Ok((scop, deps));
     }
     let deps = model::deps::analyze_in(&ctx, &transposed).map_err(failed)?;
     Ok((Cow::Owned(transposed), Cow::Owned(deps)))

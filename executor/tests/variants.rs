@@ -270,3 +270,55 @@ fn an_iterator_left_at_a_wrong_exit_value_is_a_wrong_result() {
     let m = ev.evaluate(&reference, &[v.program.clone(), wrong]).unwrap();
     assert_eq!((m[0].status, m[1].status), (Status::Ok, Status::Wrong), "{} / {}", m[0].reason, m[1].reason);
 }
+
+/// `expand=on` on the CPU: every kernel with a scalar that gets copies
+/// (symm's `temp2`, the reductions into scalars) runs the unified
+/// scheduler's tiled, parallel code on its expanded model and writes what
+/// the original writes, the scalars' last values included (one of them
+/// left unwritten back fails as `wrong`, as symm's `temp2` did).
+#[test]
+fn expanded_scalars_on_the_cpu_match_the_original() {
+    let ev = evaluator(&["-O2", "-fopenmp"], 2, Tolerance::default());
+    let code = vocab::knobs::CodeOptions { expand: true, restrict: true, ..Default::default() };
+    let knobs = vocab::knobs::UnifiedOptions::default();
+    let (mut checked, mut failures) = (Vec::new(), Vec::new());
+    for (i, path) in kernels().into_iter().enumerate() {
+        let k = load(&path, "MINI");
+        let ctx = model::isl::new_context();
+        if model::expansion::expand(&ctx, &k.scop).unwrap().expansions.is_empty() {
+            continue;
+        }
+        // The fast tier: symm and every third of the others; the heavy tier: all.
+        if k.name != "symm" && !testkit::takes(i, 0, 3, 1) {
+            continue;
+        }
+        let item = testkit::item(format!("{} expand=on", k.name), ITEM_LIMIT);
+        let made = executor::pipeline::model(&k.scop, &k.deps, &code, false)
+            .map_err(|e| e.to_string())
+            .and_then(|(scop, deps)| {
+                let s = space::schedule::unified(&scop, &deps, None, &knobs.scheduler())
+                    .map_err(|e| e.to_string())?;
+                let opts = CodegenOptions {
+                    code: code.clone(),
+                    ..CodegenOptions::for_point(Some(vec![16]), 2, Some(&knobs))
+                };
+                codegen::generate(&k.source, &scop, &deps, &s.tree, &opts).map_err(|e| e.to_string())
+            });
+        drop(item);
+        let v = match made {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!("{}: {e}", k.name));
+                continue;
+            }
+        };
+        let m = ev.evaluate(&reference(&ev, &k), &[v.program]).unwrap().remove(0);
+        if m.status != Status::Ok {
+            failures.push(format!("{}: {} {}", k.name, m.status, m.reason));
+        }
+        checked.push(k.name.clone());
+    }
+    assert!(checked.iter().any(|k| k == "symm"), "{checked:?}");
+    assert!(failures.is_empty(), "{failures:#?}\nchecked: {checked:?}");
+    eprintln!("expand=on verified on {checked:?}");
+}

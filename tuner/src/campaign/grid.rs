@@ -30,6 +30,7 @@ const CODE_AXES: &[(&str, &[&str])] = &[
     ("simd", &["none", "innermost"]),
     ("unroll_jam", &["1", "4"]),
     ("transpose", &["off", "on"]),
+    ("expand", &["off", "on"]),
     ("fission", &["off", "on"]),
 ];
 
@@ -164,10 +165,13 @@ pub fn for_scop(code: &[CodeOptions], scop: &model::scop::Scop) -> Result<Vec<Co
     let depths: Vec<usize> = scop.statements.iter().map(|s| s.iterators.len()).filter(|&d| d >= 2).collect();
     let fission = depths.iter().enumerate().any(|(i, d)| depths[i + 1..].contains(d));
     let micro = codegen::reduces_in_three_loops(&ctx, scop)?;
+    // Only where some scalar would get copies: else `expand=on` is the same program.
+    let expand = !model::expansion::expand(&ctx, scop)?.expansions.is_empty();
     let mut out: Vec<CodeOptions> = Vec::new();
     for c in code {
         let c = CodeOptions {
             transpose: c.transpose && transpose,
+            expand: c.expand && expand,
             fission: c.fission && fission,
             micro_tile: if micro { c.micro_tile } else { (0, 0) },
             ..c.clone()

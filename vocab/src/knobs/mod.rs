@@ -297,6 +297,12 @@ pub struct CodeOptions {
     /// layout. CPU variants only.
     #[serde(skip_serializing_if = "is_false")]
     pub transpose: bool,
+    /// Scalars written in a loop and read after it in the same iteration
+    /// (symm's `temp2`) get a copy per iteration, as GPU points always do
+    /// (`model::expansion`): the scheduler is then free of their false
+    /// dependences. CPU variants (GPU ones expand anyway).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub expand: bool,
     /// The most threads of a CUDA block (GPU variants): the innermost thread
     /// dimension takes what its tile allows, the outer ones what is left.
     /// 0: CUDA's limit, 1024.
@@ -393,6 +399,7 @@ impl Default for CodeOptions {
             vector_width: 0,
             mtune: Mtune::Default,
             transpose: false,
+            expand: false,
             gpu_block: 0,
             gpu_global: false,
             gpu_unroll: false,

@@ -219,6 +219,12 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         get: |o| switch(o.transpose),
     },
     Knob {
+        name: "expand",
+        values: "off|on",
+        set: |o, v| set_switch(&mut o.expand, v),
+        get: |o| switch(o.expand),
+    },
+    Knob {
         name: "fission",
         values: "off|on",
         set: |o, v| set_switch(&mut o.fission, v),
