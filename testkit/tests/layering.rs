@@ -322,17 +322,25 @@ fn only_the_binary_entry_imports_the_command_glue() {
     assert!(upward.is_empty(), "imports of `cmd` outside it: {upward:?}");
 }
 
+/// A crate of two modules in a temporary directory: `model` (its `mod.rs`
+/// as given, with `model/read.rs` holding `Scop`) and `schedule` (as
+/// given); the directory and its `src`.
+fn two_modules(name: &str, model: &str, schedule: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("polytune-layering-{name}-{}", std::process::id()));
+    let src = dir.join("src");
+    std::fs::create_dir_all(src.join("model")).unwrap();
+    std::fs::write(src.join("lib.rs"), "pub mod model;\npub mod schedule;\n").unwrap();
+    std::fs::write(src.join("model/mod.rs"), model).unwrap();
+    std::fs::write(src.join("model/read.rs"), "pub struct Scop;\n").unwrap();
+    std::fs::write(src.join("schedule.rs"), schedule).unwrap();
+    (dir, src)
+}
+
 /// The checker itself: an import against the order in a small tree of
 /// sources is reported with its file and line.
 #[test]
 fn a_cycle_between_modules_is_reported_with_its_imports() {
-    let dir = std::env::temp_dir().join(format!("polytune-layering-{}", std::process::id()));
-    let src = dir.join("src");
-    std::fs::create_dir_all(src.join("model")).unwrap();
-    std::fs::write(src.join("lib.rs"), "pub mod model;\npub mod schedule;\n").unwrap();
-    std::fs::write(src.join("model/mod.rs"), "mod read;\npub use read::Scop;\n").unwrap();
-    std::fs::write(src.join("model/read.rs"), "pub struct Scop;\n").unwrap();
-    std::fs::write(src.join("schedule.rs"), "use crate::model::Scop;\n").unwrap();
+    let (dir, src) = two_modules("cycle", "mod read;\npub use read::Scop;\n", "use crate::model::Scop;\n");
     let (modules, imports) = read_imports(&src);
     assert!(cycles(&modules, &imports).is_empty());
     // The model reaches up into the scheduler, from a submodule, in a group.
@@ -350,13 +358,8 @@ fn a_cycle_between_modules_is_reported_with_its_imports() {
 /// import on its third line closes the cycle.
 #[test]
 fn a_use_over_several_lines_is_read_whole() {
-    let dir = std::env::temp_dir().join(format!("polytune-layering-multi-{}", std::process::id()));
-    let src = dir.join("src");
-    std::fs::create_dir_all(src.join("model")).unwrap();
-    std::fs::write(src.join("lib.rs"), "pub mod model;\npub mod schedule;\n").unwrap();
-    std::fs::write(src.join("model/mod.rs"), "pub mod read;\n").unwrap();
-    std::fs::write(src.join("model/read.rs"), "pub struct Scop;\n").unwrap();
-    std::fs::write(src.join("schedule.rs"), "use crate::model::read::Scop;\npub struct Tree;\n").unwrap();
+    let (dir, src) =
+        two_modules("multi", "pub mod read;\n", "use crate::model::read::Scop;\npub struct Tree;\n");
     let (modules, imports) = read_imports(&src);
     assert!(cycles(&modules, &imports).is_empty());
     std::fs::write(

@@ -127,6 +127,12 @@ impl ProgramConfig {
         *self == ProgramConfig::default()
     }
 
+    /// A program read for its model only: its preprocessor arguments, and
+    /// whether its regions are found without pragmas.
+    pub fn preprocessed(cc_args: &[String], autodetect: bool) -> ProgramConfig {
+        ProgramConfig { cc_args: cc_args.to_vec(), autodetect, ..ProgramConfig::default() }
+    }
+
     /// What the builder needs for `dataset`.
     pub fn extras(&self, dataset: Dataset) -> executor::build::Extras {
         executor::build::Extras {

@@ -438,10 +438,11 @@ mod tests {
         };
         let code = code_grid(&[], 2, false).unwrap();
         let syrk = for_scop(&code, &scop("C[i][j] += A[i][k] * A[j][k];")).unwrap();
-        assert_eq!(syrk.len(), code.len() / 2);
+        // No scalar to expand in any of these: `expand` is never searched.
+        assert_eq!(syrk.len(), code.len() / 4);
         assert!(syrk.iter().all(|c| !c.fission) && syrk.iter().any(|c| c.transpose));
         let gemm = for_scop(&code, &scop("C[i][j] += A[i][k] * B[k][j];")).unwrap();
-        assert_eq!(gemm.len(), code.len() / 4);
+        assert_eq!(gemm.len(), code.len() / 8);
         assert!(gemm.iter().all(|c| !c.transpose && !c.fission));
         assert!(gemm.iter().any(|c| c.micro_tile != (0, 0)));
         // An element written once: no micro tile keeps anything.
@@ -449,7 +450,15 @@ mod tests {
         assert!(once.iter().all(|c| c.micro_tile == (0, 0)) && once.len() == gemm.len() / 2);
         // Two statements three loops deep: a loop may run both.
         let two = for_scop(&code, &scop("{ C[i][j] += A[i][k] * A[j][k]; B[i][j] += A[i][k]; }")).unwrap();
-        assert_eq!(two, code);
+        assert_eq!(two.len(), code.len() / 2);
+        assert!(two.iter().all(|c| !c.expand) && two.iter().any(|c| c.transpose && c.fission));
+        // A scalar written and read in each iteration: expanded or not.
+        let text = "void f(int n, double C[n][n], double A[n][n]) { double s;\n#pragma scop\n\
+                    for (int i = 0; i < n; i++)\n for (int j = 0; j < n; j++) {\n s = A[i][j];\n C[i][j] = s * s;\n }\n\
+                    #pragma endscop\n}\n";
+        let scalar = model::scop::extract_preprocessed(std::path::Path::new("k.c"), text).unwrap().remove(0);
+        let scalar = for_scop(&code, &scalar).unwrap();
+        assert!(scalar.iter().any(|c| c.expand) && scalar.iter().any(|c| !c.expand));
     }
 
     #[test]
@@ -489,29 +498,29 @@ mod tests {
         let code = code_grid(&["simd=none".into(), "spatial=off".into()], 1, false).unwrap();
         assert_eq!(
             code.len(),
-            16,
-            "unroll_jam 1 and 4, transpose, fission and micro tiles off and on; no OpenMP schedule on one thread"
+            32,
+            "unroll_jam 1 and 4, transpose, expand, fission and micro tiles off and on; no OpenMP schedule on one thread"
         );
         assert!(code.iter().all(|c| c.restrict && c.simd == vocab::knobs::Simd::None));
-        assert_eq!(code_grid(&[], 2, false).unwrap().len(), 64);
+        assert_eq!(code_grid(&[], 2, false).unwrap().len(), 128);
         // On a compiler that targets AVX-512, the 512-bit width is searched
         // too, unless the user fixes or lists the widths; micro tiles are
         // four rows of four vectors there, six of two elsewhere.
         // gcc's tuning for Ice Lake likewise.
         let avx512 = code_grid(&[], 2, true).unwrap();
-        assert_eq!(avx512.iter().filter(|c| c.vector_width == 512).count(), 128);
-        assert_eq!(avx512.iter().filter(|c| c.vector_width == 0).count(), 128);
-        assert_eq!(avx512.iter().filter(|c| c.mtune == vocab::knobs::Mtune::IcelakeServer).count(), 128);
+        assert_eq!(avx512.iter().filter(|c| c.vector_width == 512).count(), 256);
+        assert_eq!(avx512.iter().filter(|c| c.vector_width == 0).count(), 256);
+        assert_eq!(avx512.iter().filter(|c| c.mtune == vocab::knobs::Mtune::IcelakeServer).count(), 256);
         assert!(code_grid(&[], 2, false).unwrap().iter().all(|c| c.mtune == vocab::knobs::Mtune::Default));
         assert!(avx512.iter().any(|c| c.micro_tile == (4, 32)));
         assert!(code.iter().any(|c| c.micro_tile == (6, 8)));
         let one_width = code_grid(&["vector_width=256".into(), "mtune=generic".into()], 2, true).unwrap();
-        assert!(one_width.len() == 64 && one_width.iter().all(|c| c.vector_width == 256));
+        assert!(one_width.len() == 128 && one_width.iter().all(|c| c.vector_width == 256));
         assert!(one_width.iter().all(|c| c.mtune == vocab::knobs::Mtune::Generic));
         // Several values: searched over exactly these, on either table.
         let wide = code_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2, false).unwrap();
-        assert_eq!(wide.len(), 128);
-        assert_eq!(wide.iter().filter(|c| c.vector_width == 512).count(), 64);
+        assert_eq!(wide.len(), 256);
+        assert_eq!(wide.iter().filter(|c| c.vector_width == 512).count(), 128);
         let hlims = knob_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2).unwrap();
         assert_eq!(hlims.len(), full.len());
         assert!(hlims.iter().all(|o| o.hlim == Some(4) || o.hlim == Some(8)));
@@ -521,11 +530,18 @@ mod tests {
             .contains("512"));
         // GPU points search the block size, not the CPU's code knobs.
         let gpu = gpu_code_grid(&["target=gpu".into()]).unwrap();
-        let blocks: Vec<(u32, u32)> = gpu.iter().map(|c| (c.gpu_block, c.gpu_thread_tile)).collect();
+        let blocks: Vec<(u32, u32)> =
+            gpu.iter().filter(|c| c.gpu_min_blocks == 0).map(|c| (c.gpu_block, c.gpu_thread_tile)).collect();
         let expected = [(128, 0), (128, 2), (128, 4), (256, 0), (256, 2), (256, 4), (0, 0), (0, 2), (0, 4)];
         assert_eq!(blocks, expected);
-        assert!(gpu.iter().all(|c| CodeOptions { gpu_block: 0, gpu_thread_tile: 0, ..c.clone() }
-            == CodeOptions { restrict: true, ..CodeOptions::default() }));
+        // Each with three blocks a multiprocessor too.
+        assert_eq!(gpu.iter().filter(|c| c.gpu_min_blocks == 3).count(), expected.len());
+        assert!(gpu.iter().all(|c| CodeOptions {
+            gpu_block: 0,
+            gpu_thread_tile: 0,
+            gpu_min_blocks: 0,
+            ..c.clone()
+        } == CodeOptions { restrict: true, ..CodeOptions::default() }));
         assert!(code_grid(&[], 2, false).unwrap().iter().all(|c| c.gpu_block == 0));
         // ... and the Feautrier rows; in a campaign of both targets, each
         // point takes its own target's knobs.
@@ -544,7 +560,7 @@ mod tests {
             references: None,
         };
         let pts = points(&[None], &spec);
-        assert_eq!(pts.len(), full.len() * 64 + full.len() * 2 * 9);
+        assert_eq!(pts.len(), full.len() * 128 + full.len() * 2 * 18);
         assert!(pts.iter().filter(|p| p.on_gpu()).all(|p| gpu.contains(&p.code)));
         let tiles = parse_tiles(TILES).unwrap();
         let spec = Spec {

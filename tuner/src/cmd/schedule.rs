@@ -96,11 +96,7 @@ pub fn run(args: Args) -> Result<()> {
     let program = std::sync::Arc::new(common::load(
         &args.file,
         args.dataset,
-        &common::ProgramConfig {
-            cc_args: args.cc_args.clone(),
-            autodetect: args.autodetect,
-            ..Default::default()
-        },
+        &common::ProgramConfig::preprocessed(&args.cc_args, args.autodetect),
         args.scop,
     )?);
     let mut opts = options(args.fusion, args.backend);

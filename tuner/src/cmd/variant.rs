@@ -67,11 +67,7 @@ pub fn run(args: Args) -> Result<()> {
     let p = match &args.program {
         Some(path) => crate::program::read(path)?,
         None => {
-            let build = common::ProgramConfig {
-                cc_args: args.cc_args.clone(),
-                autodetect: args.autodetect,
-                ..Default::default()
-            };
+            let build = common::ProgramConfig::preprocessed(&args.cc_args, args.autodetect);
             common::load(&args.file, args.dataset, &build, args.scop)?
         }
     };
