@@ -486,3 +486,68 @@ fn random_programs_are_refused_with_a_reason_or_verify() {
     // The oracle must exercise the pipeline, not only the frontend's refusals.
     assert!(verified * 2 >= results.len(), "only {verified} of {} programs verified", results.len());
 }
+
+/// `--autodetect` against the generator's own pragmas: each program with
+/// its pragma lines blanked, where the marked SCoP is modelled, is found
+/// again: one region found holds the marked SCoP's statements, in order,
+/// with the same texts and domains (a region may also take statements
+/// beside it that the generator left outside its pragmas).
+#[test]
+fn random_programs_without_their_pragmas_are_found_again() {
+    let opts = Options::all();
+    let n = match testkit::tier() {
+        testkit::Tier::Fast => FAST_SEEDS,
+        _ => CI_SEEDS,
+    };
+    let dir = std::env::temp_dir().join(format!("polytune-fuzz-detect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shape = |s: &Scop| -> Vec<(String, String)> {
+        // A domain without its statement's name (names are numbered per SCoP).
+        let unnamed = |d: &str| d.split_once('[').map_or(d.to_string(), |(_, rest)| rest.to_string());
+        s.statements.iter().map(|st| (st.text.trim().to_string(), unnamed(&st.domain))).collect()
+    };
+    let (mut found, mut failures) = (0, Vec::new());
+    for seed in 0..n {
+        let program = random_scop::generate(seed, &opts);
+        let marked_file = dir.join(format!("seed{seed}.c"));
+        std::fs::write(&marked_file, &program.text).unwrap();
+        let Ok((_, marked)) = scop::extract(&marked_file, &ExtractOptions::default()) else { continue };
+        let stripped: String = program
+            .text
+            .split_inclusive('\n')
+            .map(|l| {
+                if l.trim_start().starts_with("#pragma scop") || l.trim_start().starts_with("#pragma endscop")
+                {
+                    "\n"
+                } else {
+                    l
+                }
+            })
+            .collect();
+        let file = dir.join(format!("seed{seed}-stripped.c"));
+        std::fs::write(&file, stripped).unwrap();
+        let item = testkit::item(format!("seed {seed}: autodetect"), ITEM_LIMIT);
+        let detected = scop::extract(&file, &ExtractOptions { autodetect: true, ..Default::default() });
+        drop(item);
+        let want = shape(&marked[0]);
+        let ok = detected.as_ref().is_ok_and(|(_, scops)| {
+            scops.iter().any(|s| shape(s).windows(want.len()).any(|w| w == want.as_slice()))
+        });
+        match ok {
+            true => found += 1,
+            false => failures.push(format!(
+                "seed {seed}: {}\n{}",
+                match &detected {
+                    Ok((_, scops)) =>
+                        format!("{} region(s), none with the marked SCoP's statements", scops.len()),
+                    Err(e) => e.to_string(),
+                },
+                program.text
+            )),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!("random programs found again without their pragmas: {found}");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(found > 0);
+}
