@@ -469,7 +469,10 @@ fn tuned_scops(
         bail!("{}: has {} SCoP(s); --scop {n} does not exist", file.display(), scops.len());
     }
     if !args.scops.is_empty() {
-        return Ok(args.scops.clone());
+        let mut chosen = args.scops.clone();
+        chosen.sort_unstable();
+        chosen.dedup();
+        return Ok(chosen);
     }
     let driven = capture.is_some_and(|c| !c.params.is_empty());
     if !build.autodetect || driven {
