@@ -16,11 +16,6 @@ fn detect(path: &Path, cc_args: &[String]) -> (Source, Vec<Scop>, Vec<scop::Scop
     scop::detect(path, &opts).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The last line of the user's file a SCoP covers.
-fn last_line(source: &Source, scop: &Scop) -> u32 {
-    source.location(source.line_start(scop.span.1 - 1) - 1).expect("a line of the file").line
-}
-
 /// A scratch directory of this test's own.
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("polytune-autodetect-{name}-{}", std::process::id()));
@@ -33,7 +28,7 @@ fn the_loop_nests_of_a_program_without_pragmas_are_found() {
     let path = fixture("hotcold.c");
     let (source, scops, refused) = detect(&path, &[]);
     let found: Vec<(&str, u32, u32)> =
-        scops.iter().map(|s| (s.function.as_str(), s.start.line, last_line(&source, s))).collect();
+        scops.iter().map(|s| (s.function.as_str(), s.start.line, s.last_line(&source))).collect();
     // checksum's nest; main's initialisation (up to the printf); the
     // product; the loop inside the `while` with its `t++`.
     assert_eq!(

@@ -117,6 +117,14 @@ fn int() -> String {
 pub const LIFTED_LITERAL: i64 = 100;
 
 impl Scop {
+    /// The last line of the user's file the SCoP covers: its code's last
+    /// line, the one before its `#pragma endscop`.
+    pub fn last_line(&self, source: &Source) -> u32 {
+        source
+            .location(source.line_start(self.span.1.saturating_sub(1)).saturating_sub(1))
+            .map_or(0, |l| l.line)
+    }
+
     /// A SCoP at file scope, read as if it were a function body.
     pub fn is_fragment(&self) -> bool {
         self.function.is_empty()

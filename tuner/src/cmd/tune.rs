@@ -486,8 +486,7 @@ fn tuned_scops(
     let profile = crate::profile::profile(&builder, &source, &scops, &how, CAPTURE_TIMEOUT)?;
     let hot = profile.hot();
     for (k, scop) in scops.iter().enumerate() {
-        let last =
-            source.location(source.line_start(scop.span.1 - 1).saturating_sub(1)).map_or(0, |l| l.line);
+        let last = scop.last_line(&source);
         eprintln!(
             "  {:<16} {}(), lines {}-{last}: {:5.1}% of {:.3} s{}",
             campaign::kernel_name(file, k),

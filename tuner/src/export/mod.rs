@@ -422,16 +422,11 @@ fn layout(file: &Path, program: &Program, original: &str) -> Result<Layout> {
         );
     };
     let first = scop.start.line as usize;
-    // A region found without pragmas: from its first line to the line
-    // before the (inserted) `#pragma endscop`.
+    // A region found without pragmas: its own lines.
     if scop.detected {
-        let layout = Layout {
-            function_first,
-            function_last,
-            scop_first: first,
-            scop_last: scop_last - 1,
-            marked: false,
-        };
+        let last = scop.last_line(source) as usize;
+        let layout =
+            Layout { function_first, function_last, scop_first: first, scop_last: last, marked: false };
         return Ok(layout);
     }
     let layout = Layout { function_first, function_last, scop_first: first, scop_last, marked: true };
