@@ -7,12 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{output, polytune, root, temp_dir};
-
-/// `polytune ARGS` in `dir`, its cache there too.
-fn polytune_in(dir: &Path, args: &[&str]) -> std::process::Output {
-    output(polytune().current_dir(dir).env("XDG_CACHE_HOME", dir.join("cache")).args(args))
-}
+use common::{output, polytune_in, root, temp_dir};
 
 #[test]
 fn the_hot_loop_nests_of_a_program_without_pragmas_are_found_timed_and_tuned() {

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{output, polytune, temp_dir};
+use common::{output, polytune_in, temp_dir};
 
 /// A 5-point smoothing applied three times to a grid read from the file
 /// named on the command line (`from_stdin`: from standard input).
@@ -70,11 +70,6 @@ fn write_program(dir: &Path, from_stdin: bool) -> (PathBuf, PathBuf) {
     let input = dir.join("grid.txt");
     std::fs::write(&input, grid).unwrap();
     (file, input)
-}
-
-/// `polytune ARGS` in `dir`, its cache there too.
-fn polytune_in(dir: &Path, args: &[&str]) -> std::process::Output {
-    output(polytune().current_dir(dir).env("XDG_CACHE_HOME", dir.join("cache")).args(args))
 }
 
 fn run_json(dir: &Path, args: &[&str]) -> serde_json::Value {

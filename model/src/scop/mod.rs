@@ -359,21 +359,7 @@ pub fn detect(path: &Path, opts: &ExtractOptions) -> Result<(Source, Vec<Scop>, 
 /// kept), so everything downstream reads them as marked regions.
 fn detected(source: Source) -> Result<(Source, Vec<Scop>, Vec<ScopError>), ScopError> {
     let path = source.path.clone();
-    let marked = on_large_stack(&path, |depth| {
-        let mut offset = 0;
-        for line in source.parse_text.split_inclusive('\n') {
-            let words: Vec<&str> = line.trim_start().trim_start_matches('#').split_whitespace().collect();
-            if words.first() == Some(&"pragma") && matches!(words.get(1), Some(&"scop" | &"endscop")) {
-                return Err(ScopError::new(
-                    &path,
-                    source.location(offset),
-                    "the file marks its regions with `#pragma scop`: read them without --autodetect, or remove the pragmas",
-                ));
-            }
-            offset += line.len();
-        }
-        c::detect::regions(&source, depth)
-    })?;
+    let marked = on_large_stack(&path, |depth| c::detect::regions(&source, depth))?;
     if marked.spans.is_empty() {
         let why: Vec<String> = marked.refused.iter().take(5).map(|e| format!("\n  {e}")).collect();
         return Err(ScopError::new(

@@ -29,6 +29,11 @@ pub fn output(cmd: &mut Command) -> Output {
     testkit::output_within(cmd, LIMIT)
 }
 
+/// `polytune ARGS` in `dir`, its cache there too, under [`LIMIT`].
+pub fn polytune_in(dir: &std::path::Path, args: &[&str]) -> Output {
+    output(polytune().current_dir(dir).env("XDG_CACHE_HOME", dir.join("cache")).args(args))
+}
+
 /// `polytune ARGS`'s output, under [`LIMIT`].
 pub fn run(args: &[&str]) -> Output {
     output(polytune().args(args))

@@ -6,7 +6,7 @@
 
 use tree_sitter::Node;
 
-use super::{check_depth, check_syntax, holds, parse, walk_region, Region, Result, Span, Unit};
+use super::{check_depth, check_syntax, holds, parse, pragma_pairs, walk_region, Region, Result, Span, Unit};
 use crate::scop::{Location, ScopError, Source};
 
 /// What [`regions`] found: the byte spans of the regions (whole lines of
@@ -27,6 +27,13 @@ const RUN_KINDS: &[&str] = &["for_statement", "expression_statement", "if_statem
 const MAX_TRIES: usize = 4096;
 
 pub(in crate::scop) fn regions(src: &Source, max_depth: usize) -> Result<Detected> {
+    if let Some((open, _)) = pragma_pairs(src)?.first() {
+        return Err(ScopError::new(
+            &src.path,
+            src.location(open.0),
+            "the file marks its regions with `#pragma scop`: read them without --autodetect, or remove the pragmas",
+        ));
+    }
     let tree = parse(src, &src.parse_text)?;
     let root = tree.root_node();
     check_depth(src, root, max_depth)?;
