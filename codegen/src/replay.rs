@@ -192,8 +192,10 @@ pub fn original_exported(source: &Source, scop: &Scop) -> Exported {
 }
 
 /// A program that runs `region` (a variant's, or [`original_exported`]) on
-/// the inputs in the capture file `capture`, timed, and dumps its outputs
-/// as a measurement of the whole program does.
+/// the inputs in the capture file `capture`, timed, as many times as the
+/// runtime's `POLYTUNE_RUNS` says (the inputs restored before each run),
+/// and dumps the outputs of its last run as a measurement of the whole
+/// program does.
 pub fn replay_program(
     source: &Source,
     scop: &Scop,
@@ -242,6 +244,7 @@ pub fn replay_program(
         "#undef main\nint main(void)\n{{\n  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
          void polytune_rt_dump(const char *, const char *, const void *, unsigned long);\n  \
          void polytune_rt_replay_open(const char *);\n  const void *polytune_rt_replay(const char *, unsigned long);\n  \
+         long polytune_rt_runs(void);\n  int polytune_rt_run_end(void);\n  long polytune_run, polytune_runs;\n  \
          polytune_rt_replay_open(\"{}\");\n",
         c_string(capture)
     );
@@ -253,6 +256,21 @@ pub fn replay_program(
     }
     for a in scop.arrays.iter().filter(|a| !a.local) {
         main.push_str(&declare(&ctx, scop, a)?);
+    }
+    // OpenMP's threads started before the timer, as a program's earlier
+    // parallel loops would have started them. Then the runs the
+    // measurement asks for, each on the captured inputs: the scalars the
+    // region writes and the elements it reads restored before it.
+    main.push_str(
+        "#ifdef _OPENMP\n#pragma omp parallel\n  { }\n#endif\n  polytune_runs = polytune_rt_runs();\n  \
+         for (polytune_run = 0; polytune_run < polytune_runs; polytune_run++) {\n",
+    );
+    for a in inputs(scop).filter(|a| a.extents.is_empty() && a.written) {
+        main.push_str(&format!(
+            "  {name} = *(const {ty} *)polytune_rt_replay(\"{name}\", sizeof({ty}));\n",
+            name = a.name,
+            ty = a.element_type
+        ));
     }
     for a in inputs(scop).filter(|a| !a.extents.is_empty()) {
         let ty = &a.element_type;
@@ -266,10 +284,9 @@ pub fn replay_program(
             array = a.name,
         ));
     }
-    // OpenMP's threads started before the timer, as a program's earlier
-    // parallel loops would have started them.
     main.push_str(&format!(
-        "#ifdef _OPENMP\n#pragma omp parallel\n  {{ }}\n#endif\n  polytune_rt_start();\n{call}  polytune_rt_stop();\n{}{exit_dumps}  return 0;\n}}\n",
+        "  polytune_rt_start();\n{call}  polytune_rt_stop();\n  if (!polytune_rt_run_end())\n    break;\n  }}\n\
+         {}{exit_dumps}  return 0;\n}}\n",
         dump_code(&ctx, scop)?
     ));
     Ok(format!(

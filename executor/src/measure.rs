@@ -28,6 +28,13 @@
 //! checks nothing new. That first dump is the reference's output
 //! ([`measure`]) or is compared with it ([`measure_against`]).
 //!
+//! A replay driver (`replayed`) makes the warm-ups and the timed runs in
+//! one process (`POLYTUNE_RUNS`), racing there (`POLYTUNE_RACE_ABOVE_S`
+//! after `POLYTUNE_RACE_AFTER` runs), and dumps its last run, which is the
+//! one verified; a re-measurement is one more process. Its timeout is the
+//! per-run timeout times the runs asked of it, and each run's wall time is
+//! its share of the process's.
+//!
 //! Each child runs in its own process group (killed whole at the timeout),
 //! pinned to its slot's cores (the first `threads` of them where it runs
 //! fewer threads than the slot has cores), with `OMP_NUM_THREADS` set, no core dumps, a
@@ -118,6 +125,10 @@ pub struct MeasureConfig {
     /// contender: campaigns pass a little above their best so far); `None`
     /// re-measures every high spread.
     pub remeasure_below_s: Option<f64>,
+    /// The binary is a replay driver (`codegen::replay_program`): it makes
+    /// its warm-ups and timed runs in one process, the capture loaded once
+    /// and the inputs restored before each run (see the module doc).
+    pub replayed: bool,
 }
 
 impl MeasureConfig {
@@ -147,6 +158,7 @@ impl Default for MeasureConfig {
             env: Vec::new(),
             race_above_s: None,
             remeasure_below_s: None,
+            replayed: false,
         }
     }
 }
@@ -311,11 +323,13 @@ struct Session<'a> {
     dump: Option<Vec<DumpedArray>>,
 }
 
-/// What one successful run produced.
-struct Sample {
-    region_s: f64,
+/// What one process that ended well produced.
+struct Batch {
+    /// Each run's region time.
+    region_s: Vec<f64>,
     /// What a CUDA variant wrote to `POLYTUNE_KERNEL_TIME_FILE`.
     kernel_s: Option<f64>,
+    /// The process's wall time.
     wall_s: f64,
     dump: Option<Vec<DumpedArray>>,
 }
@@ -390,10 +404,13 @@ impl<'a> Session<'a> {
             status: Status::Crash,
             reason: format!("cannot create a scratch directory for the run: {e}"),
         })?;
+        if self.config.replayed && !self.config.verify_every_run {
+            return self.in_one_process(&scratch);
+        }
         for i in 0..self.config.warmups {
-            let run =
-                self.one_run(&scratch, false).map_err(|f| f.context(&format!("warm-up run {}", i + 1)))?;
-            self.m.warmup_samples.push(run.region_s);
+            let what = format!("warm-up run {}", i + 1);
+            let run = self.runs(&scratch, 1, false, None).map_err(|f| f.context(&what))?;
+            self.m.warmup_samples.extend(run.region_s);
         }
         // At least one timed run: it is the one whose outputs are verified.
         self.timed(&scratch, 1, 0)?;
@@ -404,48 +421,97 @@ impl<'a> Session<'a> {
             }
         }
         self.timed(&scratch, self.config.runs.max(1) - 1, 1)?;
-        let contender = |m: f64| self.config.remeasure_below_s.is_none_or(|below| m < below);
-        if self.config.remeasure_runs > 0 && median(&self.m.samples).is_some_and(contender) {
-            if let Some(s) = spread(&self.m.samples) {
-                if s > self.config.spread_threshold {
-                    self.m.remeasured = true;
-                    self.timed(&scratch, self.config.remeasure_runs, self.config.runs)?;
-                }
-            }
+        if self.high_spread() {
+            self.m.remeasured = true;
+            self.timed(&scratch, self.config.remeasure_runs, self.config.runs)?;
         }
         Ok(())
     }
 
-    /// `n` timed runs; the very first timed run (`first_index == 0`) dumps.
+    /// A replay driver's protocol: the warm-ups and the timed runs in one
+    /// process, which races them itself; its dump (the last run's) verified.
+    fn in_one_process(&mut self, scratch: &Scratch) -> Result<(), Failure> {
+        let warmups = self.config.warmups;
+        let wanted = warmups + self.config.runs.max(1);
+        let race = self.config.race_above_s.map(|above| (warmups + 1, above));
+        let batch = self.runs(scratch, wanted, true, race).map_err(|f| f.context("the replayed runs"))?;
+        let made = batch.region_s.len();
+        self.m.raced = race.is_some() && made == warmups + 1 && made < wanted;
+        if made != wanted && !self.m.raced {
+            return Err(Failure {
+                status: Status::Crash,
+                reason: format!("the replay made {made} of the {wanted} runs asked of it"),
+            });
+        }
+        self.m.warmup_samples = batch.region_s[..warmups.min(made)].to_vec();
+        self.keep(batch, warmups, "the replayed runs")?;
+        if !self.m.raced && self.high_spread() {
+            self.m.remeasured = true;
+            let what = "the re-measurement";
+            let more =
+                self.runs(scratch, self.config.remeasure_runs, false, None).map_err(|f| f.context(what))?;
+            self.keep(more, 0, what)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the samples so far call for the one re-measurement: a spread
+    /// above the threshold, on a contender.
+    fn high_spread(&self) -> bool {
+        let contender = |m: f64| self.config.remeasure_below_s.is_none_or(|below| m < below);
+        self.config.remeasure_runs > 0
+            && median(&self.m.samples).is_some_and(contender)
+            && spread(&self.m.samples).is_some_and(|s| s > self.config.spread_threshold)
+    }
+
+    /// `n` timed runs, a process each; the very first timed run
+    /// (`first_index == 0`) dumps.
     fn timed(&mut self, scratch: &Scratch, n: usize, first_index: usize) -> Result<(), Failure> {
         for i in 0..n {
             let index = first_index + i;
             let dumps = index == 0 || (self.config.verify_every_run && self.reference.is_some());
-            let run =
-                self.one_run(scratch, dumps).map_err(|f| f.context(&format!("timed run {}", index + 1)))?;
-            self.m.samples.push(run.region_s);
-            self.m.wall_s.push(run.wall_s);
-            self.m.kernel_samples.extend(run.kernel_s);
-            if let Some(dump) = run.dump {
-                if let Some(reference) = self.reference {
-                    let verdict = verify::compare_with(reference, &dump, self.config.tolerance);
-                    if let Verdict::Mismatch { .. } = verdict {
-                        return Err(Failure {
-                            status: Status::Wrong,
-                            reason: format!("timed run {}: {verdict}", index + 1),
-                        });
-                    }
+            let what = format!("timed run {}", index + 1);
+            let run = self.runs(scratch, 1, dumps, None).map_err(|f| f.context(&what))?;
+            self.keep(run, 0, &what)?;
+        }
+        Ok(())
+    }
+
+    /// Keeps the runs of `batch` after its first `skip` as timed samples,
+    /// each with its share of the process's wall time, and compares its
+    /// dump with the reference; the first dump is the measurement's.
+    fn keep(&mut self, batch: Batch, skip: usize, what: &str) -> Result<(), Failure> {
+        let share = batch.wall_s / batch.region_s.len().max(1) as f64;
+        for &t in batch.region_s.iter().skip(skip) {
+            self.m.samples.push(t);
+            self.m.wall_s.push(share);
+        }
+        self.m.kernel_samples.extend(batch.kernel_s);
+        if let Some(dump) = batch.dump {
+            if let Some(reference) = self.reference {
+                let verdict = verify::compare_with(reference, &dump, self.config.tolerance);
+                if let Verdict::Mismatch { .. } = verdict {
+                    return Err(Failure { status: Status::Wrong, reason: format!("{what}: {verdict}") });
                 }
-                if index == 0 {
-                    self.dump = Some(dump);
-                }
+            }
+            if self.dump.is_none() {
+                self.dump = Some(dump);
             }
         }
         Ok(())
     }
 
-    /// One process: returns its region time and, if asked, its parsed dump.
-    fn one_run(&self, scratch: &Scratch, dump: bool) -> Result<Sample, Failure> {
+    /// One process asked for `runs` runs (a whole program makes one
+    /// whatever it is asked), stopped early after `race.0` runs that all
+    /// took over `race.1` s; returns their region times and, if asked, the
+    /// dump it wrote at its end.
+    fn runs(
+        &self,
+        scratch: &Scratch,
+        runs: usize,
+        dump: bool,
+        race: Option<(usize, f64)>,
+    ) -> Result<Batch, Failure> {
         let crash = |reason: String| Failure { status: Status::Crash, reason };
         let time_file = scratch.fresh("time");
         let dump_file = scratch.fresh("dump");
@@ -454,6 +520,7 @@ impl<'a> Session<'a> {
         cmd.env("POLYTUNE_TIME_FILE", &time_file)
             .env("POLYTUNE_KERNEL_TIME_FILE", &kernel_file)
             .env("OMP_NUM_THREADS", self.threads.to_string())
+            .env("POLYTUNE_RUNS", runs.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null());
         if dump {
@@ -461,16 +528,23 @@ impl<'a> Session<'a> {
         } else {
             cmd.env_remove("POLYTUNE_DUMP_FILE");
         }
+        match race {
+            Some((after, above)) => cmd
+                .env("POLYTUNE_RACE_AFTER", after.to_string())
+                .env("POLYTUNE_RACE_ABOVE_S", above.to_string()),
+            None => cmd.env_remove("POLYTUNE_RACE_AFTER").env_remove("POLYTUNE_RACE_ABOVE_S"),
+        };
         for (k, v) in &self.config.env {
             cmd.env(k, v);
         }
+        let timeout = self.timeout * u32::try_from(runs.max(1)).unwrap_or(u32::MAX);
         let limits = Limits {
             // A GPU slot may leave its host code unpinned.
             cores: (!self.cores.is_empty()).then(|| self.cores.clone()),
             address_space: self.config.address_space_bytes,
-            cpu_seconds: Some((self.timeout.as_secs_f64() * self.threads as f64).ceil() as u64 + 1),
+            cpu_seconds: Some((timeout.as_secs_f64() * self.threads as f64).ceil() as u64 + 1),
         };
-        let out = run_limited(cmd, &limits, self.timeout, TAIL_BYTES)
+        let out = run_limited(cmd, &limits, timeout, TAIL_BYTES)
             .map_err(|e| crash(format!("cannot start {}: {e}", self.binary.display())))?;
         let stderr = out.output.text();
         let with_stderr = |s: String| {
@@ -487,7 +561,7 @@ impl<'a> Session<'a> {
                     reason: format!(
                         "killed after {:.3} s (limit {:.3} s)",
                         out.wall.as_secs_f64(),
-                        self.timeout.as_secs_f64()
+                        timeout.as_secs_f64()
                     ),
                 });
             }
@@ -511,9 +585,9 @@ impl<'a> Session<'a> {
                 }
             }
         }
-        let (total, count) = read_times(&time_file)
+        let region_s = runtime::parse_runs(&std::fs::read_to_string(&time_file).unwrap_or_default())
             .map_err(|line| crash(format!("unreadable region time {line:?} in the time file")))?;
-        if count == 0 {
+        if region_s.is_empty() {
             return Err(crash(with_stderr(NO_REGION_TIME.to_string())));
         }
         let kernel_s = match read_times(&kernel_file) {
@@ -530,7 +604,7 @@ impl<'a> Session<'a> {
         let _ = std::fs::remove_file(&time_file);
         let _ = std::fs::remove_file(&dump_file);
         let _ = std::fs::remove_file(&kernel_file);
-        Ok(Sample { region_s: total, kernel_s, wall_s: out.wall.as_secs_f64(), dump: parsed })
+        Ok(Batch { region_s, kernel_s, wall_s: out.wall.as_secs_f64(), dump: parsed })
     }
 }
 

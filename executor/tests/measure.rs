@@ -282,6 +282,95 @@ fn racing_stops_a_slow_variant_after_one_verified_run() {
     assert_eq!(m.status, Status::Wrong, "{}", m.reason);
 }
 
+/// A replay driver as `codegen::replay_program` writes one: the runs the
+/// runtime asks for in one process, each ended by `polytune_rt_run_end`;
+/// each process appends a line to the file `$PROCESSES`. `sleep_ms` is the
+/// region's time, `made` caps the runs it makes (a broken driver).
+fn driver(sleep_ms: u32, made: &str) -> String {
+    format!(
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static double A[100];
+int main(void)
+{{
+  void polytune_rt_start(void);
+  void polytune_rt_stop(void);
+  void polytune_rt_dump(const char *, const char *, const void *, unsigned long);
+  long polytune_rt_runs(void);
+  int polytune_rt_run_end(void);
+  long r, runs = polytune_rt_runs(), i;
+  FILE *f = fopen(getenv("PROCESSES"), "a");
+  fprintf(f, "%ld\n", runs);
+  fclose(f);
+  for (r = 0; r < runs && r < {made}; r++) {{
+    struct timespec ts = {{ 0, {sleep_ms} * 1000000L }};
+    for (i = 0; i < 100; i++) A[i] = i;
+    polytune_rt_start();
+    for (i = 0; i < 100; i++) A[i] = A[i] * 0.5 + 1.0;
+    nanosleep(&ts, NULL);
+    polytune_rt_stop();
+    if (!polytune_rt_run_end())
+      break;
+  }}
+  polytune_rt_dump("A", "double", A, sizeof A);
+  return 0;
+}}
+"#
+    )
+}
+
+#[test]
+fn a_replay_driver_makes_its_warm_ups_and_timed_runs_in_one_process() {
+    let processes = std::env::temp_dir().join(format!("polytune-test-processes-{}", std::process::id()));
+    let counted = |config: &MeasureConfig, bin: &PathBuf| {
+        let _ = std::fs::remove_file(&processes);
+        let m = measure(bin, &slot(), config, None);
+        let asked: Vec<usize> = std::fs::read_to_string(&processes)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect();
+        (m, asked)
+    };
+    let mut config = MeasureConfig { replayed: true, ..fast_config() };
+    config.env.push(("PROCESSES".into(), processes.display().to_string()));
+    let bin = build(&driver(2, "1000"));
+    let (m, asked) = counted(&config, &bin);
+    let m = &m.measurement;
+    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+    assert_eq!(asked, vec![6], "one process, asked for the warm-up and the five timed runs");
+    assert_eq!((m.warmup_samples.len(), m.samples.len(), m.wall_s.len()), (1, 5, 5));
+    assert!(m.samples.iter().all(|&t| t >= 0.002), "{:?}", m.samples);
+    // The process's wall time shared among its runs: the scale for timeouts.
+    assert!(m.wall_max_s().unwrap() < 6.0 * m.samples[0] + 1.0);
+
+    // Its dump, the last run's, is verified like any.
+    let good = measure(&bin, &slot(), &config, None).dump.unwrap();
+    let wrong = build(&driver(2, "1000").replace("* 0.5 + 1.0", "* 0.5 + 2.0"));
+    assert_eq!(measure_against(&good, &wrong, &slot(), &config, None).status, Status::Wrong);
+
+    // Racing in the driver: two runs over the threshold, and no more.
+    let raced = MeasureConfig { race_above_s: Some(0.001), ..config.clone() };
+    let (m, asked) = counted(&raced, &bin);
+    let m = &m.measurement;
+    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+    assert!(m.raced, "{}", m.reason);
+    assert_eq!((asked.len(), m.warmup_samples.len(), m.samples.len()), (1, 1, 1));
+
+    // The re-measurement of a high spread is one more process.
+    let spread = MeasureConfig { remeasure_runs: 3, spread_threshold: -1.0, ..config.clone() };
+    let (m, asked) = counted(&spread, &bin);
+    assert!(m.measurement.remeasured, "{}", m.measurement.reason);
+    assert_eq!((asked, m.measurement.samples.len()), (vec![6, 3], 8));
+
+    // A driver that makes fewer runs than asked is broken.
+    let (m, _) = counted(&config, &build(&driver(1, "2")));
+    assert_eq!(m.measurement.status, Status::Crash);
+    assert!(m.measurement.reason.contains("made 2 of the 6 runs"), "{}", m.measurement.reason);
+    let _ = std::fs::remove_file(&processes);
+}
+
 // ---------------------------------------------------------------------------
 // compare() and the dump format
 

@@ -225,7 +225,7 @@ pub fn measure_original(evaluator: &Evaluator, kernel: &Kernel, dataset: Dataset
     let evaluator = Evaluator {
         builder,
         slot: evaluator.slot.clone(),
-        config: evaluator.config.clone(),
+        config: MeasureConfig { replayed: kernel.capture.is_some(), ..evaluator.config.clone() },
         jobs: evaluator.jobs,
     };
     let reference = evaluator

@@ -321,6 +321,7 @@ impl<'a> Campaign<'a> {
                     e.insert(b);
                 }
                 self.evaluator.builder = builders[&dataset].clone();
+                self.evaluator.config.replayed = kernel.capture.is_some();
                 if let Entry::Vacant(e) = references.entry(dataset) {
                     e.insert(self.reference(kernel, dataset, program)?);
                 }
@@ -600,8 +601,8 @@ impl<'a> Campaign<'a> {
         rounds: usize,
     ) -> Result<HashMap<String, Vec<f64>>> {
         let dataset = self.config.dataset;
-        let prog = &kernel.programs[&dataset];
-        let reference = self.evaluator.reference(&codegen::original_program(&prog.source, &prog.scop)?)?;
+        let reference = measure_original(&self.evaluator, kernel, dataset)?;
+        self.evaluator.config.replayed = kernel.capture.is_some();
         let on = On { kernel, dataset, program: 0, reference: &reference };
         // Points with one program are measured once a round.
         let mut programs: Vec<(Made, Vec<String>)> = Vec::new();

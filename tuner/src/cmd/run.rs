@@ -207,6 +207,7 @@ pub fn run(args: Args) -> Result<()> {
             replayed(&at, how, &builder, &program, region, [&original_source, &source])?
         }
     };
+    let config = MeasureConfig { replayed: captured.is_some(), ..config };
     let evaluator = Evaluator { builder, slot, config, jobs: 2 };
     let mut slots: Vec<(&str, &[usize])> = vec![(&evaluator.slot.name, &evaluator.slot.cores)];
     if let Some((_, _, g, _)) = &on_gpu {

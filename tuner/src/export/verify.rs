@@ -152,6 +152,12 @@ fn run_checks(
 /// replayed, and the whole file compiled (with each machine's define) as
 /// the user will, since it cannot be run without its inputs.
 fn replayed(t: &Target, evaluator: &Evaluator, hash: &str, at: &str) -> Result<Vec<String>> {
+    let evaluator = &Evaluator {
+        builder: evaluator.builder.clone(),
+        slot: evaluator.slot.clone(),
+        config: MeasureConfig { replayed: true, ..evaluator.config.clone() },
+        jobs: evaluator.jobs,
+    };
     let capture = crate::capture::stored(hash)?;
     let original = crate::capture::replay_original(t.program, &capture)?;
     let reference =
