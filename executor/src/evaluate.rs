@@ -19,6 +19,8 @@ pub struct Reference {
     pub wall_s: Option<f64>,
     /// Which of its outputs are rounding noise (empty where not probed).
     pub noise: NoiseModel,
+    /// Seconds measuring it took: its runs, the second run, the probes.
+    pub run_s: f64,
 }
 
 impl Reference {
@@ -69,6 +71,7 @@ impl Evaluator {
         };
         // The original runs on the same slot with the same threads as variants,
         // so that speedups compare like with like.
+        let started = std::time::Instant::now();
         let measured = measure(&binary, &self.slot, &self.config, None);
         let dump = match (measured.measurement.status, measured.dump) {
             (Status::Ok, Some(dump)) => dump,
@@ -96,7 +99,7 @@ impl Evaluator {
         let noise = self.probe_noise(original, &dump, &once, wall_s);
         let mut measurement = measured.measurement;
         measurement.rounding_noise = (!noise.summary.probes.is_empty()).then(|| noise.summary.clone());
-        Ok(Reference { wall_s, measurement, dump, noise })
+        Ok(Reference { wall_s, measurement, dump, noise, run_s: started.elapsed().as_secs_f64() })
     }
 
     /// The original built with each of [`verify::probes`]' flags added and

@@ -233,6 +233,11 @@ impl Measurement {
         self.status == Status::Ok
     }
 
+    /// Seconds inside the timer: the region times of the warm-up and timed runs.
+    pub fn timed_s(&self) -> f64 {
+        self.warmup_samples.iter().chain(&self.samples).sum()
+    }
+
     /// Longest process wall time of the timed runs: pass it as `original_s`
     /// when measuring variants of this program.
     pub fn wall_max_s(&self) -> Option<f64> {

@@ -265,6 +265,16 @@ pub struct Costs {
     pub compile_s: f64,
     /// Running it: the warm-up and timed runs, verification included.
     pub run_s: f64,
+    /// Of which inside the timer: the region times of the warm-up and
+    /// timed runs. The rest of `run_s` is set-up (starting processes, the
+    /// program's own initialisation or the capture's loading, dumps,
+    /// verification).
+    #[serde(default)]
+    pub timed_s: f64,
+    /// The one run of the user's program that captured the region's inputs
+    /// (recorded with the reference of a replayed kernel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture_s: Option<f64>,
 }
 
 /// The best-known variant of a kernel: see [`crate::Store::best`] for how it is chosen.

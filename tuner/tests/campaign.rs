@@ -145,14 +145,27 @@ fn killed_campaign_resumes_without_losing_or_repeating_a_measurement() {
     let variants: Vec<_> = rows.as_array().unwrap().iter().filter(|r| r["role"] == "variant").collect();
     assert!(variants.iter().all(|r| r["costs"]["variant_s"].as_f64().is_some_and(|s| s > 0.0)), "{rows:#}");
     assert!(variants.iter().any(|r| r["costs"]["run_s"].as_f64().is_some_and(|s| s > 0.0)), "{rows:#}");
-    assert!(rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["role"] == "reference")
-        .all(|r| r["costs"].is_null()));
+    // The runs split: inside the timer, and the set-up around it.
+    let split = |r: &serde_json::Value| {
+        let (run, timed) = (r["costs"]["run_s"].as_f64().unwrap(), r["costs"]["timed_s"].as_f64().unwrap());
+        timed > 0.0 && timed < run
+    };
+    assert!(
+        variants.iter().filter(|r| r["costs"]["run_s"].as_f64() > Some(0.0)).all(|r| split(r)),
+        "{rows:#}"
+    );
+    // The original's measurement costs too; it captured nothing.
+    let references: Vec<_> = rows.as_array().unwrap().iter().filter(|r| r["role"] == "reference").collect();
+    assert!(
+        !references.is_empty() && references.iter().all(|r| split(r) && r["costs"]["capture_s"].is_null())
+    );
     let out = output(polytune().args(["history", "atax", "--db", db_arg, "--costs"]));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("evaluations with costs:"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("evaluations with costs:") && text.contains("of the run time outside the timer"),
+        "{text}"
+    );
+    assert!(text.contains("timed ") && text.contains("set-up "), "{text}");
     let out = output(polytune().args(["machines", "--db", db_arg, "--json"]));
     let machines: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(machines.as_array().unwrap().len(), 1);

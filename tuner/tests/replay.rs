@@ -111,6 +111,12 @@ fn a_program_that_reads_a_file_named_on_its_command_line_runs_and_tunes_from_a_c
     assert!(t["best"][0]["speedup"].as_f64().is_some(), "{t}");
     let out = polytune_in(&dir, &["best", "smooth", "--db", db]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The capture's cost is the reference's, and the replays' runs are timed.
+    let h = run_json(&dir, &["history", "smooth", "--db", db, "--json"]);
+    let rows = h.as_array().unwrap();
+    let reference = rows.iter().find(|r| r["role"] == "reference").unwrap();
+    assert!(reference["costs"]["capture_s"].as_f64() > Some(0.0), "{reference}");
+    assert!(rows.iter().all(|r| r["costs"]["timed_s"].as_f64() <= r["costs"]["run_s"].as_f64()), "{h}");
     // The same command again resumes the same campaign (the same input, the same capture).
     let again =
         run_json(&dir, &["tune", f, "--evals", "3", "--runs", "2", "--db", db, "--json", "--", "grid.txt"]);

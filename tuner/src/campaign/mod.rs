@@ -503,7 +503,13 @@ impl<'a> Campaign<'a> {
                 batch::Program { builder: &self.evaluator.builder, code: &original, cuda: None, env: &[] }
                     .source();
             let m = &reference.measurement;
-            self.record(program, Role::Reference, &point, None, Some(source), m, None, None)?;
+            let costs = Costs {
+                run_s: reference.run_s,
+                timed_s: m.timed_s(),
+                capture_s: kernel.capture.as_ref().map(|c| c.wall_s),
+                ..Costs::default()
+            };
+            self.record(program, Role::Reference, &point, None, Some(source), m, Some(costs), None)?;
         }
         Ok(reference)
     }
@@ -564,9 +570,9 @@ impl<'a> Campaign<'a> {
             // Compile and run are paid by the first point with this code.
             let mut costs = costs.clone();
             let fresh = measured.remove(key);
-            if let Some((_, run_s)) = &fresh {
-                (costs.compile_s, costs.run_s) =
-                    (compile_s.get(key.as_str()).copied().unwrap_or(0.0), *run_s);
+            if let Some((m, run_s)) = &fresh {
+                (costs.compile_s, costs.run_s, costs.timed_s) =
+                    (compile_s.get(key.as_str()).copied().unwrap_or(0.0), *run_s, m.timed_s());
             }
             let m = match (self.measured_code.get(key), fresh.map(|(m, _)| m)) {
                 (Some((first, m)), _) => Measurement {

@@ -141,39 +141,62 @@ pub fn history(args: HistoryArgs) -> Result<()> {
             "{} {} [{}] {} {} {}: {} {time}",
             r.created_at, r.kernel, r.dataset, r.machine, r.role, r.point_id, r.status
         );
-        if let (true, Some(c)) = (args.costs, r.costs()) {
+        let Some(c) = r.costs().filter(|_| args.costs) else { continue };
+        let run = format!(
+            "run {} (timed {}, set-up {})",
+            seconds(c.run_s),
+            seconds(c.timed_s),
+            seconds((c.run_s - c.timed_s).max(0.0))
+        );
+        if r.role == store::Role::Reference {
+            let capture = c.capture_s.map(|s| format!("capture {}, ", seconds(s))).unwrap_or_default();
             println!(
-                "    costs: variant {} (schedule {}, codegen {}), compile {}, run {}",
-                seconds(c.variant_s),
-                seconds(c.schedule_s),
-                seconds(c.codegen_s),
-                seconds(c.compile_s),
-                seconds(c.run_s)
+                "    costs: {capture}{run}: the original's runs, its second run and its rounding probes"
             );
-            total.variant_s += c.variant_s;
-            total.schedule_s += c.schedule_s;
-            total.codegen_s += c.codegen_s;
-            total.compile_s += c.compile_s;
-            total.run_s += c.run_s;
-            costed += 1;
+            total.capture_s = Some(total.capture_s.unwrap_or(0.0) + c.capture_s.unwrap_or(0.0));
+            continue;
         }
+        println!(
+            "    costs: variant {} (schedule {}, codegen {}), compile {}, {run}",
+            seconds(c.variant_s),
+            seconds(c.schedule_s),
+            seconds(c.codegen_s),
+            seconds(c.compile_s),
+        );
+        total.variant_s += c.variant_s;
+        total.schedule_s += c.schedule_s;
+        total.codegen_s += c.codegen_s;
+        total.compile_s += c.compile_s;
+        total.run_s += c.run_s;
+        total.timed_s += c.timed_s;
+        costed += 1;
     }
     if args.costs && costed > 0 {
-        let all = total.variant_s + total.compile_s + total.run_s;
-        let share = |x: f64| if all > 0.0 { 100.0 * x / all } else { 0.0 };
-        println!(
-            "{costed} evaluations with costs: {} in all, {} each; variant {:.0}% (schedule {:.0}%, codegen {:.0}%), \
-             compile {:.0}%, run {:.0}% (shares of the summed steps: points are made and built in parallel)",
-            seconds(all),
-            seconds(all / costed as f64),
-            share(total.variant_s),
-            share(total.schedule_s),
-            share(total.codegen_s),
-            share(total.compile_s),
-            share(total.run_s)
-        );
+        println!("{}", cost_summary(costed, &total));
     }
     Ok(())
+}
+
+/// The last line of `history --costs`: `total` summed over `costed`
+/// evaluations, each step's share of the summed steps.
+fn cost_summary(costed: usize, total: &store::Costs) -> String {
+    let all = total.variant_s + total.compile_s + total.run_s;
+    let share = |x: f64| if all > 0.0 { 100.0 * x / all } else { 0.0 };
+    let outside = if total.run_s > 0.0 { 100.0 * (1.0 - total.timed_s / total.run_s) } else { 0.0 };
+    let capture =
+        total.capture_s.map(|s| format!("; capturing the inputs took {}", seconds(s))).unwrap_or_default();
+    format!(
+        "{costed} evaluations with costs: {} in all, {} each; variant {:.0}% (schedule {:.0}%, codegen {:.0}%), \
+         compile {:.0}%, run {:.0}% (shares of the summed steps: points are made and built in parallel); \
+         {outside:.0}% of the run time outside the timer{capture}",
+        seconds(all),
+        seconds(all / costed as f64),
+        share(total.variant_s),
+        share(total.schedule_s),
+        share(total.codegen_s),
+        share(total.compile_s),
+        share(total.run_s),
+    )
 }
 
 #[derive(clap::Args)]
