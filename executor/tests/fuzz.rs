@@ -26,9 +26,12 @@
 //!
 //! The generator uses every construct it knows (`random_scop::Options::all`):
 //! negative literals, divisions of values that may be negative, statements
-//! that may never run, and branches on data (a quarter of the statements
+//! that may never run, branches on data (a quarter of the statements
 //! under `if (R > 0.5)`, `R` one of their reads), which the model keeps as
-//! may-writes.
+//! may-writes, and indirect subscripts (about a seventh of the subscripts
+//! `e` read as `I[e] % extent` through a read-only int array), which it
+//! keeps as may-accesses of the whole extent. Outputs compared bit for bit
+//! are what shows a may-access whose dependences were lost.
 
 use std::collections::BTreeMap;
 use std::path::Path;

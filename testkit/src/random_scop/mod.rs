@@ -10,7 +10,9 @@
 //! only, where C's truncation is isl's floor), reductions (`+=`, `-=`,
 //! `*=`), written and read-only scalars, double and int arrays; and a
 //! `main` that initialises every array, calls the kernel once and prints a
-//! checksum.
+//! checksum. With [`Options::data_branches`] and
+//! [`Options::indirect_subscripts`], conditions and subscripts that read
+//! data as well.
 //!
 //! The program is well-defined by construction: the generator runs its own
 //! model of the loops (every instance, at the parameter values `main`
@@ -41,12 +43,22 @@ pub struct Options {
     /// `R` one of their own reads (in bounds by construction), which the
     /// model keeps as may-writes.
     pub data_branches: bool,
+    /// Indirect subscripts: a share of the subscripts `e` read as
+    /// `I[e] % extent`, through a read-only int array `I` (in bounds by
+    /// construction), which the model keeps as may-accesses of the whole
+    /// extent.
+    pub indirect_subscripts: bool,
 }
 
 impl Options {
     /// Every construct the generator knows.
     pub fn all() -> Self {
-        Options { negative_literals: true, empty_domains: true, data_branches: true }
+        Options {
+            negative_literals: true,
+            empty_domains: true,
+            data_branches: true,
+            indirect_subscripts: true,
+        }
     }
 }
 
@@ -190,6 +202,8 @@ struct Gen<'r> {
     rng: &'r mut Rng,
     opts: Options,
     arrays: Vec<Array>,
+    /// Each array's extents, once they are known (for printing).
+    extents: Vec<Vec<i64>>,
     scalars: Vec<String>,
     params: [i64; 2],
     statements: usize,
@@ -224,6 +238,7 @@ fn attempt(rng: &mut Rng, seed: u64, opts: &Options) -> Option<Program> {
         rng,
         opts: *opts,
         arrays,
+        extents: Vec::new(),
         scalars,
         statements: 0,
         max_statements: 0,
@@ -294,7 +309,8 @@ fn attempt(rng: &mut Rng, seed: u64, opts: &Options) -> Option<Program> {
         return None;
     }
     let (statements, depth, instances) = (g.statements, sim.depth, sim.instances);
-    let text = print_program(&g, seed, &top, &extents, &used);
+    g.extents = extents;
+    let text = print_program(&g, seed, &top, &used);
     Some(Program { seed, text, statements, depth, instances })
 }
 
@@ -613,6 +629,21 @@ mod tests {
             let (a, b) = (generate(seed, &with(true)), generate(seed, &with(false)));
             assert!(!b.text.contains(" > 0.5) "));
             assert_eq!(a.text.lines().count(), b.text.lines().count(), "{seed}");
+        }
+    }
+
+    /// Indirect subscripts likewise: the same programs but for the
+    /// subscripts read through `I`, in a share of them.
+    #[test]
+    fn indirect_subscripts_come_with_their_option() {
+        let with = |on| Options { indirect_subscripts: on, ..Options::all() };
+        let indirect = (0..50).filter(|&seed| generate(seed, &with(true)).text.contains("[I[")).count();
+        assert!((10..50).contains(&indirect), "{indirect} of 50");
+        for seed in 0..50 {
+            let (a, b) = (generate(seed, &with(true)), generate(seed, &with(false)));
+            assert!(!b.text.contains("[I[") && !b.text.contains("int I["), "{seed}");
+            // `I`'s declaration and its initialisation.
+            assert_eq!(a.text.lines().count(), b.text.lines().count() + 2, "{seed}");
         }
     }
 }

@@ -81,8 +81,18 @@ pub(super) fn print_ref(g: &Gen, r: &Ref, rng: &mut Rng) -> String {
         Ref::Scalar(s) => s.clone(),
         Ref::Elem(a, subs) => {
             let mut out = g.arrays[*a].name.clone();
-            for s in subs {
-                let _ = write!(out, "[{}]", print_iexpr(s, g.opts.negative_literals, rng));
+            for (d, s) in subs.iter().enumerate() {
+                let sub = print_iexpr(s, g.opts.negative_literals, rng);
+                // Read through `I`, chosen from the reference's own text so
+                // that the generator's stream (and every other choice) stays.
+                let own = format!("{out}[{sub}]")
+                    .bytes()
+                    .fold(d as u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+                match g.opts.indirect_subscripts && own % 7 == 0 {
+                    true => write!(out, "[I[{sub}] % {}]", g.extents[*a][d]),
+                    false => write!(out, "[{sub}]"),
+                }
+                .expect("writing to a String");
             }
             out
         }
@@ -174,7 +184,8 @@ pub(super) fn print_body(
     }
 }
 
-pub(super) fn print_program(g: &Gen, seed: u64, top: &[Node], extents: &[Vec<i64>], used: &[bool]) -> String {
+pub(super) fn print_program(g: &Gen, seed: u64, top: &[Node], used: &[bool]) -> String {
+    let extents = &g.extents;
     // Printing choices (spellings) come from a stream of their own, so that
     // they do not change what the program is.
     let mut rng = Rng::new(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 1);
@@ -187,6 +198,12 @@ pub(super) fn print_program(g: &Gen, seed: u64, top: &[Node], extents: &[Vec<i64
         let ty = if array.ty == Ty::Double { "double" } else { "int" };
         let dims: String = extents[a].iter().map(|e| format!("[{e}]")).collect();
         let _ = writeln!(out, "{ty} {}{dims};", array.name);
+    }
+    // The index array of indirect subscripts: as long as any extent, so
+    // that `I[e]` is in bounds wherever `e` is a subscript.
+    let index = extents.iter().flatten().copied().max().unwrap_or(1);
+    if g.opts.indirect_subscripts {
+        let _ = writeln!(out, "int I[{index}];");
     }
     out.push_str("double scalars[2];\n\nstatic void kernel(int n, int m, double alpha)\n{\n");
     for (i, s) in g.scalars.iter().enumerate() {
@@ -216,6 +233,9 @@ pub(super) fn print_program(g: &Gen, seed: u64, top: &[Node], extents: &[Vec<i64
             Ty::Int => format!("({} + {a}) % 1009", mix.join(" + ")),
         };
         let _ = writeln!(out, "{line}{}{sel} = {value};", array.name);
+    }
+    if g.opts.indirect_subscripts {
+        let _ = writeln!(out, "  for (int x = 0; x < {index}; x++) I[x] = (7 * x + 3) % 1009;");
     }
     out.push_str("  kernel(N, M, 0.75);\n  double sum = scalars[0] + scalars[1];\n");
     for (a, array) in g.arrays.iter().enumerate() {
