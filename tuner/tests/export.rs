@@ -53,25 +53,34 @@ struct Machine<'a> {
 /// `file`'s campaign on each machine at `dataset`: the original at 1 s, the
 /// machine's point at 0.2 s, both verified.
 fn seed(db: &Path, file: &Path, dataset: &str, machines: &[Machine]) {
+    let timed: Vec<(&Machine, f64)> = machines.iter().map(|m| (m, 0.2)).collect();
+    seed_scop(db, file, 0, dataset, &timed);
+}
+
+/// [`seed`] for SCoP `scop` of `file` (kernel `stem.scop`), each machine's
+/// point at the time given (above 1 s: the original wins there).
+fn seed_scop(db: &Path, file: &Path, scop: usize, dataset: &str, machines: &[(&Machine, f64)]) {
     let store = Store::open(db.to_str().unwrap()).unwrap();
     let bytes = std::fs::read(file).unwrap();
     let hash: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
-    let kernel = file.file_stem().unwrap().to_str().unwrap();
-    let program = store.program(kernel, file.to_str().unwrap(), &hash, dataset).unwrap();
-    for (n, m) in machines.iter().enumerate() {
+    let stem = file.file_stem().unwrap().to_str().unwrap();
+    let kernel = tuner::campaign::kernel_name(file, scop);
+    let program_hash = tuner::campaign::program_hash(&hash, scop, false);
+    let program = store.program(&kernel, file.to_str().unwrap(), &program_hash, dataset).unwrap();
+    for (n, (m, variant_s)) in machines.iter().enumerate() {
         let fingerprint = serde_json::json!({
             "cpu_model": m.cpu_model, "logical_cores": 2, "caches": [], "gpus": [],
             "compiler": "gcc", "compiler_version": "gcc 12", "flags": ["-O3", "-march=native", "-fopenmp"],
         });
         let machine = store.machine(m.name, &fingerprint.to_string()).unwrap();
         let config = serde_json::json!({
-            "polytune": "test", "kernels": [{ "name": kernel, "path": file, "source_hash": hash }],
+            "polytune": "test", "kernels": [{ "name": kernel, "path": file, "source_hash": hash, "scop": scop }],
             "dataset": dataset, "strategy": "random", "seed": 1, "threads": 2, "settings": [],
             "tiles": [], "runs": 3, "tolerance": 1e-9, "machine": m.name,
         });
         let campaign = store
             .campaign(&store::NewCampaign {
-                key: format!("export-test-{n}-{}", m.name),
+                key: format!("export-test-{stem}-{scop}-{n}-{}", m.name),
                 config_json: config.to_string(),
                 strategy: "random".into(),
                 seed: 1,
@@ -80,7 +89,8 @@ fn seed(db: &Path, file: &Path, dataset: &str, machines: &[Machine]) {
             .unwrap();
         let original =
             Point { scheduler: Scheduler::Original, tiles: None, threads: 2, code: Default::default() };
-        for (role, point, time) in [(Role::Reference, &original, 1.0), (Role::Variant, &m.point, 0.2)] {
+        for (role, point, time) in [(Role::Reference, &original, 1.0), (Role::Variant, &m.point, *variant_s)]
+        {
             store
                 .record(&Record {
                     campaign: campaign.id,
@@ -199,6 +209,17 @@ fn this_cpu_model() -> String {
     executor::machine::Fingerprint::detect(&compiler).unwrap().cpu_model
 }
 
+/// `exported` with a line after each branch's opening that says which ran
+/// (`branch <label>`, `branch original`).
+fn marked_branches(exported: &str, labels: &[&str]) -> String {
+    let mut marked = exported.replace("  else {\n", "  else {\n fprintf(stderr, \"branch original\\n\");\n");
+    for l in labels {
+        let opening = format!("(polytune_machine == POLYTUNE_MACHINE_{l}) {{\n");
+        marked = marked.replace(&opening, &format!("{opening} fprintf(stderr, \"branch {l}\\n\");\n"));
+    }
+    marked
+}
+
 #[test]
 fn several_machines_are_chosen_by_define_by_cpu_model_and_by_name_with_the_original_last() {
     let file = kernel("linear-algebra/gemm.c");
@@ -230,16 +251,7 @@ fn several_machines_are_chosen_by_define_by_cpu_model_and_by_name_with_the_origi
     // Each branch says that it ran: a line of ours after each branch's opening.
     let exported = std::fs::read_to_string(&out_file).unwrap();
     kept_in_order(&std::fs::read_to_string(&file).unwrap(), &exported);
-    let marked = exported
-        .replace(
-            "if (polytune_machine == 1) {\n",
-            "if (polytune_machine == 1) {\n fprintf(stderr, \"branch far_away\\n\");\n",
-        )
-        .replace(
-            "if (polytune_machine == 2) {\n",
-            "if (polytune_machine == 2) {\n fprintf(stderr, \"branch here\\n\");\n",
-        )
-        .replace("  else {\n", "  else {\n fprintf(stderr, \"branch original\\n\");\n");
+    let marked = marked_branches(&exported, &["far_away", "here"]);
     assert_eq!(marked.matches("fprintf(stderr, \"branch").count(), 3, "{exported}");
     let marked_file = dir.join("marked.c");
     std::fs::write(&marked_file, marked).unwrap();
@@ -282,6 +294,121 @@ fn several_machines_are_chosen_by_define_by_cpu_model_and_by_name_with_the_origi
         unknown.contains("POLYTUNE_TARGET names no machine of this export (known: far_away, here)"),
         "{unknown}"
     );
+}
+
+/// Two SCoPs in two functions, and a `main` that prints what they made.
+const TWO: &str = r#"#include <stdio.h>
+
+#define N 120
+static double A[N][N], B[N][N], C[N][N];
+
+static void blur(void)
+{
+  int i, j;
+#pragma scop
+  for (i = 1; i < N - 1; i++)
+    for (j = 1; j < N - 1; j++)
+      B[i][j] = 0.2 * (A[i][j] + A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1]);
+#pragma endscop
+}
+
+static void product(void)
+{
+  int i, j, k;
+#pragma scop
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++) {
+      C[i][j] = 0.0;
+      for (k = 0; k < N; k++)
+        C[i][j] += B[i][k] * A[k][j];
+    }
+#pragma endscop
+}
+
+int main(void)
+{
+  double sum = 0.0;
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      A[i][j] = (double)((i * 7 + j * 3) % 11) / 11.0;
+  blur();
+  product();
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      sum += B[i][j] + C[i][j] * (1 + (i + j) % 3);
+  printf("%.12e\n", sum);
+  return 0;
+}
+"#;
+
+/// Two SCoPs of one file on two machines, where the second's winner on
+/// this machine is the original: one file, every branch verified, chosen
+/// at run time by the machine's name or its CPU model, the code as written
+/// where no machine matches (and for the SCoP the original won).
+#[test]
+fn two_scops_on_two_machines_go_into_one_file_each_chosen_by_machine() {
+    let dir = temp_dir("export-two");
+    let file = dir.join("two.c");
+    std::fs::write(&file, TWO).unwrap();
+    let db = dir.join("store.db");
+    let here = this_cpu_model();
+    let far = Machine { name: "far-away", cpu_model: "Imaginary CPU 9000", point: tuned_point() };
+    let near =
+        Machine { name: "here", cpu_model: &here, point: Point { tiles: Some(vec![16]), ..tuned_point() } };
+    seed_scop(&db, &file, 0, "SMALL", &[(&far, 0.2), (&near, 0.3)]);
+    seed_scop(&db, &file, 1, "SMALL", &[(&far, 0.2), (&near, 1.5)]);
+    let out_file = dir.join("two.tuned.c");
+    let out =
+        export(&dir, &db, &[file.to_str().unwrap(), "--all-machines", "-o", out_file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for v in [
+        "two: -DPOLYTUNE_TARGET=far_away: outputs match",
+        "two: POLYTUNE_MACHINE=here at run time: outputs match",
+        "two.1: POLYTUNE_MACHINE=far_away at run time: outputs match",
+        "the file with 2 SCoPs replaced with -DPOLYTUNE_TARGET=here: compiles",
+    ] {
+        assert!(err.contains(&format!("verified: {v}")), "{v}: {err}");
+    }
+    let exported = std::fs::read_to_string(&out_file).unwrap();
+    kept_in_order(TWO, &exported);
+    assert_eq!(exported.matches("static int polytune_blur_machine(void)").count(), 1, "{exported}");
+    let marked = dir.join("marked.c");
+    std::fs::write(&marked, marked_branches(&exported, &["far_away", "here"])).unwrap();
+    let binary = |source: &Path, defines: &[&str]| -> PathBuf {
+        let binary = source.with_extension(format!("{}.bin", defines.len()));
+        let built = output(
+            Command::new("gcc").args(["-O2", "-fopenmp"]).args(defines).arg(source).arg("-o").arg(&binary),
+        );
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        binary
+    };
+    let ran = |binary: &Path, machine: Option<&str>| -> (String, String) {
+        let mut cmd = Command::new(binary);
+        cmd.env_remove("POLYTUNE_MACHINE").env("OMP_NUM_THREADS", "2");
+        if let Some(m) = machine {
+            cmd.env("POLYTUNE_MACHINE", m);
+        }
+        let out = output(&mut cmd);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let branches = err.lines().filter(|l| l.starts_with("branch ")).collect::<Vec<_>>().join(",");
+        (branches, String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let want = ran(&binary(&file, &[]), None).1;
+    let chosen = binary(&marked, &[]);
+    for (machine, branches) in [
+        (None, "branch here,branch original"),
+        (Some("here"), "branch here,branch original"),
+        (Some("far_away"), "branch far_away,branch far_away"),
+        (Some("nowhere"), "branch original,branch original"),
+    ] {
+        let (b, printed) = ran(&chosen, machine);
+        assert_eq!(b, branches, "{machine:?}");
+        assert_eq!(printed, want, "{machine:?}: the outputs differ from the original's");
+    }
+    let built_for_far = binary(&marked, &["-DPOLYTUNE_TARGET=far_away"]);
+    assert_eq!(ran(&built_for_far, Some("here")).0, "branch far_away,branch far_away");
 }
 
 #[test]

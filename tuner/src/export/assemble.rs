@@ -97,80 +97,115 @@ pub fn original_region(original: &str, layout: &Layout) -> String {
         .collect()
 }
 
+/// The machines of one exported file, numbered from 1 in this order (a
+/// C-identifier label and the CPU model of each), and the name of the
+/// function that tells at run time which one runs the program. One table
+/// for the whole file: every SCoP's region chooses by the same numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Machines {
+    pub labels: Vec<(String, String)>,
+    pub chooser: String,
+}
+
+impl Machines {
+    /// The machines of `branches`, each once, in their order; the chooser
+    /// named after `function` (the first function that holds a region).
+    pub fn of<'a>(branches: impl IntoIterator<Item = &'a Branch>, function: &str) -> Machines {
+        let mut labels: Vec<(String, String)> = Vec::new();
+        for b in branches {
+            if !labels.iter().any(|(l, _)| *l == b.label) {
+                labels.push((b.label.clone(), b.cpu_model.clone()));
+            }
+        }
+        Machines { labels, chooser: format!("polytune_{function}_machine") }
+    }
+}
+
 /// The pieces for one winner (no choice to make) or for several (chosen
 /// by `-DPOLYTUNE_TARGET=<label>` at build time, else by the CPU model at
 /// run time, else the original code). `function`: the C name of the
 /// function holding the SCoP; `header`: the comment lines that say what
 /// this is.
 pub fn pieces(branches: &[Branch], function: &str, header: &[String], original: &str) -> Pieces {
+    let machines = (branches.len() > 1).then(|| Machines::of(branches, function));
+    let (before, after) = around(&[(branches, header)], machines.as_ref().map(|m| (m, true)));
+    Pieces { before, region: region(branches, machines.as_ref(), original), after }
+}
+
+/// What stands before and after one function holding the SCoPs of `parts`
+/// (each SCoP's branches and header): the headers; one `push_options`
+/// with every target line once (a line twice is gcc's error), each under
+/// its machine's build-time choice where there is a choice to make; the
+/// choice itself where `choice` asks to define it (once per file); each
+/// branch's file-scope code; one `pop_options`.
+pub fn around(parts: &[(&[Branch], &[String])], choice: Option<(&Machines, bool)>) -> (String, String) {
     let gcc = "#if defined(__GNUC__) && !defined(__clang__)\n";
-    let pushed = branches.iter().any(|b| !b.target.is_empty());
-    let mut before = comment(header, "");
-    if pushed {
+    let mut before: String = parts.iter().map(|(_, header)| comment(header, "")).collect();
+    let branches = || parts.iter().flat_map(|(b, _)| b.iter());
+    // Target lines by machine (`None`: for every machine), each once.
+    let mut targets: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
+    for b in branches() {
+        let machine = choice.map(|_| b.label.as_str());
+        let at = match targets.iter().position(|(m, _)| *m == machine) {
+            Some(at) => at,
+            None => {
+                targets.push((machine, Vec::new()));
+                targets.len() - 1
+            }
+        };
+        for line in b.target.split_inclusive('\n') {
+            if !targets[at].1.contains(&line) {
+                targets[at].1.push(line);
+            }
+        }
+    }
+    targets.retain(|(_, lines)| !lines.is_empty());
+    let mut after = String::new();
+    if !targets.is_empty() {
         before.push_str(&format!("{gcc}#pragma GCC push_options\n#endif\n"));
+        after = format!("{gcc}#pragma GCC pop_options\n#endif\n");
     }
-    let after = if pushed { format!("{gcc}#pragma GCC pop_options\n#endif\n") } else { String::new() };
-    if let [only] = branches {
-        if !only.target.is_empty() {
-            before.push_str(&format!("{gcc}{}#endif\n", only.target));
-        }
-        before.push_str(&only.file_scope);
-        let region = format!("{}{}", comment(&only.about, "  "), only.block);
-        return Pieces { before, region, after };
+    if let Some((machines, true)) = choice {
+        before.push_str(&choice_code(machines));
     }
-    let chooser = format!("polytune_{function}_machine");
-    before.push_str(&choice(branches, &chooser));
-    for (k, b) in branches.iter().enumerate() {
-        if !b.target.is_empty() {
-            before.push_str(&format!(
-                "{gcc}#if defined(POLYTUNE_TARGET) && POLYTUNE_CHOSEN == {}\n{}#endif\n#endif\n",
-                k + 1,
-                b.target
-            ));
+    for (machine, lines) in &targets {
+        match machine {
+            None => before.push_str(&format!("{gcc}{}#endif\n", lines.concat())),
+            Some(m) => before.push_str(&format!(
+                "{gcc}#if defined(POLYTUNE_TARGET) && POLYTUNE_CHOSEN == POLYTUNE_MACHINE_{m}\n{}#endif\n#endif\n",
+                lines.concat()
+            )),
         }
+    }
+    for b in branches() {
         before.push_str(&b.file_scope);
     }
+    (before, after)
+}
+
+/// The block that replaces one SCoP: its one branch where there is no
+/// choice to make; else each of its machines' branches in turn (by the
+/// file's numbers: `machines`) and the code as written for any other.
+pub fn region(branches: &[Branch], machines: Option<&Machines>, original: &str) -> String {
+    let Some(machines) = machines else {
+        return branches.iter().map(|b| format!("{}{}", comment(&b.about, "  "), b.block)).collect();
+    };
     let mut region = String::from(
         "{\n#if defined(POLYTUNE_TARGET)\n  const int polytune_machine = POLYTUNE_CHOSEN;\n#else\n",
     );
-    region.push_str(&format!("  const int polytune_machine = {chooser}();\n#endif\n"));
+    region.push_str(&format!("  const int polytune_machine = {}();\n#endif\n", machines.chooser));
     for (k, b) in branches.iter().enumerate() {
         let keyword = if k == 0 { "if" } else { "else if" };
-        region.push_str(&format!("  {keyword} (polytune_machine == {}) {{\n", k + 1));
+        region.push_str(&format!("  {keyword} (polytune_machine == POLYTUNE_MACHINE_{}) {{\n", b.label));
         region.push_str(&comment(&b.about, "  "));
         region.push_str(&b.block);
         region.push_str("  }\n");
     }
-    region.push_str("  else {\n  /* no machine of this export: the code as written */\n");
+    let keyword = if branches.is_empty() { "{" } else { "else {" };
+    region.push_str(&format!("  {keyword}\n  /* no machine of this export: the code as written */\n"));
     region.push_str(original);
     region.push_str("  }\n}\n");
-    Pieces { before, region, after }
-}
-
-/// What stands before and after one function holding several exported
-/// SCoPs, each with one machine's winner (`parts`: each SCoP's branch and
-/// header): the headers, one `push_options` with every target line once (a
-/// line twice is gcc's error), then each SCoP's helpers; one `pop_options`.
-pub fn shared(parts: &[(&Branch, &[String])]) -> (String, String) {
-    let gcc = "#if defined(__GNUC__) && !defined(__clang__)\n";
-    let mut before: String = parts.iter().map(|(_, header)| comment(header, "")).collect();
-    let mut targets: Vec<&str> = Vec::new();
-    for (b, _) in parts {
-        for line in b.target.split_inclusive('\n') {
-            if !targets.contains(&line) {
-                targets.push(line);
-            }
-        }
-    }
-    let mut after = String::new();
-    if !targets.is_empty() {
-        before.push_str(&format!("{gcc}#pragma GCC push_options\n#endif\n{gcc}{}#endif\n", targets.concat()));
-        after = format!("{gcc}#pragma GCC pop_options\n#endif\n");
-    }
-    for (b, _) in parts {
-        before.push_str(&b.file_scope);
-    }
-    (before, after)
+    region
 }
 
 /// `lines` as a C comment, each line indented by `indent`.
@@ -187,12 +222,13 @@ fn comment(lines: &[String], indent: &str) -> String {
 }
 
 /// The machines' numbers, the build-time choice and the run-time one.
-fn choice(branches: &[Branch], chooser: &str) -> String {
+fn choice_code(machines: &Machines) -> String {
+    let chooser = &machines.chooser;
     let mut out = String::new();
-    for (k, b) in branches.iter().enumerate() {
-        out.push_str(&format!("#define POLYTUNE_MACHINE_{} {}\n", b.label, k + 1));
+    for (k, (label, _)) in machines.labels.iter().enumerate() {
+        out.push_str(&format!("#define POLYTUNE_MACHINE_{label} {}\n", k + 1));
     }
-    let labels: Vec<&str> = branches.iter().map(|b| b.label.as_str()).collect();
+    let labels: Vec<&str> = machines.labels.iter().map(|(l, _)| l.as_str()).collect();
     out.push_str(&format!(
         "#define POLYTUNE_PASTE_(a, b) a##b\n#define POLYTUNE_PASTE(a, b) POLYTUNE_PASTE_(a, b)\n\
          #define POLYTUNE_CHOSEN POLYTUNE_PASTE(POLYTUNE_MACHINE_, POLYTUNE_TARGET)\n\
@@ -202,8 +238,8 @@ fn choice(branches: &[Branch], chooser: &str) -> String {
     ));
     let quoted =
         |xs: Vec<&str>| xs.iter().map(|x| format!("\"{}\"", c_string(x))).collect::<Vec<_>>().join(", ");
-    let models = quoted(branches.iter().map(|b| b.cpu_model.as_str()).collect());
-    let n = branches.len();
+    let models = quoted(machines.labels.iter().map(|(_, m)| m.as_str()).collect());
+    let n = machines.labels.len();
     out.push_str(&format!(
         "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\
 /* Which machine of this export runs the program: the one named by the\n \
@@ -374,11 +410,33 @@ mod tests {
         assert!(p.before.contains("#define POLYTUNE_MACHINE_a 1\n#define POLYTUNE_MACHINE_b 2\n"));
         assert!(p.before.contains("static int polytune_f_machine(void)"));
         assert!(p.before.contains("\"CPU a\", \"CPU b\""), "{}", p.before);
-        let first = p.region.find("if (polytune_machine == 1)").unwrap();
-        let second = p.region.find("else if (polytune_machine == 2)").unwrap();
+        let first = p.region.find("if (polytune_machine == POLYTUNE_MACHINE_a)").unwrap();
+        let second = p.region.find("else if (polytune_machine == POLYTUNE_MACHINE_b)").unwrap();
         let fallback = p.region.find("else {").unwrap();
         assert!(first < second && second < fallback, "{}", p.region);
         assert!(p.region[fallback..].contains(&original));
+    }
+
+    /// Two SCoPs of one file, in two functions, on machines `a` and `b`,
+    /// the second's winner on `b` the original: one table numbers both
+    /// machines, the choice is defined once, and the second region runs
+    /// `a`'s code on `a` only.
+    #[test]
+    fn several_scops_choose_by_one_table_of_machines() {
+        let both = [branch("a", "#pragma GCC target(\"tune=x\")\n"), branch("b", "")];
+        let machines = Machines::of(both.iter().chain(&both[..1]), "f");
+        assert_eq!(machines.labels.len(), 2);
+        let (first, _) = around(&[(&both, &[])], Some((&machines, true)));
+        let (second, _) = around(&[(&both[..1], &[])], Some((&machines, false)));
+        assert_eq!(first.matches("static int polytune_f_machine(void)").count(), 1, "{first}");
+        assert!(!second.contains("polytune_f_machine") && !second.contains("#define"), "{second}");
+        assert!(second.contains("POLYTUNE_CHOSEN == POLYTUNE_MACHINE_a\n#pragma GCC target"), "{second}");
+        let region = region(&both[..1], Some(&machines), "  x = 1;\n");
+        assert!(region.contains("if (polytune_machine == POLYTUNE_MACHINE_a) {"), "{region}");
+        assert!(!region.contains("POLYTUNE_MACHINE_b") && region.contains("else {"), "{region}");
+        assert!(region.contains("polytune_f_machine()") && region.contains("  x = 1;\n"), "{region}");
+        // One machine: no choice, as for one SCoP.
+        assert_eq!(super::region(&both[..1], None, ""), "  /* machine a */\n{ polytune_a_h(); }\n");
     }
 
     #[test]

@@ -75,9 +75,10 @@ struct Winner {
 /// verified.
 struct Part {
     kernel: String,
+    /// The C function that holds the SCoP.
+    function: String,
     original: String,
     layout: Layout,
-    pieces: assemble::Pieces,
     /// Each machine's code and the comment above it all.
     branches: Vec<Branch>,
     header: Vec<String>,
@@ -114,14 +115,36 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
         ))
         .into());
     }
-    let text = together(&parts)?;
+    let text = together(&parts);
     let first = &parts[0];
     let profile = program::machine_profile(&request.profile)?;
-    verify::file_compiles(&file, &text, &first.build, first.dataset, &profile)?;
+    // Each machine's define, as the user may build it, and none.
+    let mut labels: Vec<&str> = Vec::new();
+    for b in parts.iter().flat_map(|p| &p.branches) {
+        if !labels.contains(&b.label.as_str()) {
+            labels.push(&b.label);
+        }
+    }
+    let mut defines: Vec<Option<String>> = vec![None];
+    if labels.len() > 1 {
+        defines.extend(labels.iter().map(|l| Some(format!("-DPOLYTUNE_TARGET={l}"))));
+    }
     let mut export = Export { file, text, ..first.export.clone() };
     export.branches.clear();
     export.unchanged = skipped;
-    export.verified = vec![format!("the file with {} SCoPs replaced: compiles", parts.len())];
+    export.verified.clear();
+    for d in &defines {
+        verify::file_compiles(
+            &export.file,
+            &export.text,
+            &first.build,
+            first.dataset,
+            &profile,
+            d.as_deref(),
+        )?;
+        let with = d.as_ref().map(|d| format!(" with {d}")).unwrap_or_default();
+        export.verified.push(format!("the file with {} SCoPs replaced{with}: compiles", parts.len()));
+    }
     for p in &parts {
         export.branches.extend(p.export.branches.iter().map(|b| format!("{}: {b}", p.kernel)));
         export.unchanged.extend(p.export.unchanged.iter().map(|m| format!("{}: {m}", p.kernel)));
@@ -130,38 +153,37 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
     Ok(export)
 }
 
-/// The file with every part in place. Parts that share a function share
-/// what stands around it (one `push_options`, each target line once).
-fn together(parts: &[Part]) -> Result<String> {
-    if parts.iter().any(|p| p.branches.len() > 1) {
-        bail!(
-            "several SCoPs of one file, each with several machines' winners, do not go into one file yet: export \
-             them one kernel at a time ({}), or one machine's winners (--machine NAME)",
-            parts.iter().map(|p| p.kernel.as_str()).collect::<Vec<_>>().join(", ")
-        );
-    }
-    let mut pieces: Vec<assemble::Pieces> = parts.iter().map(|p| p.pieces.clone()).collect();
+/// The file with every part in place. With several machines among the
+/// parts, one table numbers them for the whole file (the choice defined
+/// once, before the first function) and every region chooses by it, so
+/// that a machine whose winner for a SCoP is the original runs it as
+/// written. Parts that share a function share what stands around it (one
+/// `push_options`, each target line once).
+fn together(parts: &[Part]) -> String {
+    let all = parts.iter().flat_map(|p| &p.branches);
+    let machines = Some(assemble::Machines::of(all, &parts[0].function)).filter(|m| m.labels.len() > 1);
+    let mut pieces: Vec<assemble::Pieces> = Vec::with_capacity(parts.len());
+    let mut defined = false;
     for (i, p) in parts.iter().enumerate() {
         let function = p.layout.function_first;
+        let original = assemble::original_region(&p.original, &p.layout);
+        let region = assemble::region(&p.branches, machines.as_ref(), &original);
         if parts[..i].iter().any(|q| q.layout.function_first == function) {
+            pieces.push(assemble::Pieces { region, ..Default::default() });
             continue;
         }
-        let group: Vec<usize> =
-            (i..parts.len()).filter(|&j| parts[j].layout.function_first == function).collect();
-        if group.len() < 2 {
-            continue;
-        }
-        let shared: Vec<(&Branch, &[String])> =
-            group.iter().map(|&j| (&parts[j].branches[0], parts[j].header.as_slice())).collect();
-        let (before, after) = assemble::shared(&shared);
-        for (n, &j) in group.iter().enumerate() {
-            pieces[j].before = if n == 0 { before.clone() } else { String::new() };
-            pieces[j].after = if n == 0 { after.clone() } else { String::new() };
-        }
+        let group: Vec<(&[assemble::Branch], &[String])> = parts[i..]
+            .iter()
+            .filter(|q| q.layout.function_first == function)
+            .map(|q| (q.branches.as_slice(), q.header.as_slice()))
+            .collect();
+        let (before, after) = assemble::around(&group, machines.as_ref().map(|m| (m, !defined)));
+        defined = true;
+        pieces.push(assemble::Pieces { before, region, after });
     }
     let placed: Vec<(Layout, &assemble::Pieces, &str)> =
         parts.iter().zip(&pieces).map(|(p, q)| (p.layout, q, q.region.as_str())).collect();
-    Ok(assemble::splice_all(&parts[0].original, &placed))
+    assemble::splice_all(&parts[0].original, &placed)
 }
 
 /// The kernels of the store tuned from SCoPs of `file` (named `stem` and
@@ -288,7 +310,8 @@ fn part(db: &Store, kernel: &str, named_file: Option<PathBuf>, request: &Request
         compile,
         verified,
     };
-    Ok(Part { kernel, original, layout, pieces, branches, header, build, dataset, export })
+    let function = program.scop.function.clone();
+    Ok(Part { kernel, function, original, layout, branches, header, build, dataset, export })
 }
 
 /// `gemm` or `path/gemm.c`: the kernel's name, and the file if one was named.

@@ -153,7 +153,7 @@ fn run_checks(
 /// the user will, since it cannot be run without its inputs.
 fn replayed(t: &Target, evaluator: &Evaluator, hash: &str, at: &str) -> Result<Vec<String>> {
     let evaluator = &Evaluator {
-        builder: evaluator.builder.clone(),
+        builder: crate::capture::replaying(&evaluator.builder)?,
         slot: evaluator.slot.clone(),
         config: MeasureConfig { replayed: true, ..evaluator.config.clone() },
         jobs: evaluator.jobs,
@@ -209,21 +209,22 @@ fn replayed(t: &Target, evaluator: &Evaluator, hash: &str, at: &str) -> Result<V
 }
 
 /// `text`, an export of `file` with several SCoPs replaced (each verified on
-/// its own), compiled as the user builds it.
+/// its own), compiled as the user builds it, with `define` if given.
 pub(super) fn file_compiles(
     file: &Path,
     text: &str,
     build: &ProgramConfig,
     dataset: Dataset,
     profile: &MachineProfile,
+    define: Option<&str>,
 ) -> Result<()> {
     let dir = std::env::temp_dir().join(format!("polytune-export-{}", executor::process::unique_suffix()));
     std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let copy = dir.join(file.file_name().context("the file's name")?);
     let compiler = profile.compiler();
-    let result = std::fs::write(&copy, text)
-        .map_err(anyhow::Error::from)
-        .and_then(|()| object(&compiler, file, &copy, build, dataset, &[]));
+    let result = std::fs::write(&copy, text).map_err(anyhow::Error::from).and_then(|()| {
+        object(&compiler, file, &copy, build, dataset, &Vec::from_iter(define.map(String::from)))
+    });
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
