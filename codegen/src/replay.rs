@@ -24,6 +24,11 @@ use super::print::{AST_MACROS, UNDEF_AST_MACROS};
 use super::splice::{dump_code, element_loops, footprint, record_code, splice_capturing};
 use super::{ast, pinned, CodegenError, Exported};
 
+/// What a replay's program calls the user's own `main`, which its own
+/// `main` replaces (`#define main ...` before the user's text; the
+/// program's other files are compiled with `-Dmain=...` likewise).
+pub const REPLACED_MAIN: &str = "polytune_replaced_main";
+
 /// The original program, instrumented as for a reference run, that also
 /// writes the region's inputs where the runtime is asked to capture them.
 pub fn capturing_program(source: &Source, scop: &Scop) -> Result<String, CodegenError> {
@@ -159,7 +164,7 @@ pub fn generating_program(
     }
     main.push_str(&capture_code(&ctx, scop)?);
     main.push_str("  return 0;\n}\n");
-    Ok(format!("#define main polytune_replaced_main\n{}\n{main}", source.text))
+    Ok(format!("#define main {REPLACED_MAIN}\n{}\n{main}", source.text))
 }
 
 /// Why `scop` cannot be replayed, if it cannot: the region must be a
@@ -290,7 +295,7 @@ pub fn replay_program(
         dump_code(&ctx, scop)?
     ));
     Ok(format!(
-        "{target}#define main polytune_replaced_main\n{text}\n{declarations}{helpers}{statics}{functions}{main}",
+        "{target}#define main {REPLACED_MAIN}\n{text}\n{declarations}{helpers}{statics}{functions}{main}",
         target = region.target,
         text = source.text,
         declarations = region.declarations,

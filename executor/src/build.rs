@@ -251,6 +251,11 @@ impl Builder {
         Ok(b)
     }
 
+    /// The extra sources this builder links into every program.
+    pub fn extras(&self) -> &Extras {
+        &self.extras
+    }
+
     /// This builder's cache, extra sources and timeout with another
     /// compiler (a peer's: `crate::peers`).
     pub fn with_compiler(&self, compiler: Compiler) -> Result<Builder, BuildError> {

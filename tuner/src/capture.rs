@@ -151,6 +151,19 @@ pub fn checked(path: &Path) -> Result<String> {
     Ok(hash)
 }
 
+/// `builder` for the programs that replay a region: the program's own
+/// `main`, wherever it is, renamed as `codegen::replay_program` renames the
+/// one of the SCoP's file, since the replay's `main` takes its place (a
+/// program's `main` in one of its `--source` files).
+pub fn replaying(builder: &Builder) -> Result<Builder> {
+    let mut extras = builder.extras().clone();
+    if extras.sources.is_empty() {
+        return Ok(builder.clone());
+    }
+    extras.cpp_args.push(format!("-Dmain={}", codegen::REPLACED_MAIN));
+    Ok(builder.with_extras(&extras)?)
+}
+
 /// The program that replays `region` of `program` from `capture`.
 pub fn replay(program: &Program, region: &codegen::Exported, capture: &Capture) -> Result<String> {
     let at = format!("{}:{}", program.scop.file.display(), program.scop.start.line);

@@ -143,6 +143,35 @@ fn a_program_that_reads_a_file_named_on_its_command_line_runs_and_tunes_from_a_c
     assert_eq!(printed(&exported), printed(&file));
 }
 
+/// The smoothing program split as programs are: the region in one file,
+/// `main` (reading the grid) in another, given with `--source`; replayed,
+/// the driver's `main` takes the place of that one.
+#[test]
+fn a_main_in_a_source_file_gives_way_to_the_replays_own() {
+    let dir = temp_dir("replay-split");
+    write_program(&dir, false);
+    let text = smoothing_program(false);
+    let (region, main) = text.split_once("int main(").unwrap();
+    let kernel = dir.join("kernel.c");
+    std::fs::write(&kernel, region.replace("static void smooth", "void smooth")).unwrap();
+    let main_file = dir.join("main.c");
+    let declared = "#include <stdio.h>\n#include <stdlib.h>\nvoid smooth(int n, int m, double A[n][m], double B[n][m]);\n";
+    std::fs::write(&main_file, format!("{declared}int main({main}")).unwrap();
+    let (k, m) = (kernel.to_str().unwrap(), main_file.to_str().unwrap());
+    let r = run_json(
+        &dir,
+        &["run", k, "--source", m, "--schedule", "unified", "--runs", "2", "--json", "--", "grid.txt"],
+    );
+    assert_eq!(r["status"], "ok", "{r}");
+    let db = dir.join("store.db");
+    let db = db.to_str().unwrap();
+    let t = run_json(
+        &dir,
+        &["tune", k, "--source", m, "--evals", "2", "--runs", "2", "--db", db, "--json", "--", "grid.txt"],
+    );
+    assert!(t["best"][0]["speedup"].as_f64().is_some(), "{t}");
+}
+
 #[test]
 fn a_program_that_reads_its_standard_input_runs_from_a_capture() {
     let dir = temp_dir("replay-stdin");

@@ -89,6 +89,32 @@ impl Setup {
 }
 
 impl Kernel {
+    /// The program its variants are compared with on `dataset`: the
+    /// original program, or where the kernel is replayed, the original
+    /// region replayed from the capture.
+    pub fn original(&self, dataset: Dataset) -> Result<String> {
+        let prog = &self.programs[&dataset];
+        match &self.capture {
+            Some(capture) => crate::capture::replay_original(prog, capture),
+            None => codegen::original_program(&prog.source, &prog.scop).with_context(|| {
+                format!("{}:{}: the original SCoP", self.spec.path.display(), prog.scop.start.line)
+            }),
+        }
+    }
+
+    /// `base` for this kernel's programs on `dataset`: its extra sources
+    /// linked, their `main` renamed where the kernel is replayed
+    /// ([`crate::capture::replaying`]).
+    pub fn builder(&self, base: &Builder, dataset: Dataset) -> Result<Builder> {
+        let b = base.with_extras(&self.spec.build.extras(dataset)).with_context(|| {
+            format!("{} [{}]: the program's extra sources", self.spec.name, dataset.name())
+        })?;
+        match self.capture {
+            Some(_) => crate::capture::replaying(&b),
+            None => Ok(b),
+        }
+    }
+
     /// Loads SCoP `scop` of `file` on every dataset a `strategy` campaign
     /// on `dataset` may use, and lays out its space: fusion preorders (see
     /// [`preorders`]) × the knobs and tile sizes of `spec`. A kernel to be
@@ -210,20 +236,9 @@ impl Kernel {
 /// SCoP never reached or run zero times, outputs that differ between two runs) leaves
 /// nothing behind.
 pub fn measure_original(evaluator: &Evaluator, kernel: &Kernel, dataset: Dataset) -> Result<Reference> {
-    let prog = &kernel.programs[&dataset];
-    let at = format!("{}:{}", kernel.spec.path.display(), prog.scop.start.line);
-    let original = match &kernel.capture {
-        // Replayed: the original region from the capture is the reference.
-        Some(capture) => crate::capture::replay_original(prog, capture)?,
-        None => codegen::original_program(&prog.source, &prog.scop)
-            .with_context(|| format!("{at}: the original SCoP"))?,
-    };
-    let builder = evaluator
-        .builder
-        .with_extras(&kernel.spec.build.extras(dataset))
-        .with_context(|| format!("{} [{}]: the program's extra sources", kernel.spec.name, dataset.name()))?;
+    let original = kernel.original(dataset)?;
     let evaluator = Evaluator {
-        builder,
+        builder: kernel.builder(&evaluator.builder, dataset)?,
         slot: evaluator.slot.clone(),
         config: MeasureConfig { replayed: kernel.capture.is_some(), ..evaluator.config.clone() },
         jobs: evaluator.jobs,
@@ -232,6 +247,7 @@ pub fn measure_original(evaluator: &Evaluator, kernel: &Kernel, dataset: Dataset
         .reference(&original)
         .with_context(|| format!("{} [{}]: the original program", kernel.spec.name, dataset.name()))?;
     if let Some(capture) = &kernel.capture {
+        let at = format!("{}:{}", kernel.spec.path.display(), kernel.programs[&dataset].scop.start.line);
         crate::capture::check_reproduced(capture, &reference, evaluator.config.tolerance).context(at)?;
     }
     Ok(reference)

@@ -315,10 +315,7 @@ impl<'a> Campaign<'a> {
                 };
                 let program = program_ids[&dataset];
                 if let Entry::Vacant(e) = builders.entry(dataset) {
-                    let b = base.with_extras(&kernel.spec.build.extras(dataset)).with_context(|| {
-                        format!("{} [{}]: the program's extra sources", kernel.spec.name, dataset.name())
-                    })?;
-                    e.insert(b);
+                    e.insert(kernel.builder(&base, dataset)?);
                 }
                 self.evaluator.builder = builders[&dataset].clone();
                 self.evaluator.config.replayed = kernel.capture.is_some();
@@ -477,8 +474,7 @@ impl<'a> Campaign<'a> {
     /// are compared with outputs and times of this run only) and records it
     /// once per campaign.
     fn reference(&mut self, kernel: &Kernel, dataset: Dataset, program: i64) -> Result<Reference> {
-        let prog = &kernel.programs[&dataset];
-        let original = codegen::original_program(&prog.source, &prog.scop)?;
+        let original = kernel.original(dataset)?;
         let reference = match self.premeasured.remove(&(kernel.spec.name.clone(), dataset)) {
             Some(r) => r,
             None => {

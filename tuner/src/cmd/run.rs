@@ -208,6 +208,10 @@ pub fn run(args: Args) -> Result<()> {
         }
     };
     let config = MeasureConfig { replayed: captured.is_some(), ..config };
+    let builder = match captured {
+        Some(_) => tuner::capture::replaying(&builder)?,
+        None => builder,
+    };
     let evaluator = Evaluator { builder, slot, config, jobs: 2 };
     let mut slots: Vec<(&str, &[usize])> = vec![(&evaluator.slot.name, &evaluator.slot.cores)];
     if let Some((_, _, g, _)) = &on_gpu {
