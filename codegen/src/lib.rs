@@ -123,8 +123,8 @@ pub struct Variant {
     #[serde(default)]
     pub cuda: Option<Cuda>,
     /// A CPU variant's code as it goes into the user's own file (`polytune
-    /// export`), without the measurement's instrumentation; not sent
-    /// between processes.
+    /// export`), without the measurement's instrumentation (of a GPU
+    /// variant, its emulation's); not sent between processes.
     #[serde(skip)]
     pub exported: Option<Exported>,
 }
@@ -521,8 +521,9 @@ fn generate_gpu(
                 .collect();
             let host = print_host(launches)?;
             let mut c = gpu::cuda::unit(scop, &o, &bodies, &host, &data, opts.code.gpu_min_blocks);
-            c.program =
-                splice(source, scop, &guarded(source, scop, guard, &format!("{}{write_back}", c.program)))?;
+            let call = guarded(source, scop, guard, &format!("{}{write_back}", c.program));
+            c.program = splice(source, scop, &call)?;
+            c.region = splice::plain_block(scop, &call);
             let counters = bodies
                 .iter()
                 .map(|(shape, _)| {
@@ -539,7 +540,10 @@ fn generate_gpu(
         }
         _ => None,
     };
-    Ok(Variant { program, region, schedule, bands: Vec::new(), cuda, exported: None })
+    // The emulation as it would stand in the user's file: what `export`
+    // verifies of a GPU winner on the CPU.
+    let exported = Exported { block: splice::plain_block(scop, &region), ..Exported::default() };
+    Ok(Variant { program, region, schedule, bands: Vec::new(), cuda, exported: Some(exported) })
 }
 
 /// The extents of each expanded scalar's array ([`model::expansion`]) in

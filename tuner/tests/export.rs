@@ -411,6 +411,67 @@ fn two_scops_on_two_machines_go_into_one_file_each_chosen_by_machine() {
     assert_eq!(ran(&built_for_far, Some("here")).0, "branch far_away,branch far_away");
 }
 
+/// A GPU winner (a row of the store: no GPU here) exported as the user's
+/// file calling its host function and the CUDA unit beside it: the
+/// emulation's outputs verified on the CPU, the file compiled, the unit
+/// compiled by nvcc where there is one (CI has it) without the
+/// measurement's timing, and the two built into one program.
+#[test]
+fn a_gpu_winner_is_exported_as_the_file_and_its_cuda_unit() {
+    let file = kernel("linear-algebra/gemm.c");
+    let dir = temp_dir("export-gpu");
+    let db = dir.join("store.db");
+    let gpu = ["target=gpu".to_string()];
+    let point = Point {
+        scheduler: Scheduler::Unified {
+            preorder: None,
+            options: UnifiedOptions::default().with_settings(&gpu).unwrap(),
+        },
+        tiles: Some(vec![32]),
+        threads: 1,
+        code: CodeOptions::default(),
+    };
+    seed(&db, &file, "SMALL", &[Machine { name: "gpu-box", cpu_model: "any", point }]);
+    // Two files: without -o there is nowhere to put the unit.
+    let out = export(&dir, &db, &["gemm"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("give -o"), "{err}");
+    let out_file = dir.join("gemm.tuned.c");
+    let out = export(&dir, &db, &["gemm", "-o", out_file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for v in [
+        "its emulation on the CPU, the export: outputs match",
+        "the file that calls the host function: compiles",
+    ] {
+        assert!(err.contains(&format!("verified: {v}")), "{v}: {err}");
+    }
+    let nvcc = executor::cuda::nvcc();
+    assert!(nvcc.is_some() || std::env::var_os("POLYTUNE_EXPECT_NVCC").is_none(), "no nvcc");
+    assert_eq!(nvcc.is_some(), err.contains("verified: the CUDA unit: compiles with"), "{err}");
+    let c = std::fs::read_to_string(&out_file).unwrap();
+    let cu = std::fs::read_to_string(out_file.with_extension("cu")).unwrap();
+    kept_in_order(&std::fs::read_to_string(&file).unwrap(), &c);
+    assert!(c.contains("polytune_gpu_kernel_gemm_") && !c.contains("polytune_rt_"), "{c}");
+    assert!(c.contains("CUDA unit written beside this file"), "{c}");
+    assert!(cu.contains("__global__") && cu.contains("extern \"C\" void polytune_gpu_kernel_gemm_"), "{cu}");
+    for absent in ["getenv", "cudaEvent", "POLYTUNE_"] {
+        assert!(!cu.contains(absent), "the unit holds `{absent}`:\n{cu}");
+    }
+    let Some(nvcc) = nvcc else { return };
+    let binary = dir.join("gemm.tuned");
+    let built = output(
+        Command::new(&nvcc)
+            .args(["-O3", "-arch=sm_90", "-Xcompiler", "-fopenmp", "-DSMALL_DATASET", "-I"])
+            .arg(file.parent().unwrap())
+            .arg(&out_file)
+            .arg(out_file.with_extension("cu"))
+            .args(["-lgomp", "-o"])
+            .arg(&binary),
+    );
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+}
+
 #[test]
 fn bad_requests_are_refused_with_their_reason_and_write_nothing() {
     let dir = temp_dir("export-refused");

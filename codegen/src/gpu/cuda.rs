@@ -30,6 +30,16 @@ pub struct Cuda {
     /// The C program that only counts the launches of one run (host
     /// loops, no kernels) and dumps the count as `polytune_launches`.
     pub counting: String,
+    /// The code that replaces the SCoP in the user's own file (`polytune
+    /// export`): the host function's declaration and its call, the
+    /// statement macros still in it.
+    #[serde(default)]
+    pub region: String,
+    /// The unit as it goes beside the user's file: the same kernels and
+    /// host function without the measurement's timing, warm-up and
+    /// switches.
+    #[serde(default)]
+    pub exported_unit: String,
 }
 
 /// CUDA's x, y, z for block dimension `k` of `n` (the innermost is x).
@@ -207,13 +217,20 @@ pub(crate) fn copied_in(ctx: &Context, scop: &Scop) -> Result<Vec<String>, Codeg
 /// registered, registering included, against 4.6 ms pageable).
 /// `POLYTUNE_PAGEABLE=1` leaves every copy pageable (to compare); where
 /// registering fails the copies stay pageable.
-const PIN: &str = "static int polytune_pin(void *host, size_t bytes)\n{\n  \
-     const char *pageable = getenv(\"POLYTUNE_PAGEABLE\");\n  \
-     if (bytes < ((size_t) 1 << 20) || (pageable && *pageable && *pageable != '0'))\n    return 0;\n  \
-     if (cudaHostRegister(host, bytes, cudaHostRegisterDefault) == cudaSuccess)\n    return 1;\n  \
-     (void) cudaGetLastError();\n  return 0;\n}\n\n\
-     static void polytune_unpin(void *host, int pinned)\n{\n  \
-     if (pinned)\n    polytune_check(cudaHostUnregister(host), \"unregistering host memory\");\n}\n\n";
+fn pin(measured: bool) -> String {
+    let switch = match measured {
+        true => "  const char *pageable = getenv(\"POLYTUNE_PAGEABLE\");\n  \
+                 if (bytes < ((size_t) 1 << 20) || (pageable && *pageable && *pageable != '0'))\n    return 0;\n",
+        false => "  if (bytes < ((size_t) 1 << 20))\n    return 0;\n",
+    };
+    format!(
+        "static int polytune_pin(void *host, size_t bytes)\n{{\n{switch}  \
+         if (cudaHostRegister(host, bytes, cudaHostRegisterDefault) == cudaSuccess)\n    return 1;\n  \
+         (void) cudaGetLastError();\n  return 0;\n}}\n\n\
+         static void polytune_unpin(void *host, int pinned)\n{{\n  \
+         if (pinned)\n    polytune_check(cudaHostUnregister(host), \"unregistering host memory\");\n}}\n\n"
+    )
+}
 
 /// The unit's timing: CUDA's context is made before `main`, its kernels
 /// loaded with it (their cost is the process's, not the region's, whose
@@ -424,19 +441,18 @@ pub(crate) fn unit(
     let signature = format!("void {name}({})", signature.join(", "));
     let args: Vec<String> = outliner.param_args.iter().chain(&outliner.data_args).cloned().collect();
     let program = format!("  {signature};\n  {name}({});\n", args.join(", "));
-    let mut unit = format!(
+    let head = format!(
         "#include <cuda_runtime.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n\
          static void polytune_check(cudaError_t e, const char *what)\n{{\n  if (e != cudaSuccess) {{\n    \
          fprintf(stderr, \"polytune: CUDA: %s: %s\\n\", what, cudaGetErrorString(e));\n    exit(70);\n  }}\n}}\n\n{VIEWS}\n"
     );
-    unit.push_str(PIN);
-    unit.push_str(TIMING);
+    let mut globals = String::new();
     for (number, (k, body)) in kernels.iter().enumerate() {
         let mut params: Vec<String> = outliner.params.clone();
         params.extend((0..k.depth).map(|d| format!("int polytune_h{d}")));
         params.extend((0..k.tiles.len()).map(|i| format!("long polytune_o{i}")));
         params.extend(data.iter().map(|d| d.kernel_param.clone()));
-        unit.push_str(&k.global(
+        globals.push_str(&k.global(
             number,
             &params.join(", "),
             body,
@@ -444,15 +460,29 @@ pub(crate) fn unit(
             &outliner.undefs,
             min_blocks,
         ));
-        unit.push('\n');
+        globals.push('\n');
     }
     let (ast, undef) = (super::super::print::AST_MACROS, super::super::print::UNDEF_AST_MACROS);
     let warm = WARM.replace("{launches}", &format!("{ast}{host}{undef}")).replace("{recopy}", recopy);
-    unit.push_str(&format!(
-        "extern \"C\" {signature}\n{{\n{setup}{warm}{START}{ast}{host}{undef}{STOP}{finish}}}\n"
-    ));
+    let unit = format!(
+        "{head}{}{TIMING}{globals}extern \"C\" {signature}\n{{\n{setup}{warm}{START}{ast}{host}{undef}{STOP}{finish}}}\n",
+        pin(true)
+    );
+    let exported_unit = format!(
+        "{head}{}{globals}extern \"C\" {signature}\n{{\n{setup}{ast}{host}{undef}  \
+         polytune_check(cudaDeviceSynchronize(), \"running the kernels\");\n{finish}}}\n",
+        pin(false)
+    );
     let serial_kernels = kernels.iter().filter(|(k, _)| k.tiles.is_empty() && k.threads.is_empty()).count();
-    Cuda { program, unit, kernels: kernels.len(), serial_kernels, counting: String::new() }
+    Cuda {
+        program,
+        unit,
+        kernels: kernels.len(),
+        serial_kernels,
+        counting: String::new(),
+        region: String::new(),
+        exported_unit,
+    }
 }
 
 /// The arguments of every launch of kernel `k`: the size parameters, its

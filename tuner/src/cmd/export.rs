@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use tuner::export::{Machines, Request};
 
 use super::common::{Dataset, StoreArg};
@@ -42,18 +42,22 @@ pub fn run(args: Args) -> Result<()> {
     let request =
         Request { kernel: args.kernel.clone(), machines, dataset: args.dataset, profile: args.profile };
     let export = tuner::export::export(&db, &request)?;
-    match &args.output {
-        Some(path) => {
-            let tmp = path.with_extension(format!("{}.tmp", executor::process::unique_suffix()));
-            std::fs::write(&tmp, &export.text)
-                .and_then(|()| std::fs::rename(&tmp, path))
-                .inspect_err(|_| {
-                    let _ = std::fs::remove_file(&tmp);
-                })
-                .with_context(|| format!("{}: cannot write", path.display()))?;
+    match (&args.output, &export.cuda) {
+        (Some(path), cuda) => {
+            // The unit first: the file that calls it is the last thing written.
+            if let Some(unit) = cuda {
+                let cu = path.with_extension("cu");
+                write_whole(&cu, unit)?;
+                eprintln!("wrote {} (the CUDA unit the file calls)", cu.display());
+            }
+            write_whole(path, &export.text)?;
             eprintln!("wrote {} (from {})", path.display(), export.file.display());
         }
-        None => print!("{}", export.text),
+        (None, Some(_)) => bail!(
+            "kernel {}: the winner is a GPU variant, exported as two files (the C file and its CUDA unit): give -o",
+            args.kernel
+        ),
+        (None, None) => print!("{}", export.text),
     }
     for b in &export.branches {
         eprintln!("  variant {b}");
@@ -66,4 +70,15 @@ pub fn run(args: Args) -> Result<()> {
     }
     eprintln!("  compile:  {}", export.compile);
     Ok(())
+}
+
+/// `text` written to `path` whole or not at all.
+fn write_whole(path: &std::path::Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension(format!("{}.tmp", executor::process::unique_suffix()));
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+        .with_context(|| format!("{}: cannot write", path.display()))
 }

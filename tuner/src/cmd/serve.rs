@@ -190,6 +190,12 @@ async fn export(
     };
     let request = Request { kernel, machines, dataset, profile: "default".into() };
     match tokio::task::spawn_blocking(move || tuner::export::export(&app.store, &request)).await {
+        Ok(Ok(e)) if e.cuda.is_some() => error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "the winner is a GPU variant, exported as two files (the C file and its CUDA unit): run `polytune export \
+             KERNEL -o FILE`"
+                .into(),
+        ),
         Ok(Ok(e)) => ([(header::CONTENT_TYPE, "text/x-c; charset=utf-8")], e.text).into_response(),
         Ok(Err(e)) if e.downcast_ref::<tuner::exit::NoResult>().is_some() => {
             error(StatusCode::NOT_FOUND, format!("{e:#}"))

@@ -84,7 +84,7 @@ pub fn run(args: Args) -> Result<()> {
         let v = pipeline::generate_modelled(&p.source, &scop, &deps, &opts, &tree)?;
         match &args.replay_from {
             None => Ok((tree, v.program, v.cuda)),
-            Some(capture) => Ok((tree, replayed(&p, &v, capture)?, None)),
+            Some(capture) => Ok((tree, replayed(&p, &v, point.on_gpu(), capture)?, None)),
         }
     });
     let codegen_s = started.elapsed().as_secs_f64();
@@ -94,9 +94,14 @@ pub fn run(args: Args) -> Result<()> {
 
 /// `v`'s region replayed from `capture` (CPU variants: a GPU variant's
 /// region is not replayed yet).
-fn replayed(p: &common::Program, v: &codegen::Variant, capture: &std::path::Path) -> Result<String, Failure> {
+fn replayed(
+    p: &common::Program,
+    v: &codegen::Variant,
+    gpu: bool,
+    capture: &std::path::Path,
+) -> Result<String, Failure> {
     let failed = |reason: String| Failure { status: Status::CodegenError, reason };
-    let Some(region) = v.exported.as_ref().filter(|_| v.cuda.is_none()) else {
+    let Some(region) = v.exported.as_ref().filter(|_| !gpu) else {
         return Err(failed("GPU variants are not replayed from a capture yet".into()));
     };
     codegen::replay_program(&p.source, &p.scop, region, &capture.display().to_string())

@@ -61,6 +61,16 @@ pub struct Export {
     pub compile: String,
     /// The verified builds, one line each.
     pub verified: Vec<String>,
+    /// A GPU winner's CUDA unit (its kernels and the host function the
+    /// file calls), to be written beside the file with the extension `.cu`.
+    pub cuda: Option<String>,
+}
+
+/// A GPU winner's CUDA unit and its emulation's code (what is verified on
+/// the CPU).
+struct Gpu {
+    unit: String,
+    emulation: codegen::Exported,
 }
 
 /// One machine's winner with the program it was measured on.
@@ -114,6 +124,15 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
             skipped.join("\n  ")
         ))
         .into());
+    }
+    if let Some(p) = parts.iter().find(|p| p.export.cuda.is_some()) {
+        bail!(
+            "{}: kernel {}'s winner is a GPU variant, whose CUDA unit is a file of its own: export it alone \
+             (polytune export {})",
+            file.display(),
+            p.kernel,
+            p.kernel
+        );
     }
     let text = together(&parts);
     let first = &parts[0];
@@ -235,20 +254,27 @@ fn part(db: &Store, kernel: &str, named_file: Option<PathBuf>, request: &Request
     let mut branches = Vec::new();
     let mut unchanged = Vec::new();
     let several = winners.len() > 1;
+    let mut gpu: Option<Gpu> = None;
     for w in &winners {
         // The original stays where nothing was faster.
         if w.best.speedup <= 1.0 {
             unchanged.push(w.best.machine.clone());
             continue;
         }
-        let code = variant_code(&program, w, &compiler, &build).with_context(|| {
-            format!(
-                "{}:{}: the winner of machine {}",
-                file.display(),
-                program.scop.start.line,
+        let at = format!(
+            "{}:{}: the winner of machine {}",
+            file.display(),
+            program.scop.start.line,
+            w.best.machine
+        );
+        let (code, on_gpu) = variant_code(&program, w, &compiler, &build).context(at.clone())?;
+        if on_gpu.is_some() && several {
+            bail!(
+                "{at} is a GPU variant, which is exported alone: name its machine (--machine {})",
                 w.best.machine
-            )
-        })?;
+            );
+        }
+        gpu = gpu.or(on_gpu);
         let code = if several { rename_all(code, &w.label) } else { code };
         branches.push(Branch {
             label: w.label.clone(),
@@ -267,21 +293,24 @@ fn part(db: &Store, kernel: &str, named_file: Option<PathBuf>, request: &Request
         .into());
     }
     let compile = compile_line(first, &build);
-    let header = header(&kernel, &file, &branches, &compile);
-    let pieces = assemble::pieces(
-        &branches,
-        &program.scop.function,
-        &header,
-        &assemble::original_region(&original, &layout),
-    );
+    let header = header(&kernel, &file, &branches, &compile, gpu.is_some());
+    let written = assemble::original_region(&original, &layout);
+    let pieces = assemble::pieces(&branches, &program.scop.function, &header, &written);
     let text = assemble::splice(&original, &layout, &pieces, &pieces.region);
     let exported: Vec<&Winner> =
         winners.iter().filter(|w| branches.iter().any(|b| b.label == w.label)).collect();
-    let verified = verify::verify(&verify::Target {
+    // A GPU winner's outputs are checked on its emulation, and the file
+    // that calls its host function and the unit are compiled.
+    let emulated = gpu.as_ref().map(|g| {
+        let block = format!("{{\n{}{}}}\n", size_guards(&program.scop), g.emulation.block);
+        let branch = Branch { block, ..branches[0].clone() };
+        assemble::pieces(&[branch], &program.scop.function, &header, &written)
+    });
+    let mut verified = verify::verify(&verify::Target {
         file: &file,
         original: &original,
         layout: &layout,
-        pieces: &pieces,
+        pieces: emulated.as_ref().unwrap_or(&pieces),
         program: &program,
         build: &build,
         dataset,
@@ -292,6 +321,15 @@ fn part(db: &Store, kernel: &str, named_file: Option<PathBuf>, request: &Request
         several,
         capture: capture.as_deref(),
     })?;
+    if let Some(g) = &gpu {
+        if capture.is_some() {
+            bail!("{}: a GPU winner of a replayed campaign is not exported yet", file.display());
+        }
+        for v in &mut verified {
+            *v = format!("its emulation on the CPU, {v}");
+        }
+        verified.extend(verify::cuda_builds(&file, &text, &g.unit, &build, dataset, &profile)?);
+    }
     let export = Export {
         file,
         text,
@@ -309,6 +347,7 @@ fn part(db: &Store, kernel: &str, named_file: Option<PathBuf>, request: &Request
         unchanged,
         compile,
         verified,
+        cuda: gpu.map(|g| g.unit),
     };
     let function = program.scop.function.clone();
     Ok(Part { kernel, function, original, layout, branches, header, build, dataset, export })
@@ -472,19 +511,16 @@ fn layout(file: &Path, program: &Program, original: &str) -> Result<Layout> {
 }
 
 /// A winner's code, regenerated from its stored schedule, the statement
-/// macros expanded.
+/// macros expanded; of a GPU winner, the call of its host function, with
+/// its unit and its emulation.
 fn variant_code(
     program: &Program,
     w: &Winner,
     compiler: &executor::build::Compiler,
     build: &ProgramConfig,
-) -> Result<codegen::Exported> {
-    match &w.point.scheduler {
-        Scheduler::Peer { name } => {
-            bail!("the winner is the peer {name}, a compiler's own build of the code as written")
-        }
-        _ if w.point.on_gpu() => bail!("the winner is a GPU variant; export writes CPU winners only so far"),
-        _ => {}
+) -> Result<(codegen::Exported, Option<Gpu>)> {
+    if let Scheduler::Peer { name } = &w.point.scheduler {
+        bail!("the winner is the peer {name}, a compiler's own build of the code as written")
     }
     let (scop, deps) = (&program.scop, &program.deps);
     let schedule = match &w.best.schedule {
@@ -499,11 +535,19 @@ fn variant_code(
         &schedule,
     )?;
     let Some(code) = variant.exported else { bail!("code generation gave no exportable form") };
-    Ok(codegen::Exported {
+    let code = codegen::Exported {
         helpers: expand(&code.helpers, compiler, build)?,
         block: expand(&code.block, compiler, build)?,
         ..code
-    })
+    };
+    if !w.point.on_gpu() {
+        return Ok((code, None));
+    }
+    let Some(cuda) = variant.cuda else {
+        bail!("the winner is a GPU variant with no CUDA form (its region is not a function of its arrays)")
+    };
+    let call = codegen::Exported { block: expand(&cuda.region, compiler, build)?, ..Default::default() };
+    Ok((call, Some(Gpu { unit: cuda.exported_unit, emulation: code })))
 }
 
 /// Compile-time checks that the arrays' rows have the literal extents the
@@ -612,7 +656,7 @@ fn compile_line(best: &Best, build: &ProgramConfig) -> String {
     [vec![cc], flags, build.cflags.clone()].concat().join(" ")
 }
 
-fn header(kernel: &str, file: &Path, branches: &[Branch], compile: &str) -> Vec<String> {
+fn header(kernel: &str, file: &Path, branches: &[Branch], compile: &str, gpu: bool) -> Vec<String> {
     let mut lines = vec![
         format!(
             "polytune {} export of kernel {kernel} ({}): the SCoP of this file's function below, tuned",
@@ -628,6 +672,14 @@ fn header(kernel: &str, file: &Path, branches: &[Branch], compile: &str) -> Vec<
              at run time (POLYTUNE_MACHINE=<machine> forces one), else the code as written",
             labels.join(", ")
         ));
+    }
+    if gpu {
+        lines.push(
+            "the region runs on the GPU: the host function it calls and its kernels are in the CUDA unit written \
+             beside this file (its name with `.cu`); compile that with `nvcc -O3 -arch=native -c` and link its \
+             object with -lcudart"
+                .into(),
+        );
     }
     lines.push("the code holds the sizes and extents it was tuned at; tune again for others".into());
     lines

@@ -229,6 +229,40 @@ pub(super) fn file_compiles(
     result
 }
 
+/// A GPU winner's export built as the user will build it: `text`, the
+/// file that calls the host function, compiled to an object, and `unit`
+/// by nvcc for sm_80 and sm_90 (no GPU needed); without nvcc, said so.
+pub(super) fn cuda_builds(
+    file: &Path,
+    text: &str,
+    unit: &str,
+    build: &ProgramConfig,
+    dataset: Dataset,
+    profile: &MachineProfile,
+) -> Result<Vec<String>> {
+    file_compiles(file, text, build, dataset, profile, None)?;
+    let mut verified = vec!["the file that calls the host function: compiles".to_string()];
+    let Some(nvcc) = executor::cuda::nvcc() else {
+        verified.push(
+            "the CUDA unit: not compiled, there is no nvcc here (POLYTUNE_NVCC, PATH, CUDA_HOME)".into(),
+        );
+        return Ok(verified);
+    };
+    let dir = std::env::temp_dir().join(format!("polytune-export-{}", executor::process::unique_suffix()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let path = dir.join("unit.cu");
+    let archs = ["sm_80", "sm_90"];
+    let result = std::fs::write(&path, unit)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| executor::cuda::compile_check(&nvcc, &path, &archs).map_err(anyhow::Error::msg));
+    let _ = std::fs::remove_dir_all(&dir);
+    result.with_context(|| {
+        format!("{}: the exported CUDA unit does not compile; nothing is written", file.display())
+    })?;
+    verified.push(format!("the CUDA unit: compiles with {} for {}", nvcc.display(), archs.join(" and ")));
+    Ok(verified)
+}
+
 /// `copy` (the exported file) compiled to an object with `defines`, as the user builds it.
 fn compiles(t: &Target, evaluator: &Evaluator, copy: &Path, defines: &[String]) -> Result<()> {
     object(evaluator.builder.compiler(), t.file, copy, t.build, t.dataset, defines)
