@@ -294,12 +294,11 @@ fn written(args: &Args, variant: &str, original: &str) -> Result<(String, PathBu
     Ok((name, source, original_source))
 }
 
-/// A GPU variant's kernels (and how many run on one thread) and its
-/// launches in one run.
-fn launches(
-    evaluator: &Evaluator,
-    cuda: Option<&codegen::Cuda>,
-) -> Result<(Option<(usize, usize)>, Option<u64>)> {
+/// A GPU variant's kernels and how many of them run on one thread.
+type Kernels = Option<(usize, usize)>;
+
+/// A GPU variant's kernels and its launches in one run.
+fn launches(evaluator: &Evaluator, cuda: Option<&codegen::Cuda>) -> Result<(Kernels, Option<u64>)> {
     let Some(c) = cuda else { return Ok((None, None)) };
     let limit = std::time::Duration::from_secs(600);
     let n = executor::cuda::count_launches(&evaluator.builder, &c.counting, limit)
