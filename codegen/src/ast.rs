@@ -195,10 +195,16 @@ pub(super) fn every_statement_runs(
     }
     let runs = runs.coalesce().ctx(what)?;
     let text = runs.to_str().ctx(what)?.to_string();
-    if context.is_subset(&runs).ctx(what)? {
+    // The guard holds where the model's assumption does too: what the
+    // program states is what it is checked within.
+    let known = match &scop.assumed {
+        Some(a) => Set::read_from_str(ctx, &a.known).ctx(what)?,
+        None => context,
+    };
+    if known.is_subset(&runs).ctx(what)? {
         return Ok((text, None));
     }
-    Ok((text, Some(c_condition(ctx, context, runs)?)))
+    Ok((text, Some(c_condition(ctx, known, runs)?)))
 }
 
 /// `set`, parameters only, as a C condition that holds within `context`

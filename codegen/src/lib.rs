@@ -185,6 +185,10 @@ fn pinned<'s>(ctx: &Context, scop: &'s Scop) -> Result<std::borrow::Cow<'s, Scop
     let context = model::deps::pinned(context, scop).ctx(what)?;
     let mut out = scop.clone();
     out.context = context.to_str().ctx(what)?.to_string();
+    if let Some(a) = &mut out.assumed {
+        let known = model::deps::pinned(Set::read_from_str(ctx, &a.known).ctx(what)?, scop).ctx(what)?;
+        a.known = known.to_str().ctx(what)?.to_string();
+    }
     Ok(Cow::Owned(out))
 }
 

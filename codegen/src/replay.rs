@@ -346,7 +346,7 @@ fn touched_rows(ctx: &Context, scop: &Scop, a: &Array) -> Result<String, Codegen
 }
 
 /// `s` as the inside of a C string literal.
-fn c_string(s: &str) -> String {
+pub(super) fn c_string(s: &str) -> String {
     s.chars()
         .flat_map(|c| match c {
             '"' | '\\' => vec!['\\', c],

@@ -51,16 +51,35 @@ fn splice_region(
         ));
     }
     let region = format!(
-        "{{ /* polytune: SCoP of {} */\n{}{entry}  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
+        "{{ /* polytune: SCoP of {} */\n{}{}{entry}  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
          void polytune_rt_dump(const char *, const char *, const void *, unsigned long);\n  \
          polytune_rt_start();\n  {{\n{code}\n  }}\n  polytune_rt_stop();\n{}{dumps}{}}}\n",
         scop.function,
         local_declarations(scop),
+        assumption_check(&ctx, scop)?,
         exits,
         expansion_frees(scop)
     );
     let (a, b) = scop.span;
     Ok(format!("{}{}{}", &source.text[..a], region, &source.text[b..]))
+}
+
+/// Code that stops a measured program (exit status 3, the reason on
+/// stderr) where the model's assumption on the parameters
+/// ([`Scop::assumed`]) fails at the program's sizes: its variants would
+/// run the code as written there, and its footprints, captures and dumps
+/// hold only where it holds.
+fn assumption_check(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
+    let Some(a) = &scop.assumed else { return Ok(String::new()) };
+    let what = || "the model's assumption on the parameters".to_string();
+    let known = Set::read_from_str(ctx, &a.known).ctx(what)?;
+    let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
+    let holds = super::ast::c_condition(ctx, known, context)?;
+    Ok(format!(
+        "  {{\n  void polytune_rt_assumption_broken(const char *);\n  if (!({holds}))\n    \
+         polytune_rt_assumption_broken(\"{}\");\n  }}\n",
+        super::replay::c_string(&a.why.join("; "))
+    ))
 }
 
 /// The program as written with each of `scops` (of `source`, spans in

@@ -228,6 +228,16 @@ void polytune_rt_capture_end(void)
   polytune_rt_capture_file = 0;
 }
 
+/* The model assumed what this run's sizes break (a linearised array's
+   rows that do not hold their columns): nothing measured would mean
+   anything. */
+void polytune_rt_assumption_broken(const char *why)
+{
+  fprintf(stderr, "polytune runtime: this run's sizes break what the model of the SCoP assumes (%s); "
+                  "polytune tunes it only where that holds\n", why);
+  exit(3);
+}
+
 /* Replay: a capture read whole, its records found by name. */
 static unsigned char *polytune_rt_replay_data;
 static unsigned long polytune_rt_replay_size;

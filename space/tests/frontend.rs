@@ -323,8 +323,8 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
         "the branch on `A[i] > 0` writes `A`, which its condition reads, and holds 2 statements and a loop",
     ),
     (
-        "rows a subscript may leave",
-        "  for (int i = 0; i < 10; i++)\n    for (int j = 0; j < 10; j++)\n      B[i * calls + j] = 1.0;\n",
+        "rows a subscript leaves whatever the sizes",
+        "  for (int i = 0; i < 10; i++)\n    for (int j = 0; j <= calls; j++)\n      B[i * calls + j] = 1.0;\n",
         "15:9",
         "`i * calls + j` reads as rows of `calls` only where 0 <= j < calls, and the loops around it do not imply that",
     ),
@@ -409,6 +409,32 @@ fn linearised_subscripts_are_read_as_rows() {
         "{:?}",
         accesses(&s, 2)
     );
+}
+
+/// BLAS's leading dimensions (`A[i * lda + p]`, `p < k`): the rows hold
+/// their columns only where `k <= lda`, which the program does not state;
+/// the model assumes it (in its context) and says so, and where the loops
+/// imply it nothing is assumed.
+#[test]
+fn leading_dimensions_are_assumed_to_hold_their_rows() {
+    let (s, _) = load("ldmatmul.c");
+    let a = s.assumed.as_ref().expect("an assumption");
+    assert_eq!(a.why.len(), 3, "{:?}", a.why);
+    assert!(a.why[1].contains("`i * lda + p` reads as rows of `lda` where 0 <= p < lda"), "{:?}", a.why);
+    let ctx = model::isl::new_context();
+    let context = isl_rs::Set::read_from_str(&ctx, &s.context).unwrap();
+    let known = isl_rs::Set::read_from_str(&ctx, &a.known).unwrap();
+    let with = |cond: &str| {
+        isl_rs::Set::read_from_str(&ctx, &format!("[m, n, k, ldc, lda, ldb] -> {{ : {cond} }}")).unwrap()
+    };
+    // Rows at least as long as the loops: assumed; shorter: outside it.
+    let holds = "m = 4 and n = 5 and k = 6 and lda = 6 and ldb = 5 and ldc = 7";
+    let broken = "m = 4 and n = 5 and k = 6 and lda = 5 and ldb = 5 and ldc = 7";
+    assert!(!context.copy().unwrap().intersect(with(holds)).unwrap().is_empty().unwrap());
+    assert!(context.intersect(with(broken)).unwrap().is_empty().unwrap());
+    assert!(!known.intersect(with(broken)).unwrap().is_empty().unwrap());
+    // `i * n + j` with `j < n`: the loops say it, nothing is assumed.
+    assert!(load("linmatmul.c").0.assumed.is_none());
 }
 
 #[test]

@@ -472,6 +472,40 @@ fn a_gpu_winner_is_exported_as_the_file_and_its_cuda_unit() {
     assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
 }
 
+/// A variant tuned under the model's assumption on leading dimensions
+/// (`k <= lda`, `ldmatmul.c`) checks it where it runs: built at leading
+/// dimensions shorter than its rows, the exported file runs the code as
+/// written and prints what the original prints.
+#[test]
+fn an_export_runs_the_code_as_written_where_the_models_assumption_fails() {
+    let file = root().join("space/tests/fixtures/own/ldmatmul.c");
+    let dir = temp_dir("export-assumed");
+    let db = dir.join("store.db");
+    seed(&db, &file, "MINI", &[Machine { name: "here", cpu_model: "any", point: tuned_point() }]);
+    let out_file = dir.join("ldmatmul.c");
+    let out = export(&dir, &db, &["ldmatmul", "-o", out_file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let exported = std::fs::read_to_string(&out_file).unwrap();
+    assert!(exported.contains("lda >= k") && !exported.contains("polytune_rt_"), "{exported}");
+    let printed = |source: &Path, pad: &str| -> String {
+        let binary = dir.join(format!("{}{pad}.bin", source.file_stem().unwrap().to_str().unwrap()));
+        let define = format!("-DPAD={pad}");
+        let built = output(
+            Command::new("gcc")
+                .args(["-O2", "-fopenmp", "-DMINI_DATASET", &define])
+                .arg(source)
+                .arg("-o")
+                .arg(&binary),
+        );
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        let ran = output(Command::new(&binary).env("OMP_NUM_THREADS", "2"));
+        String::from_utf8_lossy(&ran.stdout).into_owned()
+    };
+    for pad in ["3", "0", "-3", "-7"] {
+        assert_eq!(printed(&out_file, pad), printed(&file, pad), "PAD={pad}");
+    }
+}
+
 #[test]
 fn bad_requests_are_refused_with_their_reason_and_write_nothing() {
     let dir = temp_dir("export-refused");

@@ -44,6 +44,7 @@ fn programs_in_the_model_run_verified_under_the_unified_scheduler() {
         "linmatmul.c",
         "linjacobi.c",
         "lintrisolv.c",
+        "ldmatmul.c",
         "rowsmatmul.c",
         "rowsjacobi.c",
         "rowstrisolv.c",
@@ -74,6 +75,21 @@ fn programs_in_the_model_run_verified_under_the_unified_scheduler() {
         assert_eq!(report["status"], "ok", "{name}: {report}");
         assert!(report["emulated"] == true && report["cuda"].is_null(), "{name}: {report}");
     }
+}
+
+/// Leading dimensions shorter than the rows (`lda < n`) break what the
+/// model assumed of `ldmatmul.c`: the measured programs stop with the
+/// reason, and nothing is measured.
+#[test]
+fn sizes_that_break_the_models_assumption_stop_the_run_with_the_reason() {
+    let file = own("ldmatmul.c");
+    let args =
+        ["run", file.to_str().unwrap(), "--schedule", "unified", "--dataset", "MINI", "--cc-arg=-DPAD=-3"];
+    let (out, _) = polytune("ld-broken", &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("this run's sizes break what the model of the SCoP assumes"), "{err}");
+    assert!(err.contains("`i * lda + p` reads as rows of `lda` where 0 <= p < lda"), "{err}");
 }
 
 /// PolyBench's own gramschmidt sizes and fill (M < N, rank deficient):

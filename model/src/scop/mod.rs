@@ -95,6 +95,12 @@ pub struct Scop {
     /// lines around it, and `start` is its first statement's line.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub detected: bool,
+    /// What the model assumes of the parameters beyond what the program
+    /// states, already part of `context` (the rows of a linearised array
+    /// hold their columns: `n <= lda`). Measured programs stop where it
+    /// fails; variants check it and run the code as written where it fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assumed: Option<Assumed>,
 }
 
 /// `variable = value;` after the region: a C variable, a C expression of
@@ -177,6 +183,15 @@ impl Scop {
 }
 
 /// An array or scalar (a 0-d array) the SCoP reads or writes.
+/// The model's assumptions on the parameters ([`Scop::assumed`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Assumed {
+    /// The parameter context without them: what the program guarantees.
+    pub known: String,
+    /// Each assumption as the user reads it, with the access that needs it.
+    pub why: Vec<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Array {
     pub name: String,

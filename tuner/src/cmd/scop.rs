@@ -87,7 +87,7 @@ fn print_text(s: &Scop, d: &Dependences) {
         };
         let rows = match a.linearised {
             // Proven at extraction: every inner subscript stays within its row.
-            true => "; one-dimensional in C, its linear subscripts read as these rows, each inner subscript within its row on every statement's domain",
+            true => "; one-dimensional in C, its linear subscripts read as these rows, each inner subscript within its row on every statement's domain (proven, or assumed below)",
             false => "",
         };
         println!("    {} {}{}  ({role}{rows})", a.element_type, a.name, ext.join(""));
@@ -109,6 +109,15 @@ fn print_text(s: &Scop, d: &Dependences) {
     }
     for note in &s.notes {
         println!("  note: {note}");
+    }
+    if let Some(a) = &s.assumed {
+        println!(
+            "  assumed, and checked when the code runs: {}  (the program states {})",
+            s.context, a.known
+        );
+        for why in &a.why {
+            println!("    {why}");
+        }
     }
     println!("  original schedule: {}", s.schedule);
     let counts: Vec<String> = d.counts().iter().map(|(k, n)| format!("{k} {n}")).collect();

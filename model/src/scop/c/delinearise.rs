@@ -178,10 +178,13 @@ impl Walk<'_> {
             && self.decls.get(name).is_some_and(|d| d.integer && d.extents.is_empty())
     }
 
-    /// Refuses rows that the subscripts may leave on the statement's domain
-    /// (under the parameters' context): there, two rows' elements would be
-    /// one element of the model, and its dependences wrong.
-    pub(super) fn check_rows(&self, node: Node, rows: &Rows) -> Result<()> {
+    /// Rows that the subscripts may leave on the statement's domain (under
+    /// the parameters' context), where two rows' elements would be one
+    /// element of the model and its dependences wrong: where the parameters
+    /// can keep them within (`n <= lda`), that is assumed, checked at run
+    /// time ([`crate::scop::Scop::assumed`]), as Polly's optimistic
+    /// delinearisation checks it; where they cannot, refused.
+    pub(super) fn check_rows(&mut self, node: Node, rows: &Rows) -> Result<()> {
         let its: Vec<String> = self.loops.iter().map(|l| l.isl.clone()).collect();
         let mut outside = Vec::new();
         for (s, e) in rows.subscripts[1..].iter().zip(&rows.extents) {
@@ -196,9 +199,27 @@ impl Walk<'_> {
         };
         let context = Set::read_from_str(&ctx, &self.pinned_context()).map_err(internal)?;
         let leaves = Set::read_from_str(&ctx, &set).map_err(internal)?;
-        if leaves.intersect_params(context).map_err(internal)?.is_empty().map_err(internal)? {
+        let within_context =
+            leaves.copy().map_err(internal)?.intersect_params(context.copy().map_err(internal)?);
+        if within_context.map_err(internal)?.is_empty().map_err(internal)? {
             return Ok(());
         }
+        // The sizes where no instance leaves its row, under the plain
+        // context (the literals modelled as parameters left free).
+        let plain = Set::read_from_str(&ctx, &super::model::context(&self.params)).map_err(internal)?;
+        let left = leaves
+            .intersect_params(plain.copy().map_err(internal)?)
+            .map_err(internal)?
+            .params()
+            .map_err(internal)?;
+        let holds = plain.subtract(left).map_err(internal)?.coalesce().map_err(internal)?;
+        let possible = !holds
+            .copy()
+            .map_err(internal)?
+            .intersect(context)
+            .map_err(internal)?
+            .is_empty()
+            .map_err(internal)?;
         // Each subscript as isl simplifies it (`j`, not `(0) + (j)`).
         let shown = |s: &str| {
             let map = format!("{}{{ [{}] -> [({s})] }}", self.param_prefix(), its.join(", "));
@@ -214,6 +235,21 @@ impl Walk<'_> {
             .zip(&rows.extents)
             .map(|(s, e)| format!("0 <= {} < {e}", shown(s)))
             .collect();
+        if possible {
+            let at = self.src.location(node.start_byte()).map(|l| format!("{}:{}: ", l.line, l.column));
+            let why = format!(
+                "{}`{}` reads as rows of {} where {}",
+                at.unwrap_or_default(),
+                self.text(node),
+                rows.extents.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(" by "),
+                within.join(" and ")
+            );
+            let text = holds.to_str().map_err(internal)?.to_string();
+            if !self.assumptions.iter().any(|(_, w)| *w == why) {
+                self.assumptions.push((text, why));
+            }
+            return Ok(());
+        }
         Err(self.err(
             node,
             format!(

@@ -237,6 +237,9 @@ struct Walk<'s> {
     statements: Vec<Statement>,
     /// What the model leaves out and why (statements that never run).
     notes: Vec<String>,
+    /// Conditions on the parameters the model assumes (isl sets) and why
+    /// (`Scop::assumed`).
+    assumptions: Vec<(String, String)>,
     /// The functions of this file the statements call (pure or inlined).
     file_calls: BTreeSet<String>,
     /// The declared extents of each array the statements reference, as
@@ -388,6 +391,7 @@ fn walk_region<'s>(
         arrays: Vec::new(),
         statements: Vec::new(),
         notes: Vec::new(),
+        assumptions: Vec::new(),
         file_calls: BTreeSet::new(),
         extents: HashMap::new(),
         exits: HashMap::new(),

@@ -124,7 +124,23 @@ impl Walk<'_> {
             function_span: (0, 0),
             unmodelled: Vec::new(),
             detected: false,
+            assumed: None,
         };
+        if !self.assumptions.is_empty() {
+            let known = scop.context.clone();
+            let internal = |e: isl_rs::LibISLError| {
+                ScopError::new(&scop.file, None, format!("internal error: isl rejects an assumption: {e:?}"))
+            };
+            let ctx = crate::isl::new_context();
+            let mut context = Set::read_from_str(&ctx, &known).map_err(internal)?;
+            for (set, _) in &self.assumptions {
+                context =
+                    context.intersect(Set::read_from_str(&ctx, set).map_err(internal)?).map_err(internal)?;
+            }
+            scop.context = context.coalesce().map_err(internal)?.to_str().map_err(internal)?.to_string();
+            let why = self.assumptions.into_iter().map(|(_, why)| why).collect();
+            scop.assumed = Some(crate::scop::Assumed { known, why });
+        }
         scop.schedule = format!("{{ domain: \"{}\"{root} }}", scop.domain());
         Ok(scop)
     }
