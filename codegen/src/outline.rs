@@ -84,9 +84,11 @@ impl Outliner {
                     data_args.push(name.clone());
                 }
                 // One-dimensional in C, its statements' subscripts linear.
+                // A read-only array may be `const` in the user's code: the
+                // call casts it (the outlined body only reads it).
                 _ if a.linearised => {
                     data.push(format!("{ty} *__restrict__ {name}"));
-                    data_args.push(name.clone());
+                    data_args.push(if *written { name.clone() } else { format!("({ty} *) {name}") });
                 }
                 _ => {
                     let mut rows = String::new();
@@ -99,7 +101,7 @@ impl Outliner {
                         }
                     }
                     data.push(format!("{ty} (*__restrict__ {name}){rows}"));
-                    data_args.push(name.clone());
+                    data_args.push(if *written { name.clone() } else { format!("({ty} (*){rows}) {name}") });
                 }
             }
         }

@@ -21,7 +21,7 @@ use model::scop::{AccessKind, Array, Scop, Source};
 
 use super::outline::{stated_extent, Outliner};
 use super::print::{AST_MACROS, UNDEF_AST_MACROS};
-use super::splice::{dump_code, element_loops, footprint, record_code, splice_capturing};
+use super::splice::{c_string, dump_code, element_loops, footprint, record_code, splice_capturing};
 use super::{ast, pinned, CodegenError, Exported};
 
 /// What a replay's program calls the user's own `main`, which its own
@@ -343,14 +343,4 @@ fn touched_rows(ctx: &Context, scop: &Scop, a: &Array) -> Result<String, Codegen
     let set = Set::read_from_str(ctx, all.to_str().ctx(what)?).ctx(what)?;
     let largest = set.dim_max(0).ctx(what)?;
     Ok(format!("({}) + 1", ast::c_expr(ctx, &scop.context, largest)?))
-}
-
-/// `s` as the inside of a C string literal.
-pub(super) fn c_string(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| match c {
-            '"' | '\\' => vec!['\\', c],
-            c => vec![c],
-        })
-        .collect()
 }

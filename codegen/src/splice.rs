@@ -78,7 +78,7 @@ fn assumption_check(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> 
     Ok(format!(
         "  {{\n  void polytune_rt_assumption_broken(const char *);\n  if (!({holds}))\n    \
          polytune_rt_assumption_broken(\"{}\");\n  }}\n",
-        super::replay::c_string(&a.why.join("; "))
+        c_string(&a.why.join("; "))
     ))
 }
 
@@ -363,3 +363,13 @@ const COPY_ALLOC: &str = "#if defined(__linux__)\n\
 
 /// The macro prefix of a copy's statement.
 const COPY_PREFIX: &str = "polytune_copy_";
+
+/// `s` as the inside of a C string literal.
+pub(super) fn c_string(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| match c {
+            '"' | '\\' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect()
+}

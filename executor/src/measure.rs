@@ -332,8 +332,10 @@ struct Session<'a> {
 struct Batch {
     /// Each run's region time.
     region_s: Vec<f64>,
-    /// What a CUDA variant wrote to `POLYTUNE_KERNEL_TIME_FILE`.
-    kernel_s: Option<f64>,
+    /// What a CUDA variant wrote to `POLYTUNE_KERNEL_TIME_FILE`: one
+    /// sample for a whole program (its lines summed), one a run for a
+    /// replay driver (a line each).
+    kernel_s: Vec<f64>,
     /// The process's wall time.
     wall_s: f64,
     dump: Option<Vec<DumpedArray>>,
@@ -491,7 +493,7 @@ impl<'a> Session<'a> {
             self.m.samples.push(t);
             self.m.wall_s.push(share);
         }
-        self.m.kernel_samples.extend(batch.kernel_s);
+        self.m.kernel_samples.extend(batch.kernel_s.iter().skip(skip));
         if let Some(dump) = batch.dump {
             if let Some(reference) = self.reference {
                 let verdict = verify::compare_with(reference, &dump, self.config.tolerance);
@@ -595,11 +597,12 @@ impl<'a> Session<'a> {
         if region_s.is_empty() {
             return Err(crash(with_stderr(NO_REGION_TIME.to_string())));
         }
-        let kernel_s = match read_times(&kernel_file) {
-            Ok((_, 0)) => None,
-            Ok((t, _)) => Some(t),
-            Err(line) => return Err(crash(format!("unreadable kernel time {line:?}"))),
-        };
+        // A whole program's kernel times sum to its run's; a replay driver
+        // calls the region, and writes a line, once a run.
+        let kernels = std::fs::read_to_string(&kernel_file).unwrap_or_default();
+        let kernels = if self.config.replayed { kernels.replace('\n', "\nend\n") } else { kernels };
+        let kernel_s = runtime::parse_runs(&kernels)
+            .map_err(|line| crash(format!("unreadable kernel time {line:?}")))?;
         let parsed = if dump {
             let bytes = std::fs::read(&dump_file).unwrap_or_default();
             Some(runtime::parse_dump(&bytes).map_err(|e| crash(format!("malformed dump file: {e}")))?)
@@ -611,23 +614,6 @@ impl<'a> Session<'a> {
         let _ = std::fs::remove_file(&kernel_file);
         Ok(Batch { region_s, kernel_s, wall_s: out.wall.as_secs_f64(), dump: parsed })
     }
-}
-
-/// The sum and count of the times a program appended to `path` (none when
-/// it wrote nothing); `Err` is a line that is not a time.
-fn read_times(path: &Path) -> Result<(f64, usize), String> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let (mut total, mut count) = (0.0, 0);
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        match line.trim().parse::<f64>() {
-            Ok(t) if t.is_finite() && t >= 0.0 => {
-                total += t;
-                count += 1;
-            }
-            _ => return Err(line.to_string()),
-        }
-    }
-    Ok((total, count))
 }
 
 impl Failure {

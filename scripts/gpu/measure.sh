@@ -23,7 +23,11 @@
 #            four tile shapes, lu: 32 and 16, 1 and 2 points);
 #   default  issue 67's item 4 as a user runs it: `tune gemm.c --set
 #            target=gpu` and nothing else set, the model strategy, no warm
-#            start, 40 evaluations, at LARGE and EXTRALARGE (about 4 minutes).
+#            start, 40 evaluations, at LARGE and EXTRALARGE (about 4 minutes);
+#   export   issue 65's item 3 on the GPU: the default campaign's LARGE
+#            winner of gemm exported (the file and its CUDA unit), built
+#            with nvcc as a user would, run, and its output compared with
+#            the original's built by gcc (needs the default step's store).
 #
 # It needs a polytune binary (POLYTUNE, default target/release/polytune) and,
 # when that binary was built elsewhere, its solver libraries (POLYTUNE_LIBS: a
@@ -45,7 +49,7 @@ mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 P=${POLYTUNE:-$PWD/target/release/polytune}
 DB="$OUT/gpu.db"
-STEPS=${STEPS:-cublas protocol ppcg gemm gemm-xl short default}
+STEPS=${STEPS:-cublas protocol ppcg gemm gemm-xl short default export}
 export POLYTUNE_NVCC=${POLYTUNE_NVCC:-$(command -v nvcc)}
 if [ -n "${POLYTUNE_LIBS:-}" ]; then
   mkdir -p /tmp/polytune-lib && tar -C /tmp/polytune-lib -xJf "$POLYTUNE_LIBS"
@@ -154,6 +158,26 @@ short() {
         --warm-start 0 --evals 40 --budget 120s --runs 3 --references isl-gpu 2>&1 |
         grep --line-buffered -v "^polytune: warning"
     done
+  fi
+  if step export && [ -f "$OUT/default.db" ]; then
+    log "export gemm LARGE"
+    X=$OUT/export
+    mkdir -p "$X"
+    timeout 300 "$P" export gemm --db "$OUT/default.db" --dataset LARGE -o "$X/gemm.tuned.c" 2>&1
+    if [ -f "$X/gemm.tuned.cu" ]; then
+      inc=-Ipolybench/linear-algebra
+      timeout 120 nvcc -O3 -arch=native -Xcompiler -fopenmp -DLARGE_DATASET "$inc" \
+        "$X/gemm.tuned.c" "$X/gemm.tuned.cu" -lgomp -o "$X/gemm.tuned" &&
+        timeout 60 gcc -O3 -march=native -fopenmp -DLARGE_DATASET "$inc" polybench/linear-algebra/gemm.c \
+          -o "$X/gemm.original" &&
+        for b in tuned original; do
+          rm -f "$X/$b.dump"
+          echo "$b: region $(POLYTUNE_TIME=1 POLYTUNE_DUMP="$X/$b.dump" timeout 120 "$X/gemm.$b") s"
+        done &&
+        python3 -c "import numpy as n, sys; a, b = (n.fromfile(sys.argv[k]) for k in (1, 2)); \
+print('outputs', 'match' if a.shape == b.shape and n.allclose(a, b, rtol=1e-9, atol=0) else 'DIFFER', a.shape)" \
+          "$X/tuned.dump" "$X/original.dump"
+    fi
   fi
   log summary
   python3 "$HERE/summary.py" "$DB"

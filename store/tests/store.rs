@@ -80,8 +80,15 @@ fn round_trip(fresh: &Fresh) {
     // Campaign 1: gemm LARGE on `box`: the reference, two ok variants, one wrong, one crash.
     let reference = Record { schedule: None, build: None, ..ok_record(c.id, p, m, Role::Reference, 0, 2.0) };
     s.record(&reference).unwrap();
-    let costs =
-        store::Costs { variant_s: 1.5, schedule_s: 0.5, codegen_s: 0.25, compile_s: 2.0, run_s: 0.125 };
+    let costs = store::Costs {
+        variant_s: 1.5,
+        schedule_s: 0.5,
+        codegen_s: 0.25,
+        compile_s: 2.0,
+        run_s: 0.125,
+        timed_s: 0.0625,
+        capture_s: Some(3.0),
+    };
     let fast = s
         .record(&Record {
             costs: Some(costs.clone()),

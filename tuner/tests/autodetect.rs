@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{output, polytune_in, root, temp_dir};
+use common::{polytune_in, root, temp_dir};
 
 #[test]
 fn the_hot_loop_nests_of_a_program_without_pragmas_are_found_timed_and_tuned() {
@@ -93,12 +93,7 @@ fn exported(dir: &Path, what: &str, db: &str) -> Option<std::path::PathBuf> {
 /// What the program built from `source` prints at size 60.
 fn printed(source: &Path, dir: &Path) -> String {
     let binary = dir.join(format!("{}.bin", source.file_stem().unwrap().to_str().unwrap()));
-    let built = output(
-        std::process::Command::new("gcc").args(["-O2", "-fopenmp"]).arg(source).arg("-o").arg(&binary),
-    );
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
-    let ran = output(std::process::Command::new(&binary).arg("60"));
-    String::from_utf8_lossy(&ran.stdout).into_owned()
+    common::printed(source, &[], &binary, &["60"], dir)
 }
 
 /// The same numbers, the sums of products within rounding.

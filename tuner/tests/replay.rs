@@ -131,15 +131,8 @@ fn a_program_that_reads_a_file_named_on_its_command_line_runs_and_tunes_from_a_c
         return;
     }
     assert!(out.status.success() && err.contains("replayed from capture"), "{err}");
-    let printed = |source: &Path| -> String {
-        let binary = source.with_extension("bin");
-        let built = output(
-            std::process::Command::new("gcc").args(["-O2", "-fopenmp"]).arg(source).arg("-o").arg(&binary),
-        );
-        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
-        let ran = output(std::process::Command::new(&binary).arg("grid.txt").current_dir(&dir));
-        String::from_utf8_lossy(&ran.stdout).into_owned()
-    };
+    let printed =
+        |source: &Path| common::printed(source, &[], &source.with_extension("bin"), &["grid.txt"], &dir);
     assert_eq!(printed(&exported), printed(&file));
 }
 
@@ -170,6 +163,58 @@ fn a_main_in_a_source_file_gives_way_to_the_replays_own() {
         &["tune", k, "--source", m, "--evals", "2", "--runs", "2", "--db", db, "--json", "--", "grid.txt"],
     );
     assert!(t["best"][0]["speedup"].as_f64().is_some(), "{t}");
+}
+
+/// GPU variants replay too: here their emulation, verified in a run and a
+/// campaign; and the CUDA form a GPU slot would build (the replay calling
+/// the unit's host function) compiles.
+#[test]
+fn gpu_variants_replay_from_a_capture() {
+    let dir = temp_dir("replay-gpu");
+    let (file, _) = write_program(&dir, false);
+    let f = file.to_str().unwrap();
+    let gpu = ["--schedule", "unified", "--set", "target=gpu", "--runs", "2"];
+    let r = run_json(&dir, &[&["run", f][..], &gpu, &["--json", "--", "grid.txt"]].concat());
+    assert!(r["status"] == "ok" && r["emulated"] == true, "{r}");
+    let db = dir.join("store.db");
+    let db = db.to_str().unwrap();
+    let args = ["tune", f, "--set", "target=gpu", "--emulate", "--evals", "3", "--runs", "2", "--db", db];
+    let t = run_json(&dir, &[&args[..], &["--json", "--", "grid.txt"]].concat());
+    assert!(t["best"][0]["speedup"].as_f64().is_some(), "{t}");
+    let Some(nvcc) = executor::cuda::nvcc() else { return };
+    let captures = dir.join("cache/polytune/captures");
+    let capture = std::fs::read_dir(&captures).unwrap().next().unwrap().unwrap().path();
+    let settings = ["target=gpu".to_string()];
+    let point = vocab::knobs::Point {
+        scheduler: vocab::knobs::Scheduler::Unified {
+            preorder: None,
+            options: vocab::knobs::UnifiedOptions::default().with_settings(&settings).unwrap(),
+        },
+        tiles: Some(vec![32]),
+        threads: 1,
+        code: Default::default(),
+    };
+    let point = serde_json::to_string(&point).unwrap();
+    let variant =
+        ["variant", f, "--dataset", "MINI", "--point", &point, "--replay-from", capture.to_str().unwrap()];
+    let reply: serde_json::Value = serde_json::from_slice(&polytune_in(&dir, &variant).stdout).unwrap();
+    let cuda = &reply["answer"]["Ok"][2];
+    let (host, unit) = (dir.join("host.c"), dir.join("unit.cu"));
+    std::fs::write(&host, cuda["program"].as_str().unwrap()).unwrap();
+    std::fs::write(&unit, cuda["unit"].as_str().unwrap()).unwrap();
+    let text = std::fs::read_to_string(&host).unwrap();
+    assert!(text.contains("polytune_rt_replay_open(") && text.contains("polytune_gpu_smooth_"), "{text}");
+    for (compiler, args) in [("gcc", ["-O2", "-c"]), (nvcc.to_str().unwrap(), ["-arch=sm_90", "-c"])] {
+        let source = if compiler == "gcc" { &host } else { &unit };
+        let built = output(
+            std::process::Command::new(compiler)
+                .args(args)
+                .arg(source)
+                .arg("-o")
+                .arg(source.with_extension("o")),
+        );
+        assert!(built.status.success(), "{compiler}: {}", String::from_utf8_lossy(&built.stderr));
+    }
 }
 
 #[test]

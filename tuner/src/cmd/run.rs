@@ -202,11 +202,9 @@ pub fn run(args: Args) -> Result<()> {
         .with_extras(&build.extras(args.dataset))?;
     let (original, variant, captured) = match &capturing {
         None => (original, variant, None),
-        Some(how) => {
-            let region = exported.as_ref().filter(|_| !gpu);
-            replayed(&at, how, &builder, &program, region, [&original_source, &source])?
-        }
+        Some(how) => replayed(&at, how, &builder, &program, exported.as_ref(), [&original_source, &source])?,
     };
+    let on_gpu = replayed_on_gpu(&program, captured.as_ref(), on_gpu)?;
     let config = MeasureConfig { replayed: captured.is_some(), ..config };
     let builder = match captured {
         Some(_) => tuner::capture::replaying(&builder)?,
@@ -224,7 +222,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     // Kernels in the unit and launches in one run: what the mapping costs
     // in host-device round trips.
-    let (kernels, launches) = launches(&evaluator, cuda_form.as_ref())?;
+    let (kernels, launches) = launches(&evaluator, cuda_form.as_ref(), captured.is_none())?;
     let (m, device) = match &on_gpu {
         Some((nvcc, c, g, device)) => {
             let built = executor::cuda::build(&evaluator.builder, nvcc, &c.program, &c.unit);
@@ -297,13 +295,39 @@ fn written(args: &Args, variant: &str, original: &str) -> Result<(String, PathBu
 /// A GPU variant's kernels and how many of them run on one thread.
 type Kernels = Option<(usize, usize)>;
 
-/// A GPU variant's kernels and its launches in one run.
-fn launches(evaluator: &Evaluator, cuda: Option<&codegen::Cuda>) -> Result<(Kernels, Option<u64>)> {
+/// A GPU variant's kernels and its launches in one run, counted by a run
+/// of the whole program with no arguments (not `counted`: a replayed
+/// program's, which needs its own).
+fn launches(
+    evaluator: &Evaluator,
+    cuda: Option<&codegen::Cuda>,
+    counted: bool,
+) -> Result<(Kernels, Option<u64>)> {
     let Some(c) = cuda else { return Ok((None, None)) };
+    if !counted {
+        return Ok((Some((c.kernels, c.serial_kernels)), None));
+    }
     let limit = std::time::Duration::from_secs(600);
     let n = executor::cuda::count_launches(&evaluator.builder, &c.counting, limit)
         .map_err(|e| anyhow::anyhow!("counting the launches: {e}"))?;
     Ok((Some((c.kernels, c.serial_kernels)), Some(n)))
+}
+
+/// On a GPU slot, a replayed variant's host program: the replay calling
+/// the unit's host function.
+fn replayed_on_gpu(
+    program: &common::Program,
+    captured: Option<&tuner::capture::Capture>,
+    on_gpu: Option<OnGpu>,
+) -> Result<Option<OnGpu>> {
+    Ok(match (captured, on_gpu) {
+        (Some(cap), Some((nvcc, c, g, device))) => {
+            let call = codegen::Exported { block: c.region.clone(), ..Default::default() };
+            let program = tuner::capture::replay(program, &call, cap)?;
+            Some((nvcc, codegen::Cuda { program, ..c }, g, device))
+        }
+        (_, on_gpu) => on_gpu,
+    })
 }
 
 /// The original's and the variant's (`region`'s) programs replayed from one
@@ -316,9 +340,7 @@ fn replayed(
     region: Option<&codegen::Exported>,
     paths: [&Path; 2],
 ) -> Result<(String, String, Option<tuner::capture::Capture>)> {
-    let Some(region) = region else {
-        bail!("{at}: GPU variants are not replayed from a capture yet; run the whole program (--replay off)")
-    };
+    let Some(region) = region else { bail!("{at}: code generation gave no form of the region to replay") };
     let cap = tuner::capture::capture(builder, program, how, std::time::Duration::from_secs(3600))?;
     let original = tuner::capture::replay_original(program, &cap)?;
     let variant = tuner::capture::replay(program, region, &cap)?;

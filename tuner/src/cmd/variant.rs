@@ -84,7 +84,10 @@ pub fn run(args: Args) -> Result<()> {
         let v = pipeline::generate_modelled(&p.source, &scop, &deps, &opts, &tree)?;
         match &args.replay_from {
             None => Ok((tree, v.program, v.cuda)),
-            Some(capture) => Ok((tree, replayed(&p, &v, point.on_gpu(), capture)?, None)),
+            Some(capture) => {
+                let (program, cuda) = replayed(&p, v, capture)?;
+                Ok((tree, program, cuda))
+            }
         }
     });
     let codegen_s = started.elapsed().as_secs_f64();
@@ -92,20 +95,32 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// `v`'s region replayed from `capture` (CPU variants: a GPU variant's
-/// region is not replayed yet).
+/// `v`'s region replayed from `capture`: a CPU variant's code or a GPU
+/// variant's emulation, and a GPU variant's CUDA form replaying the call
+/// of its host function (built with its unit where a GPU slot runs it).
 fn replayed(
     p: &common::Program,
-    v: &codegen::Variant,
-    gpu: bool,
+    v: codegen::Variant,
     capture: &std::path::Path,
-) -> Result<String, Failure> {
+) -> Result<(String, Option<codegen::Cuda>), Failure> {
     let failed = |reason: String| Failure { status: Status::CodegenError, reason };
-    let Some(region) = v.exported.as_ref().filter(|_| !gpu) else {
-        return Err(failed("GPU variants are not replayed from a capture yet".into()));
+    let capture = capture.display().to_string();
+    let replay = |region: &codegen::Exported| {
+        codegen::replay_program(&p.source, &p.scop, region, &capture)
+            .map_err(|e| failed(format!("the replay of the region: {e}")))
     };
-    codegen::replay_program(&p.source, &p.scop, region, &capture.display().to_string())
-        .map_err(|e| failed(format!("the replay of the region: {e}")))
+    let Some(region) = &v.exported else {
+        return Err(failed("code generation gave no form to replay".into()));
+    };
+    let program = replay(region)?;
+    let cuda = match v.cuda {
+        Some(c) => {
+            let call = codegen::Exported { block: c.region.clone(), ..Default::default() };
+            Some(codegen::Cuda { program: replay(&call)?, ..c })
+        }
+        None => None,
+    };
+    Ok((program, cuda))
 }
 
 /// The schedule of `point`, taken from the campaign's schedule directory

@@ -34,6 +34,23 @@ pub fn polytune_in(dir: &std::path::Path, args: &[&str]) -> Output {
     output(polytune().current_dir(dir).env("XDG_CACHE_HOME", dir.join("cache")).args(args))
 }
 
+/// What `source`, built by gcc (`-O2 -fopenmp` and `flags`) into
+/// `binary`, prints when run in `dir` with `args` on two threads.
+pub fn printed(
+    source: &std::path::Path,
+    flags: &[&str],
+    binary: &std::path::Path,
+    args: &[&str],
+    dir: &std::path::Path,
+) -> String {
+    let built =
+        output(Command::new("gcc").args(["-O2", "-fopenmp"]).args(flags).arg(source).arg("-o").arg(binary));
+    assert!(built.status.success(), "{}: {}", source.display(), String::from_utf8_lossy(&built.stderr));
+    let ran = output(Command::new(binary).args(args).current_dir(dir).env("OMP_NUM_THREADS", "2"));
+    assert!(ran.status.success(), "{}: {}", binary.display(), String::from_utf8_lossy(&ran.stderr));
+    String::from_utf8_lossy(&ran.stdout).into_owned()
+}
+
 /// `polytune ARGS`'s output, under [`LIMIT`].
 pub fn run(args: &[&str]) -> Output {
     output(polytune().args(args))
