@@ -138,15 +138,10 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
     let first = &parts[0];
     let profile = program::machine_profile(&request.profile)?;
     // Each machine's define, as the user may build it, and none.
-    let mut labels: Vec<&str> = Vec::new();
-    for b in parts.iter().flat_map(|p| &p.branches) {
-        if !labels.contains(&b.label.as_str()) {
-            labels.push(&b.label);
-        }
-    }
+    let machines = assemble::Machines::of(parts.iter().flat_map(|p| &p.branches), &first.function);
     let mut defines: Vec<Option<String>> = vec![None];
-    if labels.len() > 1 {
-        defines.extend(labels.iter().map(|l| Some(format!("-DPOLYTUNE_TARGET={l}"))));
+    if machines.labels.len() > 1 {
+        defines.extend(machines.labels.iter().map(|(l, _)| Some(format!("-DPOLYTUNE_TARGET={l}"))));
     }
     let mut export = Export { file, text, ..first.export.clone() };
     export.branches.clear();
