@@ -25,6 +25,15 @@ fn reference(ev: &Evaluator, k: &Kernel) -> Reference {
     ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name))
 }
 
+/// `program` of `k` measured against its original under `ev`; anything but
+/// `ok` pushed to `failures` as `what: status reason`.
+fn verified_into(ev: &Evaluator, k: &Kernel, program: String, what: &str, failures: &mut Vec<String>) {
+    let m = ev.evaluate(&reference(ev, k), &[program]).unwrap().remove(0);
+    if m.status != Status::Ok {
+        failures.push(format!("{what}: {} {}", m.status, m.reason));
+    }
+}
+
 /// gcc contracts `a + b * c` into an FMA or not depending on the shape of the
 /// surrounding code, so bitwise comparison needs contraction off.
 const EXACT_FLAGS: &[&str] = &["-O2", "-ffp-contract=off", "-fopenmp"];
@@ -180,10 +189,7 @@ fn core_scheduler_variants_match_the_original_at_mini_and_small() {
                         continue;
                     }
                 };
-                let m = ev.evaluate(&reference(&ev, &k), &[v.program]).unwrap().remove(0);
-                if m.status != Status::Ok {
-                    failures.push(format!("{} {fusion:?} {dataset}: {} {}", k.name, m.status, m.reason));
-                }
+                verified_into(&ev, &k, v.program, &format!("{} {fusion:?} {dataset}", k.name), &mut failures);
             }
         }
     }
@@ -312,10 +318,7 @@ fn expanded_scalars_on_the_cpu_match_the_original() {
                 continue;
             }
         };
-        let m = ev.evaluate(&reference(&ev, &k), &[v.program]).unwrap().remove(0);
-        if m.status != Status::Ok {
-            failures.push(format!("{}: {} {}", k.name, m.status, m.reason));
-        }
+        verified_into(&ev, &k, v.program, &k.name, &mut failures);
         checked.push(k.name.clone());
     }
     assert!(checked.iter().any(|k| k == "symm"), "{checked:?}");

@@ -336,19 +336,30 @@ fn two_modules(name: &str, model: &str, schedule: &str) -> (PathBuf, PathBuf) {
     (dir, src)
 }
 
+/// The cycles of `two_modules(name, model, schedule)` (none asserted),
+/// then of the same tree with `model/read.rs` made `read`; the tree removed.
+fn cycles_once_read_is(name: &str, model: &str, schedule: &str, read: &str) -> Vec<String> {
+    let (dir, src) = two_modules(name, model, schedule);
+    let (modules, imports) = read_imports(&src);
+    assert!(cycles(&modules, &imports).is_empty());
+    std::fs::write(src.join("model/read.rs"), read).unwrap();
+    let (modules, imports) = read_imports(&src);
+    let found = cycles(&modules, &imports);
+    let _ = std::fs::remove_dir_all(&dir);
+    found
+}
+
 /// The checker itself: an import against the order in a small tree of
 /// sources is reported with its file and line.
 #[test]
 fn a_cycle_between_modules_is_reported_with_its_imports() {
-    let (dir, src) = two_modules("cycle", "mod read;\npub use read::Scop;\n", "use crate::model::Scop;\n");
-    let (modules, imports) = read_imports(&src);
-    assert!(cycles(&modules, &imports).is_empty());
     // The model reaches up into the scheduler, from a submodule, in a group.
-    std::fs::write(src.join("model/read.rs"), "use super::super::{schedule, model};\npub struct Scop;\n")
-        .unwrap();
-    let (modules, imports) = read_imports(&src);
-    let found = cycles(&modules, &imports);
-    let _ = std::fs::remove_dir_all(&dir);
+    let found = cycles_once_read_is(
+        "cycle",
+        "mod read;\npub use read::Scop;\n",
+        "use crate::model::Scop;\n",
+        "use super::super::{schedule, model};\npub struct Scop;\n",
+    );
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("model -> schedule") && found[0].contains("read.rs:1"), "{found:?}");
     assert!(found[0].contains("schedule -> model") && found[0].contains("schedule.rs:1"), "{found:?}");
@@ -358,18 +369,12 @@ fn a_cycle_between_modules_is_reported_with_its_imports() {
 /// import on its third line closes the cycle.
 #[test]
 fn a_use_over_several_lines_is_read_whole() {
-    let (dir, src) =
-        two_modules("multi", "pub mod read;\n", "use crate::model::read::Scop;\npub struct Tree;\n");
-    let (modules, imports) = read_imports(&src);
-    assert!(cycles(&modules, &imports).is_empty());
-    std::fs::write(
-        src.join("model/read.rs"),
+    let found = cycles_once_read_is(
+        "multi",
+        "pub mod read;\n",
+        "use crate::model::read::Scop;\npub struct Tree;\n",
         "use crate::{\n    model,\n    schedule::{\n        Tree,\n    },\n};\npub struct Scop;\n",
-    )
-    .unwrap();
-    let (modules, imports) = read_imports(&src);
-    let found = cycles(&modules, &imports);
-    let _ = std::fs::remove_dir_all(&dir);
+    );
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("model -> schedule") && found[0].contains("read.rs:1"), "{found:?}");
     assert_eq!(
