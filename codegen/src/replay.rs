@@ -4,8 +4,9 @@
 //! `capturing_program` is the original program, instrumented as usual, that
 //! also writes the region's inputs at its entry (the runtime's
 //! `polytune_rt_capturing`, in the dump's format): the size parameters, the
-//! scalars, and for every array the region reads exactly the elements it
-//! reads (its read footprint), in the order `element_loops` lists them.
+//! scalars, and for every array the region may read before writing it
+//! exactly the elements it reads (its read footprint), in the order
+//! `element_loops` lists them.
 //!
 //! `replay_program` is a program whose `main` loads such a capture into
 //! arrays of the program's shapes, calls the region as a function of its
@@ -21,7 +22,9 @@ use model::scop::{AccessKind, Array, Scop, Source};
 
 use super::outline::{stated_extent, Outliner};
 use super::print::{AST_MACROS, UNDEF_AST_MACROS};
-use super::splice::{c_string, dump_code, element_loops, footprint, record_code, splice_capturing};
+use super::splice::{
+    c_string, dump_code, element_loops, footprint, read_first, record_code, splice_capturing,
+};
 use super::{ast, pinned, CodegenError, Exported};
 
 /// What a replay's program calls the user's own `main`, which its own
@@ -54,7 +57,8 @@ fn capture_code(ctx: &Context, scop: &Scop) -> Result<String, CodegenError> {
             "  {{ long polytune_v = (long)({p}); polytune_rt_capture(\"{p}\", \"long\", &polytune_v, sizeof polytune_v); }}\n"
         ));
     }
-    for a in inputs(scop) {
+    let read_first = read_first(ctx, scop)?;
+    for a in inputs(scop, &read_first) {
         capture.push_str(&record_code(ctx, scop, a, AccessKind::Read, "polytune_rt_capture")?);
     }
     for a in scop.arrays.iter().filter(|a| !a.local && !a.extents.is_empty()) {
@@ -93,17 +97,11 @@ fn sizes(scop: &Scop) -> impl Iterator<Item = &str> {
     scop.params.iter().map(String::as_str).filter(|p| !scop.constants.iter().any(|(c, _)| c == p))
 }
 
-/// The non-local scalars and the arrays the region reads: what a capture holds
-/// besides the parameters.
-fn inputs(scop: &Scop) -> impl Iterator<Item = &Array> {
-    scop.arrays.iter().filter(|a| {
-        !a.local
-            && (a.extents.is_empty()
-                || scop
-                    .statements
-                    .iter()
-                    .any(|s| s.accesses.iter().any(|x| x.kind == AccessKind::Read && x.array == a.name)))
-    })
+/// The non-local scalars and the arrays the region may read before writing
+/// (`read_first`): what a capture holds besides the parameters. An array the
+/// region writes before reading it (deriche's `y1`) needs no captured value.
+fn inputs<'s>(scop: &'s Scop, read_first: &'s [String]) -> impl Iterator<Item = &'s Array> {
+    scop.arrays.iter().filter(|a| !a.local && (a.extents.is_empty() || read_first.contains(&a.name)))
 }
 
 /// A program that makes a capture for a region with no program around it
@@ -198,7 +196,7 @@ pub fn original_exported(source: &Source, scop: &Scop) -> Exported {
 
 /// A program that runs `region` (a variant's, or [`original_exported`]) on
 /// the inputs in the capture file `capture`, timed, as many times as the
-/// runtime's `POLYTUNE_RUNS` says (the inputs restored before each run),
+/// runtime says (`polytune_rt_run_end`; the inputs restored before each run),
 /// and dumps the outputs of its last run as a measurement of the whole
 /// program does.
 pub fn replay_program(
@@ -249,7 +247,7 @@ pub fn replay_program(
         "#undef main\nint main(void)\n{{\n  void polytune_rt_start(void);\n  void polytune_rt_stop(void);\n  \
          void polytune_rt_dump(const char *, const char *, const void *, unsigned long);\n  \
          void polytune_rt_replay_open(const char *);\n  const void *polytune_rt_replay(const char *, unsigned long);\n  \
-         long polytune_rt_runs(void);\n  int polytune_rt_run_end(void);\n  long polytune_run, polytune_runs;\n  \
+         int polytune_rt_run_end(void);\n  long polytune_run;\n  \
          polytune_rt_replay_open(\"{}\");\n",
         c_string(capture)
     );
@@ -263,26 +261,31 @@ pub fn replay_program(
         main.push_str(&declare(&ctx, scop, a)?);
     }
     // OpenMP's threads started before the timer, as a program's earlier
-    // parallel loops would have started them. Then the runs the
-    // measurement asks for, each on the captured inputs: the scalars the
-    // region writes and the elements it reads restored before it.
+    // parallel loops would have started them. Then the runs the runtime
+    // asks for (`polytune_rt_run_end`), each on the captured inputs: the
+    // scalars the region writes restored before each run, and the elements
+    // it reads loaded before the first; before a later one only those of
+    // the arrays it writes (an array it only reads is as it was: restoring
+    // atax's matrix took longer than its region).
+    let read_first = read_first(&ctx, scop)?;
     main.push_str(
-        "#ifdef _OPENMP\n#pragma omp parallel\n  { }\n#endif\n  polytune_runs = polytune_rt_runs();\n  \
-         for (polytune_run = 0; polytune_run < polytune_runs; polytune_run++) {\n",
+        "#ifdef _OPENMP\n#pragma omp parallel\n  { }\n#endif\n  \
+         for (polytune_run = 0; ; polytune_run++) {\n",
     );
-    for a in inputs(scop).filter(|a| a.extents.is_empty() && a.written) {
+    for a in inputs(scop, &read_first).filter(|a| a.extents.is_empty() && a.written) {
         main.push_str(&format!(
             "  {name} = *(const {ty} *)polytune_rt_replay(\"{name}\", sizeof({ty}));\n",
             name = a.name,
             ty = a.element_type
         ));
     }
-    for a in inputs(scop).filter(|a| !a.extents.is_empty()) {
+    for a in inputs(scop, &read_first).filter(|a| !a.extents.is_empty()) {
         let ty = &a.element_type;
         let read = footprint(&ctx, scop, &a.name, AccessKind::Read)?;
         let (loops, name, params, element) = element_loops(&ctx, scop, a, &read)?;
+        let guard = if a.written { "" } else { "if (polytune_run == 0) " };
         main.push_str(&format!(
-            "  {{\n    unsigned long polytune_n = 0;\n{AST_MACROS}#define {name}({params}) polytune_n++\n{loops}\
+            "  {guard}{{\n    unsigned long polytune_n = 0;\n{AST_MACROS}#define {name}({params}) polytune_n++\n{loops}\
              #undef {name}\n    const {ty} *polytune_in = (const {ty} *)polytune_rt_replay(\"{array}\", \
              polytune_n * sizeof({ty}));\n    polytune_n = 0;\n#define {name}({params}) {element} = polytune_in[polytune_n++]\n\
              {loops}#undef {name}\n{UNDEF_AST_MACROS}  }}\n",

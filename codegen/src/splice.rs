@@ -279,6 +279,30 @@ pub(super) fn footprint(
     Ok(footprint.intersect_params(context).ctx(what)?.coalesce().ctx(what)?)
 }
 
+/// The arrays (and scalars) whose elements the region may read before it
+/// writes them: a read that no earlier write of the region feeds, by isl's
+/// dataflow in the original order. An array read only after the region has
+/// written it (2mm's `tmp`) is not among them.
+pub(super) fn read_first(ctx: &Context, scop: &Scop) -> Result<Vec<String>, CodegenError> {
+    let what = || "the elements the region reads before writing".to_string();
+    let (flow, _) = model::deps::untagged_flow(ctx, scop, |_| true)?;
+    let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
+    let live_in =
+        flow.get_may_no_source().ctx(what)?.range().ctx(what)?.intersect_params(context).ctx(what)?;
+    let mut out = Vec::new();
+    for a in &scop.arrays {
+        let zeros = vec!["0"; a.rank()].join(", ");
+        let space = Set::read_from_str(ctx, &format!("{{ {}[{zeros}] }}", isl_name(&a.name)))
+            .ctx(what)?
+            .get_space()
+            .ctx(what)?;
+        if !live_in.copy().ctx(what)?.extract_set(space).ctx(what)?.is_empty().ctx(what)? {
+            out.push(a.name.clone());
+        }
+    }
+    Ok(out)
+}
+
 /// Code that makes the region's transposed copies (`Scop::copies`) before
 /// it (`copy[x0][x1] = of[x1][x0]`, times the copy's factor, for each element the statements read of
 /// the copy, by 32 × 32 blocks, the block rows in parallel with `openmp`),

@@ -31,7 +31,11 @@
 //! A replay driver (`replayed`) makes the warm-ups and the timed runs in
 //! one process (`POLYTUNE_RUNS`), racing there (`POLYTUNE_RACE_ABOVE_S`
 //! after `POLYTUNE_RACE_AFTER` runs), and dumps its last run, which is the
-//! one verified; a re-measurement is one more process. Its timeout is the
+//! one verified; a re-measurement is one more process. Where the region is
+//! short beside the process's set-up (its start and loading the capture),
+//! the driver makes more timed runs until the regions take `fill_share` of
+//! their time and the set-up's (`POLYTUNE_FILL_SHARE`), so that a
+//! campaign's run time is spent mostly measuring. Its timeout is the
 //! per-run timeout times the runs asked of it, and each run's wall time is
 //! its share of the process's.
 //!
@@ -129,7 +133,17 @@ pub struct MeasureConfig {
     /// its warm-ups and timed runs in one process, the capture loaded once
     /// and the inputs restored before each run (see the module doc).
     pub replayed: bool,
+    /// A replay driver makes more runs than asked while its regions' time
+    /// is under this share of theirs and its set-up's before the first run
+    /// (a short region, whose capture takes longer to load than a few runs
+    /// of it), within [`FILL_RUNS`]
+    /// times the runs asked and half its timeout; `None` makes the runs asked.
+    pub fill_share: Option<f64>,
 }
+
+/// How many times the runs asked a replay driver may make to fill its
+/// process (`MeasureConfig::fill_share`).
+pub const FILL_RUNS: usize = 40;
 
 impl MeasureConfig {
     /// This protocol for CUDA programs on `gpu`: that device alone visible,
@@ -159,6 +173,7 @@ impl Default for MeasureConfig {
             race_above_s: None,
             remeasure_below_s: None,
             replayed: false,
+            fill_share: Some(0.9),
         }
     }
 }
@@ -444,7 +459,7 @@ impl<'a> Session<'a> {
         let batch = self.runs(scratch, wanted, true, race).map_err(|f| f.context("the replayed runs"))?;
         let made = batch.region_s.len();
         self.m.raced = race.is_some() && made == warmups + 1 && made < wanted;
-        if made != wanted && !self.m.raced {
+        if made < wanted && !self.m.raced {
             return Err(Failure {
                 status: Status::Crash,
                 reason: format!("the replay made {made} of the {wanted} runs asked of it"),
@@ -541,10 +556,23 @@ impl<'a> Session<'a> {
                 .env("POLYTUNE_RACE_ABOVE_S", above.to_string()),
             None => cmd.env_remove("POLYTUNE_RACE_AFTER").env_remove("POLYTUNE_RACE_ABOVE_S"),
         };
+        let timeout = self.timeout * u32::try_from(runs.max(1)).unwrap_or(u32::MAX);
+        match self.config.fill_share.filter(|_| self.config.replayed) {
+            Some(share) => cmd
+                .env("POLYTUNE_FILL_SHARE", share.to_string())
+                .env("POLYTUNE_FILL_MAX_RUNS", (FILL_RUNS * runs.max(1)).to_string())
+                .env("POLYTUNE_FILL_UNTIL_S", (timeout.as_secs_f64() / 2.0).to_string()),
+            None => cmd
+                .env_remove("POLYTUNE_FILL_SHARE")
+                .env_remove("POLYTUNE_FILL_MAX_RUNS")
+                .env_remove("POLYTUNE_FILL_UNTIL_S"),
+        };
         for (k, v) in &self.config.env {
             cmd.env(k, v);
         }
-        let timeout = self.timeout * u32::try_from(runs.max(1)).unwrap_or(u32::MAX);
+        if self.config.replayed {
+            cmd.env("POLYTUNE_FILL_SINCE", monotonic_s().to_string());
+        }
         let limits = Limits {
             // A GPU slot may leave its host code unpinned.
             cores: (!self.cores.is_empty()).then(|| self.cores.clone()),
@@ -620,6 +648,14 @@ impl Failure {
     fn context(self, what: &str) -> Failure {
         Failure { status: self.status, reason: format!("{what}: {}", self.reason) }
     }
+}
+
+/// Now on `CLOCK_MONOTONIC`, the clock the runtime's timer reads.
+fn monotonic_s() -> f64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid, writable timespec for the call's duration.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as f64 + 1e-9 * t.tv_nsec as f64
 }
 
 /// How much of a child's stderr is kept for reasons (head and tail each).

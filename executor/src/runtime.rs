@@ -36,9 +36,9 @@
 //!
 //! `POLYTUNE_TIME_FILE` gets one line per region entry, its seconds. A
 //! whole program's lines sum to one run. A replay driver makes
-//! `POLYTUNE_RUNS` runs in one process and closes each with a line `end`
-//! (`polytune_rt_run_end`): each group of lines is one run
-//! ([`parse_runs`]).
+//! `POLYTUNE_RUNS` runs in one process (fewer when racing, more to fill a
+//! short region's process: `polytune_rt_run_end`) and closes each with a
+//! line `end`: each group of lines is one run ([`parse_runs`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -65,9 +65,14 @@ static void polytune_rt_fail(const char *what, const char *path)
   exit(3);
 }
 
+/* When the first run began: the process's set-up ends there. */
+static struct timespec polytune_rt_first;
+
 void polytune_rt_start(void)
 {
   clock_gettime(CLOCK_MONOTONIC, &polytune_rt_t0);
+  if (!polytune_rt_first.tv_sec && !polytune_rt_first.tv_nsec)
+    polytune_rt_first = polytune_rt_t0;
 }
 
 void polytune_rt_stop(void)
@@ -90,26 +95,51 @@ void polytune_rt_stop(void)
     polytune_rt_fail("write time file", path);
 }
 
-/* Several runs in one process (a replay driver): POLYTUNE_RUNS of them,
-   each closed in the time file by a line `end`. After POLYTUNE_RACE_AFTER
-   runs that each took longer than POLYTUNE_RACE_ABOVE_S seconds, no more:
-   polytune_rt_run_end returns 0 (racing, as the measurement protocol does
-   across processes). */
+/* Several runs in one process (a replay driver), each closed in the time
+   file by a line `end`; polytune_rt_run_end says whether to make another.
+   POLYTUNE_RUNS runs, fewer or more:
+   - after POLYTUNE_RACE_AFTER runs that each took longer than
+     POLYTUNE_RACE_ABOVE_S seconds, no more (racing, as the measurement
+     protocol does across processes), unless filling;
+   - with POLYTUNE_FILL_SHARE, more while the regions' time is less than that
+     share of theirs and the set-up's before the first run (a short region:
+     the process's start and the capture's loading outweigh a few runs of
+     it; the restores between runs are the runs' own, which more runs do
+     not amortise), up to POLYTUNE_FILL_MAX_RUNS runs and
+     POLYTUNE_FILL_UNTIL_S seconds. */
 static long polytune_rt_runs_done;
 static int polytune_rt_all_above = 1;
+static double polytune_rt_timed_s;
+static struct timespec polytune_rt_born;
 
-long polytune_rt_runs(void)
+/* Born when the measurement started it (POLYTUNE_FILL_SINCE, CLOCK_MONOTONIC
+   seconds: its exec and loading count too), else when it was loaded. */
+__attribute__((constructor)) static void polytune_rt_birth(void)
 {
-  const char *n = getenv("POLYTUNE_RUNS");
-  long runs = n && *n ? atol(n) : 1;
-  return runs < 1 ? 1 : runs;
+  const char *since = getenv("POLYTUNE_FILL_SINCE");
+  double s;
+  clock_gettime(CLOCK_MONOTONIC, &polytune_rt_born);
+  if (since && *since) {
+    s = atof(since);
+    polytune_rt_born.tv_sec = (time_t)s;
+    polytune_rt_born.tv_nsec = (long)((s - (double)(time_t)s) * 1e9);
+  }
+}
+
+static double polytune_rt_env(const char *name)
+{
+  const char *v = getenv(name);
+  return v && *v ? atof(v) : 0;
 }
 
 int polytune_rt_run_end(void)
 {
   const char *path = getenv("POLYTUNE_TIME_FILE");
-  const char *above = getenv("POLYTUNE_RACE_ABOVE_S");
-  const char *after = getenv("POLYTUNE_RACE_AFTER");
+  double runs = polytune_rt_env("POLYTUNE_RUNS"), above = polytune_rt_env("POLYTUNE_RACE_ABOVE_S");
+  double after = polytune_rt_env("POLYTUNE_RACE_AFTER"), share = polytune_rt_env("POLYTUNE_FILL_SHARE");
+  double alive, setup;
+  int filling;
+  struct timespec now;
   FILE *f;
   if (path && *path) {
     f = fopen(path, "a");
@@ -119,10 +149,22 @@ int polytune_rt_run_end(void)
       polytune_rt_fail("write time file", path);
   }
   polytune_rt_runs_done++;
-  if (!above || !*above || !(polytune_rt_run_s > atof(above)))
+  if (!(above > 0 && polytune_rt_run_s > above))
     polytune_rt_all_above = 0;
+  polytune_rt_timed_s += polytune_rt_run_s;
   polytune_rt_run_s = 0;
-  return !(polytune_rt_all_above && after && *after && polytune_rt_runs_done == atol(after));
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  alive = (double)(now.tv_sec - polytune_rt_born.tv_sec) + 1e-9 * (double)(now.tv_nsec - polytune_rt_born.tv_nsec);
+  setup = (double)(polytune_rt_first.tv_sec - polytune_rt_born.tv_sec) +
+          1e-9 * (double)(polytune_rt_first.tv_nsec - polytune_rt_born.tv_nsec);
+  filling = share > 0 && share < 1 && polytune_rt_timed_s < share / (1 - share) * setup &&
+            polytune_rt_runs_done < (long)polytune_rt_env("POLYTUNE_FILL_MAX_RUNS") &&
+            alive < polytune_rt_env("POLYTUNE_FILL_UNTIL_S");
+  /* Racing saves the runs' time; where it is a small part of the
+     process's, there is nothing to save. */
+  if (polytune_rt_all_above && after > 0 && polytune_rt_runs_done == (long)after && !filling)
+    return 0;
+  return filling || polytune_rt_runs_done < (long)(runs < 1 ? 1 : runs);
 }
 
 static int polytune_rt_put_le(FILE *f, unsigned long long v, int n)

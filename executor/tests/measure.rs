@@ -3,7 +3,9 @@
 
 use executor::build::{BuildOutcome, Builder, Compiler};
 use executor::machine::Slot;
-use executor::measure::{measure, measure_against, measure_outcome, MeasureConfig, Status, TimeoutPolicy};
+use executor::measure::{
+    measure, measure_against, measure_outcome, MeasureConfig, Status, TimeoutPolicy, FILL_RUNS,
+};
 use executor::runtime::{parse_dump, DumpedArray};
 use executor::verify::{compare, Tolerance, Verdict};
 use std::path::PathBuf;
@@ -284,9 +286,10 @@ fn racing_stops_a_slow_variant_after_one_verified_run() {
 
 /// A replay driver as `codegen::replay_program` writes one: the runs the
 /// runtime asks for in one process, each ended by `polytune_rt_run_end`;
-/// each process appends a line to the file `$PROCESSES`. `sleep_ms` is the
-/// region's time, `made` caps the runs it makes (a broken driver).
-fn driver(sleep_ms: u32, made: &str) -> String {
+/// each process appends the runs asked of it (`POLYTUNE_RUNS`) to the file
+/// `$PROCESSES`. `setup_ms` is its set-up's time (loading a capture),
+/// `sleep_ms` the region's, `made` caps the runs it makes (a broken driver).
+fn driver(setup_ms: u32, sleep_ms: u32, made: &str) -> String {
     format!(
         r#"#include <stdio.h>
 #include <stdlib.h>
@@ -297,13 +300,14 @@ int main(void)
   void polytune_rt_start(void);
   void polytune_rt_stop(void);
   void polytune_rt_dump(const char *, const char *, const void *, unsigned long);
-  long polytune_rt_runs(void);
   int polytune_rt_run_end(void);
-  long r, runs = polytune_rt_runs(), i;
+  long r, i;
+  struct timespec setup = {{ 0, {setup_ms} * 1000000L }};
   FILE *f = fopen(getenv("PROCESSES"), "a");
-  fprintf(f, "%ld\n", runs);
+  fprintf(f, "%s\n", getenv("POLYTUNE_RUNS"));
   fclose(f);
-  for (r = 0; r < runs && r < {made}; r++) {{
+  nanosleep(&setup, NULL);
+  for (r = 0; r < {made}; r++) {{
     struct timespec ts = {{ 0, {sleep_ms} * 1000000L }};
     for (i = 0; i < 100; i++) A[i] = i;
     polytune_rt_start();
@@ -333,9 +337,9 @@ fn a_replay_driver_makes_its_warm_ups_and_timed_runs_in_one_process() {
             .collect();
         (m, asked)
     };
-    let mut config = MeasureConfig { replayed: true, ..fast_config() };
+    let mut config = MeasureConfig { replayed: true, fill_share: None, ..fast_config() };
     config.env.push(("PROCESSES".into(), processes.display().to_string()));
-    let bin = build(&driver(2, "1000"));
+    let bin = build(&driver(0, 2, "1000"));
     let (m, asked) = counted(&config, &bin);
     let m = &m.measurement;
     assert_eq!(m.status, Status::Ok, "{}", m.reason);
@@ -347,7 +351,7 @@ fn a_replay_driver_makes_its_warm_ups_and_timed_runs_in_one_process() {
 
     // Its dump, the last run's, is verified like any.
     let good = measure(&bin, &slot(), &config, None).dump.unwrap();
-    let wrong = build(&driver(2, "1000").replace("* 0.5 + 1.0", "* 0.5 + 2.0"));
+    let wrong = build(&driver(0, 2, "1000").replace("* 0.5 + 1.0", "* 0.5 + 2.0"));
     assert_eq!(measure_against(&good, &wrong, &slot(), &config, None).status, Status::Wrong);
 
     // Racing in the driver: two runs over the threshold, and no more.
@@ -365,9 +369,29 @@ fn a_replay_driver_makes_its_warm_ups_and_timed_runs_in_one_process() {
     assert_eq!((asked, m.measurement.samples.len()), (vec![6, 3], 8));
 
     // A driver that makes fewer runs than asked is broken.
-    let (m, _) = counted(&config, &build(&driver(1, "2")));
+    let (m, _) = counted(&config, &build(&driver(0, 1, "2")));
     assert_eq!(m.measurement.status, Status::Crash);
     assert!(m.measurement.reason.contains("made 2 of the 6 runs"), "{}", m.measurement.reason);
+
+    // A short region beside a long set-up: more runs than asked, until the
+    // regions take most of the process's time, and no more than the cap.
+    let filled = MeasureConfig { fill_share: Some(0.85), ..config.clone() };
+    let (m, asked) = counted(&filled, &build(&driver(60, 2, "1000")));
+    let m = &m.measurement;
+    assert_eq!((m.status, asked.len()), (Status::Ok, 1), "{}", m.reason);
+    assert!(m.samples.len() > 5, "{:?}", m.samples);
+    let wall: f64 = m.wall_s.iter().sum::<f64>() * (m.samples.len() + 1) as f64 / m.samples.len() as f64;
+    assert!(m.timed_s() > 0.6 * wall, "{} s of {} s inside the timer", m.timed_s(), wall);
+    assert!(m.samples.len() < 6 * FILL_RUNS, "{}", m.samples.len());
+    // Racing it would save little of the process's time: it is not raced.
+    let raced = MeasureConfig { race_above_s: Some(0.001), ..filled.clone() };
+    let (m, _) = counted(&raced, &build(&driver(60, 2, "1000")));
+    assert!(!m.measurement.raced && m.measurement.samples.len() > 5, "{:?}", m.measurement.samples);
+    let (m, _) = counted(&filled, &build(&driver(200, 2, "1000")));
+    assert_eq!(m.measurement.samples.len() + 1, 6 * FILL_RUNS, "capped");
+    // A region that is not short makes the runs asked.
+    let (m, _) = counted(&filled, &build(&driver(0, 10, "1000")));
+    assert_eq!(m.measurement.samples.len(), 5);
     let _ = std::fs::remove_file(&processes);
 }
 

@@ -8,7 +8,7 @@
 
 use super::Shape;
 use crate::outline::{stated_extent, Outliner};
-use crate::splice::footprint;
+use crate::splice::{footprint, read_first};
 use crate::CodegenError;
 use isl_rs::{Context, Set, UnionSet};
 use model::isl::IslResultExt;
@@ -161,21 +161,11 @@ pub(crate) struct Datum {
 /// array, which is not an output.
 pub(crate) fn copied_in(ctx: &Context, scop: &Scop) -> Result<Vec<String>, CodegenError> {
     let what = || "choosing the arrays to copy in".to_string();
-    let (flow, _) = model::deps::untagged_flow(ctx, scop, |_| true)?;
     let context = Set::read_from_str(ctx, &scop.context).ctx(what)?;
-    let live_in =
-        flow.get_may_no_source().ctx(what)?.range().ctx(what)?.intersect_params(context.copy().ctx(what)?);
-    let live_in = live_in.ctx(what)?;
+    let read_first = read_first(ctx, scop)?;
     let mut out = Vec::new();
     for a in scop.arrays.iter().filter(|a| !a.extents.is_empty()) {
-        let isl = isl_name(&a.name);
-        let read_first = live_in.copy().ctx(what)?.extract_set(
-            Set::read_from_str(ctx, &format!("{{ {isl}[{}] }}", vec!["0"; a.rank()].join(", ")))
-                .ctx(what)?
-                .get_space()
-                .ctx(what)?,
-        );
-        if !read_first.ctx(what)?.is_empty().ctx(what)? {
+        if read_first.contains(&a.name) {
             out.push(a.name.clone());
             continue;
         }
@@ -188,8 +178,9 @@ pub(crate) fn copied_in(ctx: &Context, scop: &Scop) -> Result<Vec<String>, Codeg
             a.extents.iter().zip(&vars).map(|(e, v)| e.as_ref().map(|e| format!("0 <= {v} < {e}"))).collect();
         let whole = bounds.and_then(|b| {
             let text = format!(
-                "[{}] -> {{ {isl}[{}] : {} }}",
+                "[{}] -> {{ {}[{}] : {} }}",
                 scop.params.join(", "),
+                isl_name(&a.name),
                 vars.join(", "),
                 b.join(" and ")
             );
