@@ -136,8 +136,8 @@ pub struct MeasureConfig {
     /// A replay driver makes more runs than asked while its regions' time
     /// is under this share of theirs and its set-up's before the first run
     /// (a short region, whose capture takes longer to load than a few runs
-    /// of it), within [`FILL_RUNS`]
-    /// times the runs asked and half its timeout; `None` makes the runs asked.
+    /// of it), within [`FILL_RUNS`] times the runs asked and half its
+    /// timeout; `None` makes the runs asked.
     pub fill_share: Option<f64>,
 }
 
@@ -561,17 +561,16 @@ impl<'a> Session<'a> {
             Some(share) => cmd
                 .env("POLYTUNE_FILL_SHARE", share.to_string())
                 .env("POLYTUNE_FILL_MAX_RUNS", (FILL_RUNS * runs.max(1)).to_string())
-                .env("POLYTUNE_FILL_UNTIL_S", (timeout.as_secs_f64() / 2.0).to_string()),
+                .env("POLYTUNE_FILL_UNTIL_S", (timeout.as_secs_f64() / 2.0).to_string())
+                .env("POLYTUNE_FILL_SINCE", monotonic_s().to_string()),
             None => cmd
                 .env_remove("POLYTUNE_FILL_SHARE")
                 .env_remove("POLYTUNE_FILL_MAX_RUNS")
-                .env_remove("POLYTUNE_FILL_UNTIL_S"),
+                .env_remove("POLYTUNE_FILL_UNTIL_S")
+                .env_remove("POLYTUNE_FILL_SINCE"),
         };
         for (k, v) in &self.config.env {
             cmd.env(k, v);
-        }
-        if self.config.replayed {
-            cmd.env("POLYTUNE_FILL_SINCE", monotonic_s().to_string());
         }
         let limits = Limits {
             // A GPU slot may leave its host code unpinned.
