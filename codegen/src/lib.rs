@@ -24,6 +24,7 @@ mod outline;
 mod pack;
 mod print;
 mod replay;
+mod rows;
 mod splice;
 mod transform;
 
@@ -248,6 +249,10 @@ fn generate_inner(
     if opts.gpu {
         return generate_gpu(&ctx, source, scop, deps, tree, opts);
     }
+    // Linearised arrays as rows inside the region; the code around it (the
+    // dumps, the exported block's declarations) keeps the user's pointers.
+    let (original, views) = (scop, rows::views(&ctx, scop)?);
+    let scop = views.as_ref().map_or(scop, |v| &v.scop);
     // Tiling is checked band by band (permutability) as it is applied.
     let transform::Transformed { tree, isolated, lift, trace } =
         transform(&ctx, scop, tree, opts, deps.map(|d| (scop.context.as_str(), d)))?;
@@ -292,25 +297,13 @@ fn generate_inner(
     let postlude = format!("{restored}{}{}", accumulators.postlude, packing.postlude);
     let prefix = iterator_prefix(scop);
     let (runs, guard) = every_statement_runs(&ctx, scop)?;
+    let ops = if accumulators.locals.is_empty() { ISOLATED_AST_OPS } else { MICRO_AST_OPS };
+    let (ast, fell_back) = region_ast(&ctx, &runs, tree, &prefix, isolated.then_some(ops))?;
+    if let Some(plain) = &fell_back {
+        final_text = text(plain)?;
+    }
     // Whether the AST holds isolated full tiles.
-    let mut full_tiles = isolated;
-    let ast = if !isolated {
-        build_ast(&ctx, &runs, group_tiles(tree)?, &prefix)?
-    } else {
-        let plain = tree.copy().ctx(|| "copying the schedule".into())?;
-        let tree = group_tiles(tree)?;
-        let ops = if accumulators.locals.is_empty() { ISOLATED_AST_OPS } else { MICRO_AST_OPS };
-        match model::isl::within_budget(&ctx, ops, || build_ast(&ctx, &runs, tree, &prefix))? {
-            Some(ast) => ast,
-            None => {
-                let root = plain.get_root().ctx(|| "schedule root".into())?;
-                let plain = strip_ast_options(root)?.get_schedule().ctx(|| "schedule".into())?;
-                final_text = text(&plain)?;
-                full_tiles = false;
-                build_ast(&ctx, &runs, group_tiles(plain)?, &prefix)?
-            }
-        }
-    };
+    let full_tiles = isolated && fell_back.is_none();
     let mut printer = Printer {
         omp_schedule: opts.code.omp_schedule,
         parallel_min: opts.code.parallel_min,
@@ -347,9 +340,13 @@ fn generate_inner(
     let (make, free) = copy_code(&ctx, scop, opts.openmp)?;
     // Expanded scalars (`expand=on`) leave with their last values, as on the GPU.
     let (last, _) = write_back(&ctx, &runs, scop)?;
-    let region =
-        guarded(source, scop, guard.as_deref(), &format!("{prelude}{make}{body}{last}{free}{postlude}"));
-    let mut program = splice(source, scop, &region)?;
+    let code = format!("{prelude}{make}{body}{last}{free}{postlude}");
+    let code = match &views {
+        Some(v) => v.wrap(&code),
+        None => code,
+    };
+    let region = guarded(source, scop, guard.as_deref(), &code);
+    let mut program = splice(source, original, &region)?;
     program.insert_str(0, &packing.declarations);
     // The target pragmas go before everything, so that the function holding
     // the SCoP and the outlined ones are all compiled under them.
@@ -361,10 +358,35 @@ fn generate_inner(
         target,
         declarations: packing.declarations,
         helpers: functions.clone(),
-        block: splice::plain_block(scop, &region),
+        block: splice::plain_block(original, &region),
     };
     let region = format!("{region}{functions}");
     Ok(Variant { program, region, schedule: final_text, bands: trace, cuda: None, exported: Some(exported) })
+}
+
+/// The region's AST from `tree`; where it isolates full tiles
+/// (`isolated_ops`, isl's budget for it), the AST of the tree without the
+/// isolation, and that tree, where isl runs out of the budget.
+fn region_ast(
+    ctx: &Context,
+    runs: &str,
+    tree: Schedule,
+    prefix: &str,
+    isolated_ops: Option<u64>,
+) -> Result<(isl_rs::ASTNode, Option<Schedule>), CodegenError> {
+    let Some(ops) = isolated_ops else {
+        return Ok((build_ast(ctx, runs, group_tiles(tree)?, prefix)?, None));
+    };
+    let plain = tree.copy().ctx(|| "copying the schedule".into())?;
+    let tree = group_tiles(tree)?;
+    if let Some(ast) = model::isl::within_budget(ctx, ops, || build_ast(ctx, runs, tree, prefix))? {
+        return Ok((ast, None));
+    }
+    let root = plain.get_root().ctx(|| "schedule root".into())?;
+    let plain = strip_ast_options(root)?.get_schedule().ctx(|| "schedule".into())?;
+    let ast =
+        build_ast(ctx, runs, group_tiles(plain.copy().ctx(|| "copying the schedule".into())?)?, prefix)?;
+    Ok((ast, Some(plain)))
 }
 
 /// The `#pragma GCC target` lines of a point's `mtune` and `vector_width`.

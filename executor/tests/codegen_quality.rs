@@ -680,3 +680,30 @@ fn reassociated_micro_tiles_agree_with_the_original() {
         }
     }
 }
+
+/// A linearised matrix product (`C[i * n + j]` on `double *`) is indexed
+/// through row views inside the region, so that packing, accumulators and
+/// the outlined functions treat its matrices as rows; the dumps outside
+/// keep the flat pointers; outputs are the original's.
+#[test]
+fn linearised_arrays_are_read_through_row_views() {
+    let k = load(testkit::root().join("space/tests/fixtures/own/linmatmul.c"), "MINI");
+    for settings in [&[][..], &["pack=on", "restrict=on", "micro_tile=4x8"]] {
+        let v = unified_variant(&k, settings, vec![16, 32, 64], 2);
+        assert!(v.region.contains("__typeof__(&C[0]) polytune_flat_C = C;"), "{settings:?}: {}", v.region);
+        assert!(
+            v.region.contains("(*A)[n] = (__typeof__(polytune_flat_A[0]) (*)[n]) polytune_flat_A;"),
+            "{}",
+            v.region
+        );
+        assert!(
+            v.program.contains("#define polytune_S1(i, j, k) C[(i)][(j)] += A[(i)][(k)] * B[(k)][(j)]"),
+            "{}",
+            v.program
+        );
+        if settings.contains(&"pack=on") {
+            assert!(v.region.contains("polytune_pack_in_0("), "{}", v.region);
+        }
+        same_outputs(&k, v.program);
+    }
+}
