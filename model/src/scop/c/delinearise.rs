@@ -4,9 +4,11 @@
 //! parametrically sized arrays", ICS 2015, as Polly does). The reading is
 //! exact where every inner subscript stays within its row (`0 <= j < n`);
 //! that is proven by isl on the statement's domain, or the access is refused
-//! with the condition that failed. Code keeps the user's linear subscripts:
-//! only the model (and the element text of dumps and captures,
-//! [`crate::scop::Array::element`]) sees the rows.
+//! with the condition that failed. The statements' text keeps the user's
+//! linear subscripts; the model sees the rows, and so do the element text
+//! of dumps and captures ([`crate::scop::Array::element`]) and a CPU
+//! variant's region, which reads the array through a pointer to its rows
+//! (`codegen`'s row views).
 
 use std::collections::BTreeMap;
 
