@@ -707,3 +707,23 @@ fn linearised_arrays_are_read_through_row_views() {
         same_outputs(&k, v.program);
     }
 }
+
+/// A micro tile on a triangle along its reduction (trmm's `k > i`, issue
+/// 68): no strip of rows is whole at every `k`, so the steps of `k` at
+/// which the register tile is whole are isolated instead: there the rows
+/// are a constant loop of the tile's rows under `#pragma GCC unroll`
+/// (they were bounded by `k` at every step before); outputs are the
+/// original's bit for bit.
+#[test]
+fn micro_tiles_of_a_triangular_reduction_are_whole_past_the_diagonal() {
+    let k = load("linear-algebra/trmm.c", "SMALL");
+    let v = unified_variant(&k, &["restrict=on", "micro_tile=4x8"], vec![32, 32, 128], 1);
+    let lines: Vec<&str> = v.region.lines().map(str::trim).collect();
+    let whole = lines.windows(3).any(|w| {
+        w[0] == "#pragma GCC unroll 4"
+            && w[1].starts_with("for (int c6 = 0; c6 <= 3; c6++)")
+            && constant_loop(w[2])
+    });
+    assert!(whole, "{}", v.region);
+    same_outputs(&k, v.program);
+}

@@ -179,7 +179,15 @@ impl Walk<'_> {
         inner = inner.insert_mark(id).ctx(what)?.child(0).ctx(what)?;
         let size = [rows as i64, cols as i64];
         let runs = every_statement_runs(&inner)?;
-        let whole = within_budget(self.ctx, ISOLATE_OPS, || whole_strips(&inner, &size, runs))?.flatten();
+        let whole =
+            within_budget(self.ctx, ISOLATE_OPS, || whole_strips(&inner, &size, runs.copy().ctx(what)?))?
+                .flatten();
+        // A triangular band (trmm's `k > i`) has no strip whose tiles are
+        // whole at every `r`: then the steps of `r` at which they are.
+        let steps = match whole {
+            Some(_) => None,
+            None => within_budget(self.ctx, ISOLATE_OPS, || whole_steps(&inner, &size, runs))?.flatten(),
+        };
         // Up to the strips' band, split before `r`.
         let mut strips = inner.parent().ctx(what)?.parent().ctx(what)?;
         if simd {
@@ -195,6 +203,15 @@ impl Walk<'_> {
             for k in 0..m as i32 - 1 {
                 strips = strips.band_member_set_isolate_ast_loop_type(k, ASTLoopType::Separate).ctx(what)?;
             }
+            self.isolated.set(true);
+        }
+        if let Some(steps) = steps {
+            let mut r_band = strips.child(0).ctx(what)?.child(0).ctx(what)?;
+            let d = r_band.get_schedule_depth().ctx(what)? as u32;
+            let option = isolate_option(steps, d, || "isolating whole micro tiles".to_string())?;
+            r_band = r_band.band_set_ast_build_options(UnionSet::from_set(option).ctx(what)?).ctx(what)?;
+            r_band = r_band.band_member_set_isolate_ast_loop_type(0, ASTLoopType::Separate).ctx(what)?;
+            strips = r_band.parent().ctx(what)?.parent().ctx(what)?;
             self.isolated.set(true);
         }
         Ok(strips.parent().ctx(what)?)
@@ -222,6 +239,29 @@ fn whole_strips(inner: &ScheduleNode, size: &[i64], runs: Set) -> Result<Option<
         return Ok(None);
     }
     Ok(Some(whole))
+}
+
+/// The values of the loops down to `r` at which the register tile below
+/// `inner` is whole, where [`whole_strips`] finds no strip whole at every
+/// `r`: one convex piece of them, as isolation takes a hull; `None` where
+/// there are none.
+fn whole_steps(inner: &ScheduleNode, size: &[i64], runs: Set) -> Result<Option<Set>, CodegenError> {
+    let what = || "isolating whole micro tiles".to_string();
+    let (full, _, _) = whole_boxes(inner, size, what)?;
+    let whole = full.intersect_params(runs).ctx(what)?.coalesce().ctx(what)?;
+    // The widest piece (fewest equalities): the steps but for slices such
+    // as trmm's last, where `B[i][j] = alpha * B[i][j]` joins the tile.
+    let pieces = whole.get_basic_set_list().ctx(what)?;
+    let mut widest: Option<(i32, isl_rs::BasicSet)> = None;
+    for k in 0..pieces.size().ctx(what)? {
+        let piece = pieces.get_at(k).ctx(what)?;
+        let equalities = piece.copy().ctx(what)?.affine_hull().ctx(what)?.n_constraint().ctx(what)?;
+        if widest.as_ref().is_none_or(|(e, _)| equalities < *e) {
+            widest = Some((equalities, piece));
+        }
+    }
+    let Some((_, piece)) = widest else { return Ok(None) };
+    Ok(Some(Set::from_basic_set(piece).ctx(what)?))
 }
 
 /// The parameters under which every statement of `node`'s tree runs.
