@@ -251,7 +251,8 @@ fn generate_inner(
     }
     // Linearised arrays as rows inside the region; the code around it (the
     // dumps, the exported block's declarations) keeps the user's pointers.
-    let (original, views) = (scop, rows::views(&ctx, scop)?);
+    let original = scop;
+    let views = rows::views(&ctx, scop)?;
     let scop = views.as_ref().map_or(scop, |v| &v.scop);
     // Tiling is checked band by band (permutability) as it is applied.
     let transform::Transformed { tree, isolated, lift, trace } =

@@ -20,10 +20,10 @@ use super::outline::stated_extent;
 use super::CodegenError;
 
 /// The SCoP with its viewable arrays two-dimensional in the model's rows,
-/// and the arrays viewed (C names).
+/// and the arrays viewed: each C name with its rows (`[n]`).
 pub(super) struct RowViews {
     pub(super) scop: Scop,
-    viewed: Vec<String>,
+    viewed: Vec<(String, String)>,
 }
 
 impl RowViews {
@@ -33,14 +33,11 @@ impl RowViews {
     /// itself.
     pub(super) fn wrap(&self, code: &str) -> String {
         let mut out = String::from("  {\n");
-        for name in &self.viewed {
+        for (name, _) in &self.viewed {
             out.push_str(&format!("  __typeof__(&{name}[0]) polytune_flat_{name} = {name};\n"));
         }
         out.push_str("  {\n");
-        for name in &self.viewed {
-            let a = self.scop.arrays.iter().find(|a| a.name == *name).expect("a viewed array");
-            let rows: String =
-                a.extents[1..].iter().map(|e| format!("[{}]", e.as_deref().unwrap_or(""))).collect();
+        for (name, rows) in &self.viewed {
             let element = format!("__typeof__(polytune_flat_{name}[0])");
             out.push_str(&format!(
                 "  {element} (*{name}){rows} = ({element} (*){rows}) polytune_flat_{name};\n"
@@ -58,14 +55,17 @@ impl RowViews {
 /// array passed whole to a function, keeps it linear); `None` where no
 /// array has one.
 pub(super) fn views(ctx: &Context, scop: &Scop) -> Result<Option<RowViews>, CodegenError> {
-    let candidates: Vec<&str> = scop
+    let candidates: Vec<(&str, String)> = scop
         .arrays
         .iter()
         .filter(|a| a.linearised && a.rank() > 1 && !a.is_struct_member() && !a.local)
-        .filter(|a| {
-            a.extents[1..].iter().all(|e| e.as_deref().is_some_and(|e| stated_extent(e, &scop.params)))
+        .filter_map(|a| {
+            let rows: Option<String> = a.extents[1..]
+                .iter()
+                .map(|e| e.as_deref().filter(|e| stated_extent(e, &scop.params)).map(|e| format!("[{e}]")))
+                .collect();
+            Some((a.name.as_str(), rows?))
         })
-        .map(|a| a.name.as_str())
         .collect();
     if candidates.is_empty() {
         return Ok(None);
@@ -73,7 +73,7 @@ pub(super) fn views(ctx: &Context, scop: &Scop) -> Result<Option<RowViews>, Code
     let subscripts = row_subscripts(ctx, scop)?;
     let mut out = scop.clone();
     let mut viewed = Vec::new();
-    'arrays: for name in candidates {
+    'arrays: for (name, rows) in candidates {
         let mut texts = Vec::new();
         for s in &out.statements {
             let refs: Vec<(String, &Vec<String>)> = s
@@ -88,12 +88,12 @@ pub(super) fn views(ctx: &Context, scop: &Scop) -> Result<Option<RowViews>, Code
         for (s, text) in out.statements.iter_mut().zip(texts) {
             s.text = text;
             for a in s.accesses.iter_mut().filter(|a| a.array == name) {
-                let rows = subscripts[&a.id].as_ref().expect("an access rewritten in its statement");
-                a.text = element(name, rows);
+                let subs = subscripts[&a.id].as_ref().expect("an access rewritten in its statement");
+                a.text = element(name, subs);
             }
         }
         out.arrays.iter_mut().filter(|a| a.name == name).for_each(|a| a.linearised = false);
-        viewed.push(name.to_string());
+        viewed.push((name.to_string(), rows));
     }
     Ok((!viewed.is_empty()).then_some(RowViews { scop: out, viewed }))
 }
