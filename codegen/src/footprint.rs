@@ -6,7 +6,7 @@
 
 use isl_rs::{ASTLoopType, Context, DimType, Map, MultiUnionPwAff, ScheduleNode, UnionMap, UnionSet};
 use model::isl::IslResultExt;
-use model::scop::text::{squeeze, uses};
+use model::scop::text::{fold, squeeze, uses};
 use model::scop::{Access, AccessKind, Array, Scop, Statement};
 
 use super::print::{parenthesize, statement_body, MACRO_PREFIX};
@@ -291,6 +291,55 @@ pub(crate) fn retarget(
     }
     out.push_str(&body[at..]);
     Some(out)
+}
+
+/// A statement, its body as rewritten so far, and its own references of a
+/// group (spelled as [`squeeze`] gives them).
+pub(crate) type Use<'s> = (&'s Statement, String, Vec<String>);
+
+/// A statement's name and its macro body.
+pub(crate) type Body = (String, String);
+
+/// The uses of `group` by each of `stmts` that has some: a statement's own
+/// references only, since another may spell a reference of another group
+/// alike (symm's `A[i][k]`, whose `i` is a row of the block in one
+/// statement and of the stage in the other).
+pub(crate) fn uses_of<'s>(stmts: &[&'s Statement], group: &[Read<'_>], bodies: &Bodies) -> Vec<Use<'s>> {
+    let mut out = Vec::new();
+    for s in stmts {
+        let refs: Vec<String> = group
+            .iter()
+            .filter(|(a, _)| s.accesses.iter().any(|b| std::ptr::eq(b, *a)))
+            .map(|(a, its)| squeeze(&parenthesize(&a.text, its)))
+            .collect();
+        if !refs.is_empty() {
+            out.push((*s, bodies.current(s), refs));
+        }
+    }
+    out
+}
+
+/// Each use's statement and its body reading `buffer` for `array` (see
+/// [`retarget`]), and the scalar the copy multiplies by where every use
+/// multiplied by it first (gemm's `alpha * A[i][k]`: once per element, not
+/// once per use; [`fold`]). `None` where some use cannot be retargeted.
+pub(crate) fn retargeted(
+    scop: &Scop,
+    array: &Array,
+    written: &[String],
+    uses: &[Use<'_>],
+    buffer: &str,
+    rank: usize,
+    subscript: impl Fn(usize, &str) -> String,
+) -> Option<(Vec<Body>, Option<String>)> {
+    let folded = fold(scop, array, written, uses);
+    let factor = folded.as_ref().map(|(_, f)| f.clone());
+    let mut texts = Vec::new();
+    for (i, (s, body, refs)) in uses.iter().enumerate() {
+        let body = folded.as_ref().map_or(body, |(b, _)| &b[i]);
+        texts.push((s.name.clone(), retarget(body, &array.name, buffer, rank, refs, &subscript)?));
+    }
+    (!texts.is_empty()).then_some((texts, factor))
 }
 
 /// The arrays (C names) the statements of `domain` write.

@@ -22,6 +22,7 @@ mod isolate;
 mod marks;
 mod outline;
 mod pack;
+mod passes;
 mod print;
 mod replay;
 mod rows;
@@ -31,21 +32,17 @@ mod transform;
 pub use accumulate::reduces_in_three_loops;
 pub use gpu::cuda::Cuda;
 
-use ast::{
-    build_annotated_ast, build_ast, build_ast_without_else, every_statement_runs, group_tiles,
-    iterator_prefix,
-};
+use ast::{build_ast, every_statement_runs, group_tiles, iterator_prefix};
 use isolate::{strip_ast_options, ISOLATED_AST_OPS, MICRO_AST_OPS};
 use print::{restrict_pointers, statement_macros, undef_macros, Printer, MACRO_PREFIX};
 pub use replay::{capturing_program, generating_program, original_exported, replay_program, REPLACED_MAIN};
 use splice::{copy_code, splice, splice_original};
 pub use splice::{instrumented, profiling_program};
-use transform::transform;
 
-use isl_rs::{Context, Schedule, Set, UnionPwMultiAff, UnionSet};
+use isl_rs::{Context, Schedule, Set, UnionSet};
 use model::deps::Dependences;
 use model::isl::{new_context, IslError, IslResultExt};
-use model::legality::{self, Violation};
+use model::legality::Violation;
 use model::scop::{Scop, Source};
 use serde::{Deserialize, Serialize};
 use space::clay::Planned;
@@ -210,7 +207,7 @@ pub fn generate(
     schedule: &str,
     opts: &CodegenOptions,
 ) -> Result<Variant, CodegenError> {
-    generate_inner(source, scop, Some(deps), schedule, opts)
+    generate_inner(source, scop, Some(deps), schedule, opts, passes::CPU)
 }
 
 /// Test-only: code for a schedule without the legality check, so that tests
@@ -222,7 +219,7 @@ pub fn generate_unchecked(
     schedule: &str,
     opts: &CodegenOptions,
 ) -> Result<Variant, CodegenError> {
-    generate_inner(source, scop, None, schedule, opts)
+    generate_inner(source, scop, None, schedule, opts, passes::CPU)
 }
 
 fn generate_inner(
@@ -231,80 +228,50 @@ fn generate_inner(
     deps: Option<&Dependences>,
     schedule: &str,
     opts: &CodegenOptions,
+    cpu_passes: &[passes::Pass],
 ) -> Result<Variant, CodegenError> {
     let ctx = new_context();
     let scop = &*pinned(&ctx, scop)?;
-    let check = |text: &str| -> Result<(), CodegenError> {
-        if let Some(deps) = deps {
-            let v = legality::violations(&ctx, &scop.context, text, deps)?;
-            if !v.is_empty() {
-                return Err(CodegenError::Illegal(v));
-            }
-        }
-        Ok(())
-    };
-    check(schedule)?;
     let tree = Schedule::read_from_str(&ctx, schedule).ctx(|| "reading the schedule tree".into())?;
+    passes::check(&ctx, scop, deps, schedule)?;
     check_domain(&ctx, scop, &tree)?;
     if opts.gpu {
-        return generate_gpu(&ctx, source, scop, deps, tree, opts);
+        return gpu::variant::generate_gpu(&ctx, source, scop, deps, tree, opts);
     }
     // Linearised arrays as rows inside the region; the code around it (the
     // dumps, the exported block's declarations) keeps the user's pointers.
-    let original = scop;
     let views = rows::views(&ctx, scop)?;
-    let scop = views.as_ref().map_or(scop, |v| &v.scop);
-    // Tiling is checked band by band (permutability) as it is applied.
-    let transform::Transformed { tree, isolated, lift, trace } =
-        transform(&ctx, scop, tree, opts, deps.map(|d| (scop.context.as_str(), d)))?;
-    // The tree as text, on the SCoP's statement instances: a band tiled
-    // with tile iterators (`Walk::tile_lifted`) reads `floor(phi / size)`
-    // there, as `band_tile` would have it.
-    let lift = match lift {
-        Some(l) => Some(UnionPwMultiAff::from_union_map(l).ctx(|| "lifted instances".into())?),
-        None => None,
-    };
-    let text = |tree: &Schedule| -> Result<String, CodegenError> {
-        let what = || "printing the schedule".to_string();
-        let tree = match &lift {
-            None => tree.copy().ctx(what)?,
-            Some(l) => tree.copy().ctx(what)?.pullback_union_pw_multi_aff(l.copy().ctx(what)?).ctx(what)?,
-        };
-        Ok(tree.to_str().ctx(what)?.to_string())
-    };
-    let mut final_text = text(&tree)?;
-    if opts.posttile_reorder != PostTileReorder::None
-        || opts.wavefront != Wavefront::None
-        || opts.intra_tile_consecutivity
-        || opts.code.unroll_jam > 1
-        || opts.code.micro_tile != (0, 0)
-        || opts.code.l2_tile > 1
-        || opts.code.fission
-        || opts.plan.is_some()
-    {
-        // Reordered point loops, skewed tile loops and register tiles are
-        // legal by construction (permutable bands); checked all the same.
-        check(&final_text)?;
-    }
-    // The statements' bodies as packing and scalar replacement rewrite them.
-    let mut bodies = footprint::Bodies::default();
-    let (tree, packing) = match opts.code.pack {
-        true => pack::apply(&ctx, scop, tree, &mut bodies)?,
-        false => (tree, pack::Packing::default()),
-    };
-    let (tree, accumulators) = accumulate::apply(&ctx, scop, tree, &mut bodies, opts.code.reassociate)?;
-    let (redefined, restored) = bodies.redefine(scop);
+    let inner = views.as_ref().map_or(scop, |v| &v.scop);
+    let mut stage = passes::Stage::new(&ctx, inner, opts, deps, (tree, schedule));
+    passes::run(&mut stage, cpu_passes)?;
+    cpu_variant(source, scop, views.as_ref(), stage)
+}
+
+/// A CPU variant from the tree its passes left: the AST (with full tiles
+/// isolated where isl can within its budget), C, the outlined functions,
+/// and the program around the region.
+fn cpu_variant(
+    source: &Source,
+    original: &Scop,
+    views: Option<&rows::RowViews>,
+    stage: passes::Stage<'_>,
+) -> Result<Variant, CodegenError> {
+    let (ctx, scop, opts) = (stage.ctx, stage.scop, stage.opts);
+    let mut final_text = stage.checked.clone();
+    let (redefined, restored) = stage.bodies.redefine(scop);
+    let (packing, accumulators) = (&stage.packing, &stage.accumulators);
     let prelude = format!("{}{}{redefined}", packing.prelude, accumulators.prelude);
     let postlude = format!("{restored}{}{}", accumulators.postlude, packing.postlude);
     let prefix = iterator_prefix(scop);
-    let (runs, guard) = every_statement_runs(&ctx, scop)?;
+    let (runs, guard) = every_statement_runs(ctx, scop)?;
     let ops = if accumulators.locals.is_empty() { ISOLATED_AST_OPS } else { MICRO_AST_OPS };
-    let (ast, fell_back) = region_ast(&ctx, &runs, tree, &prefix, isolated.then_some(ops))?;
+    let tree = stage.tree().copy().ctx(|| "copying the schedule".into())?;
+    let (ast, fell_back) = region_ast(ctx, &runs, tree, &prefix, stage.isolated.then_some(ops))?;
     if let Some(plain) = &fell_back {
-        final_text = text(plain)?;
+        final_text = stage.text(plain)?;
     }
     // Whether the AST holds isolated full tiles.
-    let full_tiles = isolated && fell_back.is_none();
+    let full_tiles = stage.isolated && fell_back.is_none();
     let mut printer = Printer {
         omp_schedule: opts.code.omp_schedule,
         parallel_min: opts.code.parallel_min,
@@ -317,7 +284,7 @@ fn generate_inner(
             ),
             false => None,
         },
-        locals: accumulators.locals,
+        locals: accumulators.locals.clone(),
         ..Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop))
     };
     printer.node(&ast, None)?;
@@ -338,11 +305,11 @@ fn generate_inner(
         None if opts.code.restrict => (restrict_pointers(scop, &printer.out), Vec::new()),
         None => (printer.out, Vec::new()),
     };
-    let (make, free) = copy_code(&ctx, scop, opts.openmp)?;
+    let (make, free) = copy_code(ctx, scop, opts.openmp)?;
     // Expanded scalars (`expand=on`) leave with their last values, as on the GPU.
-    let (last, _) = write_back(&ctx, &runs, scop)?;
+    let (last, _) = write_back(ctx, &runs, scop)?;
     let code = format!("{prelude}{make}{body}{last}{free}{postlude}");
-    let code = match &views {
+    let code = match views {
         Some(v) => v.wrap(&code),
         None => code,
     };
@@ -357,12 +324,19 @@ fn generate_inner(
     program.push_str(&functions);
     let exported = Exported {
         target,
-        declarations: packing.declarations,
+        declarations: packing.declarations.clone(),
         helpers: functions.clone(),
         block: splice::plain_block(original, &region),
     };
     let region = format!("{region}{functions}");
-    Ok(Variant { program, region, schedule: final_text, bands: trace, cuda: None, exported: Some(exported) })
+    Ok(Variant {
+        program,
+        region,
+        schedule: final_text,
+        bands: stage.trace,
+        cuda: None,
+        exported: Some(exported),
+    })
 }
 
 /// The region's AST from `tree`; where it isolates full tiles
@@ -422,155 +396,6 @@ fn guarded(source: &Source, scop: &Scop, guard: Option<&str>, code: &str) -> Str
 /// Each statement's number of iterators: the arguments of its macro.
 fn arities(scop: &Scop) -> std::collections::HashMap<String, usize> {
     scop.statements.iter().map(|s| (s.name.clone(), s.c_iterators.len())).collect()
-}
-
-/// The most iterations of a constant loop in a kernel that `gpu_unroll=on`
-/// unrolls whole: gemm's stage of 16 `k` steps at 8 × 8 points a thread is
-/// 1,024 multiply-adds. Off by default: on an H200 (2026-11-27) it made
-/// gemm's kernels 0-8% slower at 7 of 8 tile shapes and thread tiles.
-const UNROLL_WHOLE: u32 = 32;
-
-/// A GPU variant (`gpu`): the program with each kernel's launch emulated
-/// on the CPU (loops over its blocks and threads around the kernel's code
-/// for one thread), and, where the region can be a function, its CUDA form
-/// with the same kernel code.
-fn generate_gpu(
-    ctx: &Context,
-    source: &Source,
-    scop: &Scop,
-    deps: Option<&Dependences>,
-    tree: Schedule,
-    opts: &CodegenOptions,
-) -> Result<Variant, CodegenError> {
-    if !scop.copies.is_empty() {
-        return Err(CodegenError::Unsupported("transposed copies are made for CPU variants only".into()));
-    }
-    let sizes = opts.tile_sizes.clone().unwrap_or_else(|| vec![32]);
-    // Mapped and generated where every statement runs, as CPU code is.
-    let (runs, guard) = every_statement_runs(ctx, scop)?;
-    let guard = guard.as_deref();
-    let mapping = gpu::Mapping {
-        sizes: &sizes,
-        block: opts.code.gpu_block,
-        checks: deps,
-        promote: (!opts.code.gpu_global).then_some(scop),
-        points: i64::from(opts.code.gpu_thread_tile),
-        drop_barrier: opts.drop_barrier,
-        unpromoted: Vec::new(),
-    };
-    let prefix = iterator_prefix(scop);
-    let launched = |mapping: &gpu::Mapping| -> Result<_, CodegenError> {
-        let (host, kernels) = gpu::map(ctx, &runs, tree.copy().ctx(|| "schedule".into())?, mapping)?;
-        let schedule = host.to_str().ctx(|| "printing the schedule".into())?.to_string();
-        let prefixes: Vec<String> = kernels.iter().map(|k| k.prefix.clone()).collect();
-        let (ast, occurrences) = build_annotated_ast(ctx, &runs, host, &prefix, &prefixes)?;
-        Ok((kernels, schedule, ast, occurrences))
-    };
-    let (mut kernels, mut schedule, mut ast, mut occurrences) = launched(&mapping)?;
-    let split = gpu::split_launches(ctx, &kernels, &occurrences)?;
-    if !split.is_empty() {
-        (kernels, schedule, ast, occurrences) = launched(&gpu::Mapping { unpromoted: split, ..mapping })?;
-    }
-    // One kernel per occurrence of a mark in host code, for its instances.
-    // Each kernel's code for the GPU, and as its emulation runs it (the
-    // same code, in phases where it has barriers).
-    let mut bodies = Vec::new();
-    let mut emulated_bodies = Vec::new();
-    for (k, instances) in occurrences {
-        let what = || "a kernel's tree".to_string();
-        let instances = isl_rs::UnionSet::read_from_str(ctx, &instances).ctx(what)?;
-        let tree = kernels[k].tree.copy().ctx(what)?.intersect_domain(instances).ctx(what)?;
-        let (prelude, postlude) = match &kernels[k].promotion {
-            Some(p) => (p.prelude.as_str(), p.postlude.as_str()),
-            None => ("", ""),
-        };
-        let shape = &kernels[k].shape;
-        // The kernel's code and its emulation, in `context`, at `indent`.
-        let print =
-            |context: &str, tree: Schedule, indent: usize| -> Result<(String, String), CodegenError> {
-                let ast = build_ast_without_else(ctx, context, tree, &prefix)?;
-                let mut body = Printer {
-                    unroll_whole: if opts.code.gpu_unroll { UNROLL_WHOLE } else { 0 },
-                    ..Printer::plain(indent, MACRO_PREFIX, &prefix, arities(scop))
-                };
-                body.node(&ast, None)?;
-                // The emulation is C for gcc: no CUDA pragmas.
-                let mut emulated = Printer::plain(indent, MACRO_PREFIX, &prefix, arities(scop));
-                if shape.phased {
-                    emulated.phased(&ast, &shape.thread_loops())?;
-                } else {
-                    emulated.node(&ast, None)?;
-                }
-                Ok((body.out, emulated.out))
-            };
-        let (body, emulated) = match &kernels[k].full {
-            // Full blocks apart, in code without the domains' bounds.
-            Some((full, condition)) => {
-                let (b1, e1) = print(full, tree.copy().ctx(what)?, 2)?;
-                let (b2, e2) = print(&kernels[k].context, tree, 2)?;
-                let version = |a: &str, b: &str| format!("  if ({condition}) {{\n{a}  }} else {{\n{b}  }}\n");
-                (version(&b1, &b2), version(&e1, &e2))
-            }
-            None => print(&kernels[k].context, tree, 1)?,
-        };
-        bodies.push((shape.clone(), format!("{prelude}{body}{postlude}")));
-        emulated_bodies.push((shape.clone(), format!("{prelude}{emulated}{postlude}")));
-    }
-    let print_host = |launches: Vec<print::Launch>| -> Result<String, CodegenError> {
-        let mut printer = Printer { launches, ..Printer::plain(1, MACRO_PREFIX, &prefix, arities(scop)) };
-        printer.node(&ast, None)?;
-        Ok(printer.out)
-    };
-    let emulated = emulated_bodies
-        .iter()
-        .map(|(shape, body)| {
-            let (shape, body) = (shape.clone(), body.clone());
-            Box::new(move |values: &[String]| shape.emulated(&body, values)) as print::Launch
-        })
-        .collect();
-    let (write_back, last) = write_back(ctx, &runs, scop)?;
-    let region = guarded(source, scop, guard, &format!("{}{write_back}", print_host(emulated)?));
-    let program = splice(source, scop, &region)?;
-    // The CUDA form, where the region can be a function of its data.
-    let outliner = outline::Outliner::new(scop, &statement_macros(scop), &undef_macros(scop));
-    // Where isl cannot tell what the region reads first, every array.
-    let copied_in = gpu::cuda::copied_in(ctx, scop)
-        .unwrap_or_else(|_| scop.arrays.iter().map(|a| a.name.clone()).collect());
-    let cuda = match (outliner, gpu::cuda::data(scop, &copied_in, &last)) {
-        (Some(o), Ok(data)) => {
-            let launches = bodies
-                .iter()
-                .enumerate()
-                .map(|(n, (shape, _))| {
-                    let (shape, args) = (shape.clone(), gpu::cuda::launch_args(&o, shape, &data.data));
-                    Box::new(move |values: &[String]| shape.launch(n, values, &args)) as print::Launch
-                })
-                .collect();
-            let host = print_host(launches)?;
-            let mut c = gpu::cuda::unit(scop, &o, &bodies, &host, &data, opts.code.gpu_min_blocks);
-            let call = guarded(source, scop, guard, &format!("{}{write_back}", c.program));
-            c.program = splice(source, scop, &call)?;
-            c.region = splice::plain_block(scop, &call);
-            let counters = bodies
-                .iter()
-                .map(|(shape, _)| {
-                    let shape = shape.clone();
-                    Box::new(move |values: &[String]| shape.counted(values)) as print::Launch
-                })
-                .collect();
-            let count = format!(
-                "  long polytune_launches = 0;\n{}  polytune_rt_dump(\"polytune_launches\", \"long\", &polytune_launches, sizeof polytune_launches);\n",
-                guarded(source, scop, guard, &print_host(counters)?)
-            );
-            c.counting = splice(source, scop, &count)?;
-            Some(c)
-        }
-        _ => None,
-    };
-    // The emulation as it would stand in the user's file: what `export`
-    // verifies of a GPU winner on the CPU.
-    let exported = Exported { block: splice::plain_block(scop, &region), ..Exported::default() };
-    Ok(Variant { program, region, schedule, bands: Vec::new(), cuda, exported: Some(exported) })
 }
 
 /// The extents of each expanded scalar's array ([`model::expansion`]) in

@@ -29,15 +29,14 @@
 
 use isl_rs::{Context, DimType, Map, Schedule, ScheduleNode};
 use model::isl::IslResultExt;
-use model::scop::text::{fold, squeeze};
 use model::scop::{Array, Scop};
 
 use super::footprint::{
-    all_instances_below, copy_args, copy_graft_loops, element_bytes, footprint, read_groups, retarget,
-    statements, written_in, Bodies, Read,
+    all_instances_below, copy_args, copy_graft_loops, element_bytes, footprint, read_groups, retargeted,
+    statements, uses_of, written_in, Bodies, Read,
 };
 use super::marks::{find_mark, PARALLEL_MARK};
-use super::print::{parenthesize, MACRO_PREFIX};
+use super::print::MACRO_PREFIX;
 use super::CodegenError;
 
 /// The mark above a point band that packing visits.
@@ -126,37 +125,12 @@ fn pack_band(
         }
         let n = packing.buffers + copies.len();
         let (buffer, offset) = (format!("{MACRO_PREFIX}pack_{n}"), format!("{MACRO_PREFIX}pack_offset_{n}"));
-        let mut uses_of = Vec::new();
-        for s in &stmts {
-            let refs: Vec<String> = group
-                .iter()
-                .filter(|(a, _)| s.accesses.iter().any(|b| std::ptr::eq(b, *a)))
-                .map(|(a, its)| squeeze(&parenthesize(&a.text, its)))
-                .collect();
-            if !refs.is_empty() {
-                uses_of.push((s, bodies.current(s), refs));
-            }
-        }
-        // Where every use is multiplied first by the same scalar, the
-        // copy holds the products.
-        let folded = fold(scop, array, &written, &uses_of);
-        let factor = folded.as_ref().map(|(_, f)| f.clone());
-        let mut texts = Vec::new();
-        for (i, (s, body, refs)) in uses_of.iter().enumerate() {
-            let body = folded.as_ref().map_or(body, |(b, _)| &b[i]);
-            match retarget(body, &array.name, &buffer, array.rank(), refs, |d, e| {
-                format!("[({e}) - {offset}[{d}]]")
-            }) {
-                Some(b) => texts.push((s.name.clone(), b)),
-                None => {
-                    texts.clear();
-                    break;
-                }
-            }
-        }
-        if texts.is_empty() {
+        let uses = uses_of(&stmts, &group, bodies);
+        let subscript = |d: usize, e: &str| format!("[({e}) - {offset}[{d}]]");
+        let Some((texts, factor)) = retargeted(scop, array, &written, &uses, &buffer, array.rank(), subscript)
+        else {
             continue;
-        }
+        };
         for (name, body) in texts {
             bodies.set(name, body);
         }
@@ -168,54 +142,68 @@ fn pack_band(
     // Outermost first: each graft splits the band around the next depth.
     copies.sort_by_key(|c| c.at);
     let mut mark = mark;
-    for Buffer { at, array, factor, buffer, offset, tiles, extents } in copies {
-        let rank = array.rank();
-        let name = format!("pack_in_{}", packing.buffers);
-        packing.buffers += 1;
-        // Each instance of the copy: the outer values, the element, and
-        // the box's offset there.
-        let hull = tiles.get_range_simple_fixed_box_hull().ctx(what)?;
-        let origin = Map::from_multi_aff(hull.get_offset().ctx(what)?).ctx(what)?;
-        let origin = origin.intersect_domain(tiles.copy().ctx(what)?.domain().ctx(what)?).ctx(what)?;
-        let instances = tiles.range_product(origin).ctx(what)?;
-        let graft = copy_graft_loops(ctx, instances, &name, rank, false)?;
-        // The band holding loop `at - 1` is the nearest above the mark.
-        let mut band = mark.copy().ctx(what)?.parent().ctx(what)?;
-        while band.get_type().ctx(what)? != isl_rs::ScheduleNodeType::Band {
-            band = band.parent().ctx(what)?;
-        }
-        let start = band.get_schedule_depth().ctx(what)? as usize;
-        let members = band.band_n_member().ctx(what)? as usize;
-        // At the band's start (a copy already split it there), inside it
-        // (split it), or at its end (before the point band).
-        let grafted = match at - start {
-            0 => band.graft_before(graft).ctx(what)?,
-            n if n == members => mark.graft_before(graft).ctx(what)?,
-            n => band.band_split(n as i32).ctx(what)?.child(0).ctx(what)?.graft_before(graft).ctx(what)?,
-        };
-        mark = find_mark(grafted.root().ctx(what)?, PACK_MARK)?
-            .ok_or_else(|| CodegenError::Unsupported("packing lost its band's mark".into()))?;
-        let (args, all) = copy_args(at, 2 * rank);
-        let (elements, origins) = args.split_at(rank);
-        let sets: Vec<String> =
-            origins.iter().enumerate().map(|(d, o)| format!("{offset}[{d}] = ({o})")).collect();
-        let slots: String = elements.iter().zip(origins).map(|(a, o)| format!("[({a}) - ({o})]")).collect();
-        let subscripts: Vec<String> = elements.iter().map(|a| format!("({a})")).collect();
-        let value = match factor {
-            Some(f) => format!("{f} * {}", array.element(&subscripts)),
-            None => array.element(&subscripts),
-        };
-        packing.prelude.push_str(&format!(
-            "#define {MACRO_PREFIX}{name}({all}) ({}, {buffer}{slots} = {value})\n",
-            sets.join(", "),
-        ));
-        packing.postlude.push_str(&format!("#undef {MACRO_PREFIX}{name}\n"));
-        let dims: String = extents.iter().map(|e| format!("[{e}]")).collect();
-        packing.declarations.push_str(&format!(
-            "static _Thread_local {} {buffer}{dims} __attribute__((aligned(64)));\nstatic _Thread_local long {offset}[{rank}];\n",
-            array.element_type.trim()
-        ));
+    for copy in copies {
+        mark = graft_copy(ctx, mark, copy, packing)?;
     }
+    Ok(mark)
+}
+
+/// `copy` grafted into the tile band above `mark` at its depth, and its
+/// macro and buffer declared in `packing`; the node of `mark`, found again.
+fn graft_copy(
+    ctx: &Context,
+    mark: ScheduleNode,
+    copy: Buffer<'_>,
+    packing: &mut Packing,
+) -> Result<ScheduleNode, CodegenError> {
+    let what = || "packing a tile".to_string();
+    let Buffer { at, array, factor, buffer, offset, tiles, extents } = copy;
+    let rank = array.rank();
+    let name = format!("pack_in_{}", packing.buffers);
+    packing.buffers += 1;
+    // Each instance of the copy: the outer values, the element, and
+    // the box's offset there.
+    let hull = tiles.get_range_simple_fixed_box_hull().ctx(what)?;
+    let origin = Map::from_multi_aff(hull.get_offset().ctx(what)?).ctx(what)?;
+    let origin = origin.intersect_domain(tiles.copy().ctx(what)?.domain().ctx(what)?).ctx(what)?;
+    let instances = tiles.range_product(origin).ctx(what)?;
+    let graft = copy_graft_loops(ctx, instances, &name, rank, false)?;
+    // The band holding loop `at - 1` is the nearest above the mark.
+    let mut band = mark.copy().ctx(what)?.parent().ctx(what)?;
+    while band.get_type().ctx(what)? != isl_rs::ScheduleNodeType::Band {
+        band = band.parent().ctx(what)?;
+    }
+    let start = band.get_schedule_depth().ctx(what)? as usize;
+    let members = band.band_n_member().ctx(what)? as usize;
+    // At the band's start (a copy already split it there), inside it
+    // (split it), or at its end (before the point band).
+    let grafted = match at - start {
+        0 => band.graft_before(graft).ctx(what)?,
+        n if n == members => mark.graft_before(graft).ctx(what)?,
+        n => band.band_split(n as i32).ctx(what)?.child(0).ctx(what)?.graft_before(graft).ctx(what)?,
+    };
+    let mark = find_mark(grafted.root().ctx(what)?, PACK_MARK)?
+        .ok_or_else(|| CodegenError::Unsupported("packing lost its band's mark".into()))?;
+    let (args, all) = copy_args(at, 2 * rank);
+    let (elements, origins) = args.split_at(rank);
+    let sets: Vec<String> =
+        origins.iter().enumerate().map(|(d, o)| format!("{offset}[{d}] = ({o})")).collect();
+    let slots: String = elements.iter().zip(origins).map(|(a, o)| format!("[({a}) - ({o})]")).collect();
+    let subscripts: Vec<String> = elements.iter().map(|a| format!("({a})")).collect();
+    let value = match factor {
+        Some(f) => format!("{f} * {}", array.element(&subscripts)),
+        None => array.element(&subscripts),
+    };
+    packing.prelude.push_str(&format!(
+        "#define {MACRO_PREFIX}{name}({all}) ({}, {buffer}{slots} = {value})\n",
+        sets.join(", "),
+    ));
+    packing.postlude.push_str(&format!("#undef {MACRO_PREFIX}{name}\n"));
+    let dims: String = extents.iter().map(|e| format!("[{e}]")).collect();
+    packing.declarations.push_str(&format!(
+        "static _Thread_local {} {buffer}{dims} __attribute__((aligned(64)));\nstatic _Thread_local long {offset}[{rank}];\n",
+        array.element_type.trim()
+    ));
     Ok(mark)
 }
 

@@ -22,13 +22,15 @@
 pub mod cuda;
 mod private;
 pub(super) mod shared;
+pub(super) mod variant;
 
 use super::ast::{c_condition, c_expr};
 use super::isolate::ISOLATE_OPS;
 use super::marks::{find_mark, KERNEL_MARK};
 use super::CodegenError;
 use isl_rs::{
-    Context, Id, PwAff, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionPwAff, UnionSet, Val,
+    Context, Id, MultiUnionPwAff, PwAff, Schedule, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionPwAff,
+    UnionSet, Val,
 };
 use model::deps::Dependences;
 use model::isl::within_budget;
@@ -339,40 +341,12 @@ fn kernel(
         0 => None,
         _ => Some(band.band_get_partial_schedule().ctx(what)?),
     };
-    let member = |k: usize| -> Result<UnionPwAff, CodegenError> {
-        let phi = phi.as_ref().expect("a mapped kernel has a band");
-        Ok(phi.get_at(k as i32).ctx(what)?.intersect_domain(domain.copy().ctx(what)?).ctx(what)?)
-    };
+    let members = Members { ctx, phi, domain: domain.copy().ctx(what)? };
     let all_tiles: Vec<i64> =
         (0..j.min(3)).map(|k| sizes.get(k).or(sizes.last()).copied().unwrap_or(32).max(1) as i64).collect();
-    let mut nb = j.min(2);
-    let mut nt = j.min(3);
-    // Block index (tile) and thread residue of an instance along member k.
-    let tile_of = |k: usize, t: i64| -> Result<UnionPwAff, CodegenError> {
-        Ok(member(k)?.scale_down_val(val(ctx, t)?).ctx(what)?.floor().ctx(what)?)
-    };
-    let residue_of = |k: usize, b: i64| -> Result<UnionPwAff, CodegenError> {
-        Ok(member(k)?.mod_val(val(ctx, b)?).ctx(what)?)
-    };
+    let (mut nb, mut nt) = (j.min(2), j.min(3));
     if let Some(deps) = checks {
-        let host = at.get_prefix_schedule_union_map().ctx(what)?;
-        while nb + nt > 0 {
-            let threads = block_sizes(&all_tiles[..nt], block, mapping.points);
-            let parts = (0..nb)
-                .map(|k| tile_of(k, all_tiles[k]))
-                .chain((0..nt).map(|k| residue_of(k, threads[k])))
-                .collect::<Result<Vec<_>, _>>()?;
-            let mapped = flat_product(parts)?;
-            if legality::mapping_violations(ctx, context, &host, &mapped, deps)?.is_empty() {
-                break;
-            }
-            // Threads first: blocks alone may still be independent.
-            if nt > 0 {
-                nt = 0;
-            } else {
-                nb = 0;
-            }
-        }
+        (nb, nt) = members.legal_dimensions(context, at, &all_tiles, (block, mapping.points), deps)?;
     }
     let tiles = all_tiles[..nb].to_vec();
     let threads = block_sizes(&all_tiles[..nt], block, mapping.points);
@@ -383,13 +357,14 @@ fn kernel(
     for (k, &t) in tiles.iter().enumerate() {
         let (o, b) = (format!("polytune_o{k}"), format!("polytune_b{k}"));
         let start = param(ctx, &domain, &o)?.add(param(ctx, &domain, &b)?).ctx(what)?;
-        let eq = tile_of(k, t)?.sub(start).ctx(what)?.zero_union_set().ctx(what)?;
+        let eq = members.tile_of(k, t)?.sub(start).ctx(what)?.zero_union_set().ctx(what)?;
         block_filter = block_filter.intersect(eq).ctx(what)?;
         names.push(format!("0 <= {b}"));
     }
     for (k, &b) in threads.iter().enumerate() {
         let t = format!("polytune_t{}", threads.len() - 1 - k);
-        let eq = residue_of(k, b)?.sub(param(ctx, &domain, &t)?).ctx(what)?.zero_union_set().ctx(what)?;
+        let eq =
+            members.residue_of(k, b)?.sub(param(ctx, &domain, &t)?).ctx(what)?.zero_union_set().ctx(what)?;
         thread_filter = thread_filter.intersect(eq).ctx(what)?;
         names.push(format!("0 <= {t} < {b}"));
     }
@@ -403,7 +378,7 @@ fn kernel(
     let host = with_host()?;
     let mut range = Vec::new();
     for (k, &t) in tiles.iter().enumerate() {
-        let q = tile_of(k, t)?.intersect_domain(launch.copy().ctx(what)?).ctx(what)?;
+        let q = members.tile_of(k, t)?.intersect_domain(launch.copy().ctx(what)?).ctx(what)?;
         range.push(tile_range(ctx, host.copy().ctx(what)?, q)?);
     }
     let blocked = at.get_child(0).ctx(what)?.insert_filter(block_filter).ctx(what)?;
@@ -411,7 +386,7 @@ fn kernel(
     let mut tree = None;
     if let (Some(scop), true) = (mapping.promote, promoted && !tiles.is_empty() && !threads.is_empty()) {
         let residues =
-            threads.iter().enumerate().map(|(k, &b)| residue_of(k, b)).collect::<Result<_, _>>()?;
+            threads.iter().enumerate().map(|(k, &b)| members.residue_of(k, b)).collect::<Result<_, _>>()?;
         let thread_of = flat_product(residues)?;
         let points: Vec<i64> = threads.iter().zip(&all_tiles).map(|(b, t)| t / b).collect();
         let cfg = shared::Config {
@@ -446,7 +421,7 @@ fn kernel(
     let full = match tiles.is_empty() {
         true => None,
         false => {
-            let members = (0..tiles.len()).map(member).collect::<Result<Vec<_>, _>>()?;
+            let members = (0..tiles.len()).map(|k| members.member(k)).collect::<Result<Vec<_>, _>>()?;
             let launch = tree.get_domain().ctx(what)?;
             within_budget(ctx, ISOLATE_OPS, || full_blocks(ctx, &context, &launch, &members, &tiles))?
                 .flatten()
@@ -454,6 +429,68 @@ fn kernel(
     };
     let shape = Shape { depth, tiles, threads, range, buffers, privates, phased };
     Ok(Kernel { shape, prefix, tree, context, promotion, full })
+}
+
+/// A kernel band's members on the kernel's instances (none for a kernel
+/// of one thread), and the block (tile) and thread (residue) an instance
+/// falls in along each.
+struct Members<'a> {
+    ctx: &'a Context,
+    phi: Option<MultiUnionPwAff>,
+    domain: UnionSet,
+}
+
+impl Members<'_> {
+    fn member(&self, k: usize) -> Result<UnionPwAff, CodegenError> {
+        let what = || "building a kernel".to_string();
+        let phi = self.phi.as_ref().expect("a mapped kernel has a band");
+        Ok(phi.get_at(k as i32).ctx(what)?.intersect_domain(self.domain.copy().ctx(what)?).ctx(what)?)
+    }
+
+    /// The block index along member `k`, of tiles of `t`.
+    fn tile_of(&self, k: usize, t: i64) -> Result<UnionPwAff, CodegenError> {
+        let what = || "building a kernel".to_string();
+        Ok(self.member(k)?.scale_down_val(val(self.ctx, t)?).ctx(what)?.floor().ctx(what)?)
+    }
+
+    /// The thread index along member `k`, of blocks of `b` threads.
+    fn residue_of(&self, k: usize, b: i64) -> Result<UnionPwAff, CodegenError> {
+        Ok(self.member(k)?.mod_val(val(self.ctx, b)?).ctx(|| "building a kernel".into())?)
+    }
+
+    /// How many members go to blocks and to threads, at most `tiles`'
+    /// (two and three): as many as keep every dependence of one launch
+    /// inside a block and a thread, dropping the threads first (blocks
+    /// alone may still be independent), then the blocks.
+    fn legal_dimensions(
+        &self,
+        context: &str,
+        at: &ScheduleNode,
+        tiles: &[i64],
+        (block, points): (i64, i64),
+        deps: &Dependences,
+    ) -> Result<(usize, usize), CodegenError> {
+        let what = || "building a kernel".to_string();
+        let (mut nb, mut nt) = (tiles.len().min(2), tiles.len());
+        let host = at.get_prefix_schedule_union_map().ctx(what)?;
+        while nb + nt > 0 {
+            let threads = block_sizes(&tiles[..nt], block, points);
+            let parts = (0..nb)
+                .map(|k| self.tile_of(k, tiles[k]))
+                .chain((0..nt).map(|k| self.residue_of(k, threads[k])))
+                .collect::<Result<Vec<_>, _>>()?;
+            let mapped = flat_product(parts)?;
+            if legality::mapping_violations(self.ctx, context, &host, &mapped, deps)?.is_empty() {
+                break;
+            }
+            if nt > 0 {
+                nt = 0;
+            } else {
+                nb = 0;
+            }
+        }
+        Ok((nb, nt))
+    }
 }
 
 /// The map from instances to the tuple of `parts`' values, in order.

@@ -28,15 +28,15 @@ use isl_rs::{
     ASTLoopType, Context, DimType, Id, MultiVal, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionSet, Val,
 };
 use model::isl::IslResultExt;
-use model::scop::text::{fold, squeeze};
 use model::scop::Scop;
 
 use super::super::footprint::{
-    copy_args, copy_graft, element_bytes, footprint, read_groups, retarget, statements, written_in, Bodies,
+    copy_args, copy_graft, element_bytes, footprint, read_groups, retargeted, statements, uses_of, written_in,
+    Bodies,
 };
 use super::super::isolate::{full_tile_option, ISOLATE_OPS};
 use super::super::marks::BARRIER;
-use super::super::print::{parenthesize, MACRO_PREFIX};
+use super::super::print::MACRO_PREFIX;
 use super::super::CodegenError;
 use model::isl::within_budget;
 
@@ -288,42 +288,14 @@ fn stage_copies(
                 continue;
             }
             let buffer = format!("{MACRO_PREFIX}shared_{}", promotion.buffers.len() + copies.len());
-            let mut uses_of = Vec::new();
-            for s in &stmts {
-                // The statement's own references of the group: another
-                // statement may spell a reference of another group alike
-                // (symm's `A[i][k]`, whose `i` is a row of the block in
-                // one statement and of the stage in the other).
-                let refs: Vec<String> = group
-                    .iter()
-                    .filter(|(a, _)| s.accesses.iter().any(|b| std::ptr::eq(b, *a)))
-                    .map(|(a, its)| squeeze(&parenthesize(&a.text, its)))
-                    .collect();
-                if !refs.is_empty() {
-                    uses_of.push((s, promotion.bodies.current(s), refs));
-                }
-            }
-            // Where every use is multiplied first by the same scalar
-            // (gemm's `alpha * A[i][k]`), the buffer holds the products:
-            // the copy multiplies once per element, not the statements
-            // once per use.
-            let folded = fold(cfg.scop, array, written, &uses_of);
-            let factor = folded.as_ref().map(|(_, f)| f.clone());
+            let uses = uses_of(&stmts, &group, &promotion.bodies);
             let slots: Vec<(i64, i64)> = extents.iter().map(|&e| (1, e)).collect();
-            let mut texts = Vec::new();
-            for (i, (s, body, refs)) in uses_of.iter().enumerate() {
-                let body = folded.as_ref().map_or(body, |(b, _)| &b[i]);
-                match retarget(body, &array.name, &buffer, slots.len(), refs, |d, e| slot(e, slots[d])) {
-                    Some(b) => texts.push((s.name.clone(), b)),
-                    None => {
-                        texts.clear();
-                        break;
-                    }
-                }
-            }
-            if texts.is_empty() {
+            let subscript = |d: usize, e: &str| slot(e, slots[d]);
+            let Some((texts, factor)) =
+                retargeted(cfg.scop, array, written, &uses, &buffer, slots.len(), subscript)
+            else {
                 continue;
-            }
+            };
             for (name, body) in texts {
                 promotion.bodies.set(name, body);
             }
@@ -419,7 +391,9 @@ fn distribution(ctx: &Context, tuple: &str, rank: usize, threads: &[i64]) -> Res
 
 #[cfg(test)]
 mod tests {
+    use super::super::super::footprint;
     use super::*;
+    use model::scop::text::squeeze;
 
     fn retarget(
         body: &str,
@@ -428,7 +402,7 @@ mod tests {
         slots: &[(i64, i64)],
         refs: &[String],
     ) -> Option<String> {
-        super::retarget(body, array, buffer, slots.len(), refs, |d, e| slot(e, slots[d]))
+        footprint::retarget(body, array, buffer, slots.len(), refs, |d, e| slot(e, slots[d]))
     }
 
     #[test]

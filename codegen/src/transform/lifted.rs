@@ -2,7 +2,9 @@
 //! their own (statement domains lifted), and the wavefront skew of a tile
 //! band.
 
-use isl_rs::{DimType, Id, MultiUnionPwAff, ScheduleNode, UnionMap, UnionPwAff, UnionPwMultiAff, UnionSet};
+use isl_rs::{
+    Context, DimType, Id, MultiUnionPwAff, ScheduleNode, UnionMap, UnionPwAff, UnionPwMultiAff, UnionSet,
+};
 use model::isl::IslResultExt;
 use model::legality;
 use vocab::knobs::Wavefront;
@@ -103,39 +105,7 @@ impl Walk<'_> {
             .ctx(what)?
             .apply_range(tile_of)
             .ctx(what)?;
-        // Per statement: the lifted instances, the projection back, and
-        // the tile band's and the point band's shifts.
-        let root_domain = band.copy().ctx(what)?.root().ctx(what)?.domain_get_domain().ctx(what)?;
-        let others = root_domain.subtract(domain).ctx(what)?;
-        let mut lifted = others.copy().ctx(what)?;
-        let mut projection: Vec<String> = Vec::new();
-        let mut tile_members: Vec<Vec<String>> = vec![Vec::new(); n];
-        let mut shifts: Vec<Vec<String>> = vec![Vec::new(); n];
-        let list = tiles.get_map_list().ctx(what)?;
-        for i in 0..list.size().ctx(what)? {
-            let map = list.get_at(i).ctx(what)?;
-            let name = map.get_tuple_name(DimType::In).ctx(what)?.to_string();
-            let m = map.dim(DimType::In).ctx(what)? as usize;
-            let set = map.wrap().ctx(what)?.flatten().ctx(what)?.set_tuple_name(&name).ctx(what)?;
-            lifted = lifted.union(UnionSet::from_set(set).ctx(what)?).ctx(what)?;
-            let xs: Vec<String> = (0..m).map(|d| format!("x{d}")).collect();
-            let tuple = format!("{name}[{}, {}]", xs.join(", "), ts.join(", "));
-            projection.push(format!("{tuple} -> {name}[{}]", xs.join(", ")));
-            for k in 0..n {
-                tile_members[k].push(format!("{tuple} -> [(t{k})]"));
-                shifts[k].push(format!("{tuple} -> [({} * t{k})]", sizes[k]));
-            }
-        }
-        // Statements elsewhere in the tree keep their instances.
-        let others_list = others.get_set_list().ctx(what)?;
-        for i in 0..others_list.size().ctx(what)? {
-            let set = others_list.get_at(i).ctx(what)?;
-            let name = set.get_tuple_name().ctx(what)?.to_string();
-            let xs: Vec<String> = (0..set.dim(DimType::Set).ctx(what)?).map(|d| format!("x{d}")).collect();
-            projection.push(format!("{name}[{0}] -> {name}[{0}]", xs.join(", ")));
-        }
-        let projection =
-            UnionPwMultiAff::read_from_str(ctx, &format!("{{ {} }}", projection.join("; "))).ctx(what)?;
+        let Lifting { lifted, projection, tile_members, shifts } = lifting(ctx, &band, domain, tiles, sizes)?;
         let path = tree_path(&band)?;
         let schedule = band
             .get_schedule()
@@ -200,6 +170,68 @@ impl Walk<'_> {
         });
         Ok(node)
     }
+}
+
+/// The instances of the statements reaching a band lifted by their tiles,
+/// and what tiling with tile iterators builds from them.
+struct Lifting {
+    /// Each statement instance reaching the band with its tile (`tiles`'
+    /// range) appended; the others as they are.
+    lifted: UnionSet,
+    /// Lifted instances back to the SCoP's.
+    projection: UnionPwMultiAff,
+    /// Per member `k`, per statement: its tile iterator, and `sizes[k]`
+    /// times it (the point loop's shift).
+    tile_members: Vec<Vec<String>>,
+    shifts: Vec<Vec<String>>,
+}
+
+/// [`Lifting`] of the statements of `domain` (those reaching `band`) by
+/// `tiles`, each instance's tile of `sizes`.
+fn lifting(
+    ctx: &Context,
+    band: &ScheduleNode,
+    domain: UnionSet,
+    tiles: UnionMap,
+    sizes: &[i64],
+) -> Result<Lifting, CodegenError> {
+    let what = || "tiling with tile iterators".to_string();
+    let n = sizes.len();
+    let ts: Vec<String> = (0..n).map(|k| format!("t{k}")).collect();
+    // Per statement: the lifted instances, the projection back, and
+    // the tile band's and the point band's shifts.
+    let root_domain = band.copy().ctx(what)?.root().ctx(what)?.domain_get_domain().ctx(what)?;
+    let others = root_domain.subtract(domain).ctx(what)?;
+    let mut lifted = others.copy().ctx(what)?;
+    let mut projection: Vec<String> = Vec::new();
+    let mut tile_members: Vec<Vec<String>> = vec![Vec::new(); n];
+    let mut shifts: Vec<Vec<String>> = vec![Vec::new(); n];
+    let list = tiles.get_map_list().ctx(what)?;
+    for i in 0..list.size().ctx(what)? {
+        let map = list.get_at(i).ctx(what)?;
+        let name = map.get_tuple_name(DimType::In).ctx(what)?.to_string();
+        let m = map.dim(DimType::In).ctx(what)? as usize;
+        let set = map.wrap().ctx(what)?.flatten().ctx(what)?.set_tuple_name(&name).ctx(what)?;
+        lifted = lifted.union(UnionSet::from_set(set).ctx(what)?).ctx(what)?;
+        let xs: Vec<String> = (0..m).map(|d| format!("x{d}")).collect();
+        let tuple = format!("{name}[{}, {}]", xs.join(", "), ts.join(", "));
+        projection.push(format!("{tuple} -> {name}[{}]", xs.join(", ")));
+        for k in 0..n {
+            tile_members[k].push(format!("{tuple} -> [(t{k})]"));
+            shifts[k].push(format!("{tuple} -> [({} * t{k})]", sizes[k]));
+        }
+    }
+    // Statements elsewhere in the tree keep their instances.
+    let others_list = others.get_set_list().ctx(what)?;
+    for i in 0..others_list.size().ctx(what)? {
+        let set = others_list.get_at(i).ctx(what)?;
+        let name = set.get_tuple_name().ctx(what)?.to_string();
+        let xs: Vec<String> = (0..set.dim(DimType::Set).ctx(what)?).map(|d| format!("x{d}")).collect();
+        projection.push(format!("{name}[{0}] -> {name}[{0}]", xs.join(", ")));
+    }
+    let projection =
+        UnionPwMultiAff::read_from_str(ctx, &format!("{{ {} }}", projection.join("; "))).ctx(what)?;
+    Ok(Lifting { lifted, projection, tile_members, shifts })
 }
 
 /// Whether every statement reaching `band` reaches it with all its

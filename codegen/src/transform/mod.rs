@@ -330,10 +330,30 @@ impl Walk<'_> {
             }
         }
         let point_sizes: Vec<i64> = point_order.iter().map(|&j| sizes[j]).collect();
+        self.point_steps(node, &point_sizes, two_levels, statements, depth)
+    }
+
+    /// The steps on a tiled band's point loops (of `point_sizes`, after
+    /// their reordering): unroll-and-jam, full tiles isolated, fission, the
+    /// innermost loop vectorised, packing's mark; `node` is the tile band
+    /// (the outer one of `two_levels`).
+    fn point_steps(
+        &self,
+        mut node: ScheduleNode,
+        point_sizes: &[i64],
+        two_levels: bool,
+        statements: &[String],
+        depth: usize,
+    ) -> Result<Tiled, CodegenError> {
+        let (ctx, opts) = (self.ctx, self.opts);
+        let what = || "transforming the schedule tree".to_string();
+        let n = point_sizes.len() as i32;
+        let m = point_sizes.len();
+        let start = depth..depth + 1;
         // Full tiles are those of the point band before register tiling
         // (whose strips are then whole), and isl tiles no band with
         // options below it.
-        let isolate = full_tiles(&node, &point_sizes)?;
+        let isolate = full_tiles(&node, point_sizes)?;
         let factor = match &opts.plan {
             Some(_) => self.take(statements, start, |a, _| match a {
                 Action::UnrollJam { factor } => Some(*factor),

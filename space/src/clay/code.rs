@@ -50,6 +50,23 @@ impl Action {
     pub fn at_band_start(&self) -> bool {
         !matches!(self, Action::Parallelize | Action::Vectorize)
     }
+
+    /// Whether code generation checks the tree against the dependences
+    /// again after the action: it runs instances in an order that was not
+    /// proven legal as it was applied. A tile is checked permutable, and a
+    /// parallel or simd mark checked free of carried dependences, when made;
+    /// a new action must say here which it is.
+    pub fn reorders(&self) -> bool {
+        match self {
+            Action::Tile { .. } | Action::Parallelize | Action::Vectorize => false,
+            Action::PointOrder { .. }
+            | Action::TileOrder { .. }
+            | Action::Wavefront { .. }
+            | Action::UnrollJam { .. }
+            | Action::MicroTile { .. }
+            | Action::Fission => true,
+        }
+    }
 }
 
 /// An action at the loop named by `prefix`, as a script says it.
