@@ -3,7 +3,7 @@
 
 mod cmd;
 
-use tuner::{campaign, capture, exit, memo, noise, profile, program, slurm, strategy, units};
+use tuner::{campaign, capture, exit, noise, profile, program, slurm, strategy, units};
 
 use std::process::ExitCode;
 

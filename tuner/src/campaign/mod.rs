@@ -10,10 +10,9 @@
 //! already measured in this run share that measurement.
 
 mod batch;
-pub use batch::SCHEDULES;
+pub mod child;
 mod config;
 use batch::Made;
-pub use batch::Reply;
 pub use config::{program_hash, stored_kernel, Budget, Config, KernelSpec, TraceEntry, RACE};
 pub mod grid;
 mod kernel;
@@ -83,7 +82,7 @@ pub struct Campaign<'a> {
     /// ([`Campaign::with_gpus`]; without, they run their emulation).
     gpus: Option<Gpus>,
     /// The schedules this invocation's points share.
-    schedules: batch::Schedules,
+    schedules: child::Schedules,
     /// What to do when the slots are busy before a batch is measured.
     pub noise: crate::noise::Noise,
     /// The most measurements that ran at once in this invocation.
@@ -203,7 +202,7 @@ impl<'a> Campaign<'a> {
             variant_timeout: Duration::from_secs(300),
             slots,
             gpus: None,
-            schedules: batch::Schedules::new()?,
+            schedules: child::Schedules::new()?,
             noise: Default::default(),
             peak_busy_slots: 0,
             started: Instant::now(),
