@@ -28,10 +28,13 @@ const GPU_AXES: &[(&str, &[&str])] = &[("feautrier", &["all", "self-first"])];
 const CODE_AXES: &[(&str, &[&str])] = &[
     ("restrict", &["on"]),
     ("simd", &["none", "innermost"]),
-    ("unroll_jam", &["1", "4"]),
+    ("unroll_jam", &["1", "2", "4"]),
     ("transpose", &["off", "on"]),
     ("expand", &["off", "on"]),
     ("fission", &["off", "on"]),
+    // Only with a micro tile (`for_scop`): its sums kept apart from the
+    // block's values, the scalar factor once per tile.
+    ("reassociate", &["off", "on"]),
 ];
 
 /// The code knobs of GPU points (`target=gpu`): a CUDA form has no use for
@@ -57,9 +60,13 @@ const GPU_CODE_AXES: &[(&str, &[&str])] = &[
 /// stencils' shapes: the innermost loop whole (heat-3d at LARGE on one
 /// core with `fission`: 1.42× at 8 steps, the others 1.12–1.16×; under
 /// `mtune=icelake-server`, 32 steps ran 5–10% ahead of 8, docs/performance.md).
+/// 96 × 128 × 256 is the micro tiles' (syrk, syr2k, 2mm at one thread),
+/// 16 × 64 and 16 × 16 × 16 × 64 wavefronts' of time tiles. Together the
+/// shapes of `bench peers`' own points, so that a campaign can reach each.
 /// In a SCoP three loops deep the second is the cube of 32 again, and
 /// `tiles_for_scop` drops it.
-pub const TILES: &str = "0,16,32,64,32x32x128,16x64x128,8x8x8x256,32x32x32x256";
+pub const TILES: &str =
+    "0,16,32,64,32x32x128,16x64x128,96x128x256,16x64,8x8x8x256,16x16x16x64,32x32x32x256";
 
 /// A tile shape: sizes of a band's members, outermost first, the last
 /// repeating (`[32]` is a cube of 32, `[64, 64, 256]` a rectangle with a
@@ -135,7 +142,15 @@ pub fn code_grid(fixed: &[String], threads: usize, avx512: bool) -> Result<Vec<C
         .chain((threads > 1).then_some(("omp_schedule", schedule)))
         .chain(avx512.then_some(("vector_width", widths)))
         .chain(avx512.then_some(("mtune", tunes)));
-    code_grid_on(fixed, axes)
+    // `reassociate` acts on micro tiles only: elsewhere it makes the same program.
+    let mut out: Vec<CodeOptions> = Vec::new();
+    for c in code_grid_on(fixed, axes)? {
+        let c = CodeOptions { reassociate: c.reassociate && c.micro_tile != (0, 0), ..c };
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    Ok(out)
 }
 
 /// [`code_grid`] for GPU points: [`GPU_CODE_AXES`].
@@ -157,8 +172,9 @@ fn code_grid_on(
 /// makes; where no two statements are nested equally deep (two loops or
 /// more), no innermost loop runs two statements and `fission=on` makes
 /// them too; where no statement three loops deep writes the same element
-/// along one of them, `micro_tile` finds no band. Such knobs are set off
-/// and the duplicates dropped.
+/// along one of them, `micro_tile` finds no band (and `reassociate`, which
+/// acts on micro tiles only, nothing). Such knobs are set off and the
+/// duplicates dropped.
 pub fn for_scop(code: &[CodeOptions], scop: &model::scop::Scop) -> Result<Vec<CodeOptions>> {
     let ctx = model::isl::new_context();
     let transpose = !space::layout::candidates(&ctx, scop)?.is_empty();
@@ -174,6 +190,7 @@ pub fn for_scop(code: &[CodeOptions], scop: &model::scop::Scop) -> Result<Vec<Co
             expand: c.expand && expand,
             fission: c.fission && fission,
             micro_tile: if micro { c.micro_tile } else { (0, 0) },
+            reassociate: c.reassociate && micro,
             ..c.clone()
         };
         if !out.contains(&c) {
@@ -447,7 +464,7 @@ mod tests {
         assert!(gemm.iter().any(|c| c.micro_tile != (0, 0)));
         // An element written once: no micro tile keeps anything.
         let once = for_scop(&code, &scop("C[i + k][j] = A[i][k] * B[k][j];")).unwrap();
-        assert!(once.iter().all(|c| c.micro_tile == (0, 0)) && once.len() == gemm.len() / 2);
+        assert!(once.iter().all(|c| c.micro_tile == (0, 0) && !c.reassociate) && once.len() == gemm.len() / 3);
         // Two statements three loops deep: a loop may run both.
         let two = for_scop(&code, &scop("{ C[i][j] += A[i][k] * A[j][k]; B[i][j] += A[i][k]; }")).unwrap();
         assert_eq!(two.len(), code.len() / 2);
@@ -473,7 +490,7 @@ mod tests {
         let tiles = parse_tiles(TILES).unwrap();
         let three = "for (int i = 1; i < n; i++)\n for (int j = 1; j < n; j++)\n for (int k = 1; k < n; k++)";
         let gemm_like = tiles_for_scop(&tiles, &scop(three, "A[i][j][k] = B[i][j][k] + B[i-1][j][k];"));
-        let shapes: Vec<&str> = TILES.split(',').filter(|&t| t != "32x32x32x256").collect();
+        let shapes: Vec<&str> = TILES.split(',').filter(|&t| t != "32x32x32x256" && t != "16x16x16x64").collect();
         assert_eq!(gemm_like, parse_tiles(&shapes.join(",")).unwrap());
         let four = format!("for (int t = 0; t < n; t++)\n{three}");
         assert_eq!(tiles_for_scop(&tiles, &scop(&four, "A[i][j][k] = B[i][j][k] + A[i-1][j][k];")), tiles);
@@ -482,7 +499,7 @@ mod tests {
             &tiles,
             &scop("for (int i = 1; i < n; i++)\n for (int j = 1; j < n; j++)", "A[i][j][0] = A[i-1][j][0];"),
         );
-        assert_eq!(two, parse_tiles("0,16,32,64,16x64x128,8x8x8x256").unwrap());
+        assert_eq!(two, parse_tiles("0,16,32,64,16x64x128,96x128x256,8x8x8x256").unwrap());
     }
 
     #[test]
@@ -498,29 +515,29 @@ mod tests {
         let code = code_grid(&["simd=none".into(), "spatial=off".into()], 1, false).unwrap();
         assert_eq!(
             code.len(),
-            32,
-            "unroll_jam 1 and 4, transpose, expand, fission and micro tiles off and on; no OpenMP schedule on one thread"
+            72,
+            "unroll_jam 1, 2 and 4, transpose, expand and fission off and on, micro tiles off and on with their sums reassociated or not; no OpenMP schedule on one thread"
         );
         assert!(code.iter().all(|c| c.restrict && c.simd == vocab::knobs::Simd::None));
-        assert_eq!(code_grid(&[], 2, false).unwrap().len(), 128);
+        assert_eq!(code_grid(&[], 2, false).unwrap().len(), 288);
         // On a compiler that targets AVX-512, the 512-bit width is searched
         // too, unless the user fixes or lists the widths; micro tiles are
         // four rows of four vectors there, six of two elsewhere.
         // gcc's tuning for Ice Lake likewise.
         let avx512 = code_grid(&[], 2, true).unwrap();
-        assert_eq!(avx512.iter().filter(|c| c.vector_width == 512).count(), 256);
-        assert_eq!(avx512.iter().filter(|c| c.vector_width == 0).count(), 256);
-        assert_eq!(avx512.iter().filter(|c| c.mtune == vocab::knobs::Mtune::IcelakeServer).count(), 256);
+        assert_eq!(avx512.iter().filter(|c| c.vector_width == 512).count(), 576);
+        assert_eq!(avx512.iter().filter(|c| c.vector_width == 0).count(), 576);
+        assert_eq!(avx512.iter().filter(|c| c.mtune == vocab::knobs::Mtune::IcelakeServer).count(), 576);
         assert!(code_grid(&[], 2, false).unwrap().iter().all(|c| c.mtune == vocab::knobs::Mtune::Default));
         assert!(avx512.iter().any(|c| c.micro_tile == (4, 32)));
         assert!(code.iter().any(|c| c.micro_tile == (6, 8)));
         let one_width = code_grid(&["vector_width=256".into(), "mtune=generic".into()], 2, true).unwrap();
-        assert!(one_width.len() == 128 && one_width.iter().all(|c| c.vector_width == 256));
+        assert!(one_width.len() == 288 && one_width.iter().all(|c| c.vector_width == 256));
         assert!(one_width.iter().all(|c| c.mtune == vocab::knobs::Mtune::Generic));
         // Several values: searched over exactly these, on either table.
         let wide = code_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2, false).unwrap();
-        assert_eq!(wide.len(), 256);
-        assert_eq!(wide.iter().filter(|c| c.vector_width == 512).count(), 128);
+        assert_eq!(wide.len(), 576);
+        assert_eq!(wide.iter().filter(|c| c.vector_width == 512).count(), 288);
         let hlims = knob_grid(&["vector_width=default,512".into(), "hlim=4,8".into()], 2).unwrap();
         assert_eq!(hlims.len(), full.len());
         assert!(hlims.iter().all(|o| o.hlim == Some(4) || o.hlim == Some(8)));
@@ -560,7 +577,7 @@ mod tests {
             references: None,
         };
         let pts = points(&[None], &spec);
-        assert_eq!(pts.len(), full.len() * 128 + full.len() * 2 * 18);
+        assert_eq!(pts.len(), full.len() * 288 + full.len() * 2 * 18);
         assert!(pts.iter().filter(|p| p.on_gpu()).all(|p| gpu.contains(&p.code)));
         let tiles = parse_tiles(TILES).unwrap();
         let spec = Spec {
