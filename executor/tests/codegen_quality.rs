@@ -97,23 +97,13 @@ fn unified_variant(k: &Kernel, settings: &[&str], tiles: Vec<u32>, threads: usiz
     codegen::generate(&k.source, &scop, &deps, &s.tree, &opts).unwrap()
 }
 
-/// A temporary directory, removed when dropped.
-struct TempDir(std::path::PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        std::fs::remove_dir_all(&self.0).ok();
-    }
-}
-
 /// A program of the test's own (`HARNESS` stands for the measurement
 /// harness's header) written to `STEM.c` in a temporary directory, which
 /// lives as long as the guard returned, and loaded at MINI.
-fn load_own(stem: &str, text: &str) -> (Kernel, TempDir) {
-    let dir = TempDir(std::env::temp_dir().join(format!("polytune-{stem}-{}", std::process::id())));
-    std::fs::create_dir_all(&dir.0).unwrap();
+fn load_own(stem: &str, text: &str) -> (Kernel, testkit::TempDir) {
+    let dir = testkit::TempDir::new(stem);
     let harness = testkit::root().join("polybench/harness/polytune.h");
-    let path = dir.0.join(format!("{stem}.c"));
+    let path = dir.join(format!("{stem}.c"));
     std::fs::write(&path, text.replace("HARNESS", &harness.display().to_string())).unwrap();
     (load(&path, "MINI"), dir)
 }

@@ -502,8 +502,7 @@ fn random_programs_without_their_pragmas_are_found_again() {
         testkit::Tier::Fast => FAST_SEEDS,
         _ => CI_SEEDS,
     };
-    let dir = std::env::temp_dir().join(format!("polytune-fuzz-detect-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testkit::TempDir::new("fuzz-detect");
     let shape = |s: &Scop| -> Vec<(String, String)> {
         // A domain without its statement's name (names are numbered per SCoP).
         let unnamed = |d: &str| d.split_once('[').map_or(d.to_string(), |(_, rest)| rest.to_string());

@@ -136,8 +136,8 @@ fn different_value_is_wrong_naming_array_and_index() {
 
 #[test]
 fn infinite_loop_times_out_and_its_children_die() {
-    let pid_file = std::env::temp_dir().join(format!("polytune-test-pid-{}", std::process::id()));
-    let _ = std::fs::remove_file(&pid_file);
+    let scratch = testkit::TempDir::new("measure-pid");
+    let pid_file = scratch.join("pid");
     // The region forks: the grandchild must die with the process group.
     let region = r#"{ pid_t c = fork();
       if (c == 0) { FILE *f = fopen(getenv("PIDFILE"), "w"); fprintf(f, "%d\n", (int)getpid()); fclose(f); }
@@ -162,7 +162,6 @@ fn infinite_loop_times_out_and_its_children_die() {
         .map(|s| !s.split(") ").nth(1).unwrap_or("").starts_with('Z'))
         .unwrap_or(false);
     assert!(!alive, "grandchild {pid} survived the timeout");
-    let _ = std::fs::remove_file(&pid_file);
 
     // The caller goes on measuring.
     let ok = measure(&build(&program("", "", "")), &slot(), &fast_config(), None);
@@ -236,8 +235,8 @@ fn fewer_threads_than_cores_run_on_the_slots_first_cores() {
 #[test]
 fn high_spread_is_remeasured_once() {
     // Alternate 1 ms / 8 ms regions through a counter file: spread far above 10%.
-    let counter = std::env::temp_dir().join(format!("polytune-test-counter-{}", std::process::id()));
-    let _ = std::fs::remove_file(&counter);
+    let scratch = testkit::TempDir::new("measure-counter");
+    let counter = scratch.join("counter");
     let region = r#"{ int k = 0; FILE *f = fopen(getenv("COUNTER"), "r"); if (f) { if (fscanf(f, "%d", &k) != 1) k = 0; fclose(f); }
       f = fopen(getenv("COUNTER"), "w"); fprintf(f, "%d\n", k + 1); fclose(f);
       struct timespec ts = { 0, (k % 2 ? 8 : 1) * 1000000L }; nanosleep(&ts, NULL); }"#;
@@ -255,7 +254,6 @@ fn high_spread_is_remeasured_once() {
     assert_eq!(m.status, Status::Ok, "{}", m.reason);
     assert!(!m.remeasured && m.spread.unwrap() > 0.5, "{}", m.reason);
     assert_eq!(m.samples.len(), 5);
-    let _ = std::fs::remove_file(&counter);
 }
 
 #[test]
@@ -326,7 +324,8 @@ int main(void)
 
 #[test]
 fn a_replay_driver_makes_its_warm_ups_and_timed_runs_in_one_process() {
-    let processes = std::env::temp_dir().join(format!("polytune-test-processes-{}", std::process::id()));
+    let scratch = testkit::TempDir::new("measure-processes");
+    let processes = scratch.join("processes");
     let counted = |config: &MeasureConfig, bin: &PathBuf| {
         let _ = std::fs::remove_file(&processes);
         let m = measure(bin, &slot(), config, None);
@@ -392,7 +391,6 @@ fn a_replay_driver_makes_its_warm_ups_and_timed_runs_in_one_process() {
     // A region that is not short makes the runs asked.
     let (m, _) = counted(&filled, &build(&driver(0, 10, "1000")));
     assert_eq!(m.measurement.samples.len(), 5);
-    let _ = std::fs::remove_file(&processes);
 }
 
 // ---------------------------------------------------------------------------

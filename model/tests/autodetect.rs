@@ -17,10 +17,8 @@ fn detect(path: &Path, cc_args: &[String]) -> (Source, Vec<Scop>, Vec<scop::Scop
 }
 
 /// A scratch directory of this test's own.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("polytune-autodetect-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> testkit::TempDir {
+    testkit::TempDir::new(&format!("autodetect-{name}"))
 }
 
 #[test]

@@ -269,8 +269,7 @@ fn parse_csv_line(line: &str) -> Vec<String> {
 #[test]
 fn html_renders_in_headless_chromium() {
     let html = Format::Html.render(&report(&ReportFilter::default()));
-    let dir = std::env::temp_dir().join(format!("polytune-report-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testkit::TempDir::new("report-test");
     let Some(browser) = testkit::Browser::find(&dir.join("profile")) else { return };
     let file = dir.join("report.html");
     std::fs::write(&file, &html).unwrap();

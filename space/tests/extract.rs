@@ -16,14 +16,7 @@ fn extract(path: &Path, args: &[&str]) -> Vec<Scop> {
     }
 }
 
-/// Extracts a SCoP from C text written to a temporary file.
-fn extract_text(name: &str, code: &str) -> Result<Vec<Scop>, scop::ScopError> {
-    let dir = std::env::temp_dir().join(format!("polytune-extract-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, code).unwrap();
-    scop::extract(&path, &ExtractOptions::default()).map(|(_, s)| s)
-}
+use testkit::extract_text;
 
 /// Statements per kernel, counted by hand from PolyBench/C 4.2.1 (deriche has
 /// five more: its chained `a1 = a5 = k` assignments are split here).

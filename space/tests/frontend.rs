@@ -2,7 +2,7 @@
 //! each is modelled exactly and scheduled legally, or refused with its
 //! reason. `tuner/tests/cli.rs` runs the runnable ones end to end.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use isl_rs::UnionMap;
 use model::deps::{self, Dependences};
@@ -12,9 +12,7 @@ use model::scop::{self, AccessKind, ExtractOptions, Scop};
 use space::schedule;
 use vocab::knobs::SchedulerOptions;
 
-fn own(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/own").join(name)
-}
+use testkit::own;
 
 fn load(name: &str) -> (Scop, Dependences) {
     let (_, mut scops) =
@@ -208,13 +206,7 @@ fn members_of_arrays_of_structs_are_arrays_over_the_elements_and_their_own_dimen
 }
 
 /// Extracts from C text written to a temporary file.
-fn extract_text(name: &str, code: &str) -> Result<Vec<Scop>, scop::ScopError> {
-    let dir = std::env::temp_dir().join(format!("polytune-frontend-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, code).unwrap();
-    scop::extract(&path, &ExtractOptions::default()).map(|(_, s)| s)
-}
+use testkit::extract_text;
 
 const HEADER: &str = "#define N 50\nstruct pair { double a; double b[N]; };\nstruct pair P, *Q;\ndouble A[N], B[N];\nint calls;\ndouble counted(double x) { calls++; return 2 * x; }\ndouble peek(int i) { return A[i]; }\ndouble viaptr(double *p) { return *p; }\nextern double elsewhere(double);\n";
 

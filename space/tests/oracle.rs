@@ -188,12 +188,7 @@ fn instrument(source: &Source, scop: &Scop, sizes: &[(&str, i64)]) -> String {
 
 /// Compiles and runs the tracing program; its standard output.
 fn run_traced(kernel: &str, program: &str) -> String {
-    let dir = std::env::temp_dir().join(format!(
-        "polytune-oracle-{}-{}",
-        std::process::id(),
-        kernel.replace(['/', '.'], "_")
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testkit::TempDir::new(&format!("oracle-{}", kernel.replace(['/', '.'], "_")));
     let c = dir.join("traced.c");
     let exe = dir.join("traced");
     std::fs::write(&c, program).unwrap();

@@ -1,8 +1,6 @@
 //! Programs the random-program oracle (`executor/tests/fuzz.rs`, issue 36)
 //! found wrong, minimised: each is scheduled legally now.
 
-use std::path::{Path, PathBuf};
-
 use model::deps::{self, Dependences};
 use model::isl::new_context;
 use model::legality;
@@ -11,9 +9,7 @@ use space::fusion::{FusionOptions, FusionSpace};
 use space::schedule::{self, CoreOptions, Fusion};
 use vocab::knobs::SchedulerOptions;
 
-fn own(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/own").join(name)
-}
+use testkit::own;
 
 /// The first SCoP of one of our fixtures and its dependences.
 fn load(name: &str) -> (Scop, Dependences) {

@@ -199,8 +199,7 @@ fn cbc_and_isl_reach_equal_optima_on_every_ilp_of_the_30_kernels() {
 #[test]
 fn a_reduction_in_a_ten_deep_nest_schedules_with_small_coefficients() {
     let depth = 10;
-    let dir = std::env::temp_dir().join(format!("polytune-deep-nest-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testkit::TempDir::new("deep-nest");
     let path = dir.join("nest.c");
     let mut c = String::from("#include <stdio.h>\nint main(void) {\n  double s = 0;\n#pragma scop\n");
     for k in 0..depth {

@@ -15,6 +15,20 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("testkit has a parent").to_path_buf()
 }
 
+/// A program of our own among the test fixtures (`space/tests/fixtures/own`).
+pub fn own(name: &str) -> PathBuf {
+    root().join("space/tests/fixtures/own").join(name)
+}
+
+/// The SCoPs of C text `code`, written to `name` in a scratch directory
+/// that lives as long as the test process (a SCoP names its file).
+pub fn extract_text(name: &str, code: &str) -> Result<Vec<Scop>, scop::ScopError> {
+    static DIR: std::sync::OnceLock<crate::TempDir> = std::sync::OnceLock::new();
+    let path = DIR.get_or_init(|| crate::TempDir::new("extract-text")).join(name);
+    std::fs::write(&path, code).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    scop::extract(&path, &ExtractOptions::default()).map(|(_, s)| s)
+}
+
 /// The 30 kernels' C files, sorted by path.
 pub fn kernels() -> Vec<PathBuf> {
     let mut out = Vec::new();

@@ -17,6 +17,7 @@
 //!   that does not depend on outputs).
 //! - [`random_scop`]: random, well-formed SCoPs with a `main` (the
 //!   random-program oracle's programs, `executor/tests/fuzz.rs`).
+//! - [`TempDir`]: a fresh temporary directory, removed when dropped.
 //! - [`tree::Tree`]: a schedule tree's bands (depth, flags, statements,
 //!   isolation) and marks read through isl, for assertions on structure
 //!   rather than on YAML text.
@@ -35,13 +36,15 @@ mod gpu;
 pub mod instances;
 mod kernels;
 pub mod random_scop;
+mod temp;
 pub mod tier;
 pub mod tree;
 
 pub use browser::Browser;
 pub use evaluate::evaluator;
 pub use gpu::{gpu_profile, has_gpu};
-pub use kernels::{gemm_with_an_empty_dataset, kernel, kernels, load, root, Kernel};
+pub use kernels::{extract_text, gemm_with_an_empty_dataset, kernel, kernels, load, own, root, Kernel};
+pub use temp::TempDir;
 pub use tier::{takes, tier, Tier};
 
 use std::collections::HashMap;

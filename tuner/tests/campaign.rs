@@ -11,7 +11,7 @@ use store::{Role, Store};
 mod common;
 use common::{output, polytune, root, LIMIT};
 
-fn temp_dir(name: &str) -> PathBuf {
+fn temp_dir(name: &str) -> testkit::TempDir {
     common::temp_dir(&format!("campaign-{name}"))
 }
 
@@ -277,7 +277,7 @@ fn bad_input_is_refused_and_writes_nothing() {
 
 /// `small_campaign` as halving on MEDIUM, with `extra` arguments: its
 /// directory and the campaign's outcomes.
-fn halving_campaign(name: &str, extra: &[&str]) -> (PathBuf, Vec<store::Outcome>) {
+fn halving_campaign(name: &str, extra: &[&str]) -> (testkit::TempDir, Vec<store::Outcome>) {
     let dir = temp_dir(name);
     let db = dir.join("store.db");
     let mut args = small_campaign(&db);

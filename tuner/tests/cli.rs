@@ -58,8 +58,7 @@ fn official_layout_with_cc_args() {
 
 #[test]
 fn bad_input_exits_non_zero_with_file_line_and_reason() {
-    let dir = std::env::temp_dir().join(format!("polytune-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testkit::TempDir::new("cli");
     let f = dir.join("bad.c");
     std::fs::write(&f, "void k(int n, double A[n]) {\n  int i = 0;\n#pragma scop\n  while (i < n) A[i++] = 0;\n#pragma endscop\n}\n").unwrap();
     let out = polytune(&["scop", f.to_str().unwrap()]);
@@ -98,8 +97,7 @@ fn usage_errors_errors_and_no_result_have_their_own_exit_status() {
         assert!(err.contains("polybench: is a directory; name a C file"), "{cmd}: {err}");
     }
     // No result: a kernel the store has not measured.
-    let dir = std::env::temp_dir().join(format!("polytune-cli-exit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testkit::TempDir::new("cli-exit");
     let db = dir.join("store.db");
     store::Store::open(db.to_str().unwrap()).unwrap();
     let out = polytune(&["best", "gemm", "--db", db.to_str().unwrap()]);
@@ -114,8 +112,7 @@ fn usage_errors_errors_and_no_result_have_their_own_exit_status() {
 /// it. (The frontend's tests read a 20,000-term sum.)
 #[test]
 fn scop_reads_long_and_deep_statements_without_aborting() {
-    let dir = std::env::temp_dir().join(format!("polytune-cli-deep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testkit::TempDir::new("cli-deep");
     let write = |name: &str, statement: String| {
         let path = dir.join(name);
         let code = format!(
@@ -306,12 +303,12 @@ fn official_layout_runs_with_its_second_translation_unit() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("undefined reference to `polybench_alloc_data'"), "{err}");
     // A bad description names its file.
-    let bad = std::env::temp_dir().join(format!("polytune-bad-{}.toml", std::process::id()));
+    let scratch = testkit::TempDir::new("cli-bad-config");
+    let bad = scratch.join("bad.toml");
     std::fs::write(&bad, "sauces = [\"polybench.c\"]\n").unwrap();
     let out = polytune(&["run", gemm, "--config", bad.to_str().unwrap(), "--dataset", "MINI"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains(bad.to_str().unwrap()) && err.contains("sauces"), "{err}");
-    let _ = std::fs::remove_file(&bad);
 }
 
 /// Issue 18 without a GPU: `run --set target=gpu` measures the emulation,
@@ -357,8 +354,8 @@ fn a_gpu_variant_is_emulated_and_its_cuda_unit_written_and_tune_refuses_without_
 /// schedule, without the CPU ones) and refuses a name it does not know.
 #[test]
 fn a_campaign_measures_the_reference_points_it_is_given() {
-    let db = std::env::temp_dir().join(format!("polytune-references-{}.db", std::process::id()));
-    let _ = std::fs::remove_file(&db);
+    let scratch = testkit::TempDir::new("cli-references");
+    let db = scratch.join("references.db");
     let mut args = vec!["tune", "polybench/stencils/jacobi-1d.c", "--db", db.to_str().unwrap()];
     args.extend(["--set", "target=gpu", "--emulate", "--dataset", "MINI", "--tiles", "32"]);
     args.extend(["--set", "gpu_block=128", "--set", "gpu_thread_tile=1", "--evals", "3"]);
@@ -376,7 +373,6 @@ fn a_campaign_measures_the_reference_points_it_is_given() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("unknown reference point `pluto`"), "{err}");
-    let _ = std::fs::remove_file(&db);
 }
 
 /// A profile with a GPU slot runs the CUDA form there: on a machine with
@@ -385,8 +381,7 @@ fn a_campaign_measures_the_reference_points_it_is_given() {
 #[test]
 fn a_gpu_slot_runs_the_cuda_form_or_refuses_naming_the_slot() {
     let Some(nvcc) = executor::cuda::nvcc() else { return };
-    let dir = std::env::temp_dir().join(format!("polytune-cli-gpu-slot-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testkit::TempDir::new("cli-gpu-slot");
     let profile = dir.join("gpu.toml");
     std::fs::write(&profile, testkit::gpu_profile(&nvcc)).unwrap();
     let args = [
@@ -434,7 +429,7 @@ fn a_busy_slot_is_warned_about_and_recorded_or_refused() {
     let _busy = Busy(
         (0..cores).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap()).collect(),
     );
-    let dir = std::env::temp_dir().join(format!("polytune-cli-noise-{}", std::process::id()));
+    let dir = testkit::TempDir::new("cli-noise");
     let args =
         ["run", "polybench/linear-algebra/atax.c", "--dataset", "MINI", "--runs", "1", "--threads", "1"];
     let out_dir = dir.join("out");
@@ -465,9 +460,7 @@ fn a_busy_slot_is_warned_about_and_recorded_or_refused() {
 #[test]
 fn points_with_one_scheduler_share_one_schedule() {
     use vocab::knobs::{Point, Scheduler, UnifiedOptions};
-    let dir = std::env::temp_dir().join(format!("polytune-cli-schedules-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testkit::TempDir::new("cli-schedules");
     let point = |tiles: u32| Point {
         scheduler: Scheduler::Unified { preorder: None, options: UnifiedOptions::default() },
         tiles: Some(vec![tiles]),

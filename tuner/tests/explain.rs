@@ -13,8 +13,7 @@ fn a_schedule_file_is_explained_as_steps_of_the_original() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let tree = json["schedule"]["tree"].as_str().unwrap();
-    let dir = std::env::temp_dir().join(format!("polytune-explain-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testkit::TempDir::new("explain");
     let file = dir.join("2mm.tree");
     std::fs::write(&file, tree).unwrap();
     let file = file.to_str().unwrap();
@@ -50,8 +49,7 @@ fn an_explained_script_is_applied_and_an_illegal_edit_is_named() {
     let out = polytune(&["schedule", kernel, "--target", "openmp", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let dir = std::env::temp_dir().join(format!("polytune-apply-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testkit::TempDir::new("apply");
     let tree = dir.join("j2d.tree");
     std::fs::write(&tree, json["schedule"]["tree"].as_str().unwrap()).unwrap();
     let out = polytune(&["explain", "--schedule", tree.to_str().unwrap(), "--file", kernel, "--json"]);
@@ -101,8 +99,7 @@ fn the_best_and_reference_points_of_a_campaign_replay_from_their_scripts() {
         .into_iter()
         .filter(|p| full || ["gemm", "jacobi-2d"].iter().any(|k| p.file_stem().is_some_and(|f| f == *k)))
         .collect();
-    let dir = std::env::temp_dir().join(format!("polytune-roundtrip-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = testkit::TempDir::new("roundtrip");
     let db = dir.join("store.db");
     let db_arg = db.to_str().unwrap();
     // One campaign per kernel (a campaign spends its budget kernel after kernel): the

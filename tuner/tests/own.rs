@@ -2,20 +2,16 @@
 //! would: those in the model run end to end; programs that are not ready to
 //! tune are refused with their cause, and nothing reaches the store.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(600);
 
-fn own(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("space/tests/fixtures/own").join(name)
-}
+use testkit::own;
 
 /// `polytune ARGS` with its outputs, build cache and store in a fresh directory.
-fn polytune(tag: &str, args: &[&str]) -> (Output, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("polytune-own-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+fn polytune(tag: &str, args: &[&str]) -> (Output, testkit::TempDir) {
+    let dir = testkit::TempDir::new(&format!("own-{tag}"));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_polytune"));
     cmd.args(args).env("XDG_CACHE_HOME", dir.join("cache")).current_dir(&dir);
     (testkit::output_within(&mut cmd, LIMIT), dir)
@@ -132,7 +128,7 @@ fn programs_with_may_accesses_tune_without_a_wrong_variant() {
 /// A 10-evaluation campaign on the program `name` of ours at `dataset`, in
 /// a fresh directory: it succeeds, and its variants are `ok` (a few may run
 /// past their time limit), none `wrong`. Its stderr and directory.
-fn tuned_without_a_wrong_variant(name: &str, dataset: &str) -> (String, PathBuf) {
+fn tuned_without_a_wrong_variant(name: &str, dataset: &str) -> (String, testkit::TempDir) {
     let file = own(name);
     let tag = format!("tuned-{name}-{dataset}");
     let args = ["tune", file.to_str().unwrap(), "--dataset", dataset, "--evals", "10", "--runs", "2"];

@@ -55,10 +55,8 @@ fn fixture(dir: &std::path::Path) -> String {
     db
 }
 
-fn temp(tag: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("polytune-serve-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp(tag: &str) -> testkit::TempDir {
+    testkit::TempDir::new(&format!("serve-{tag}"))
 }
 
 #[test]

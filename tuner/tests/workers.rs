@@ -13,7 +13,7 @@ use store::{Role, Store};
 mod common;
 use common::{polytune, root, LIMIT};
 
-fn temp_dir(name: &str) -> PathBuf {
+fn temp_dir(name: &str) -> testkit::TempDir {
     common::temp_dir(&format!("workers-{name}"))
 }
 

@@ -56,12 +56,9 @@ pub fn run(args: &[&str]) -> Output {
     output(polytune().args(args))
 }
 
-/// A fresh, empty directory `polytune-{name}-{pid}` in the temporary directory.
-pub fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("polytune-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty directory named after `name`, removed when dropped.
+pub fn temp_dir(name: &str) -> testkit::TempDir {
+    testkit::TempDir::new(name)
 }
 
 /// A `polytune serve` child, killed when dropped.
