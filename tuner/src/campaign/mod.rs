@@ -16,13 +16,13 @@ use batch::Made;
 pub use config::{program_hash, stored_kernel, Budget, Config, KernelSpec, TraceEntry, RACE};
 pub mod grid;
 mod kernel;
+pub mod observer;
 mod slots;
 pub mod transfer;
 pub use kernel::{jobs, kernel_name, measure_original, Kernel, Setup};
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -33,13 +33,13 @@ use executor::cuda::Nvcc;
 use executor::evaluate::{Evaluator, Reference};
 use executor::machine::{GpuSlot, Slot};
 use executor::measure::{Measurement, Status};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use store::{BuildRef, CampaignState, Costs, NewCampaign, Record, Role, Store};
 use vocab::knobs::{Point, Scheduler};
 
 use crate::program::Dataset;
 use crate::strategy::{self, Outcomes};
+use observer::{Event, Observer};
 
 /// Set by SIGINT: finish nothing new, record nothing half-done, exit.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -103,7 +103,9 @@ pub struct Campaign<'a> {
     /// kernel name (two SCoPs of one file are two kernels) and dataset; each is used
     /// (and recorded) at its first need.
     premeasured: HashMap<(String, Dataset), Reference>,
-    progress: ProgressBar,
+    /// Where the campaign's events go ([`Campaign::with_observer`]; lines on
+    /// standard error unless told).
+    observer: std::sync::Arc<dyn Observer>,
     /// Every evaluation of this invocation.
     pub trace: Vec<TraceEntry>,
     /// What the current kernel's strategy knows.
@@ -177,18 +179,6 @@ impl<'a> Campaign<'a> {
             seed: config.seed,
             budget: budget.describe(),
         })?;
-        let progress = if std::io::stderr().is_terminal() {
-            let bar = ProgressBar::new(budget.evals.unwrap_or(0) as u64);
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {pos}/{len} evals, ETA {eta}, {prefix} | {msg}",
-                )
-                .expect("valid template"),
-            );
-            bar
-        } else {
-            ProgressBar::hidden()
-        };
         let slots = vec![evaluator.slot.clone()];
         let batch = config.strategy.batch(evaluator.jobs);
         Ok(Campaign {
@@ -211,7 +201,7 @@ impl<'a> Campaign<'a> {
             quota: None,
             measured_code: HashMap::new(),
             premeasured: HashMap::new(),
-            progress,
+            observer: std::sync::Arc::new(observer::Lines),
             trace: Vec::new(),
             outcomes: Outcomes::default(),
             best: None,
@@ -232,12 +222,16 @@ impl<'a> Campaign<'a> {
         unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
         self.store.set_campaign_state(self.campaign_id, CampaignState::Running)?;
         let (store, worker, lease) = (self.store, self.worker.clone(), self.lease);
+        if let Some(evaluations) = self.budget.evals {
+            self.observer.event(Event::Planned { evaluations });
+        }
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let observer = self.observer.clone();
         let end = std::thread::scope(|scope| {
             scope.spawn(move || {
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(lease / 3) {
                     if let Err(e) = store.heartbeat(&worker, lease) {
-                        eprintln!("warning: cannot extend this worker's claims: {e}");
+                        observer.event(Event::Warning(format!("cannot extend this worker's claims: {e}")));
                     }
                 }
             });
@@ -250,7 +244,7 @@ impl<'a> Campaign<'a> {
         let released = self.store.release(&self.worker);
         let end = end?;
         released?;
-        self.progress.finish_and_clear();
+        self.observer.event(Event::Finished);
         let state = match end {
             End::Finished => CampaignState::Finished,
             End::Budget | End::Interrupted => CampaignState::Stopped,
@@ -262,14 +256,14 @@ impl<'a> Campaign<'a> {
     fn run_kernels(&mut self, kernels: &[Kernel]) -> Result<End> {
         if self.budget.evals.is_none() {
             let total: usize = kernels.iter().map(|k| k.space.len() + k.references.len()).sum();
-            self.progress.set_length(total as u64);
+            self.observer.event(Event::Planned { evaluations: total });
         }
         let base = self.evaluator.builder.clone();
         for (i, kernel) in kernels.iter().enumerate() {
             self.quota = self.budget.evals.map(|n| (n * (i + 1)).div_ceil(kernels.len()));
             let program_ids = self.program_ids(kernel)?;
             self.refresh(&program_ids)?;
-            self.progress.set_position(self.evaluations as u64);
+            self.observer.event(Event::Done { evaluations: self.evaluations });
             let prior = match self.config.strategy {
                 strategy::StrategyKind::Model if !self.config.cold => self.prior(kernel)?,
                 _ => None,
@@ -419,6 +413,12 @@ impl<'a> Campaign<'a> {
     /// What the current kernel may still evaluate (its quota's rest).
     fn remaining_evals(&self) -> usize {
         self.quota.or(self.budget.evals).map_or(usize::MAX, |n| n.saturating_sub(self.evaluations))
+    }
+
+    /// Sends the campaign's events to `observer` instead of standard error.
+    pub fn with_observer(mut self, observer: std::sync::Arc<dyn Observer>) -> Self {
+        self.observer = observer;
+        self
     }
 
     /// Measures variants on each of `slots` at once (the originals stay on the
@@ -674,15 +674,23 @@ impl<'a> Campaign<'a> {
             point_id: point.id(),
             median_s,
         });
-        self.progress.inc(1);
         let time = m.median_s.map(crate::units::seconds).unwrap_or_else(|| "-".into());
         // A GPU point's kernels alone (the store keeps the region's time).
         let kernels = executor::measure::median(&m.kernel_samples)
             .map(|k| format!(" (kernels {})", crate::units::seconds(k)))
             .unwrap_or_default();
-        self.log(&format!("{} [{}] {point}: {} {time}{kernels}", kernel.spec.name, dataset.name(), m.status));
+        let line = format!("{} [{}] {point}: {} {time}{kernels}", kernel.spec.name, dataset.name(), m.status);
+        self.observer.event(Event::Evaluated {
+            kernel: kernel.spec.name.clone(),
+            dataset,
+            point: point.clone(),
+            status: m.status,
+            median_s,
+            line,
+        });
+        self.observer.event(Event::Done { evaluations: self.evaluations });
         if let Some((speedup, of)) = &self.best {
-            self.progress.set_prefix(format!("best {speedup:.2}x {of}"));
+            self.observer.event(Event::Best { speedup: *speedup, of: of.clone() });
         }
         Ok(())
     }
@@ -732,16 +740,12 @@ impl<'a> Campaign<'a> {
         let threshold = self.evaluator.config.spread_threshold;
         if let Some(hint) = crate::noise::spread_hint(point.threads, m, threshold) {
             self.spread_warning = false;
-            self.progress.suspend(|| eprintln!("warning: {hint}"));
+            self.observer.event(Event::Warning(hint));
         }
     }
 
     fn log(&self, line: &str) {
-        if self.progress.is_hidden() {
-            eprintln!("{line}");
-        } else {
-            self.progress.set_message(line.to_string());
-        }
+        self.observer.event(Event::Step(line.to_string()));
     }
 }
 

@@ -206,7 +206,8 @@ impl Bench<'_> {
             rungs: Default::default(),
             references: None,
         };
-        let mut c = Campaign::open(&db, evaluator, config, Budget::default(), machine)?;
+        let mut c = Campaign::open(&db, evaluator, config, Budget::default(), machine)?
+            .with_observer(super::progress::observer());
         c.stop_at = stop_at;
         c.run(std::slice::from_ref(kernel))?;
         let trace = std::mem::take(&mut c.trace);

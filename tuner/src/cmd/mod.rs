@@ -8,6 +8,7 @@ pub mod bench_transfer;
 pub mod common;
 pub mod explain;
 pub mod export;
+pub mod progress;
 pub mod query;
 pub mod report;
 pub mod run;

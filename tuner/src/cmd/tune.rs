@@ -407,6 +407,7 @@ pub(super) fn execute(
     }
     let originals = kernels.iter().zip(originals).map(|(k, r)| (k, args.dataset, r)).collect();
     let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?
+        .with_observer(super::progress::observer())
         .with_originals(originals)
         .with_slots(setup.slots.clone());
     if let Some(gpus) = gpus {
