@@ -4,6 +4,9 @@ use std::collections::BTreeMap;
 
 use crate::{faster_beyond_noise, parse_samples, query, Best, Pool, Store, StoreError, Times, Timestamp};
 
+/// What `best`'s errors say it was doing.
+const WHAT: &str = "find the best variant";
+
 /// A campaign's reference and its fastest ok variant, for `best`.
 struct Candidate {
     campaign_id: i64,
@@ -86,7 +89,6 @@ impl Store {
         machine: Option<&str>,
         dataset: Option<&str>,
     ) -> Result<Option<Best>, StoreError> {
-        const WHAT: &str = "find the best variant";
         with_pool!(self, |pool, _begin| {
             // One read transaction: a consistent snapshot while writers go on.
             let mut tx = pool.begin().await.map_err(query(WHAT))?;
@@ -116,24 +118,7 @@ impl Store {
             .fetch_all(&mut *tx)
             .await
             .map_err(query(WHAT))?;
-            // One candidate per (campaign, program, machine), from its newest reference (rows
-            // come oldest first).
-            let mut groups: BTreeMap<(i64, i64, i64), Candidate> = BTreeMap::new();
-            for c in candidates {
-                groups.insert((c.campaign_id, c.program_id, c.machine_id), c);
-            }
-            let speedup = |c: &Candidate| c.ref_median / c.median;
-            let winner = groups.into_values().reduce(|a, b| {
-                let (sa, sb) = (speedup(&a), speedup(&b));
-                let b_better = sb > sa
-                    || (sb == sa && (b.median < a.median || (b.median == a.median && b.variant < a.variant)));
-                if b_better {
-                    b
-                } else {
-                    a
-                }
-            });
-            let Some(winner) = winner else { return Ok(None) };
+            let Some(winner) = winner(candidates) else { return Ok(None) };
             let row: BestRow = sqlx::query_as(
                 "SELECT p.kernel, p.dataset, p.path AS program_path, p.source_hash, mc.name AS machine, \
                         mc.fingerprint AS machine_fingerprint, \
@@ -168,53 +153,88 @@ impl Store {
             .await
             .map_err(query(WHAT))?;
             tx.commit().await.map_err(query(WHAT))?;
-            let samples = parse_samples(WHAT, &row.samples)?;
-            let ref_samples = parse_samples(WHAT, &winner.ref_samples)?;
-            let reference_rounding_noise = match &winner.ref_rounding_noise {
-                None => None,
-                Some(text) => Some(serde_json::from_str(text).map_err(|e| StoreError::Invalid {
-                    what: WHAT,
-                    reason: format!("the reference's rounding noise is not readable JSON: {e}"),
-                })?),
-            };
-            let runner_up = match runner_up {
-                Some((m, s, samples)) => Some((m, s, parse_samples(WHAT, &samples)?)),
-                None => None,
-            };
-            let times = |median_s, spread, samples| Times { median_s, spread, samples };
-            let winner_times = times(row.median_s, row.spread, &samples[..]);
-            let clear_of_original =
-                faster_beyond_noise(winner_times, times(winner.ref_median, winner.ref_spread, &ref_samples));
-            let clear_of_runner_up =
-                runner_up.as_ref().and_then(|(m, s, r)| faster_beyond_noise(winner_times, times(*m, *s, r)));
-            Ok(Some(Best {
-                kernel: row.kernel,
-                dataset: row.dataset,
-                machine: row.machine,
-                program_path: row.program_path,
-                source_hash: row.source_hash,
-                machine_fingerprint: row.machine_fingerprint,
-                campaign: row.campaign,
-                measurement: row.measurement,
-                point_id: row.point_id,
-                point_json: row.point_json,
-                schedule: row.schedule,
-                source_path: row.source_path,
-                median_s: row.median_s,
-                spread: row.spread,
-                samples,
-                kernel_s: row.kernel_s,
-                origin: row.origin,
-                reference_median_s: winner.ref_median,
-                reference_spread: winner.ref_spread,
-                reference_rounding_noise,
-                speedup: speedup(&winner),
-                measured_at: Timestamp::from_millis(row.created_at),
-                runner_up_median_s: runner_up.as_ref().map(|r| r.0),
-                runner_up_spread: runner_up.as_ref().and_then(|r| r.1),
-                clear_of_original,
-                clear_of_runner_up,
-            }))
+            best_of(row, &winner, runner_up).map(Some)
         })
     }
+}
+
+/// The winning campaign: one candidate per (campaign, program, machine), from its newest reference
+/// (`candidates` come oldest first); of those, the highest speedup, then the lower median, then the
+/// older measurement.
+fn winner(candidates: Vec<Candidate>) -> Option<Candidate> {
+    let mut groups: BTreeMap<(i64, i64, i64), Candidate> = BTreeMap::new();
+    for c in candidates {
+        groups.insert((c.campaign_id, c.program_id, c.machine_id), c);
+    }
+    groups.into_values().reduce(|a, b| {
+        let (sa, sb) = (speedup(&a), speedup(&b));
+        let b_better =
+            sb > sa || (sb == sa && (b.median < a.median || (b.median == a.median && b.variant < a.variant)));
+        if b_better {
+            b
+        } else {
+            a
+        }
+    })
+}
+
+/// A candidate's speedup over its own campaign's reference.
+fn speedup(c: &Candidate) -> f64 {
+    c.ref_median / c.median
+}
+
+/// The best variant as `best` reports it: the winner's measurement `row`, and whether it is faster
+/// beyond noise than its reference and than the `runner_up` (median, spread, samples).
+fn best_of(
+    row: BestRow,
+    winner: &Candidate,
+    runner_up: Option<(f64, Option<f64>, String)>,
+) -> Result<Best, StoreError> {
+    let samples = parse_samples(WHAT, &row.samples)?;
+    let ref_samples = parse_samples(WHAT, &winner.ref_samples)?;
+    let reference_rounding_noise = match &winner.ref_rounding_noise {
+        None => None,
+        Some(text) => Some(serde_json::from_str(text).map_err(|e| StoreError::Invalid {
+            what: WHAT,
+            reason: format!("the reference's rounding noise is not readable JSON: {e}"),
+        })?),
+    };
+    let runner_up = match runner_up {
+        Some((m, s, samples)) => Some((m, s, parse_samples(WHAT, &samples)?)),
+        None => None,
+    };
+    let times = |median_s, spread, samples| Times { median_s, spread, samples };
+    let winner_times = times(row.median_s, row.spread, &samples[..]);
+    let clear_of_original =
+        faster_beyond_noise(winner_times, times(winner.ref_median, winner.ref_spread, &ref_samples));
+    let clear_of_runner_up =
+        runner_up.as_ref().and_then(|(m, s, r)| faster_beyond_noise(winner_times, times(*m, *s, r)));
+    Ok(Best {
+        kernel: row.kernel,
+        dataset: row.dataset,
+        machine: row.machine,
+        program_path: row.program_path,
+        source_hash: row.source_hash,
+        machine_fingerprint: row.machine_fingerprint,
+        campaign: row.campaign,
+        measurement: row.measurement,
+        point_id: row.point_id,
+        point_json: row.point_json,
+        schedule: row.schedule,
+        source_path: row.source_path,
+        median_s: row.median_s,
+        spread: row.spread,
+        samples,
+        kernel_s: row.kernel_s,
+        origin: row.origin,
+        reference_median_s: winner.ref_median,
+        reference_spread: winner.ref_spread,
+        reference_rounding_noise,
+        speedup: speedup(winner),
+        measured_at: Timestamp::from_millis(row.created_at),
+        runner_up_median_s: runner_up.as_ref().map(|r| r.0),
+        runner_up_spread: runner_up.as_ref().and_then(|r| r.1),
+        clear_of_original,
+        clear_of_runner_up,
+    })
 }

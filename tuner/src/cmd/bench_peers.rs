@@ -19,8 +19,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use executor::build::{Builder, Compiler};
-use executor::evaluate::Evaluator;
+use executor::build::{Builder, Compiler, Extras};
+use executor::evaluate::{Evaluator, Reference};
 use executor::measure::{MeasureConfig, Measurement};
 use executor::pipeline;
 use executor::process::{run_limited, End, Limits};
@@ -172,23 +172,7 @@ pub fn run(
             Err(e) => println!("{}: {e:#}: skipped", p.name),
         }
     }
-    // The kernel OpenBLAS ran fastest with, measured again after each row:
-    // on a shared or virtual machine the rate drifts within one run.
-    let dgemm = match dgemm_rate(&slot.cores, threads, &cache) {
-        Ok((r, kernel)) => {
-            println!(
-                "OpenBLAS dgemm (n = 2000, {threads} thread(s)): {r:.1} GFLOP/s ({})",
-                kernel_name(kernel)
-            );
-            Some(kernel)
-        }
-        Err(e) => {
-            println!("OpenBLAS dgemm: not measured ({e:#})");
-            None
-        }
-    };
-    let mut dgemm_after = Vec::new();
-    let dgemm_cores = slot.cores.clone();
+    let dgemm = dgemm_yardstick(&slot.cores, threads, &cache);
     println!(
         "median of {runs} runs, {} dataset, {threads} thread(s); speedup = original ({}) / variant",
         dataset.name(),
@@ -200,114 +184,152 @@ pub fn run(
     let head = header(&names, pluto);
     println!("{}", row(&head));
     println!("|{}", "---|".repeat(head.len()));
-    let mut ratios = Vec::new();
-    let mut pluto_ratios = Vec::new();
-    // Why a peer's cell is not a speedup, printed after the table.
-    let mut notes = Vec::new();
+    let table = Table {
+        build,
+        dataset,
+        threads,
+        timeout,
+        ours: &ours,
+        peers: &peer_evaluators,
+        pluto,
+        dgemm,
+        dgemm_cores: &slot.cores,
+        cache: &cache,
+    };
+    let mut tally = Tally::default();
     for file in files {
-        let config = build.resolve(file)?;
-        let extras = config.extras(dataset);
-        let with_extras = |ev: &Evaluator| -> Result<Evaluator> {
-            let builder = ev.builder.with_extras(&extras)?;
-            Ok(Evaluator { builder, slot: ev.slot.clone(), config: ev.config.clone(), jobs: ev.jobs })
+        table.kernel_row(file, &mut tally)?;
+    }
+    tally.print();
+    Ok(())
+}
+
+/// The machine's dgemm rate, said before the table, and the OpenBLAS kernel
+/// that gave it (`None` when it could not be measured).
+fn dgemm_yardstick(cores: &[usize], threads: usize, cache: &Path) -> Option<Option<&'static str>> {
+    // The kernel OpenBLAS ran fastest with, measured again after each row:
+    // on a shared or virtual machine the rate drifts within one run.
+    match dgemm_rate(cores, threads, cache) {
+        Ok((r, kernel)) => {
+            println!(
+                "OpenBLAS dgemm (n = 2000, {threads} thread(s)): {r:.1} GFLOP/s ({})",
+                kernel_name(kernel)
+            );
+            Some(kernel)
+        }
+        Err(e) => {
+            println!("OpenBLAS dgemm: not measured ({e:#})");
+            None
+        }
+    }
+}
+
+/// What every row of the table is built and measured with.
+struct Table<'a> {
+    build: &'a common::BuildArgs,
+    dataset: Dataset,
+    threads: usize,
+    timeout: common::TimeoutArg,
+    ours: &'a Evaluator,
+    peers: &'a [(&'a executor::peers::Peer, Evaluator)],
+    /// Whether the table has Pluto's column.
+    pluto: bool,
+    /// The OpenBLAS kernel of the dgemm yardstick, measured again after each row.
+    dgemm: Option<Option<&'static str>>,
+    dgemm_cores: &'a [usize],
+    cache: &'a Path,
+}
+
+/// What the rows leave for under the table.
+#[derive(Default)]
+struct Tally {
+    /// Our best time against the fastest peer's, one per kernel.
+    ratios: Vec<f64>,
+    /// Our best time against Pluto's best, one per kernel.
+    pluto_ratios: Vec<f64>,
+    /// Why a peer's cell is not a speedup, printed after the table.
+    notes: Vec<String>,
+    /// The dgemm rate after each row.
+    dgemm_after: Vec<String>,
+}
+
+impl Tally {
+    /// The lines under the table: the dgemm rates, the geometric means, then the notes.
+    fn print(&self) {
+        if !self.dgemm_after.is_empty() {
+            println!("OpenBLAS dgemm again after each row (GFLOP/s): {}", self.dgemm_after.join(", "));
+        }
+        let geomean = |what: &str, ratios: &[f64]| {
+            if !ratios.is_empty() {
+                let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+                println!("geometric mean of best / {what}: {geo:.2} over {} kernels", ratios.len());
+            }
         };
-        let ours = with_extras(&ours)?;
-        let program = std::sync::Arc::new(common::load(file, dataset, &config, 0)?);
+        geomean("fastest peer", &self.ratios);
+        geomean("best of Pluto", &self.pluto_ratios);
+        for note in &self.notes {
+            println!("{}", note.replace('\n', "\n    "));
+        }
+    }
+}
+
+/// One kernel of the table: what its programs are built with, and the
+/// original's measurement every cell is read against.
+struct Kernel<'a> {
+    file: &'a Path,
+    name: String,
+    cc_args: &'a [String],
+    extras: &'a Extras,
+    reference: Reference,
+    /// The original's median time.
+    base: f64,
+}
+
+/// The peers' cells of one row, and what our cells are read against.
+struct PeerCells {
+    cells: Vec<String>,
+    /// The fastest peer's verified time (infinite when none verified).
+    fastest: f64,
+    /// Pluto's fastest verified setting: its time and name.
+    best_pluto: Option<(f64, &'static str)>,
+}
+
+impl Table<'_> {
+    /// One kernel measured and its row printed; then the dgemm rate again.
+    fn kernel_row(&self, file: &Path, tally: &mut Tally) -> Result<()> {
+        let config = self.build.resolve(file)?;
+        let extras = config.extras(self.dataset);
+        let ours = with_extras(self.ours, &extras)?;
+        let program = std::sync::Arc::new(common::load(file, self.dataset, &config, 0)?);
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
         let original = codegen::original_program(&program.source, &program.scop)?;
         let p = program.clone();
         let what = format!("{}: schedules and code generation", file.display());
-        let points = our_points(threads);
+        let points = our_points(self.threads);
         let pts = points.clone();
-        let programs = common::in_time(&what, timeout, move || Ok(variants(&p, &pts)))?;
+        let programs = common::in_time(&what, self.timeout, move || Ok(variants(&p, &pts)))?;
         let reference = ours.reference(&original)?;
         let base = reference.measurement.median_s.unwrap_or(f64::NAN);
-        // Racing, as campaigns do: a program that took over `RACE` times the
-        // original's time in its warm-up and first run stops there, verified.
-        let race = |ev: Evaluator| Evaluator {
-            config: MeasureConfig { race_above_s: Some(RACE * base).filter(|r| r.is_finite()), ..ev.config },
-            ..ev
-        };
-        let ours = race(ours);
-        let time = |m: &Measurement| m.median_s.filter(|_| m.is_ok());
-        let speedup = |m: &Measurement| match time(m) {
-            Some(s) => format!("{:.2}×", base / s),
-            None => m.status.to_string(),
-        };
-        let mut peer_cells = Vec::new();
-        let mut fastest_peer = f64::INFINITY;
-        // Pluto's fastest verified setting: its time and name.
-        let mut best_pluto: Option<(f64, &str)> = None;
-        for (peer, ev) in &peer_evaluators {
-            let cpp = crate::program::cpp_args(dataset, &config.cc_args);
-            // A peer without a program for this kernel (polycc refused it)
-            // fails its cell, as a campaign records it; so does one whose
-            // compiler cannot build the kernel's other sources.
-            let made = executor::peers::program(peer, file, &cpp, 0, false)
-                .map_err(|why| (Status::ScheduleError, why))
-                .and_then(|text| {
-                    let ev = with_extras(ev)
-                        .map_err(|e| (Status::CompileError, format!("{}: {e:#}", peer.name)))?;
-                    Ok((text, ev))
-                });
-            let (text, ev) = match made {
-                Ok(made) => made,
-                Err((status, why)) => {
-                    notes.push(format!("{name}: {why}"));
-                    peer_cells.push(status.to_string());
-                    continue;
-                }
-            };
-            let m = race(ev).evaluate(&reference, &[text])?.remove(0);
-            if !m.is_ok() {
-                let reason = m.reason.lines().next().unwrap_or("");
-                notes.push(format!("{name}: {}: {}: {reason}", peer.name, m.status));
-            }
-            let t = time(&m).unwrap_or(f64::INFINITY);
-            fastest_peer = fastest_peer.min(t);
-            if peer.polycc.is_some() && t < best_pluto.map_or(f64::INFINITY, |b| b.0) {
-                best_pluto = Some((t, peer.name));
-            }
-            peer_cells.push(speedup(&m));
-        }
+        let ours = raced(ours, base);
+        let kernel = Kernel { file, name, cc_args: &config.cc_args, extras: &extras, reference, base };
+        let peers = self.peer_cells(&kernel, &mut tally.notes)?;
+        let best_pluto = peers.best_pluto;
         let pluto_cell = match best_pluto {
             // The setting first: a speedup cell ends with its speedup.
             Some((t, peer)) => format!("{} {:.2}×", peer.trim_start_matches("pluto-"), base / t),
             None => "-".into(),
         };
-        // Our programs, each failure to generate one shown as its status;
-        // points that generate the same program share one measurement.
-        let mut built: Vec<String> = Vec::new();
-        let slot: Vec<Option<usize>> = programs
-            .iter()
-            .map(|r| {
-                let p = r.as_ref().ok()?;
-                Some(built.iter().position(|b| b == p).unwrap_or_else(|| {
-                    built.push(p.clone());
-                    built.len() - 1
-                }))
-            })
-            .collect();
-        let measured = ours.evaluate(&reference, &built)?;
-        let cell = |i: usize| match (&programs[i], slot[i]) {
-            (Err(f), _) => f.status.to_string(),
-            (Ok(_), Some(k)) => speedup(&measured[k]),
-            (Ok(_), None) => "-".into(),
-        };
-        // The first point of the fastest program.
-        let best = (0..programs.len())
-            .filter_map(|i| time(&measured[slot[i]?]).map(|t| (t, i)))
-            .min_by(|a, b| a.0.total_cmp(&b.0));
-        let (best_cell, versus, winner) = match best {
+        let our = our_cells(&ours, &kernel, &programs)?;
+        let (best_cell, versus, winner) = match our.best {
             Some((t, i)) => {
                 // Pluto's best is read against ours in the row (both are
                 // speedups over the same original) and in the mean below.
                 if let Some((p, _)) = best_pluto {
-                    pluto_ratios.push(p / t);
+                    tally.pluto_ratios.push(p / t);
                 }
-                let versus = if fastest_peer.is_finite() {
-                    ratios.push(fastest_peer / t);
-                    format!("{:.2}", fastest_peer / t)
+                let versus = if peers.fastest.is_finite() {
+                    tally.ratios.push(peers.fastest / t);
+                    format!("{:.2}", peers.fastest / t)
                 } else {
                     "-".into()
                 };
@@ -315,32 +337,130 @@ pub fn run(
             }
             None => ("-".into(), "-".into(), "-".into()),
         };
-        let mut cells = vec![name.clone(), crate::units::seconds(base)];
-        cells.extend(peer_cells);
-        cells.extend(pluto.then_some(pluto_cell));
-        cells.extend([cell(0), cell(1), best_cell, versus, winner]);
+        let mut cells = vec![kernel.name.clone(), crate::units::seconds(base)];
+        cells.extend(peers.cells);
+        cells.extend(self.pluto.then_some(pluto_cell));
+        cells.extend(our.references);
+        cells.extend([best_cell, versus, winner]);
         println!("{}", row(&cells));
-        if let Some(kernel) = dgemm {
-            let rate =
-                dgemm_run(&dgemm_cores, threads, &cache, kernel).map_or("-".into(), |r| format!("{r:.1}"));
-            dgemm_after.push(format!("{name} {rate}"));
+        if let Some(dgemm) = self.dgemm {
+            let rate = dgemm_run(self.dgemm_cores, self.threads, self.cache, dgemm)
+                .map_or("-".into(), |r| format!("{r:.1}"));
+            tally.dgemm_after.push(format!("{} {rate}", kernel.name));
         }
+        Ok(())
     }
-    if !dgemm_after.is_empty() {
-        println!("OpenBLAS dgemm again after each row (GFLOP/s): {}", dgemm_after.join(", "));
-    }
-    let geomean = |what: &str, ratios: &[f64]| {
-        if !ratios.is_empty() {
-            let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
-            println!("geometric mean of best / {what}: {geo:.2} over {} kernels", ratios.len());
+
+    /// Each peer's cell for `kernel`, the fastest peer and Pluto's best
+    /// setting; why a cell is not a speedup goes to `notes`.
+    fn peer_cells(&self, kernel: &Kernel, notes: &mut Vec<String>) -> Result<PeerCells> {
+        let name = &kernel.name;
+        let mut cells = Vec::new();
+        let mut fastest = f64::INFINITY;
+        let mut best_pluto: Option<(f64, &'static str)> = None;
+        for (peer, ev) in self.peers {
+            let cpp = crate::program::cpp_args(self.dataset, kernel.cc_args);
+            // A peer without a program for this kernel (polycc refused it)
+            // fails its cell, as a campaign records it; so does one whose
+            // compiler cannot build the kernel's other sources.
+            let made = executor::peers::program(peer, kernel.file, &cpp, 0, false)
+                .map_err(|why| (Status::ScheduleError, why))
+                .and_then(|text| {
+                    let ev = with_extras(ev, kernel.extras)
+                        .map_err(|e| (Status::CompileError, format!("{}: {e:#}", peer.name)))?;
+                    Ok((text, ev))
+                });
+            let (text, ev) = match made {
+                Ok(made) => made,
+                Err((status, why)) => {
+                    notes.push(format!("{name}: {why}"));
+                    cells.push(status.to_string());
+                    continue;
+                }
+            };
+            let m = raced(ev, kernel.base).evaluate(&kernel.reference, &[text])?.remove(0);
+            if !m.is_ok() {
+                let reason = m.reason.lines().next().unwrap_or("");
+                notes.push(format!("{name}: {}: {}: {reason}", peer.name, m.status));
+            }
+            let t = verified_time(&m).unwrap_or(f64::INFINITY);
+            fastest = fastest.min(t);
+            if peer.polycc.is_some() && t < best_pluto.map_or(f64::INFINITY, |b| b.0) {
+                best_pluto = Some((t, peer.name));
+            }
+            cells.push(speedup(&m, kernel.base));
         }
+        Ok(PeerCells { cells, fastest, best_pluto })
+    }
+}
+
+/// Our cells of one row.
+struct OurCells {
+    /// The first two points' cells: isl's and the Pluto-like reference.
+    references: [String; 2],
+    /// The fastest verified program's time, and the index of its first point.
+    best: Option<(f64, usize)>,
+}
+
+/// Our programs for `kernel` measured, points that generate the same
+/// program sharing one measurement.
+fn our_cells(
+    ours: &Evaluator,
+    kernel: &Kernel,
+    programs: &[Result<String, pipeline::Failure>],
+) -> Result<OurCells> {
+    // Our programs, each failure to generate one shown as its status;
+    // points that generate the same program share one measurement.
+    let mut built: Vec<String> = Vec::new();
+    let slot: Vec<Option<usize>> = programs
+        .iter()
+        .map(|r| {
+            let p = r.as_ref().ok()?;
+            Some(built.iter().position(|b| b == p).unwrap_or_else(|| {
+                built.push(p.clone());
+                built.len() - 1
+            }))
+        })
+        .collect();
+    let measured = ours.evaluate(&kernel.reference, &built)?;
+    let cell = |i: usize| match (&programs[i], slot[i]) {
+        (Err(f), _) => f.status.to_string(),
+        (Ok(_), Some(k)) => speedup(&measured[k], kernel.base),
+        (Ok(_), None) => "-".into(),
     };
-    geomean("fastest peer", &ratios);
-    geomean("best of Pluto", &pluto_ratios);
-    for note in &notes {
-        println!("{}", note.replace('\n', "\n    "));
+    // The first point of the fastest program.
+    let best = (0..programs.len())
+        .filter_map(|i| verified_time(&measured[slot[i]?]).map(|t| (t, i)))
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(OurCells { references: [cell(0), cell(1)], best })
+}
+
+/// `ev` building with a kernel's other sources and flags.
+fn with_extras(ev: &Evaluator, extras: &Extras) -> Result<Evaluator> {
+    let builder = ev.builder.with_extras(extras)?;
+    Ok(Evaluator { builder, slot: ev.slot.clone(), config: ev.config.clone(), jobs: ev.jobs })
+}
+
+/// `ev` racing, as campaigns do: a program that took over `RACE` times the
+/// original's time (`base`) in its warm-up and first run stops there, verified.
+fn raced(ev: Evaluator, base: f64) -> Evaluator {
+    Evaluator {
+        config: MeasureConfig { race_above_s: Some(RACE * base).filter(|r| r.is_finite()), ..ev.config },
+        ..ev
     }
-    Ok(())
+}
+
+/// A measurement's median, where its outputs were verified.
+fn verified_time(m: &Measurement) -> Option<f64> {
+    m.median_s.filter(|_| m.is_ok())
+}
+
+/// A cell of the table: the speedup over the original's time `base`, else the status.
+fn speedup(m: &Measurement, base: f64) -> String {
+    match verified_time(m) {
+        Some(s) => format!("{:.2}×", base / s),
+        None => m.status.to_string(),
+    }
 }
 
 /// The table's columns: the peers', then Pluto's best where Pluto is among

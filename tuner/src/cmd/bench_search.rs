@@ -48,72 +48,16 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         peers: Vec::new(),
         references: None,
     };
-    println!(
-        "evaluations and wall time until a close point is evaluated (within {CLOSE}x of the best, both re-measured \
-         {ROUNDS} rounds)"
-    );
-    println!(
-        "(replayed: the strategy's own points until one is close, over {SEEDS} seeds on the exhaustive times: median, \
-         min-max)"
-    );
-    println!(
-        "| kernel | points (re-measured, close) | exhaustive (all) | random | halving | model | random, replayed | model, \
-         replayed | model in batches of 8, replayed |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    print_header();
     for file in files {
         let kernel =
             Kernel::load(file, 0, StrategyKind::Halving, dataset, &Default::default(), &spec, false)?;
-        // Each point's time as the exhaustive campaign measured it, and the candidates' medians
-        // over the rounds of re-measurement.
-        let mut times: HashMap<String, f64> = HashMap::new();
-        let mut truth: HashMap<String, f64> = HashMap::new();
         let bench = Bench { setup: &setup, kernel: &kernel, dataset, settings, runs };
-        let exhaustive = bench.campaign(StrategyKind::Exhaustive, None, |c, trace| {
-            times = trace
-                .iter()
-                .filter(|t| t.dataset == dataset)
-                .filter_map(|t| Some((t.point_id.clone(), t.median_s?)))
-                .collect();
-            let best = times.values().copied().fold(f64::INFINITY, f64::min);
-            let candidates: Vec<_> = kernel
-                .references
-                .iter()
-                .chain(&kernel.space)
-                .filter(|p| times.get(&p.id()).is_some_and(|t| *t <= CANDIDATE * best))
-                .cloned()
-                .collect();
-            for (id, mut rounds) in c.remeasure(&kernel, &candidates, ROUNDS)? {
-                rounds.sort_by(f64::total_cmp);
-                truth.insert(id, rounds[rounds.len() / 2]);
-            }
-            Ok(())
-        })?;
+        let Exhaustive { trace: exhaustive, times, truth } = bench.exhaustive()?;
         let best = truth.values().copied().fold(f64::INFINITY, f64::min);
         let close: HashSet<String> =
             truth.iter().filter(|(_, t)| **t <= CLOSE * best).map(|(p, _)| p.clone()).collect();
-        let replayed = |kind: StrategyKind, batch: usize| {
-            let mut n: Vec<Option<usize>> = (0..SEEDS)
-                .map(|seed| {
-                    let mut s =
-                        strategy::new(kind, kernel.space.clone(), Default::default(), dataset, seed, None);
-                    let proposed = strategy::replay(s.as_mut(), batch, |p, _| times.get(&p.id()).copied());
-                    proposed.iter().position(|p| close.contains(&p.point.id())).map(|i| i + 1)
-                })
-                .collect();
-            n.sort();
-            match (n.first(), n[n.len() / 2], n.last()) {
-                (Some(Some(lo)), Some(mid), Some(Some(hi))) => format!("{mid}, {lo}-{hi}"),
-                _ => "never (no close point in the space)".to_string(),
-            }
-        };
-        // The model also in the other strategies' batches: what refitting per pair buys.
-        let (random, model) = (StrategyKind::Random, StrategyKind::Model);
-        let replays = [
-            replayed(random, random.batch(jobs())),
-            replayed(model, model.batch(jobs())),
-            replayed(model, random.batch(jobs())),
-        ];
+        let replays = replays(&kernel, dataset, &times, &close);
         let mut traces = vec![exhaustive];
         for strategy in [StrategyKind::Random, StrategyKind::Halving, StrategyKind::Model] {
             let stop = Some(close.clone());
@@ -158,6 +102,65 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
     Ok(())
 }
 
+/// What the table's columns mean, and its head.
+fn print_header() {
+    println!(
+        "evaluations and wall time until a close point is evaluated (within {CLOSE}x of the best, both re-measured \
+         {ROUNDS} rounds)"
+    );
+    println!(
+        "(replayed: the strategy's own points until one is close, over {SEEDS} seeds on the exhaustive times: median, \
+         min-max)"
+    );
+    println!(
+        "| kernel | points (re-measured, close) | exhaustive (all) | random | halving | model | random, replayed | model, \
+         replayed | model in batches of 8, replayed |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+}
+
+/// The replayed columns: how many of their own points the random and model
+/// strategies need until one is `close` (median, min-max over `SEEDS` seeds),
+/// each proposal's outcome its time in `times`.
+fn replays(
+    kernel: &Kernel,
+    dataset: Dataset,
+    times: &HashMap<String, f64>,
+    close: &HashSet<String>,
+) -> [String; 3] {
+    let replayed = |kind: StrategyKind, batch: usize| {
+        let mut n: Vec<Option<usize>> = (0..SEEDS)
+            .map(|seed| {
+                let mut s =
+                    strategy::new(kind, kernel.space.clone(), Default::default(), dataset, seed, None);
+                let proposed = strategy::replay(s.as_mut(), batch, |p, _| times.get(&p.id()).copied());
+                proposed.iter().position(|p| close.contains(&p.point.id())).map(|i| i + 1)
+            })
+            .collect();
+        n.sort();
+        match (n.first(), n[n.len() / 2], n.last()) {
+            (Some(Some(lo)), Some(mid), Some(Some(hi))) => format!("{mid}, {lo}-{hi}"),
+            _ => "never (no close point in the space)".to_string(),
+        }
+    };
+    // The model also in the other strategies' batches: what refitting per pair buys.
+    let (random, model) = (StrategyKind::Random, StrategyKind::Model);
+    [
+        replayed(random, random.batch(jobs())),
+        replayed(model, model.batch(jobs())),
+        replayed(model, random.batch(jobs())),
+    ]
+}
+
+/// What the exhaustive campaign of one kernel found.
+struct Exhaustive {
+    trace: Vec<TraceEntry>,
+    /// Each point's time as the exhaustive campaign measured it.
+    times: HashMap<String, f64>,
+    /// The candidates' medians over the rounds of re-measurement.
+    truth: HashMap<String, f64>,
+}
+
 /// What the campaigns of one kernel's bench share.
 struct Bench<'a> {
     setup: &'a Setup,
@@ -168,6 +171,34 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
+    /// The exhaustive campaign, its candidates re-measured.
+    fn exhaustive(&self) -> Result<Exhaustive> {
+        let (kernel, dataset) = (self.kernel, self.dataset);
+        let mut times: HashMap<String, f64> = HashMap::new();
+        let mut truth: HashMap<String, f64> = HashMap::new();
+        let trace = self.campaign(StrategyKind::Exhaustive, None, |c, trace| {
+            times = trace
+                .iter()
+                .filter(|t| t.dataset == dataset)
+                .filter_map(|t| Some((t.point_id.clone(), t.median_s?)))
+                .collect();
+            let best = times.values().copied().fold(f64::INFINITY, f64::min);
+            let candidates: Vec<_> = kernel
+                .references
+                .iter()
+                .chain(&kernel.space)
+                .filter(|p| times.get(&p.id()).is_some_and(|t| *t <= CANDIDATE * best))
+                .cloned()
+                .collect();
+            for (id, mut rounds) in c.remeasure(kernel, &candidates, ROUNDS)? {
+                rounds.sort_by(f64::total_cmp);
+                truth.insert(id, rounds[rounds.len() / 2]);
+            }
+            Ok(())
+        })?;
+        Ok(Exhaustive { trace, times, truth })
+    }
+
     /// One campaign in a temporary store and build cache, to its end or until
     /// it evaluates one of `stop_at`, then `after` on it and its trace (before
     /// the build cache goes); the trace.

@@ -126,18 +126,8 @@ struct Report {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let knobs = vocab::knobs::UnifiedOptions::default().with_settings(&args.set)?;
-    let code = vocab::knobs::CodeOptions::default().with_settings(&args.set)?;
-    // `target=gpu` maps any schedule to the GPU (code generation does it);
-    // the scheduler's other knobs shape our schedule only.
-    let gpu_target = knobs.target == vocab::knobs::Target::Gpu;
-    let scheduler_knobs = args.set.iter().any(|s| {
-        let knob = s.split('=').next().unwrap_or("").trim();
-        !(vocab::knobs::is_code_knob(knob) || knob == "target" && gpu_target)
-    });
-    if scheduler_knobs && args.schedule != "unified" {
-        bail!("--set: the scheduler's knobs apply to --schedule unified only (code knobs, and target=gpu, to any)");
-    }
+    let knobs = knobs_of(&args)?;
+    let gpu_target = knobs.gpu_target;
     let build = args.build.resolve(&args.file)?;
     let program = std::sync::Arc::new(common::load(&args.file, args.dataset, &build, args.scop)?);
     let capturing = args.replay.invocation();
@@ -149,40 +139,11 @@ pub fn run(args: Args) -> Result<()> {
     let Some(slot) = profile.slots.first().cloned() else {
         bail!("machine profile `{}` has no slot", profile.name)
     };
-    // As the measurement will run it: one thread gets no OpenMP pragmas.
-    let threads = args.threads.unwrap_or(slot.cores.len()).max(1);
-    let tiles = match &args.tile {
-        Some(t) => t.clone(),
-        // A script says its own tiles (code steps), if any.
-        None if args.schedule == "original" || args.script.is_some() => None,
-        None => Some(vec![32]),
-    };
-    let scheduler = match args.schedule.as_str() {
-        "original" => Scheduler::Original,
-        "isl" if gpu_target => Scheduler::IslGpu,
-        "isl" => Scheduler::Isl,
-        "unified" => Scheduler::Unified { preorder: None, options: knobs },
-        // A schedule file: code generation takes the point's tiles and threads only.
-        _ => Scheduler::Original,
-    };
-    let point = Point { scheduler, tiles, threads, code };
-    let mut opts = pipeline::codegen_options(&point);
-    if gpu_target {
-        (opts.gpu, opts.openmp) = (true, false);
-    }
-    let schedule = schedule_for(&args, &program, &point, &mut opts)?;
-    let started = std::time::Instant::now();
-    let gpu = opts.gpu;
+    let point = point_of(&args, knobs, slot.cores.len());
+    let threads = point.threads;
     let at = format!("{}:{}", args.file.display(), program.scop.start.line);
-    let (variant, cuda, exported) = {
-        let (p, what) = (program.clone(), format!("{at}: code generation"));
-        common::in_time(&what.clone(), args.timeout, move || {
-            let v =
-                pipeline::generate_variant(&p.source, &p.scop, &p.deps, &opts, &schedule).context(what)?;
-            Ok((v.program, v.cuda, v.exported))
-        })?
-    };
-    let codegen_s = started.elapsed().as_secs_f64();
+    let Generated { program: variant, cuda, exported, gpu, codegen_s } =
+        generate(&args, &program, &point, gpu_target, &at)?;
     let original = codegen::original_program(&program.source, &program.scop)
         .context(at.clone() + ": the original SCoP")?;
 
@@ -223,19 +184,7 @@ pub fn run(args: Args) -> Result<()> {
     // Kernels in the unit and launches in one run: what the mapping costs
     // in host-device round trips.
     let (kernels, launches) = launches(&evaluator, cuda_form.as_ref(), captured.is_none())?;
-    let (m, device) = match &on_gpu {
-        Some((nvcc, c, g, device)) => {
-            let built = executor::cuda::build(&evaluator.builder, nvcc, &c.program, &c.unit);
-            let on = Evaluator {
-                builder: evaluator.builder.clone(),
-                slot: g.host(),
-                config: evaluator.config.on_gpu(g),
-                jobs: evaluator.jobs,
-            };
-            (on.measure(&reference, &built, None), device.clone())
-        }
-        None => (evaluator.evaluate(&reference, &[variant])?.remove(0), None),
-    };
+    let (m, device) = measure_variant(&evaluator, &reference, variant, on_gpu.as_ref())?;
     if let Some(hint) = crate::noise::spread_hint(threads, &m, evaluator.config.spread_threshold) {
         eprintln!("warning: {hint}");
     }
@@ -274,6 +223,120 @@ pub fn run(args: Args) -> Result<()> {
         print_text(&report);
     }
     Ok(())
+}
+
+/// `--set`'s knobs, parsed.
+struct Knobs {
+    /// The unified scheduler's.
+    scheduler: vocab::knobs::UnifiedOptions,
+    /// Code generation's.
+    code: vocab::knobs::CodeOptions,
+    /// `target=gpu`: any schedule mapped to the GPU.
+    gpu_target: bool,
+}
+
+/// `--set`'s knobs; the scheduler's are refused unless `--schedule unified`
+/// is the scheduler they shape.
+fn knobs_of(args: &Args) -> Result<Knobs> {
+    let knobs = vocab::knobs::UnifiedOptions::default().with_settings(&args.set)?;
+    let code = vocab::knobs::CodeOptions::default().with_settings(&args.set)?;
+    // `target=gpu` maps any schedule to the GPU (code generation does it);
+    // the scheduler's other knobs shape our schedule only.
+    let gpu_target = knobs.target == vocab::knobs::Target::Gpu;
+    let scheduler_knobs = args.set.iter().any(|s| {
+        let knob = s.split('=').next().unwrap_or("").trim();
+        !(vocab::knobs::is_code_knob(knob) || knob == "target" && gpu_target)
+    });
+    if scheduler_knobs && args.schedule != "unified" {
+        bail!("--set: the scheduler's knobs apply to --schedule unified only (code knobs, and target=gpu, to any)");
+    }
+    Ok(Knobs { scheduler: knobs, code, gpu_target })
+}
+
+/// The point the variant is generated from: `--schedule`'s scheduler,
+/// `--tile`'s tiles, the threads (default: the slot's `cores`) and the knobs.
+fn point_of(args: &Args, knobs: Knobs, cores: usize) -> Point {
+    // As the measurement will run it: one thread gets no OpenMP pragmas.
+    let threads = args.threads.unwrap_or(cores).max(1);
+    let tiles = match &args.tile {
+        Some(t) => t.clone(),
+        // A script says its own tiles (code steps), if any.
+        None if args.schedule == "original" || args.script.is_some() => None,
+        None => Some(vec![32]),
+    };
+    let scheduler = match args.schedule.as_str() {
+        "original" => Scheduler::Original,
+        "isl" if knobs.gpu_target => Scheduler::IslGpu,
+        "isl" => Scheduler::Isl,
+        "unified" => Scheduler::Unified { preorder: None, options: knobs.scheduler },
+        // A schedule file: code generation takes the point's tiles and threads only.
+        _ => Scheduler::Original,
+    };
+    Point { scheduler, tiles, threads, code: knobs.code }
+}
+
+/// The variant as code generation gave it.
+struct Generated {
+    program: String,
+    /// Its CUDA form, for a GPU target.
+    cuda: Option<codegen::Cuda>,
+    /// Its region as replays call it.
+    exported: Option<codegen::Exported>,
+    /// Whether it was generated for the GPU.
+    gpu: bool,
+    /// How long code generation took, in seconds.
+    codegen_s: f64,
+}
+
+/// The variant of `point` generated from its schedule tree, within
+/// `--timeout`; `at` names the SCoP in errors.
+fn generate(
+    args: &Args,
+    program: &std::sync::Arc<common::Program>,
+    point: &Point,
+    gpu_target: bool,
+    at: &str,
+) -> Result<Generated> {
+    let mut opts = pipeline::codegen_options(point);
+    if gpu_target {
+        (opts.gpu, opts.openmp) = (true, false);
+    }
+    let schedule = schedule_for(args, program, point, &mut opts)?;
+    let started = std::time::Instant::now();
+    let gpu = opts.gpu;
+    let (variant, cuda, exported) = {
+        let (p, what) = (program.clone(), format!("{at}: code generation"));
+        common::in_time(&what.clone(), args.timeout, move || {
+            let v =
+                pipeline::generate_variant(&p.source, &p.scop, &p.deps, &opts, &schedule).context(what)?;
+            Ok((v.program, v.cuda, v.exported))
+        })?
+    };
+    let codegen_s = started.elapsed().as_secs_f64();
+    Ok(Generated { program: variant, cuda, exported, gpu, codegen_s })
+}
+
+/// The variant measured against `reference`: its CUDA form on the GPU where
+/// it has one, else its program on the CPU; and the device it ran on.
+fn measure_variant(
+    evaluator: &Evaluator,
+    reference: &executor::evaluate::Reference,
+    variant: String,
+    on_gpu: Option<&OnGpu>,
+) -> Result<(Measurement, Option<String>)> {
+    Ok(match on_gpu {
+        Some((nvcc, c, g, device)) => {
+            let built = executor::cuda::build(&evaluator.builder, nvcc, &c.program, &c.unit);
+            let on = Evaluator {
+                builder: evaluator.builder.clone(),
+                slot: g.host(),
+                config: evaluator.config.on_gpu(g),
+                jobs: evaluator.jobs,
+            };
+            (on.measure(reference, &built, None), device.clone())
+        }
+        None => (evaluator.evaluate(reference, &[variant])?.remove(0), None),
+    })
 }
 
 /// The variant's and the original's programs written to `--out`: the

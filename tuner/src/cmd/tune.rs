@@ -283,23 +283,7 @@ pub(super) fn execute(
     let args = job;
     let gpu = grid::knob_grid(&args.settings, 1)?.iter().any(|o| o.target == vocab::knobs::Target::Gpu);
     let setup = Setup::new(&args.machine, args.threads)?;
-    if gpu && !args.emulate && setup.profile.gpus.is_empty() {
-        bail!(
-            "--set target=gpu: machine profile `{}` has no GPU slot, so GPU variants cannot be measured here; \
-             add --emulate to measure their emulation on the CPU (it checks each mapping's outputs; its times say \
-             nothing of a GPU), or a slot `gpu = N` to the profile",
-            args.machine
-        );
-    }
-    // GPU points run their CUDA form on the profile's GPU slots.
-    let gpus = match gpu && !args.emulate {
-        true => Some(campaign::Gpus {
-            slots: setup.profile.gpus.clone(),
-            nvcc: executor::cuda::Nvcc::of(&setup.profile)
-                .map_err(|e| anyhow::anyhow!("machine profile `{}`: {e}", setup.profile.name))?,
-        }),
-        false => None,
-    };
+    let gpus = gpu_slots(&args, &setup, gpu)?;
     let threads = setup.threads;
     let spec = grid::Spec {
         knobs: grid::knob_grid(&args.settings, threads)?,
@@ -323,22 +307,7 @@ pub(super) fn execute(
         .collect::<Result<Vec<_>>>()?;
 
     if let Some((crate::slurm::Submit::Slurm, workers)) = args.submit {
-        // The jobs need the store: opened (created) here, a bad location refused before any job starts.
-        if let Some(db) = &db {
-            store::Store::open(db)?;
-        }
-        let command = crate::slurm::job_arguments(&std::env::args().skip(1).collect::<Vec<_>>());
-        let ids = crate::slurm::submit(&command, workers, threads, &std::env::current_dir()?)?;
-        if args.json {
-            println!("{}", serde_json::json!({ "submitted": ids }));
-        } else {
-            println!(
-                "submitted {} Slurm job(s): {} (each writes polytune-ID.out and .err here)",
-                ids.len(),
-                ids.join(" ")
-            );
-        }
-        return Ok(());
+        return submit_workers(db.as_deref(), workers, threads, args.json);
     }
 
     let (evaluator, fingerprint) = setup.evaluator(args.runs, args.tolerance)?;
@@ -346,6 +315,86 @@ pub(super) fn execute(
     let mut noise = crate::noise::Noise::new(args.on_noise);
     let first = &setup.slots[0];
     noise.check(&[(&first.name, &first.cores)], &campaign::interrupted)?;
+    capture_inputs(&args, &evaluator, &mut kernels)?;
+    let originals = measure_originals(&evaluator, &kernels, args.dataset)?;
+    let location = match &db {
+        Some(db) => db.clone(),
+        None => store::Store::default_location()?.display().to_string(),
+    };
+    // The store's errors name the location (a password in a URL hidden).
+    let db = store::Store::open(&location)?;
+    let location = db.target().to_string();
+    let machine_id = db.machine(&setup.profile.name, &serde_json::to_string(&fingerprint)?)?;
+    let config = campaign_config(&args, &kernels, &spec, &fingerprint, gpu);
+    if let Some(stored) = joining {
+        check_joining(stored, &config, &setup.profile.name)?;
+    }
+    warm_starts(&db, &mut kernels, &args, machine_id, &spec)?;
+    let originals = kernels.iter().zip(originals).map(|(k, r)| (k, args.dataset, r)).collect();
+    let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?
+        .with_observer(super::progress::observer())
+        .with_originals(originals)
+        .with_slots(setup.slots.clone());
+    if let Some(gpus) = gpus {
+        campaign = campaign.with_gpus(gpus);
+    }
+    campaign.variant_timeout = args.variant_timeout;
+    campaign.noise = noise;
+    campaign.lease = args.lease;
+    let end = campaign.run(&kernels)?;
+    report(&args, &setup, &kernels, &campaign, end, &location)
+}
+
+/// The GPU slots and nvcc GPU points run their CUDA form with (`None`: no
+/// GPU target, or emulated); a GPU target with nowhere to run it is refused.
+fn gpu_slots(args: &Job, setup: &Setup, gpu: bool) -> Result<Option<campaign::Gpus>> {
+    if gpu && !args.emulate && setup.profile.gpus.is_empty() {
+        bail!(
+            "--set target=gpu: machine profile `{}` has no GPU slot, so GPU variants cannot be measured here; \
+             add --emulate to measure their emulation on the CPU (it checks each mapping's outputs; its times say \
+             nothing of a GPU), or a slot `gpu = N` to the profile",
+            args.machine
+        );
+    }
+    // GPU points run their CUDA form on the profile's GPU slots.
+    Ok(match gpu && !args.emulate {
+        true => Some(campaign::Gpus {
+            slots: setup.profile.gpus.clone(),
+            nvcc: executor::cuda::Nvcc::of(&setup.profile)
+                .map_err(|e| anyhow::anyhow!("machine profile `{}`: {e}", setup.profile.name))?,
+        }),
+        false => None,
+    })
+}
+
+/// `--submit slurm`: `workers` batch jobs started on this same command, and
+/// their ids said, instead of measuring here.
+fn submit_workers(db: Option<&str>, workers: usize, threads: usize, json: bool) -> Result<()> {
+    // The jobs need the store: opened (created) here, a bad location refused before any job starts.
+    if let Some(db) = db {
+        store::Store::open(db)?;
+    }
+    let command = crate::slurm::job_arguments(&std::env::args().skip(1).collect::<Vec<_>>());
+    let ids = crate::slurm::submit(&command, workers, threads, &std::env::current_dir()?)?;
+    if json {
+        println!("{}", serde_json::json!({ "submitted": ids }));
+    } else {
+        println!(
+            "submitted {} Slurm job(s): {} (each writes polytune-ID.out and .err here)",
+            ids.len(),
+            ids.join(" ")
+        );
+    }
+    Ok(())
+}
+
+/// Each replayed kernel's captured inputs: a stored campaign's capture, or
+/// one run of the program now.
+fn capture_inputs(
+    args: &Job,
+    evaluator: &executor::evaluate::Evaluator,
+    kernels: &mut [Kernel],
+) -> Result<()> {
     for (i, k) in kernels.iter_mut().enumerate() {
         let capture = match (args.captured.get(i).cloned().flatten(), &args.capture) {
             (Some(hash), _) => crate::capture::stored(&hash)?,
@@ -363,22 +412,25 @@ pub(super) fn execute(
         k.spec.capture = Some(capture.hash.clone());
         k.capture = Some(capture);
     }
-    let originals = measure_originals(&evaluator, &kernels, args.dataset)?;
-    let location = match &db {
-        Some(db) => db.clone(),
-        None => store::Store::default_location()?.display().to_string(),
-    };
-    // The store's errors name the location (a password in a URL hidden).
-    let db = store::Store::open(&location)?;
-    let location = db.target().to_string();
-    let machine_id = db.machine(&setup.profile.name, &serde_json::to_string(&fingerprint)?)?;
-    let config = Config {
+    Ok(())
+}
+
+/// The campaign's configuration as stored: what makes its key, and what a
+/// worker joining it must match.
+fn campaign_config(
+    args: &Job,
+    kernels: &[Kernel],
+    spec: &grid::Spec,
+    fingerprint: &executor::machine::Fingerprint,
+    gpu: bool,
+) -> Config {
+    Config {
         polytune: env!("CARGO_PKG_VERSION").to_string(),
         kernels: kernels.iter().map(|k| k.spec.clone()).collect(),
         dataset: args.dataset,
         strategy: args.strategy,
         seed: args.seed,
-        threads,
+        threads: spec.threads,
         settings: args.settings.clone(),
         tiles: args.tiles.clone(),
         runs: args.runs,
@@ -390,12 +442,20 @@ pub(super) fn execute(
         cold: args.cold,
         race: args.race,
         rungs: args.rungs,
-    };
-    if let Some(stored) = joining {
-        check_joining(stored, &config, &setup.profile.name)?;
     }
-    for k in &mut kernels {
-        let from = k.warm_start(&db, args.dataset, machine_id, args.warm_start, &spec)?;
+}
+
+/// `--warm-start`: each kernel first gets the best points other machines of
+/// the store found for it, said where there are any.
+fn warm_starts(
+    db: &store::Store,
+    kernels: &mut [Kernel],
+    args: &Job,
+    machine_id: i64,
+    spec: &grid::Spec,
+) -> Result<()> {
+    for k in kernels {
+        let from = k.warm_start(db, args.dataset, machine_id, args.warm_start, spec)?;
         if !from.is_empty() {
             eprintln!(
                 "{} [{}] warm start: first the best points known on other machines ({})",
@@ -405,23 +465,27 @@ pub(super) fn execute(
             );
         }
     }
-    let originals = kernels.iter().zip(originals).map(|(k, r)| (k, args.dataset, r)).collect();
-    let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?
-        .with_observer(super::progress::observer())
-        .with_originals(originals)
-        .with_slots(setup.slots.clone());
-    if let Some(gpus) = gpus {
-        campaign = campaign.with_gpus(gpus);
-    }
-    campaign.variant_timeout = args.variant_timeout;
-    campaign.noise = noise;
-    campaign.lease = args.lease;
-    let end = campaign.run(&kernels)?;
-    let campaign_id = campaign.campaign_id;
+    Ok(())
+}
 
+/// The campaign's outcome, as JSON or text: how it ended and each kernel's
+/// best; an error where it was interrupted or nothing ran correctly.
+fn report(
+    args: &Job,
+    setup: &Setup,
+    kernels: &[Kernel],
+    campaign: &Campaign,
+    end: End,
+    location: &str,
+) -> Result<()> {
+    let campaign_id = campaign.campaign_id;
     let mut bests = Vec::new();
-    for k in &kernels {
-        bests.push(db.best(&k.spec.name, Some(&setup.profile.name), Some(args.dataset.name()))?);
+    for k in kernels {
+        bests.push(campaign.store.best(
+            &k.spec.name,
+            Some(&setup.profile.name),
+            Some(args.dataset.name()),
+        )?);
     }
     if args.json {
         let points: Vec<usize> = kernels.iter().map(|k| k.space.len() + k.references.len()).collect();
