@@ -7,6 +7,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use store::{Role, Store};
+use tuner::campaign::grid;
+use vocab::knobs::Point;
 
 mod common;
 use common::{output, polytune, root, LIMIT};
@@ -811,4 +813,78 @@ fn a_new_machine_starts_from_the_best_points_of_the_others() {
     let (_, err) = campaign(&second, "3", "1", &[]);
     assert!(!err.contains("warm start"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every fixed point of `bench peers` lies in the space a default `tune`
+/// searches for the ten kernels of its table, on one thread and on two,
+/// with the knobs that make another program of the kernel (a campaign
+/// can reach whatever the bench's list finds); where the kernel has no
+/// use for a knob, the grid's point with it off makes the same program.
+/// The references are searched as they are; the unified points with
+/// `restrict` on.
+#[test]
+fn bench_points_are_in_the_default_space() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../polybench");
+    let kernels = [
+        "linear-algebra/gemm.c",
+        "linear-algebra/syrk.c",
+        "linear-algebra/syr2k.c",
+        "linear-algebra/2mm.c",
+        "linear-algebra/3mm.c",
+        "datamining/covariance.c",
+        "stencils/jacobi-2d.c",
+        "stencils/heat-3d.c",
+        "stencils/fdtd-2d.c",
+        "stencils/seidel-2d.c",
+    ];
+    // The fast tier loads a quarter of the kernels at each thread count;
+    // the heavy tier the rest.
+    for (j, threads) in [1, 2].into_iter().enumerate() {
+        let spec = grid::Spec {
+            knobs: grid::knob_grid(&[], threads).unwrap(),
+            code: grid::code_grid(&[], threads, true).unwrap(),
+            gpu_code: Vec::new(),
+            tiles: grid::parse_tiles(grid::TILES).unwrap(),
+            threads,
+            seed: 0,
+            peers: Vec::new(),
+            references: None,
+        };
+        for (_, file) in kernels.into_iter().enumerate().filter(|&(i, _)| testkit::takes(i, j, 4, 1)) {
+            let build = tuner::program::ProgramConfig::default();
+            let kernel = tuner::campaign::Kernel::load(
+                &root.join(file),
+                0,
+                tuner::strategy::StrategyKind::Model,
+                tuner::program::Dataset::Mini,
+                &build,
+                &spec,
+                false,
+            )
+            .unwrap();
+            let scop = &kernel.programs[&tuner::program::Dataset::Mini].scop;
+            let tiles = grid::tiles_for_scop(&spec.tiles, scop);
+            let searched: std::collections::HashSet<&Point> =
+                kernel.space.iter().chain(&kernel.references).collect();
+            // The plain code without `restrict` is the bench's baseline;
+            // the grid keeps `restrict` on (the model assumes it).
+            for (label, p) in grid::bench_points(threads).into_iter().filter(|(_, p)| p.code.restrict) {
+                // The kernel's form of the point: its code knobs as the
+                // grid keeps them, its tiles as the grid's shape that
+                // tiles the kernel alike.
+                let code = grid::for_scop(std::slice::from_ref(&p.code), scop).unwrap().remove(0);
+                let alike = grid::tiles_for_scop(&[tiles.clone(), vec![p.tiles.clone()]].concat(), scop);
+                let shape = alike.len() == tiles.len();
+                let tile = tiles
+                    .iter()
+                    .find(|t| grid::tiles_for_scop(&[(*t).clone(), p.tiles.clone()], scop).len() == 1);
+                assert!(
+                    shape && tile.is_some(),
+                    "{file}, {threads} thread(s): {label}: no tile shape of the grid like it"
+                );
+                let p = Point { code, tiles: tile.unwrap().clone(), ..p };
+                assert!(searched.contains(&p), "{file}, {threads} thread(s): {label} is not searched");
+            }
+        }
+    }
 }

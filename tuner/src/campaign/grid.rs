@@ -65,8 +65,7 @@ const GPU_CODE_AXES: &[(&str, &[&str])] = &[
 /// shapes of `bench peers`' own points, so that a campaign can reach each.
 /// In a SCoP three loops deep the second is the cube of 32 again, and
 /// `tiles_for_scop` drops it.
-pub const TILES: &str =
-    "0,16,32,64,32x32x128,16x64x128,96x128x256,16x64,8x8x8x256,16x16x16x64,32x32x32x256";
+pub const TILES: &str = "0,16,32,64,32x32x128,16x64x128,96x128x256,16x64,8x8x8x256,16x16x16x64,32x32x32x256";
 
 /// A tile shape: sizes of a band's members, outermost first, the last
 /// repeating (`[32]` is a cube of 32, `[64, 64, 256]` a rectangle with a
@@ -306,6 +305,124 @@ pub fn points(preorders: &[Option<Preorder>], spec: &Spec) -> Vec<Point> {
     out
 }
 
+/// The fixed points `bench peers` measures of ours per kernel, each with its
+/// label: isl's and the Pluto-like references, and the unified scheduler's
+/// defaults with the code-generation knobs over a few tiles. Each is a point
+/// of the default space of the kernels it acts on (`bench_points_are_in_the_default_space`).
+pub fn bench_points(threads: usize) -> Vec<(String, Point)> {
+    // Sequential code has no OpenMP schedule: the default's program.
+    let handed_out = match threads > 1 {
+        true => vocab::knobs::OmpSchedule::Dynamic,
+        false => vocab::knobs::OmpSchedule::default(),
+    };
+    let target = if threads > 1 { Target::Openmp } else { Target::Seq };
+    let unified =
+        Scheduler::Unified { preorder: None, options: UnifiedOptions { target, ..Default::default() } };
+    let mut out: Vec<(String, Point)> = references(threads, None, false)
+        .into_iter()
+        .skip(1)
+        .map(|p| (reference_label(&p).unwrap_or_default(), p))
+        .collect();
+    let plain = CodeOptions::default();
+    let fast =
+        |uj: &str| CodeOptions::default().with_settings(&["restrict=on", "simd=innermost", uj]).unwrap();
+    for tiles in [vec![32], vec![64], vec![32, 32, 128]] {
+        for code in [plain.clone(), fast("unroll_jam=1"), fast("unroll_jam=2"), fast("unroll_jam=4")] {
+            let p = Point { scheduler: unified.clone(), tiles: Some(tiles.clone()), threads, code };
+            out.push((p.to_string(), p));
+        }
+    }
+    // Time-skewed stencils have no parallel loop until their tile loops are
+    // skewed into a wavefront (the same as the other points elsewhere).
+    let wavefront_options =
+        UnifiedOptions { target, wavefront: vocab::knobs::Wavefront::All, ..Default::default() };
+    let wavefront = Scheduler::Unified { preorder: None, options: wavefront_options };
+    for tiles in [vec![32], vec![16, 64]] {
+        let p =
+            Point { scheduler: wavefront.clone(), tiles: Some(tiles), threads, code: fast("unroll_jam=1") };
+        out.push((p.to_string(), p));
+    }
+    // Time-tiled stencils: each sweep in a loop of its own inside the tiles
+    // (fission), vectorised; on one core as they are, on more in a wavefront.
+    let fissioned = CodeOptions { fission: true, ..fast("unroll_jam=1") };
+    for (scheduler, tiles) in [
+        (&unified, vec![32]),
+        (&unified, vec![64]),
+        (&unified, vec![16, 16, 16, 64]),
+        // heat-3d's innermost loop untiled at LARGE (n = 120).
+        (&unified, vec![8, 8, 8, 256]),
+        (&wavefront, vec![32]),
+        (&wavefront, vec![16, 16, 16, 64]),
+    ] {
+        let p = Point { scheduler: scheduler.clone(), tiles: Some(tiles), threads, code: fissioned.clone() };
+        out.push((p.to_string(), p));
+    }
+    // The stencils' winners again under Ice Lake's costs (`mtune`), which
+    // load each point of a sweep once where Zen 3's reload it per use; under
+    // them heat-3d's time tiles of 32 steps ran 5–10% ahead of 8.
+    let tuned = CodeOptions { mtune: vocab::knobs::Mtune::IcelakeServer, ..fissioned.clone() };
+    // A wavefront's tiles handed out as threads finish: the tiles of one
+    // front differ in work (partial tiles at its ends), and on two threads
+    // heat-3d's 8x8x8x256 ran in 0.85 s against 1.55 s in equal chunks.
+    let dynamic = CodeOptions { omp_schedule: handed_out, ..tuned.clone() };
+    for (scheduler, tiles, code) in [
+        (&unified, vec![64], &tuned),
+        (&unified, vec![8, 8, 8, 256], &tuned),
+        (&unified, vec![32, 32, 32, 256], &tuned),
+        (&wavefront, vec![32], &tuned),
+        (&wavefront, vec![64], &dynamic),
+        (&wavefront, vec![16, 64], &dynamic),
+        (&wavefront, vec![8, 8, 8, 256], &dynamic),
+    ] {
+        let p = Point { scheduler: scheduler.clone(), tiles: Some(tiles), threads, code: code.clone() };
+        out.push((p.to_string(), p));
+    }
+    // The register-pressure heuristic (hlim, §4.7) stops fusing the stencils'
+    // statements under the time loop, leaving their space loops parallel.
+    let options = UnifiedOptions { target, hlim: Some(4), ..Default::default() };
+    let split = Scheduler::Unified { preorder: None, options };
+    for tiles in [None, Some(vec![32])] {
+        let p = Point { scheduler: split.clone(), tiles, threads, code: fast("unroll_jam=1") };
+        out.push((p.to_string(), p));
+    }
+    // gcc prefers 256-bit vectors even where 512-bit ones exist.
+    let mut wide = fast("unroll_jam=4");
+    wide.vector_width = 512;
+    let p = Point { scheduler: unified.clone(), tiles: Some(vec![32, 32, 128]), threads, code: wide.clone() };
+    out.push((p.to_string(), p));
+    // Read-only matrices walked down their columns read through transposed
+    // copies (syrk, syr2k; elsewhere the same program as above), their
+    // triangular loops handed out dynamically.
+    let transposed = CodeOptions { transpose: true, omp_schedule: handed_out, ..wide };
+    for tiles in [vec![32, 32, 128], vec![16, 64, 128]] {
+        let p = Point { scheduler: unified.clone(), tiles: Some(tiles), threads, code: transposed.clone() };
+        out.push((p.to_string(), p));
+    }
+    // Micro tiles (4 rows by 32 columns, the reduction loop outside them,
+    // the written block in registers), plain and over transposed copies.
+    for (code, tiles) in [
+        (&wide, vec![32, 32, 128]),
+        (&wide, vec![96, 128, 256]),
+        (&transposed, vec![16, 64, 128]),
+        (&transposed, vec![96, 128, 256]),
+    ] {
+        let code = CodeOptions { micro_tile: (4, 32), ..code.clone() };
+        let p = Point { scheduler: unified.clone(), tiles: Some(tiles.clone()), threads, code: code.clone() };
+        out.push((p.to_string(), p));
+        // The same under Ice Lake's costs, which keep the tile's row
+        // operand in a register where the machine's own may not.
+        let code = CodeOptions { mtune: vocab::knobs::Mtune::IcelakeServer, ..code };
+        let p = Point { scheduler: unified.clone(), tiles: Some(tiles.clone()), threads, code: code.clone() };
+        out.push((p.to_string(), p));
+        // And with the tile's sums reassociated: `alpha` once per tile,
+        // syr2k's two products one multiply-add each.
+        let code = CodeOptions { reassociate: true, ..code };
+        let p = Point { scheduler: unified.clone(), tiles: Some(tiles), threads, code };
+        out.push((p.to_string(), p));
+    }
+    out
+}
+
 /// The peers every campaign measures before searching (docs/design.md,
 /// "Reference points"): the identity schedule, isl's scheduler as ppcg uses it, and a
 /// Pluto-like setting of ours (no spatial proximity, maximal fusion as far as
@@ -464,7 +581,9 @@ mod tests {
         assert!(gemm.iter().any(|c| c.micro_tile != (0, 0)));
         // An element written once: no micro tile keeps anything.
         let once = for_scop(&code, &scop("C[i + k][j] = A[i][k] * B[k][j];")).unwrap();
-        assert!(once.iter().all(|c| c.micro_tile == (0, 0) && !c.reassociate) && once.len() == gemm.len() / 3);
+        assert!(
+            once.iter().all(|c| c.micro_tile == (0, 0) && !c.reassociate) && once.len() == gemm.len() / 3
+        );
         // Two statements three loops deep: a loop may run both.
         let two = for_scop(&code, &scop("{ C[i][j] += A[i][k] * A[j][k]; B[i][j] += A[i][k]; }")).unwrap();
         assert_eq!(two.len(), code.len() / 2);
@@ -490,7 +609,8 @@ mod tests {
         let tiles = parse_tiles(TILES).unwrap();
         let three = "for (int i = 1; i < n; i++)\n for (int j = 1; j < n; j++)\n for (int k = 1; k < n; k++)";
         let gemm_like = tiles_for_scop(&tiles, &scop(three, "A[i][j][k] = B[i][j][k] + B[i-1][j][k];"));
-        let shapes: Vec<&str> = TILES.split(',').filter(|&t| t != "32x32x32x256" && t != "16x16x16x64").collect();
+        let shapes: Vec<&str> =
+            TILES.split(',').filter(|&t| t != "32x32x32x256" && t != "16x16x16x64").collect();
         assert_eq!(gemm_like, parse_tiles(&shapes.join(",")).unwrap());
         let four = format!("for (int t = 0; t < n; t++)\n{three}");
         assert_eq!(tiles_for_scop(&tiles, &scop(&four, "A[i][j][k] = B[i][j][k] + A[i-1][j][k];")), tiles);

@@ -24,123 +24,11 @@ use executor::evaluate::{Evaluator, Reference};
 use executor::measure::{MeasureConfig, Measurement};
 use executor::pipeline;
 use executor::process::{run_limited, End, Limits};
-use vocab::knobs::{CodeOptions, Point, Scheduler, Target, UnifiedOptions};
+use vocab::knobs::{Point, Scheduler};
 use vocab::outcome::Status;
 
 use super::common::{self, Dataset};
 use crate::campaign::grid;
-
-/// Our points measured per kernel: isl's and the Pluto-like references,
-/// and the unified default with the code-generation knobs over a few tiles.
-fn our_points(threads: usize) -> Vec<(String, Point)> {
-    let target = if threads > 1 { Target::Openmp } else { Target::Seq };
-    let unified =
-        Scheduler::Unified { preorder: None, options: UnifiedOptions { target, ..Default::default() } };
-    let mut out: Vec<(String, Point)> = grid::references(threads, None, false)
-        .into_iter()
-        .skip(1)
-        .map(|p| (grid::reference_label(&p).unwrap_or_default(), p))
-        .collect();
-    let plain = CodeOptions::default();
-    let fast =
-        |uj: &str| CodeOptions::default().with_settings(&["restrict=on", "simd=innermost", uj]).unwrap();
-    for tiles in [vec![32], vec![64], vec![32, 32, 128]] {
-        for code in [plain.clone(), fast("unroll_jam=1"), fast("unroll_jam=2"), fast("unroll_jam=4")] {
-            let p = Point { scheduler: unified.clone(), tiles: Some(tiles.clone()), threads, code };
-            out.push((p.to_string(), p));
-        }
-    }
-    // Time-skewed stencils have no parallel loop until their tile loops are
-    // skewed into a wavefront (the same as the other points elsewhere).
-    let wavefront_options =
-        UnifiedOptions { target, wavefront: vocab::knobs::Wavefront::All, ..Default::default() };
-    let wavefront = Scheduler::Unified { preorder: None, options: wavefront_options };
-    for tiles in [vec![32], vec![16, 64]] {
-        let p =
-            Point { scheduler: wavefront.clone(), tiles: Some(tiles), threads, code: fast("unroll_jam=1") };
-        out.push((p.to_string(), p));
-    }
-    // Time-tiled stencils: each sweep in a loop of its own inside the tiles
-    // (fission), vectorised; on one core as they are, on more in a wavefront.
-    let fissioned = CodeOptions { fission: true, ..fast("unroll_jam=1") };
-    for (scheduler, tiles) in [
-        (&unified, vec![32]),
-        (&unified, vec![64]),
-        (&unified, vec![16, 16, 16, 64]),
-        // heat-3d's innermost loop untiled at LARGE (n = 120).
-        (&unified, vec![8, 8, 8, 256]),
-        (&wavefront, vec![32]),
-        (&wavefront, vec![16, 16, 16, 64]),
-    ] {
-        let p = Point { scheduler: scheduler.clone(), tiles: Some(tiles), threads, code: fissioned.clone() };
-        out.push((p.to_string(), p));
-    }
-    // The stencils' winners again under Ice Lake's costs (`mtune`), which
-    // load each point of a sweep once where Zen 3's reload it per use; under
-    // them heat-3d's time tiles of 32 steps ran 5–10% ahead of 8.
-    let tuned = CodeOptions { mtune: vocab::knobs::Mtune::IcelakeServer, ..fissioned.clone() };
-    // A wavefront's tiles handed out as threads finish: the tiles of one
-    // front differ in work (partial tiles at its ends), and on two threads
-    // heat-3d's 8x8x8x256 ran in 0.85 s against 1.55 s in equal chunks.
-    let dynamic = CodeOptions { omp_schedule: vocab::knobs::OmpSchedule::Dynamic, ..tuned.clone() };
-    for (scheduler, tiles, code) in [
-        (&unified, vec![64], &tuned),
-        (&unified, vec![8, 8, 8, 256], &tuned),
-        (&unified, vec![32, 32, 32, 256], &tuned),
-        (&wavefront, vec![32], &tuned),
-        (&wavefront, vec![64], &dynamic),
-        (&wavefront, vec![16, 64], &dynamic),
-        (&wavefront, vec![8, 8, 8, 256], &dynamic),
-    ] {
-        let p = Point { scheduler: scheduler.clone(), tiles: Some(tiles), threads, code: code.clone() };
-        out.push((p.to_string(), p));
-    }
-    // The register-pressure heuristic (hlim, §4.7) stops fusing the stencils'
-    // statements under the time loop, leaving their space loops parallel.
-    let options = UnifiedOptions { target, hlim: Some(4), ..Default::default() };
-    let split = Scheduler::Unified { preorder: None, options };
-    for tiles in [None, Some(vec![32])] {
-        let p = Point { scheduler: split.clone(), tiles, threads, code: fast("unroll_jam=1") };
-        out.push((p.to_string(), p));
-    }
-    // gcc prefers 256-bit vectors even where 512-bit ones exist.
-    let mut wide = fast("unroll_jam=4");
-    wide.vector_width = 512;
-    let p = Point { scheduler: unified.clone(), tiles: Some(vec![32, 32, 128]), threads, code: wide.clone() };
-    out.push((p.to_string(), p));
-    // Read-only matrices walked down their columns read through transposed
-    // copies (syrk, syr2k; elsewhere the same program as above), their
-    // triangular loops handed out dynamically.
-    let transposed =
-        CodeOptions { transpose: true, omp_schedule: vocab::knobs::OmpSchedule::Dynamic, ..wide };
-    for tiles in [vec![32, 32, 128], vec![16, 64, 128]] {
-        let p = Point { scheduler: unified.clone(), tiles: Some(tiles), threads, code: transposed.clone() };
-        out.push((p.to_string(), p));
-    }
-    // Micro tiles (4 rows by 32 columns, the reduction loop outside them,
-    // the written block in registers), plain and over transposed copies.
-    for (code, tiles) in [
-        (&wide, vec![32, 32, 128]),
-        (&wide, vec![96, 128, 256]),
-        (&transposed, vec![16, 64, 128]),
-        (&transposed, vec![96, 128, 256]),
-    ] {
-        let code = CodeOptions { micro_tile: (4, 32), ..code.clone() };
-        let p = Point { scheduler: unified.clone(), tiles: Some(tiles.clone()), threads, code: code.clone() };
-        out.push((p.to_string(), p));
-        // The same under Ice Lake's costs, which keep the tile's row
-        // operand in a register where the machine's own may not.
-        let code = CodeOptions { mtune: vocab::knobs::Mtune::IcelakeServer, ..code };
-        let p = Point { scheduler: unified.clone(), tiles: Some(tiles.clone()), threads, code: code.clone() };
-        out.push((p.to_string(), p));
-        // And with the tile's sums reassociated: `alpha` once per tile,
-        // syr2k's two products one multiply-add each.
-        let code = CodeOptions { reassociate: true, ..code };
-        let p = Point { scheduler: unified.clone(), tiles: Some(tiles), threads, code };
-        out.push((p.to_string(), p));
-    }
-    out
-}
 
 pub fn run(
     files: &[PathBuf],
@@ -305,7 +193,7 @@ impl Table<'_> {
         let original = codegen::original_program(&program.source, &program.scop)?;
         let p = program.clone();
         let what = format!("{}: schedules and code generation", file.display());
-        let points = our_points(self.threads);
+        let points = grid::bench_points(self.threads);
         let pts = points.clone();
         let programs = common::in_time(&what, self.timeout, move || Ok(variants(&p, &pts)))?;
         let reference = ours.reference(&original)?;
