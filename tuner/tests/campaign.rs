@@ -888,3 +888,69 @@ fn bench_points_are_in_the_default_space() {
         }
     }
 }
+
+/// A whole small campaign through the library, as a program that links
+/// polytune runs one: a typed request, the events it tells in order, the
+/// outcome as data, and its measurements in the store.
+#[test]
+fn a_campaign_runs_through_the_library_and_tells_what_it_does() {
+    use std::sync::Arc;
+    use tuner::campaign::observer::{Event, Recorder};
+    use tuner::campaign::request::{self, Outcome, Request};
+    use tuner::program::Dataset;
+    let dir = temp_dir("library");
+    let db = dir.join("library.db");
+    let request = Request {
+        files: vec![(root().join("polybench/linear-algebra/atax.c"), Default::default(), 0)],
+        dataset: Dataset::Mini,
+        strategy: tuner::strategy::StrategyKind::Random,
+        seed: 0,
+        threads: Some(1),
+        settings: Vec::new(),
+        tiles: vec![None, Some(vec![32])],
+        race: None,
+        rungs: tuner::strategy::Rungs::Auto,
+        runs: 2,
+        tolerance: executor::verify::Tolerance::default().relative,
+        machine: "default".into(),
+        peers: "none".into(),
+        references: Some(vec!["identity".into()]),
+        warm_start: 0,
+        emulate: false,
+        cold: false,
+        variant_timeout: Duration::from_secs(300),
+        on_noise: Default::default(),
+        lease: tuner::campaign::LEASE,
+        submit: None,
+        capture: None,
+        captured: Vec::new(),
+        db: Some(db.display().to_string()),
+        budget: tuner::campaign::Budget { evals: Some(3), time: None },
+        cache: Some(dir.join("cache")),
+        executable: Some(env!("CARGO_BIN_EXE_polytune").into()),
+    };
+    let recorder = Arc::new(Recorder::default());
+    let Outcome::Ran(ran) = request::run(&request, None, recorder.clone()).unwrap() else {
+        panic!("nothing was submitted")
+    };
+    assert_eq!(
+        (ran.end, ran.trace.len(), ran.kernels.as_slice()),
+        (tuner::campaign::End::Budget, 3, &["atax".to_string()][..])
+    );
+    let events = recorder.events();
+    let step =
+        |e: &Event| matches!(e, Event::Step(s) if s.contains("atax [MINI] measuring the original program"));
+    let first_evaluated = events.iter().position(|e| matches!(e, Event::Evaluated { .. })).unwrap();
+    assert!(events[..first_evaluated].iter().any(step), "{events:#?}");
+    assert!(events.contains(&Event::Planned { evaluations: 3 }), "{events:#?}");
+    let evaluated: Vec<&Event> = events.iter().filter(|e| matches!(e, Event::Evaluated { .. })).collect();
+    assert_eq!(evaluated.len(), 3, "{events:#?}");
+    assert!(evaluated
+        .iter()
+        .all(|e| matches!(e, Event::Evaluated { kernel, dataset: Dataset::Mini, .. } if kernel == "atax")));
+    assert_eq!(events.last(), Some(&Event::Finished), "{events:#?}");
+    assert!(events.contains(&Event::Done { evaluations: 3 }), "{events:#?}");
+    let store = Store::open(db.to_str().unwrap()).unwrap();
+    let rows = store.outcomes(ran.campaign_id).unwrap();
+    assert_eq!(rows.iter().filter(|r| r.role == Role::Variant).count(), 3, "{rows:#?}");
+}

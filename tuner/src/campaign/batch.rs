@@ -117,6 +117,7 @@ impl Campaign<'_> {
                     }
                     let point = &points[i];
                     let (answer, costs) = answer_in_child(
+                        self.executable.as_ref().map(|e| e.path.as_path()),
                         on.kernel,
                         on.dataset,
                         point,

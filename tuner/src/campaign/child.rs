@@ -217,6 +217,7 @@ pub struct Reply {
 /// the child is a failure of the point. With the answer, what it cost (the
 /// child's wall time, and its scheduling and code generation).
 pub(super) fn answer_in_child(
+    exe: Option<&Path>,
     kernel: &Kernel,
     dataset: Dataset,
     point: &Point,
@@ -224,7 +225,7 @@ pub(super) fn answer_in_child(
     schedules: &Path,
 ) -> (Answer, Costs) {
     let started = std::time::Instant::now();
-    let (answer, schedule_s, codegen_s) = match reply_of_child(kernel, dataset, point, timeout, schedules) {
+    let (answer, schedule_s, codegen_s) = match reply_of_child(exe, kernel, dataset, point, timeout, schedules) {
         Ok(r) => (r.answer, r.schedule_s, r.codegen_s),
         Err(f) => (Err(f), 0.0, 0.0),
     };
@@ -234,6 +235,7 @@ pub(super) fn answer_in_child(
 }
 
 fn reply_of_child(
+    exe: Option<&Path>,
     kernel: &Kernel,
     dataset: Dataset,
     point: &Point,
@@ -242,9 +244,8 @@ fn reply_of_child(
 ) -> Result<Reply, Failure> {
     use std::process::{Command, Stdio};
     let fail = |status: Status, reason: String| Err(Failure { status, reason });
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => return fail(Status::ScheduleError, format!("cannot find the polytune executable: {e}")),
+    let Some(exe) = exe else {
+        return fail(Status::ScheduleError, "cannot find the polytune executable".into());
     };
     let answer_file = std::env::temp_dir().join(format!("polytune-answer-{}.json", process::unique_suffix()));
     let file = match std::fs::File::create(&answer_file) {

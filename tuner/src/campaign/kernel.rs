@@ -76,7 +76,12 @@ impl Setup {
     /// An evaluator on the first slot (builds cached in the user's cache
     /// directory) and the fingerprint its results are keyed by.
     pub fn evaluator(&self, runs: usize, tolerance: f64) -> Result<(Evaluator, Fingerprint)> {
-        let builder = Builder::new(self.profile.compiler(), program::cache_dir()?.join("builds"))?;
+        self.evaluator_in(&program::cache_dir()?, runs, tolerance)
+    }
+
+    /// [`Setup::evaluator`] with its builds cached under `cache`.
+    pub fn evaluator_in(&self, cache: &Path, runs: usize, tolerance: f64) -> Result<(Evaluator, Fingerprint)> {
+        let builder = Builder::new(self.profile.compiler(), cache.join("builds"))?;
         let fingerprint = Fingerprint::detect(builder.compiler())?.with_gpus(&self.profile.gpus)?;
         let config = MeasureConfig {
             runs,

@@ -17,6 +17,7 @@ pub use config::{program_hash, stored_kernel, Budget, Config, KernelSpec, TraceE
 pub mod grid;
 mod kernel;
 pub mod observer;
+pub mod request;
 mod slots;
 pub mod transfer;
 pub use kernel::{jobs, kernel_name, measure_original, Kernel, Setup};
@@ -135,7 +136,10 @@ struct Executable {
 
 impl Executable {
     fn now() -> Option<Executable> {
-        let path = std::env::current_exe().ok()?;
+        Executable::of(std::env::current_exe().ok()?)
+    }
+
+    fn of(path: PathBuf) -> Option<Executable> {
         let meta = std::fs::metadata(&path).ok();
         let (len, modified) = meta.map(|m| (m.len(), m.modified().ok())).unwrap_or_default();
         Some(Executable { path, len, modified: modified.unwrap_or(std::time::UNIX_EPOCH) })
@@ -416,6 +420,13 @@ impl<'a> Campaign<'a> {
     }
 
     /// Sends the campaign's events to `observer` instead of standard error.
+    /// The children that schedule points run `polytune` at `path` (a
+    /// program that links the library is not one).
+    pub fn with_executable(mut self, path: &std::path::Path) -> Self {
+        self.executable = Executable::of(path.to_path_buf());
+        self
+    }
+
     pub fn with_observer(mut self, observer: std::sync::Arc<dyn Observer>) -> Self {
         self.observer = observer;
         self
@@ -635,7 +646,8 @@ impl<'a> Campaign<'a> {
     /// Fails once this executable was replaced on disk since the campaign
     /// opened: the children that schedule points would be another program.
     fn same_executable(&self) -> Result<()> {
-        if self.executable.is_some() && Executable::now() != self.executable {
+        let now = self.executable.as_ref().and_then(|e| Executable::of(e.path.clone()));
+        if self.executable.is_some() && now != self.executable {
             bail!(
                 "the polytune executable was replaced during the campaign (rebuilt or reinstalled): \
                  its points would be scheduled by another program. Run the same command again to go on"

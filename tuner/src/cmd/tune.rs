@@ -9,7 +9,8 @@ use anyhow::{bail, Result};
 use executor::verify::Tolerance;
 
 use super::common::Dataset;
-use crate::campaign::{self, grid, Budget, Campaign, Config, End, Kernel, Setup};
+use crate::campaign::request::{self, Outcome, Request};
+use crate::campaign::{self, grid, Budget, End, Setup};
 use crate::exit::{Interrupted, NoResult};
 use crate::strategy::{Rungs, StrategyKind};
 
@@ -136,9 +137,6 @@ pub struct Args {
     replay: super::common::ReplayArgs,
 }
 
-/// How long the program's capturing run may take.
-const CAPTURE_TIMEOUT: Duration = Duration::from_secs(3600);
-
 /// `--race`'s value: a factor above 1, or `off` (`None`).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Race(pub Option<f64>);
@@ -150,65 +148,6 @@ fn parse_race(s: &str) -> Result<Race, String> {
     match s.parse::<f64>() {
         Ok(f) if f.is_finite() && f > 1.0 => Ok(Race(Some(f))),
         _ => Err(format!("`{s}` is neither `off` nor a factor above 1 (e.g. 3)")),
-    }
-}
-
-/// Everything a campaign's processes need to know, from `tune`'s options
-/// or from a campaign stored by one (`polytune worker`).
-pub(super) struct Job {
-    /// Each SCoP tuned: its file, how that is built and which SCoP.
-    pub files: Vec<(PathBuf, crate::program::ProgramConfig, usize)>,
-    pub dataset: Dataset,
-    pub strategy: StrategyKind,
-    pub seed: u64,
-    pub threads: Option<usize>,
-    pub settings: Vec<String>,
-    pub tiles: Vec<grid::Tiles>,
-    pub race: Option<f64>,
-    pub rungs: Rungs,
-    pub runs: usize,
-    pub tolerance: f64,
-    pub machine: String,
-    /// `--peers`' text: `auto`, `none` or names.
-    pub peers: String,
-    /// `--references`: which reference points (`None`: all).
-    pub references: Option<Vec<String>>,
-    /// `--warm-start`: points of each other machine measured first.
-    pub warm_start: usize,
-    pub emulate: bool,
-    pub cold: bool,
-    pub variant_timeout: Duration,
-    pub on_noise: crate::noise::OnNoise,
-    pub lease: Duration,
-    pub json: bool,
-    /// `--submit` and `--workers`: start that many jobs instead of measuring.
-    pub submit: Option<(crate::slurm::Submit, usize)>,
-    /// The capturing run of each file's program, where regions are replayed.
-    pub capture: Option<crate::capture::Invocation>,
-    /// A stored campaign's captures, by file (a worker's: no program is run again).
-    pub captured: Vec<Option<String>>,
-}
-
-/// The peers `--peers` names: with `auto` every installed one (a line on
-/// stderr for each one skipped); a named peer that cannot be built here is an
-/// error, before anything is measured.
-fn peers(text: &str, threads: usize) -> Result<Vec<String>> {
-    match text.trim() {
-        "none" | "" => Ok(Vec::new()),
-        "auto" => {
-            let (found, missing) = executor::peers::installed(threads);
-            for line in missing {
-                eprintln!("{line}");
-            }
-            Ok(found.into_iter().map(|p| p.name.to_string()).collect())
-        }
-        names => names
-            .split(',')
-            .map(|n| match executor::peers::find(n.trim(), threads) {
-                Ok(p) => Ok(p.name.to_string()),
-                Err(why) => bail!("--peers: {why}"),
-            })
-            .collect(),
     }
 }
 
@@ -238,7 +177,7 @@ pub fn run(args: Args) -> Result<()> {
             files.push((f.clone(), build.clone(), scop));
         }
     }
-    let job = Job {
+    let request = Request {
         files,
         dataset: args.dataset,
         strategy: args.strategy,
@@ -259,261 +198,66 @@ pub fn run(args: Args) -> Result<()> {
         variant_timeout: args.variant_timeout,
         on_noise: args.on_noise,
         lease: args.lease,
-        json: args.json,
         submit: args.submit.zip(args.workers),
         capture,
         captured: Vec::new(),
+        db: args.db,
+        budget: Budget { evals: args.evals, time: args.budget },
+        cache: None,
+        executable: None,
     };
-    if job.submit.is_some_and(|(_, n)| n == 0) {
+    if request.submit.is_some_and(|(_, n)| n == 0) {
         bail!("--workers 0 starts nothing");
     }
-    execute(job, args.db, Budget { evals: args.evals, time: args.budget }, None)
+    let outcome = request::run(&request, None, super::progress::observer())?;
+    report(outcome, args.json)
 }
 
-/// Runs `job`'s campaign in the store at `db`. With `joining` (a campaign
-/// read from the store), the campaign `job` makes must be that one: the
-/// same machine fingerprint and the same key (files unchanged, the same
-/// polytune), else nothing is measured.
-pub(super) fn execute(
-    job: Job,
-    db: Option<String>,
-    budget: Budget,
-    joining: Option<&store::Campaign>,
-) -> Result<()> {
-    let args = job;
-    let gpu = grid::knob_grid(&args.settings, 1)?.iter().any(|o| o.target == vocab::knobs::Target::Gpu);
-    let setup = Setup::new(&args.machine, args.threads)?;
-    let gpus = gpu_slots(&args, &setup, gpu)?;
-    let threads = setup.threads;
-    let spec = grid::Spec {
-        knobs: grid::knob_grid(&args.settings, threads)?,
-        code: grid::code_grid(&args.settings, threads, setup.profile.compiler().avx512())?,
-        gpu_code: grid::gpu_code_grid(&args.settings)?,
-        tiles: args.tiles.clone(),
-        threads,
-        seed: args.seed,
-        peers: peers(&args.peers, threads)?,
-        references: args.references.clone(),
-    };
-
-    let mut kernels = args
-        .files
-        .iter()
-        .enumerate()
-        .map(|(i, (f, build, scop))| {
-            let replayed = args.capture.is_some() || args.captured.get(i).is_some_and(Option::is_some);
-            Kernel::load(f, *scop, args.strategy, args.dataset, build, &spec, replayed)
-        })
-        .collect::<Result<Vec<_>>>()?;
-
-    if let Some((crate::slurm::Submit::Slurm, workers)) = args.submit {
-        return submit_workers(db.as_deref(), workers, threads, args.json);
-    }
-
-    let (evaluator, fingerprint) = setup.evaluator(args.runs, args.tolerance)?;
-    // Each original measured before the store is written: a refused one leaves no row.
-    let mut noise = crate::noise::Noise::new(args.on_noise);
-    let first = &setup.slots[0];
-    noise.check(&[(&first.name, &first.cores)], &campaign::interrupted)?;
-    capture_inputs(&args, &evaluator, &mut kernels)?;
-    let originals = measure_originals(&evaluator, &kernels, args.dataset)?;
-    let location = match &db {
-        Some(db) => db.clone(),
-        None => store::Store::default_location()?.display().to_string(),
-    };
-    // The store's errors name the location (a password in a URL hidden).
-    let db = store::Store::open(&location)?;
-    let location = db.target().to_string();
-    let machine_id = db.machine(&setup.profile.name, &serde_json::to_string(&fingerprint)?)?;
-    let config = campaign_config(&args, &kernels, &spec, &fingerprint, gpu);
-    if let Some(stored) = joining {
-        check_joining(stored, &config, &setup.profile.name)?;
-    }
-    warm_starts(&db, &mut kernels, &args, machine_id, &spec)?;
-    let originals = kernels.iter().zip(originals).map(|(k, r)| (k, args.dataset, r)).collect();
-    let mut campaign = Campaign::open(&db, evaluator, config, budget, machine_id)?
-        .with_observer(super::progress::observer())
-        .with_originals(originals)
-        .with_slots(setup.slots.clone());
-    if let Some(gpus) = gpus {
-        campaign = campaign.with_gpus(gpus);
-    }
-    campaign.variant_timeout = args.variant_timeout;
-    campaign.noise = noise;
-    campaign.lease = args.lease;
-    let end = campaign.run(&kernels)?;
-    report(&args, &setup, &kernels, &campaign, end, &location)
-}
-
-/// The GPU slots and nvcc GPU points run their CUDA form with (`None`: no
-/// GPU target, or emulated); a GPU target with nowhere to run it is refused.
-fn gpu_slots(args: &Job, setup: &Setup, gpu: bool) -> Result<Option<campaign::Gpus>> {
-    if gpu && !args.emulate && setup.profile.gpus.is_empty() {
-        bail!(
-            "--set target=gpu: machine profile `{}` has no GPU slot, so GPU variants cannot be measured here; \
-             add --emulate to measure their emulation on the CPU (it checks each mapping's outputs; its times say \
-             nothing of a GPU), or a slot `gpu = N` to the profile",
-            args.machine
-        );
-    }
-    // GPU points run their CUDA form on the profile's GPU slots.
-    Ok(match gpu && !args.emulate {
-        true => Some(campaign::Gpus {
-            slots: setup.profile.gpus.clone(),
-            nvcc: executor::cuda::Nvcc::of(&setup.profile)
-                .map_err(|e| anyhow::anyhow!("machine profile `{}`: {e}", setup.profile.name))?,
-        }),
-        false => None,
-    })
-}
-
-/// `--submit slurm`: `workers` batch jobs started on this same command, and
-/// their ids said, instead of measuring here.
-fn submit_workers(db: Option<&str>, workers: usize, threads: usize, json: bool) -> Result<()> {
-    // The jobs need the store: opened (created) here, a bad location refused before any job starts.
-    if let Some(db) = db {
-        store::Store::open(db)?;
-    }
-    let command = crate::slurm::job_arguments(&std::env::args().skip(1).collect::<Vec<_>>());
-    let ids = crate::slurm::submit(&command, workers, threads, &std::env::current_dir()?)?;
-    if json {
-        println!("{}", serde_json::json!({ "submitted": ids }));
-    } else {
-        println!(
-            "submitted {} Slurm job(s): {} (each writes polytune-ID.out and .err here)",
-            ids.len(),
-            ids.join(" ")
-        );
-    }
-    Ok(())
-}
-
-/// Each replayed kernel's captured inputs: a stored campaign's capture, or
-/// one run of the program now.
-fn capture_inputs(
-    args: &Job,
-    evaluator: &executor::evaluate::Evaluator,
-    kernels: &mut [Kernel],
-) -> Result<()> {
-    for (i, k) in kernels.iter_mut().enumerate() {
-        let capture = match (args.captured.get(i).cloned().flatten(), &args.capture) {
-            (Some(hash), _) => crate::capture::stored(&hash)?,
-            (None, Some(how)) => {
-                eprintln!(
-                    "{} [{}] capturing the region's inputs from one run",
-                    k.spec.name,
-                    args.dataset.name()
-                );
-                let builder = evaluator.builder.with_extras(&k.spec.build.extras(args.dataset))?;
-                crate::capture::capture(&builder, &k.programs[&args.dataset], how, CAPTURE_TIMEOUT)?
-            }
-            (None, None) => continue,
-        };
-        k.spec.capture = Some(capture.hash.clone());
-        k.capture = Some(capture);
-    }
-    Ok(())
-}
-
-/// The campaign's configuration as stored: what makes its key, and what a
-/// worker joining it must match.
-fn campaign_config(
-    args: &Job,
-    kernels: &[Kernel],
-    spec: &grid::Spec,
-    fingerprint: &executor::machine::Fingerprint,
-    gpu: bool,
-) -> Config {
-    Config {
-        polytune: env!("CARGO_PKG_VERSION").to_string(),
-        kernels: kernels.iter().map(|k| k.spec.clone()).collect(),
-        dataset: args.dataset,
-        strategy: args.strategy,
-        seed: args.seed,
-        threads: spec.threads,
-        settings: args.settings.clone(),
-        tiles: args.tiles.clone(),
-        runs: args.runs,
-        tolerance: args.tolerance,
-        machine: fingerprint.id(),
-        peers: spec.peers.clone(),
-        references: args.references.clone(),
-        emulate: gpu && args.emulate,
-        cold: args.cold,
-        race: args.race,
-        rungs: args.rungs,
-    }
-}
-
-/// `--warm-start`: each kernel first gets the best points other machines of
-/// the store found for it, said where there are any.
-fn warm_starts(
-    db: &store::Store,
-    kernels: &mut [Kernel],
-    args: &Job,
-    machine_id: i64,
-    spec: &grid::Spec,
-) -> Result<()> {
-    for k in kernels {
-        let from = k.warm_start(db, args.dataset, machine_id, args.warm_start, spec)?;
-        if !from.is_empty() {
-            eprintln!(
-                "{} [{}] warm start: first the best points known on other machines ({})",
-                k.spec.name,
-                args.dataset.name(),
-                from.join(", ")
-            );
+/// A campaign's outcome, as JSON or text: the jobs submitted, or how the
+/// campaign ended and each kernel's best; an error where it was
+/// interrupted or nothing ran correctly.
+pub(super) fn report(outcome: Outcome, json: bool) -> Result<()> {
+    let r = match outcome {
+        Outcome::Submitted(ids) if json => {
+            println!("{}", serde_json::json!({ "submitted": ids }));
+            return Ok(());
         }
-    }
-    Ok(())
-}
-
-/// The campaign's outcome, as JSON or text: how it ended and each kernel's
-/// best; an error where it was interrupted or nothing ran correctly.
-fn report(
-    args: &Job,
-    setup: &Setup,
-    kernels: &[Kernel],
-    campaign: &Campaign,
-    end: End,
-    location: &str,
-) -> Result<()> {
-    let campaign_id = campaign.campaign_id;
-    let mut bests = Vec::new();
-    for k in kernels {
-        bests.push(campaign.store.best(
-            &k.spec.name,
-            Some(&setup.profile.name),
-            Some(args.dataset.name()),
-        )?);
-    }
-    if args.json {
-        let points: Vec<usize> = kernels.iter().map(|k| k.space.len() + k.references.len()).collect();
+        Outcome::Submitted(ids) => {
+            println!(
+                "submitted {} Slurm job(s): {} (each writes polytune-ID.out and .err here)",
+                ids.len(),
+                ids.join(" ")
+            );
+            return Ok(());
+        }
+        Outcome::Ran(r) => r,
+    };
+    if json {
         let out = serde_json::json!({
-            "campaign": campaign_id, "end": end, "store": location, "points": points, "best": bests,
-            "slots": setup.slots.len(), "busy_at_once": campaign.peak_busy_slots,
-            "worker": campaign.worker,
-            "evaluated": campaign.trace.iter().map(|t| (t.dataset.name(), &t.point_id)).collect::<Vec<_>>(),
+            "campaign": r.campaign_id, "end": r.end, "store": r.location, "points": r.points, "best": r.bests,
+            "slots": r.slots, "busy_at_once": r.peak_busy_slots,
+            "worker": r.worker,
+            "evaluated": r.trace.iter().map(|t| (t.dataset.name(), &t.point_id)).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
-    let how = match end {
+    let how = match r.end {
         End::Finished => "finished",
         End::Budget => "stopped: budget spent (run the same command with a larger budget to go on)",
         End::Interrupted => "interrupted (run the same command to resume)",
     };
-    println!("campaign {campaign_id} {how}; store {location}");
-    for (k, best) in kernels.iter().zip(&bests) {
+    println!("campaign {} {how}; store {}", r.campaign_id, r.location);
+    for (name, best) in r.kernels.iter().zip(&r.bests) {
         match best {
-            Some(b) => println!("  {}: {}", k.spec.name, super::query::summary(b)),
-            None => println!("  {}: no variant ran correctly yet", k.spec.name),
+            Some(b) => println!("  {name}: {}", super::query::summary(b)),
+            None => println!("  {name}: no variant ran correctly yet"),
         }
     }
-    if end == End::Interrupted {
+    if r.end == End::Interrupted {
         return Err(Interrupted("interrupted; run the same command to resume".into()).into());
     }
-    if bests.iter().all(Option::is_none) {
+    if r.bests.iter().all(Option::is_none) {
         return Err(NoResult("no variant ran correctly".into()).into());
     }
     Ok(())
@@ -548,7 +292,7 @@ fn tuned_scops(
     let builder = evaluator.builder.with_extras(&build.extras(args.dataset))?;
     let how = capture.cloned().unwrap_or_default();
     eprintln!("{}: timing the {} region(s) found in one run of the program", file.display(), scops.len());
-    let profile = crate::profile::profile(&builder, &source, &scops, &how, CAPTURE_TIMEOUT)?;
+    let profile = crate::profile::profile(&builder, &source, &scops, &how, request::CAPTURE_TIMEOUT)?;
     let hot = profile.hot();
     for (k, scop) in scops.iter().enumerate() {
         let last = scop.last_line(&source);
@@ -570,63 +314,6 @@ fn tuned_scops(
         );
     }
     Ok(hot)
-}
-
-/// A worker joins `stored` only as the process that made it would have run
-/// it: results are per machine, and a changed file or another polytune is
-/// another campaign.
-/// Each kernel's original measured on `dataset`, its rounding noise said.
-fn measure_originals(
-    evaluator: &executor::evaluate::Evaluator,
-    kernels: &[Kernel],
-    dataset: Dataset,
-) -> Result<Vec<executor::evaluate::Reference>> {
-    let mut originals = Vec::new();
-    for k in kernels {
-        eprintln!("{} [{}] measuring the original program", k.spec.name, dataset.name());
-        let original = campaign::measure_original(evaluator, k, dataset)?;
-        if let Some(rounding) = original.measurement.rounding_noise.as_ref().filter(|n| !n.is_empty()) {
-            eprintln!(
-                "{} [{}] rounding noise in the original's outputs, which variants are compared within: {rounding}",
-                k.spec.name,
-                dataset.name()
-            );
-        }
-        originals.push(original);
-    }
-    Ok(originals)
-}
-
-fn check_joining(stored: &store::Campaign, ours: &Config, profile: &str) -> Result<()> {
-    let theirs: Config = serde_json::from_str(&stored.config)?;
-    if theirs.machine != ours.machine {
-        bail!(
-            "campaign {} tunes for machine fingerprint {}, and this machine (profile `{profile}`) is {}: \
-             results are per machine, so this worker does not join (run `polytune tune` here for this machine)",
-            stored.id,
-            theirs.machine,
-            ours.machine
-        );
-    }
-    if stored.key != ours.key() {
-        let changed: Vec<String> = theirs
-            .kernels
-            .iter()
-            .zip(&ours.kernels)
-            .filter(|(a, b)| a.source_hash != b.source_hash)
-            .map(|(a, _)| a.path.display().to_string())
-            .collect();
-        bail!(
-            "campaign {}: this worker would run another campaign ({}); it does not join",
-            stored.id,
-            if changed.is_empty() {
-                "the settings differ".to_string()
-            } else {
-                format!("changed since the campaign started: {}", changed.join(", "))
-            }
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]

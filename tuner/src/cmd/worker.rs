@@ -8,10 +8,10 @@
 
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
-use super::tune::{execute, Job};
-use crate::campaign::{Budget, Config};
+use crate::campaign::request::{self, Request};
+use crate::campaign::Budget;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -53,47 +53,14 @@ pub fn run(args: Args) -> Result<()> {
     let Some(stored) = db.campaigns()?.into_iter().find(|c| c.id == args.campaign) else {
         bail!("{}: no campaign has id {}", db.target(), args.campaign);
     };
-    let config: Config = serde_json::from_str(&stored.config).with_context(|| {
-        format!("campaign {}: its configuration is not one this polytune reads", stored.id)
-    })?;
-    let ours = env!("CARGO_PKG_VERSION");
-    if config.polytune != ours {
-        bail!(
-            "campaign {} was started by polytune {}, this is {ours}: another version may schedule the same \
-             point differently, so it does not join",
-            stored.id,
-            config.polytune
-        );
-    }
-    let own = Budget::from_description(&stored.budget);
-    let budget = Budget { evals: args.evals.or(own.evals), time: args.budget.or(own.time) };
-    let job = Job {
-        files: config.kernels.iter().map(|k| (k.path.clone(), k.build.clone(), k.scop)).collect(),
-        dataset: config.dataset,
-        strategy: config.strategy,
-        seed: config.seed,
-        threads: Some(config.threads),
-        settings: config.settings.clone(),
-        tiles: config.tiles.clone(),
-        race: config.race,
-        rungs: config.rungs,
-        runs: config.runs,
-        tolerance: config.tolerance,
-        machine: args.machine,
-        peers: if config.peers.is_empty() { "none".into() } else { config.peers.join(",") },
-        references: config.references.clone(),
-        // The campaign's first process made the warm start.
-        warm_start: 0,
-        emulate: config.emulate,
-        cold: config.cold,
-        variant_timeout: args.variant_timeout,
-        on_noise: args.on_noise,
-        lease: args.lease,
-        json: args.json,
-        submit: None,
-        capture: None,
-        captured: config.kernels.iter().map(|k| k.capture.clone()).collect(),
-    };
+    let mut request = Request::joining(&stored, &args.machine)?;
+    let own = request.budget;
+    request.budget = Budget { evals: args.evals.or(own.evals), time: args.budget.or(own.time) };
+    request.variant_timeout = args.variant_timeout;
+    request.on_noise = args.on_noise;
+    request.lease = args.lease;
+    request.db = Some(location);
     drop(db);
-    execute(job, Some(location), budget, Some(&stored))
+    let outcome = request::run(&request, Some(&stored), super::progress::observer())?;
+    super::tune::report(outcome, args.json)
 }
