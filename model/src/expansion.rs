@@ -163,40 +163,12 @@ fn expand_one(
     (flow, writes): &(UnionFlow, UnionMap),
 ) -> Result<Option<Scop>, IslError> {
     let what = || format!("expanding {name}");
-    let users = &web.users;
-    let schedule = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
-    let flat = |k: usize| -> Result<Map, IslError> {
-        let domain = UnionSet::read_from_str(ctx, &scop.statements[k].domain).ctx(what)?;
-        Map::from_union_map(schedule.copy().ctx(what)?.intersect_domain(domain).ctx(what)?).ctx(what)
-    };
-    // The loops around every use: the same sequence positions before each
-    // (the flat schedule's constant dimensions) and an iterator each.
-    let maps = users.iter().map(|&k| flat(k)).collect::<Result<Vec<_>, _>>()?;
-    let depth = users.iter().map(|&k| scop.statements[k].iterators.len()).min().unwrap_or(0);
-    let mut common = 0;
-    'loops: for d in 0..depth {
-        let mut beta: Option<i64> = None;
-        for m in &maps {
-            let v = m.plain_get_val_if_fixed(DimType::Out, (2 * d) as u32).ctx(what)?;
-            if !v.is_int().ctx(what)? {
-                break 'loops;
-            }
-            let v = v.get_num_si().ctx(what)?;
-            if beta.is_some_and(|b| b != v) {
-                break 'loops;
-            }
-            beta = Some(v);
-        }
-        common = d + 1;
-    }
+    let uses = Uses { ctx, scop, name, users: &web.users };
+    let common = uses.common_loops()?;
     if common == 0 {
         return Ok(None);
     }
-    let mut instances = UnionSet::empty_ctx(ctx).ctx(what)?;
-    for &k in users {
-        let domain = UnionSet::read_from_str(ctx, &scop.statements[k].domain).ctx(what)?;
-        instances = instances.union(domain).ctx(what)?;
-    }
+    let instances = uses.instances()?;
     // Each read's value written in the same iteration of the loops, and no
     // read of a value from before the SCoP.
     let no_source =
@@ -205,72 +177,14 @@ fn expand_one(
         return Ok(None);
     }
     let deps = flow.get_may_dependence().ctx(what)?;
-    // The values of loop `d` at each use's instances.
-    let along = |d: usize| -> Result<UnionMap, IslError> {
-        let mut out = UnionMap::empty_ctx(ctx).ctx(what)?;
-        for &k in users {
-            let s = &scop.statements[k];
-            let its = s.iterators.join(", ");
-            let text = format!("{{ {}[{its}] -> [{}] }}", s.name, s.iterators[d]);
-            out = out.union(UnionMap::read_from_str(ctx, &text).ctx(what)?).ctx(what)?;
-        }
-        Ok(out)
-    };
-    // The loops along which every dependence stays on the diagonal, whose
-    // values start at 0; the innermost `MAX_LOOPS` of them.
-    let off = UnionMap::read_from_str(ctx, "{ [x] -> [y] : y != x }").ctx(what)?;
-    let negative = Set::read_from_str(ctx, "{ [x] : x < 0 }").ctx(what)?;
-    let mut loops = Vec::new();
-    for d in (0..common).rev() {
-        let along = along(d)?;
-        let pairs = deps.copy().ctx(what)?.apply_domain(along.copy().ctx(what)?).ctx(what)?;
-        let pairs = pairs.apply_range(along.copy().ctx(what)?).ctx(what)?;
-        if !pairs.intersect(off.copy().ctx(what)?).ctx(what)?.is_empty().ctx(what)? {
-            continue;
-        }
-        let values = instances.copy().ctx(what)?.apply(along).ctx(what)?;
-        let values = Set::from_union_set(values).ctx(what)?;
-        if !values.copy().ctx(what)?.intersect(negative.copy().ctx(what)?).ctx(what)?.is_empty().ctx(what)? {
-            continue;
-        }
-        loops.insert(0, (d, values));
-        if loops.len() == MAX_LOOPS {
-            break;
-        }
-    }
+    let loops = uses.private_loops(&deps, &instances, common)?;
     if loops.is_empty() {
         return Ok(None);
     }
-    // The last write in the original order, and its values of the loops:
-    // the iterators' values, not the schedule's (a loop that counts down
-    // has `-i` there).
-    let written = writes.copy().ctx(what)?.domain().ctx(what)?.intersect(instances).ctx(what)?;
-    let last_write = last_write(ctx, scop, written)?;
-    let mut iterators = UnionMap::empty_ctx(ctx).ctx(what)?;
-    for &k in users {
-        let s = &scop.statements[k];
-        let kept: Vec<&str> = loops.iter().map(|(d, _)| s.iterators[*d].as_str()).collect();
-        let text = format!("{{ {}[{}] -> [{}] }}", s.name, s.iterators.join(", "), kept.join(", "));
-        iterators = iterators.union(UnionMap::read_from_str(ctx, &text).ctx(what)?).ctx(what)?;
-    }
-    let last = Set::from_union_set(last_write.apply(iterators).ctx(what)?).ctx(what)?;
-    // The rewrite: every use reads and writes the iteration's element.
-    let isl_array = isl_name(array);
+    let last = uses.last_values(writes, instances, &loops)?;
     let mut out = scop.clone();
-    for &k in users {
-        let s = &mut out.statements[k];
-        let it: Vec<&str> = loops.iter().map(|(d, _)| s.iterators[*d].as_str()).collect();
-        let it = it.join(", ");
-        let c_it: String = loops.iter().map(|(d, _)| format!("[{}]", s.c_iterators[*d])).collect();
-        let its = s.iterators.join(", ");
-        let element = format!("{array}{c_it}");
-        let Some(text) = replace_identifier(&s.text, name, &element) else { return Ok(None) };
-        s.text = text;
-        for a in s.accesses.iter_mut().filter(|a| a.array == name) {
-            a.array = array.to_string();
-            a.text = element.clone();
-            a.relation = format!("{{ {}[{its}] -> {isl_array}[{it}] }}", s.name);
-        }
+    if uses.rewrite(&mut out, array, &loops).is_none() {
+        return Ok(None);
     }
     let ty = scop.arrays.iter().find(|a| a.name == name).map(|a| a.element_type.clone()).unwrap_or_default();
     // Its extent is for code generation to state in C (`Expansion::values`).
@@ -292,6 +206,160 @@ fn expand_one(
             .collect::<Result<_, IslError>>()?,
     });
     Ok(Some(out))
+}
+
+/// The uses of scalar `name` in one web (the statements `users`) that an
+/// expansion gives storage of their own.
+struct Uses<'a> {
+    ctx: &'a Context,
+    scop: &'a Scop,
+    name: &'a str,
+    users: &'a [usize],
+}
+
+impl Uses<'_> {
+    fn what(&self) -> String {
+        format!("expanding {}", self.name)
+    }
+
+    /// How many loops are around every use: the same sequence positions
+    /// before each (the flat schedule's constant dimensions) and an iterator each.
+    fn common_loops(&self) -> Result<usize, IslError> {
+        let (ctx, scop) = (self.ctx, self.scop);
+        let what = || self.what();
+        let schedule = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
+        let flat = |k: usize| -> Result<Map, IslError> {
+            let domain = UnionSet::read_from_str(ctx, &scop.statements[k].domain).ctx(what)?;
+            Map::from_union_map(schedule.copy().ctx(what)?.intersect_domain(domain).ctx(what)?).ctx(what)
+        };
+        let maps = self.users.iter().map(|&k| flat(k)).collect::<Result<Vec<_>, _>>()?;
+        let depth = self.users.iter().map(|&k| scop.statements[k].iterators.len()).min().unwrap_or(0);
+        let mut common = 0;
+        'loops: for d in 0..depth {
+            let mut beta: Option<i64> = None;
+            for m in &maps {
+                let v = m.plain_get_val_if_fixed(DimType::Out, (2 * d) as u32).ctx(what)?;
+                if !v.is_int().ctx(what)? {
+                    break 'loops;
+                }
+                let v = v.get_num_si().ctx(what)?;
+                if beta.is_some_and(|b| b != v) {
+                    break 'loops;
+                }
+                beta = Some(v);
+            }
+            common = d + 1;
+        }
+        Ok(common)
+    }
+
+    /// The instances of every use.
+    fn instances(&self) -> Result<UnionSet, IslError> {
+        let what = || self.what();
+        let mut instances = UnionSet::empty_ctx(self.ctx).ctx(what)?;
+        for &k in self.users {
+            let domain = UnionSet::read_from_str(self.ctx, &self.scop.statements[k].domain).ctx(what)?;
+            instances = instances.union(domain).ctx(what)?;
+        }
+        Ok(instances)
+    }
+
+    /// The loops (of the `common` ones) along which every dependence of
+    /// `deps` stays on the diagonal, whose values start at 0: the innermost
+    /// `MAX_LOOPS` of them, each with its values at `instances`.
+    fn private_loops(
+        &self,
+        deps: &UnionMap,
+        instances: &UnionSet,
+        common: usize,
+    ) -> Result<Vec<(usize, Set)>, IslError> {
+        let ctx = self.ctx;
+        let what = || self.what();
+        // The values of loop `d` at each use's instances.
+        let along = |d: usize| -> Result<UnionMap, IslError> {
+            let mut out = UnionMap::empty_ctx(ctx).ctx(what)?;
+            for &k in self.users {
+                let s = &self.scop.statements[k];
+                let its = s.iterators.join(", ");
+                let text = format!("{{ {}[{its}] -> [{}] }}", s.name, s.iterators[d]);
+                out = out.union(UnionMap::read_from_str(ctx, &text).ctx(what)?).ctx(what)?;
+            }
+            Ok(out)
+        };
+        let off = UnionMap::read_from_str(ctx, "{ [x] -> [y] : y != x }").ctx(what)?;
+        let negative = Set::read_from_str(ctx, "{ [x] : x < 0 }").ctx(what)?;
+        let mut loops = Vec::new();
+        for d in (0..common).rev() {
+            let along = along(d)?;
+            let pairs = deps.copy().ctx(what)?.apply_domain(along.copy().ctx(what)?).ctx(what)?;
+            let pairs = pairs.apply_range(along.copy().ctx(what)?).ctx(what)?;
+            if !pairs.intersect(off.copy().ctx(what)?).ctx(what)?.is_empty().ctx(what)? {
+                continue;
+            }
+            let values = instances.copy().ctx(what)?.apply(along).ctx(what)?;
+            let values = Set::from_union_set(values).ctx(what)?;
+            if !values
+                .copy()
+                .ctx(what)?
+                .intersect(negative.copy().ctx(what)?)
+                .ctx(what)?
+                .is_empty()
+                .ctx(what)?
+            {
+                continue;
+            }
+            loops.insert(0, (d, values));
+            if loops.len() == MAX_LOOPS {
+                break;
+            }
+        }
+        Ok(loops)
+    }
+
+    /// The last write among `instances` in the original order, and its
+    /// values of the `loops`: the iterators' values, not the schedule's (a
+    /// loop that counts down has `-i` there).
+    fn last_values(
+        &self,
+        writes: &UnionMap,
+        instances: UnionSet,
+        loops: &[(usize, Set)],
+    ) -> Result<Set, IslError> {
+        let ctx = self.ctx;
+        let what = || self.what();
+        let written = writes.copy().ctx(what)?.domain().ctx(what)?.intersect(instances).ctx(what)?;
+        let last_write = last_write(ctx, self.scop, written)?;
+        let mut iterators = UnionMap::empty_ctx(ctx).ctx(what)?;
+        for &k in self.users {
+            let s = &self.scop.statements[k];
+            let kept: Vec<&str> = loops.iter().map(|(d, _)| s.iterators[*d].as_str()).collect();
+            let text = format!("{{ {}[{}] -> [{}] }}", s.name, s.iterators.join(", "), kept.join(", "));
+            iterators = iterators.union(UnionMap::read_from_str(ctx, &text).ctx(what)?).ctx(what)?;
+        }
+        Set::from_union_set(last_write.apply(iterators).ctx(what)?).ctx(what)
+    }
+
+    /// The rewrite in `out`: every use reads and writes the iteration's
+    /// element of `array`; `None` where a statement's text cannot be rewritten.
+    fn rewrite(&self, out: &mut Scop, array: &str, loops: &[(usize, Set)]) -> Option<()> {
+        let name = self.name;
+        let isl_array = isl_name(array);
+        for &k in self.users {
+            let s = &mut out.statements[k];
+            let it: Vec<&str> = loops.iter().map(|(d, _)| s.iterators[*d].as_str()).collect();
+            let it = it.join(", ");
+            let c_it: String = loops.iter().map(|(d, _)| format!("[{}]", s.c_iterators[*d])).collect();
+            let its = s.iterators.join(", ");
+            let element = format!("{array}{c_it}");
+            s.text = replace_identifier(&s.text, name, &element)?;
+            for a in s.accesses.iter_mut().filter(|a| a.array == name) {
+                a.array = array.to_string();
+                a.text = element.clone();
+                a.relation = format!("{{ {}[{its}] -> {isl_array}[{it}] }}", s.name);
+            }
+        }
+        Some(())
+    }
 }
 
 /// `text` with every use of the identifier `name` (not a member, not part

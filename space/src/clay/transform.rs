@@ -132,137 +132,164 @@ impl ClayForm {
             return Err("no statement is inside this node".into());
         }
         let d = prefix.len();
-        // A loop: every statement inside has an α at depth d.
-        let is_loop = |form: &ClayForm, rels: &[usize]| {
-            d >= 1 && rels.iter().all(|&r| form.relations[r].alpha.len() >= d)
-        };
         match step {
-            Step::Reorder { order, .. } => {
-                let n =
-                    inside.iter().filter_map(|&r| self.relations[r].beta.get(d)).max().map_or(0, |m| m + 1);
-                let mut sorted = order.clone();
-                sorted.sort();
-                if sorted != (0..n).collect::<Vec<_>>() {
-                    return Err(format!("the order must be a permutation of 0..{n}"));
-                }
-                for &r in &inside {
-                    if let Some(b) = self.relations[r].beta.get_mut(d) {
-                        *b = order[*b as usize];
-                    }
-                }
-            }
-            Step::Fuse { .. } => {
-                let mut next_prefix = prefix.to_vec();
-                *next_prefix.last_mut().ok_or("the root is not a loop")? += 1;
-                let next = self.inside(&next_prefix);
-                if next.is_empty() {
-                    return Err("no loop follows this one".into());
-                }
-                if !is_loop(self, &inside) || !is_loop(self, &next) {
-                    return Err("both nodes must be loops".into());
-                }
-                let shift = inside.iter().map(|&r| self.relations[r].beta[d]).max().unwrap_or(0) + 1;
-                for &r in &next {
-                    let b = &mut self.relations[r].beta;
-                    b[d - 1] -= 1;
-                    b[d] += shift;
-                }
-                let parent = &prefix[..d - 1];
-                for r in &mut self.relations {
-                    if under(&r.beta, parent) && r.beta[d - 1] > next_prefix[d - 1] {
-                        r.beta[d - 1] -= 1;
-                    }
-                }
-            }
-            Step::Distribute { at, .. } => {
-                if !is_loop(self, &inside) {
-                    return Err("only a loop is distributed".into());
-                }
-                let n = inside.iter().map(|&r| self.relations[r].beta[d]).max().unwrap_or(0) + 1;
-                if *at <= 0 || *at >= n {
-                    return Err(format!("the split must leave both loops a child (1..{})", n - 1));
-                }
-                let parent = &prefix[..d - 1];
-                for r in &mut self.relations {
-                    if under(&r.beta, parent) && r.beta[d - 1] > prefix[d - 1] {
-                        r.beta[d - 1] += 1;
-                    }
-                }
-                for &r in &inside {
-                    let b = &mut self.relations[r].beta;
-                    if b[d] >= *at {
-                        b[d - 1] += 1;
-                        b[d] -= at;
-                    }
-                }
-            }
-            Step::Insert { .. } => {
-                if d == 0 {
-                    return Err("the root cannot be wrapped".into());
-                }
-                for &r in &inside {
-                    let rel = &mut self.relations[r];
-                    let zero =
-                        Aff { iters: vec![0; rel.iterators], params: vec![0; rel.params], constant: 0 };
-                    if rel.alpha.len() < d - 1 {
-                        return Err("the node is not at a loop depth of every statement inside".into());
-                    }
-                    rel.alpha.insert(d - 1, zero);
-                    rel.beta.insert(d, 0);
-                }
-            }
-            Step::Interchange { depth, .. } => {
-                if !is_loop(self, &inside)
-                    || *depth == 0
-                    || inside.iter().any(|&r| self.relations[r].alpha.len() < *depth)
-                {
-                    return Err(format!(
-                        "both loops (depth {d} and {depth}) must enclose every statement inside"
-                    ));
-                }
-                for &r in &inside {
-                    self.relations[r].alpha.swap(d - 1, depth - 1);
-                }
-            }
+            Step::Reorder { order, .. } => self.reorder(&inside, d, order),
+            Step::Fuse { .. } => self.fuse_next(prefix, &inside),
+            Step::Distribute { at, .. } => self.distribute(prefix, &inside, *at),
+            Step::Insert { .. } => self.insert_loop(&inside, d),
+            Step::Interchange { depth, .. } => self.interchange(&inside, d, *depth),
             Step::Reverse { .. } | Step::Skew { .. } | Step::Shift { .. } | Step::Reshape { .. } => {
-                if !is_loop(self, &inside) {
-                    return Err("only a loop is transformed".into());
-                }
-                for &r in &inside {
-                    let alpha = &mut self.relations[r].alpha;
-                    match step {
-                        Step::Reverse { .. } => add_scaled_self(&mut alpha[d - 1], -1),
-                        Step::Skew { depth, factor, .. } => {
-                            if *depth == 0 || *depth == d || *depth > alpha.len() {
-                                return Err(format!("no other loop at depth {depth}"));
-                            }
-                            let other = alpha[depth - 1].clone();
-                            add(&mut alpha[d - 1], &other, *factor);
-                        }
-                        Step::Shift { params, constant, .. } => {
-                            if params.len() != alpha[d - 1].params.len() {
-                                return Err(format!(
-                                    "{} parameter coefficients expected",
-                                    alpha[d - 1].params.len()
-                                ));
-                            }
-                            let by = Aff {
-                                iters: vec![0; alpha[d - 1].iters.len()],
-                                params: params.clone(),
-                                constant: *constant,
-                            };
-                            add(&mut alpha[d - 1], &by, 1);
-                        }
-                        Step::Reshape { iterator, factor, .. } => {
-                            if inside.len() != 1 {
-                                return Err("reshape acts on a loop around one statement".into());
-                            }
-                            let a = &mut alpha[d - 1];
-                            *a.iters.get_mut(*iterator).ok_or("no such iterator")? += factor;
-                        }
-                        _ => unreachable!(),
+                self.transform_loop(step, &inside, d)
+            }
+        }
+    }
+
+    /// A loop: every statement of `rels` has an α at depth `d`.
+    fn is_loop(&self, rels: &[usize], d: usize) -> bool {
+        d >= 1 && rels.iter().all(|&r| self.relations[r].alpha.len() >= d)
+    }
+
+    /// Reorder: the children at depth `d` of the node holding `inside` take
+    /// the β positions of the permutation `order`.
+    fn reorder(&mut self, inside: &[usize], d: usize, order: &[i64]) -> Result<(), String> {
+        let n = inside.iter().filter_map(|&r| self.relations[r].beta.get(d)).max().map_or(0, |m| m + 1);
+        let mut sorted = order.to_vec();
+        sorted.sort();
+        if sorted != (0..n).collect::<Vec<_>>() {
+            return Err(format!("the order must be a permutation of 0..{n}"));
+        }
+        for &r in inside {
+            if let Some(b) = self.relations[r].beta.get_mut(d) {
+                *b = order[*b as usize];
+            }
+        }
+        Ok(())
+    }
+
+    /// Clay's FUSENEXT: the loop after `prefix` (holding `inside`) joins it,
+    /// its children after the first's, and the later siblings move up one.
+    fn fuse_next(&mut self, prefix: &[i64], inside: &[usize]) -> Result<(), String> {
+        let d = prefix.len();
+        let mut next_prefix = prefix.to_vec();
+        *next_prefix.last_mut().ok_or("the root is not a loop")? += 1;
+        let next = self.inside(&next_prefix);
+        if next.is_empty() {
+            return Err("no loop follows this one".into());
+        }
+        if !self.is_loop(inside, d) || !self.is_loop(&next, d) {
+            return Err("both nodes must be loops".into());
+        }
+        let shift = inside.iter().map(|&r| self.relations[r].beta[d]).max().unwrap_or(0) + 1;
+        for &r in &next {
+            let b = &mut self.relations[r].beta;
+            b[d - 1] -= 1;
+            b[d] += shift;
+        }
+        let parent = &prefix[..d - 1];
+        for r in &mut self.relations {
+            if under(&r.beta, parent) && r.beta[d - 1] > next_prefix[d - 1] {
+                r.beta[d - 1] -= 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Distribution: the children of loop `prefix` (holding `inside`) from
+    /// position `at` on move to a new loop right after it.
+    fn distribute(&mut self, prefix: &[i64], inside: &[usize], at: i64) -> Result<(), String> {
+        let d = prefix.len();
+        if !self.is_loop(inside, d) {
+            return Err("only a loop is distributed".into());
+        }
+        let n = inside.iter().map(|&r| self.relations[r].beta[d]).max().unwrap_or(0) + 1;
+        if at <= 0 || at >= n {
+            return Err(format!("the split must leave both loops a child (1..{})", n - 1));
+        }
+        let parent = &prefix[..d - 1];
+        for r in &mut self.relations {
+            if under(&r.beta, parent) && r.beta[d - 1] > prefix[d - 1] {
+                r.beta[d - 1] += 1;
+            }
+        }
+        for &r in inside {
+            let b = &mut self.relations[r].beta;
+            if b[d] >= at {
+                b[d - 1] += 1;
+                b[d] -= at;
+            }
+        }
+        Ok(())
+    }
+
+    /// Chlore's pseudo strip-mine: a loop that runs once, at 0, wraps the
+    /// node at depth `d` holding `inside`.
+    fn insert_loop(&mut self, inside: &[usize], d: usize) -> Result<(), String> {
+        if d == 0 {
+            return Err("the root cannot be wrapped".into());
+        }
+        for &r in inside {
+            let rel = &mut self.relations[r];
+            let zero = Aff { iters: vec![0; rel.iterators], params: vec![0; rel.params], constant: 0 };
+            if rel.alpha.len() < d - 1 {
+                return Err("the node is not at a loop depth of every statement inside".into());
+            }
+            rel.alpha.insert(d - 1, zero);
+            rel.beta.insert(d, 0);
+        }
+        Ok(())
+    }
+
+    /// Interchange: the loops at depths `d` and `depth` trade places for
+    /// every statement of `inside`.
+    fn interchange(&mut self, inside: &[usize], d: usize, depth: usize) -> Result<(), String> {
+        if !self.is_loop(inside, d)
+            || depth == 0
+            || inside.iter().any(|&r| self.relations[r].alpha.len() < depth)
+        {
+            return Err(format!("both loops (depth {d} and {depth}) must enclose every statement inside"));
+        }
+        for &r in inside {
+            self.relations[r].alpha.swap(d - 1, depth - 1);
+        }
+        Ok(())
+    }
+
+    /// Reverse, skew, shift or reshape: the α at depth `d` of every
+    /// statement of `inside` changes by `step`.
+    fn transform_loop(&mut self, step: &Step, inside: &[usize], d: usize) -> Result<(), String> {
+        if !self.is_loop(inside, d) {
+            return Err("only a loop is transformed".into());
+        }
+        for &r in inside {
+            let alpha = &mut self.relations[r].alpha;
+            match step {
+                Step::Reverse { .. } => add_scaled_self(&mut alpha[d - 1], -1),
+                Step::Skew { depth, factor, .. } => {
+                    if *depth == 0 || *depth == d || *depth > alpha.len() {
+                        return Err(format!("no other loop at depth {depth}"));
                     }
+                    let other = alpha[depth - 1].clone();
+                    add(&mut alpha[d - 1], &other, *factor);
                 }
+                Step::Shift { params, constant, .. } => {
+                    if params.len() != alpha[d - 1].params.len() {
+                        return Err(format!("{} parameter coefficients expected", alpha[d - 1].params.len()));
+                    }
+                    let by = Aff {
+                        iters: vec![0; alpha[d - 1].iters.len()],
+                        params: params.clone(),
+                        constant: *constant,
+                    };
+                    add(&mut alpha[d - 1], &by, 1);
+                }
+                Step::Reshape { iterator, factor, .. } => {
+                    if inside.len() != 1 {
+                        return Err("reshape acts on a loop around one statement".into());
+                    }
+                    let a = &mut alpha[d - 1];
+                    *a.iters.get_mut(*iterator).ok_or("no such iterator")? += factor;
+                }
+                _ => unreachable!(),
             }
         }
         Ok(())

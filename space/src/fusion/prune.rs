@@ -25,41 +25,76 @@ pub(super) fn build(
     let n = graph.n;
     let mut stats = PruneStats::default();
     let outer_group = outer.as_ref().map(|o| group_index(n, o));
-    // "a must run in an earlier or the same group as b".
-    let must_first = |a: usize, b: usize| -> bool {
-        graph.reach[a][b] || outer_group.as_ref().is_some_and(|g| g[a] < g[b])
+    let (nodes, node_of) = cycle_nodes(graph, outer_group.as_deref());
+    stats.must_fuse = nodes.iter().map(|g| g.len() * (g.len() - 1) / 2).sum();
+    let fusable_node = nodes_fusable(&mut model, &nodes, level)?;
+    let (first, mut apart) = fixed_orders(graph, &nodes, outer_group.as_deref());
+    let adjacent = fusable_pairs(&mut model, graph, &nodes, &mut apart, &mut stats)?;
+    let allowed = pair_relations(&node_of, &first, &apart, &mut stats);
+    let rep: Vec<usize> = (0..n).map(|s| nodes[node_of[s]][0]).collect();
+    let encoding = match Encoding::with_representatives(n, &allowed, &rep) {
+        Some(e) => e,
+        None => return Err(FusionError::Model("the dependences fix contradictory pair relations".into())),
     };
+    if !fusable_node {
+        stats.ilps = model.ilps;
+        return Ok(FusionSpace {
+            level,
+            n,
+            outer,
+            nodes: Vec::new(),
+            first: Vec::new(),
+            apart: Vec::new(),
+            infeasible: vec![0],
+            encoding,
+            stats,
+            counts: RefCell::new(HashMap::new()),
+        });
+    }
+    let mut space = FusionSpace {
+        level,
+        n,
+        outer,
+        nodes,
+        first,
+        apart,
+        infeasible: Vec::new(),
+        encoding,
+        stats,
+        counts: RefCell::new(HashMap::new()),
+    };
+    paths(&mut space, &mut model, graph, &adjacent)?;
+    space.stats.ilps = model.ilps;
+    space.stats.variables = space.encoding.vars.len();
+    space.stats.constraints = space.encoding.constraints.len();
+    Ok(space)
+}
+
+/// The nodes, the dependence cycles (SCCs), each a must-fuse group of
+/// statements, and each statement's node.
+fn cycle_nodes(graph: &DepGraph, outer_group: Option<&[usize]>) -> (Vec<Vec<usize>>, Vec<usize>) {
     // Nodes: dependence cycles, in an order where what must run first comes
     // first (the SCC numbering is one; at level 2 the outer order refines it).
     let mut node_ids: Vec<usize> = (0..graph.n_sccs()).collect();
-    let members = |c: usize| -> Vec<usize> { (0..n).filter(|&s| graph.scc[s] == c).collect() };
-    if let Some(g) = &outer_group {
+    let members = |c: usize| -> Vec<usize> { (0..graph.n).filter(|&s| graph.scc[s] == c).collect() };
+    if let Some(g) = outer_group {
         node_ids.sort_by_key(|&c| (g[members(c)[0]], c));
     }
     let nodes: Vec<Vec<usize>> = node_ids.iter().map(|&c| members(c)).collect();
-    let m = nodes.len();
-    let mut node_of = vec![0; n];
+    let mut node_of = vec![0; graph.n];
     for (x, ms) in nodes.iter().enumerate() {
         for &s in ms {
             node_of[s] = x;
         }
     }
-    stats.must_fuse = nodes.iter().map(|g| g.len() * (g.len() - 1) / 2).sum();
-    let empty = |stats: PruneStats, encoding: Encoding| FusionSpace {
-        level,
-        n,
-        outer: outer.clone(),
-        nodes: Vec::new(),
-        first: Vec::new(),
-        apart: Vec::new(),
-        infeasible: vec![0],
-        encoding,
-        stats,
-        counts: RefCell::new(HashMap::new()),
-    };
-    // A node (a dependence cycle) must itself fit in one loop.
+    (nodes, node_of)
+}
+
+/// Whether every node (a dependence cycle) fits in one loop itself; every
+/// node is asked, even after one does not fit.
+fn nodes_fusable(model: &mut LevelModel, nodes: &[Vec<usize>], level: usize) -> Result<bool, FusionError> {
     let mut fusable_node = true;
-    for g in &nodes {
+    for g in nodes {
         if (g.len() > 1 || level > 1) && !model.witnessed(g) {
             let mu = vec![None; g.len()];
             if !model.fusable(g, &mu)? {
@@ -67,9 +102,23 @@ pub(super) fn build(
             }
         }
     }
+    Ok(fusable_node)
+}
+
+/// The orders that dependences and the outer level fix between nodes, as
+/// bit sets per node: `first[y]` holds the nodes that must run no later
+/// than `y`, `apart[x]` those the outer level puts in another group.
+fn fixed_orders(
+    graph: &DepGraph,
+    nodes: &[Vec<usize>],
+    outer_group: Option<&[usize]>,
+) -> (Vec<u128>, Vec<u128>) {
+    // "a must run in an earlier or the same group as b".
+    let must_first =
+        |a: usize, b: usize| -> bool { graph.reach[a][b] || outer_group.is_some_and(|g| g[a] < g[b]) };
+    let m = nodes.len();
     let mut first = vec![0u128; m];
     let mut apart = vec![0u128; m];
-    let mut adjacent = vec![0u128; m];
     for x in 0..m {
         for y in 0..m {
             if x == y {
@@ -79,11 +128,26 @@ pub(super) fn build(
             if gx.iter().any(|&a| gy.iter().any(|&b| must_first(a, b))) {
                 first[y] |= 1 << x;
             }
-            if outer_group.as_ref().is_some_and(|g| g[gx[0]] != g[gy[0]]) {
+            if outer_group.is_some_and(|g| g[gx[0]] != g[gy[0]]) {
                 apart[x] |= 1 << y;
             }
         }
     }
+    (first, apart)
+}
+
+/// The dependent node pairs not yet apart, each tested for fusion: the
+/// fusable ones become adjacent (the graph the paths walk, returned), the
+/// others must be distributed (`apart`).
+fn fusable_pairs(
+    model: &mut LevelModel,
+    graph: &DepGraph,
+    nodes: &[Vec<usize>],
+    apart: &mut [u128],
+    stats: &mut PruneStats,
+) -> Result<Vec<u128>, FusionError> {
+    let m = nodes.len();
+    let mut adjacent = vec![0u128; m];
     for x in 0..m {
         for y in x + 1..m {
             if apart[x] >> y & 1 == 1 {
@@ -107,7 +171,13 @@ pub(super) fn build(
             }
         }
     }
-    // Pair relations for the encoding.
+    Ok(adjacent)
+}
+
+/// The relations (before, equal, after) left to each statement pair for
+/// the encoding, counted in `stats` as must-distribute and forbidden orders.
+fn pair_relations(node_of: &[usize], first: &[u128], apart: &[u128], stats: &mut PruneStats) -> Vec<Allowed> {
+    let n = node_of.len();
     let mut allowed = Vec::new();
     for i in 0..n {
         for j in i + 1..n {
@@ -132,32 +202,7 @@ pub(super) fn build(
             allowed.push(a);
         }
     }
-    let rep: Vec<usize> = (0..n).map(|s| nodes[node_of[s]][0]).collect();
-    let encoding = match Encoding::with_representatives(n, &allowed, &rep) {
-        Some(e) => e,
-        None => return Err(FusionError::Model("the dependences fix contradictory pair relations".into())),
-    };
-    if !fusable_node {
-        stats.ilps = model.ilps;
-        return Ok(empty(stats, encoding));
-    }
-    let mut space = FusionSpace {
-        level,
-        n,
-        outer: outer.clone(),
-        nodes,
-        first,
-        apart,
-        infeasible: Vec::new(),
-        encoding,
-        stats,
-        counts: RefCell::new(HashMap::new()),
-    };
-    paths(&mut space, &mut model, graph, &adjacent)?;
-    space.stats.ilps = model.ilps;
-    space.stats.variables = space.encoding.vars.len();
-    space.stats.constraints = space.encoding.constraints.len();
-    Ok(space)
+    allowed
 }
 
 /// Sets of three or more nodes along simple paths of the graph of dependent,

@@ -80,28 +80,8 @@ impl Walk<'_> {
     /// checked where their value is used (a subscript, a comparison, a
     /// division, a cast): there it must be non-negative ([`Self::no_wrap`]).
     fn typed(&mut self, node: Node) -> Result<Affine> {
-        let not_affine =
-            |w: &Walk, why: &str| w.err(node, format!("`{}` is not affine: {why}", w.text(node)));
-        let overflow = |w: &Walk| w.err(node, format!("`{}` overflows a 64-bit integer", w.text(node)));
-        let folded = |w: &Walk, c: Option<i64>, unsigned: bool| match c {
-            Some(c) => Ok(Affine::constant(c, unsigned)),
-            None => Err(overflow(w)),
-        };
         match node.kind() {
-            "number_literal" => {
-                let t = self.text(node);
-                match parse_int_literal(t) {
-                    Some(c) => {
-                        let suffix = &t[t.trim_end_matches(['u', 'U', 'l', 'L']).len()..];
-                        let unsigned = suffix.contains(['u', 'U']);
-                        Ok(match self.lifted_literal(node) {
-                            Some(text) => Affine { text, value: Some(c), unsigned, lifted: true },
-                            None => Affine::constant(c, unsigned),
-                        })
-                    }
-                    None => Err(not_affine(self, "a non-integer constant")),
-                }
-            }
+            "number_literal" => self.typed_literal(node),
             "identifier" => {
                 let text = self.affine_name(node)?;
                 let unsigned =
@@ -115,131 +95,178 @@ impl Walk<'_> {
                     None => Ok(Affine { text: format!("({})", a.text), ..a }),
                 }
             }
-            "unary_expression" => {
-                let a = self.typed(node.child_by_field_name("argument").unwrap())?;
-                match (self.text(node.child_by_field_name("operator").unwrap()), a.folds()) {
-                    ("-", Some(c)) => folded(self, c.checked_neg(), a.unsigned),
-                    ("-", None) => Ok(Affine {
-                        text: format!("-({})", a.text),
-                        value: a.value.and_then(i64::checked_neg),
-                        ..a
-                    }),
-                    ("+", _) => Ok(a),
-                    _ => Err(not_affine(self, "only `+` and `-` apply to affine values")),
-                }
-            }
-            "binary_expression" => {
-                let (l, r) =
-                    (node.child_by_field_name("left").unwrap(), node.child_by_field_name("right").unwrap());
-                let op = self.text(node.child_by_field_name("operator").unwrap());
-                match op {
-                    "+" | "-" | "*" => {
-                        let (a, b) = (self.typed(l)?, self.typed(r)?);
-                        let unsigned = a.unsigned || b.unsigned;
-                        let text = match (op, a.folds(), b.folds()) {
-                            ("+", Some(x), Some(y)) => return folded(self, x.checked_add(y), unsigned),
-                            ("-", Some(x), Some(y)) => return folded(self, x.checked_sub(y), unsigned),
-                            ("*", Some(x), Some(y)) => return folded(self, x.checked_mul(y), unsigned),
-                            ("*", Some(c), None) => format!("{c} * ({})", b.text),
-                            ("*", None, Some(c)) => format!("{c} * ({})", a.text),
-                            // A lifted literal as a coefficient (`1000 * i`) is its value.
-                            ("*", None, None) => match (a.value, b.value) {
-                                (Some(c), _) => format!("{c} * ({})", b.text),
-                                (_, Some(c)) => format!("{c} * ({})", a.text),
-                                _ => return Err(not_affine(self, "a product of two variables")),
-                            },
-                            _ => format!("{} {op} {}", a.text, b.text),
-                        };
-                        Ok(Affine { text, value: None, unsigned, lifted: false })
-                    }
-                    "/" | "%" => {
-                        let divisor = self.typed(r).ok().filter(|b| b.value.is_some_and(|c| c != 0));
-                        let Some(b) = divisor else {
-                            return Err(not_affine(self, "division by a non-constant or non-positive value"));
-                        };
-                        let c = b.value.unwrap_or(1);
-                        let a = self.typed(l)?;
-                        let unsigned = a.unsigned || b.unsigned;
-                        if let Some(x) = a.value {
-                            // C's own rounding, toward zero.
-                            return folded(
-                                self,
-                                if op == "/" { x.checked_div(c) } else { x.checked_rem(c) },
-                                unsigned,
-                            );
-                        }
-                        if c < 0 {
-                            return Err(not_affine(self, "division by a non-constant or non-positive value"));
-                        }
-                        // C's `/` and `%` round toward zero, the model's floor
-                        // and mod round down: the two agree on non-negative
-                        // dividends, elsewhere the quotient is the ceiling.
-                        let rounds_down = if unsigned {
-                            self.no_wrap(l, &a.text)?;
-                            true
-                        } else {
-                            self.never_negative(l, &a.text)?
-                        };
-                        let l = a.text;
-                        let quotient = if rounds_down {
-                            format!("floor(({l}) / {c})")
-                        } else {
-                            format!("(max(floor(({l}) / {c}), 0) + min(ceil(({l}) / {c}), 0))")
-                        };
-                        let text = match (op, rounds_down) {
-                            ("/", _) => quotient,
-                            (_, true) => format!("(({l}) mod {c})"),
-                            (_, false) => format!("(({l}) - {c} * {quotient})"),
-                        };
-                        Ok(Affine { text, value: None, unsigned, lifted: false })
-                    }
-                    _ => Err(not_affine(self, &format!("operator `{op}`"))),
-                }
-            }
+            "unary_expression" => self.typed_unary(node),
+            "binary_expression" => self.typed_binary(node),
             "conditional_expression" => match self.min_max(node) {
                 Some((f, a, b)) => self.min_max_of(f, a, b),
-                None => Err(not_affine(
-                    self,
+                None => Err(self.not_affine(
+                    node,
                     "a conditional value other than a min or max (it may bound a loop or guard an `if`)",
                 )),
             },
-            "call_expression" => {
-                let f = self.text(node.child_by_field_name("function").unwrap());
-                let args = node.child_by_field_name("arguments").unwrap();
-                let mut cursor = args.walk();
-                let list: Vec<Node> = args.named_children(&mut cursor).collect();
-                match (f, list.len()) {
-                    ("min" | "max", 2) => {
-                        self.min_max_of(if f == "min" { "min" } else { "max" }, list[0], list[1])
-                    }
-                    ("floord" | "ceild", 2) => match self.constant(list[1]) {
-                        Some(c) if c > 0 => {
-                            let a = self.affine(list[0])?;
-                            let text =
-                                format!("{}(({a}) / {c})", if f == "floord" { "floor" } else { "ceil" });
-                            Ok(Affine { text, value: None, unsigned: false, lifted: false })
-                        }
-                        _ => Err(not_affine(self, "the divisor must be a positive constant")),
-                    },
-                    _ => Err(not_affine(self, &format!("call to `{f}`"))),
-                }
+            "call_expression" => self.typed_call(node),
+            "cast_expression" => self.typed_cast(node),
+            "subscript_expression" => {
+                Err(self.not_affine(node, "it reads an array, so it is data-dependent"))
             }
-            "cast_expression" => {
-                let ty = self.text(node.child_by_field_name("type").unwrap());
-                if !is_integer_type(ty) {
-                    return Err(not_affine(self, &format!("cast to `{ty}`")));
-                }
-                let value = node.child_by_field_name("value").unwrap();
-                let a = self.typed(value)?;
-                if a.unsigned {
-                    self.no_wrap(value, &a.text)?;
-                }
-                Ok(Affine { unsigned: is_unsigned_type(ty), ..a })
-            }
-            "subscript_expression" => Err(not_affine(self, "it reads an array, so it is data-dependent")),
-            "pointer_expression" => Err(not_affine(self, "pointer dereference")),
-            _ => Err(not_affine(self, &format!("unsupported expression ({})", node.kind()))),
+            "pointer_expression" => Err(self.not_affine(node, "pointer dereference")),
+            _ => Err(self.not_affine(node, &format!("unsupported expression ({})", node.kind()))),
         }
+    }
+
+    /// The error for `node`, which is not affine because of `why`.
+    fn not_affine(&self, node: Node, why: &str) -> ScopError {
+        self.err(node, format!("`{}` is not affine: {why}", self.text(node)))
+    }
+
+    /// The constant `c` that `node` folds to, or the error that it overflows
+    /// where folding it (as C would) leaves 64 bits.
+    fn folded(&self, node: Node, c: Option<i64>, unsigned: bool) -> Result<Affine> {
+        match c {
+            Some(c) => Ok(Affine::constant(c, unsigned)),
+            None => Err(self.err(node, format!("`{}` overflows a 64-bit integer", self.text(node)))),
+        }
+    }
+
+    /// An integer literal: unsigned by its suffix, and a size parameter
+    /// where it is lifted.
+    fn typed_literal(&mut self, node: Node) -> Result<Affine> {
+        let t = self.text(node);
+        match parse_int_literal(t) {
+            Some(c) => {
+                let suffix = &t[t.trim_end_matches(['u', 'U', 'l', 'L']).len()..];
+                let unsigned = suffix.contains(['u', 'U']);
+                Ok(match self.lifted_literal(node) {
+                    Some(text) => Affine { text, value: Some(c), unsigned, lifted: true },
+                    None => Affine::constant(c, unsigned),
+                })
+            }
+            None => Err(self.not_affine(node, "a non-integer constant")),
+        }
+    }
+
+    /// `-a` or `+a`: the only unary operators that keep a value affine.
+    fn typed_unary(&mut self, node: Node) -> Result<Affine> {
+        let a = self.typed(node.child_by_field_name("argument").unwrap())?;
+        match (self.text(node.child_by_field_name("operator").unwrap()), a.folds()) {
+            ("-", Some(c)) => self.folded(node, c.checked_neg(), a.unsigned),
+            ("-", None) => {
+                Ok(Affine { text: format!("-({})", a.text), value: a.value.and_then(i64::checked_neg), ..a })
+            }
+            ("+", _) => Ok(a),
+            _ => Err(self.not_affine(node, "only `+` and `-` apply to affine values")),
+        }
+    }
+
+    /// A binary operator: a sum, a difference, a product by a constant, or a
+    /// quotient or remainder by a constant.
+    fn typed_binary(&mut self, node: Node) -> Result<Affine> {
+        let (l, r) = (node.child_by_field_name("left").unwrap(), node.child_by_field_name("right").unwrap());
+        let op = self.text(node.child_by_field_name("operator").unwrap());
+        match op {
+            "+" | "-" | "*" => self.typed_sum_product(node, op, l, r),
+            "/" | "%" => self.typed_quotient(node, op, l, r),
+            _ => Err(self.not_affine(node, &format!("operator `{op}`"))),
+        }
+    }
+
+    /// `l + r`, `l - r` or `l * r` (`node`), folded where both are constants;
+    /// a product needs one constant factor.
+    fn typed_sum_product(&mut self, node: Node, op: &str, l: Node, r: Node) -> Result<Affine> {
+        let (a, b) = (self.typed(l)?, self.typed(r)?);
+        let unsigned = a.unsigned || b.unsigned;
+        let text = match (op, a.folds(), b.folds()) {
+            ("+", Some(x), Some(y)) => return self.folded(node, x.checked_add(y), unsigned),
+            ("-", Some(x), Some(y)) => return self.folded(node, x.checked_sub(y), unsigned),
+            ("*", Some(x), Some(y)) => return self.folded(node, x.checked_mul(y), unsigned),
+            ("*", Some(c), None) => format!("{c} * ({})", b.text),
+            ("*", None, Some(c)) => format!("{c} * ({})", a.text),
+            // A lifted literal as a coefficient (`1000 * i`) is its value.
+            ("*", None, None) => match (a.value, b.value) {
+                (Some(c), _) => format!("{c} * ({})", b.text),
+                (_, Some(c)) => format!("{c} * ({})", a.text),
+                _ => return Err(self.not_affine(node, "a product of two variables")),
+            },
+            _ => format!("{} {op} {}", a.text, b.text),
+        };
+        Ok(Affine { text, value: None, unsigned, lifted: false })
+    }
+
+    /// `l / r` or `l % r` (`node`) by a constant divisor: C rounds toward
+    /// zero, the model's floor and mod round down, so the dividend's sign
+    /// decides which form models it.
+    fn typed_quotient(&mut self, node: Node, op: &str, l: Node, r: Node) -> Result<Affine> {
+        let divisor = self.typed(r).ok().filter(|b| b.value.is_some_and(|c| c != 0));
+        let Some(b) = divisor else {
+            return Err(self.not_affine(node, "division by a non-constant or non-positive value"));
+        };
+        let c = b.value.unwrap_or(1);
+        let a = self.typed(l)?;
+        let unsigned = a.unsigned || b.unsigned;
+        if let Some(x) = a.value {
+            // C's own rounding, toward zero.
+            return self.folded(node, if op == "/" { x.checked_div(c) } else { x.checked_rem(c) }, unsigned);
+        }
+        if c < 0 {
+            return Err(self.not_affine(node, "division by a non-constant or non-positive value"));
+        }
+        // C's `/` and `%` round toward zero, the model's floor
+        // and mod round down: the two agree on non-negative
+        // dividends, elsewhere the quotient is the ceiling.
+        let rounds_down = if unsigned {
+            self.no_wrap(l, &a.text)?;
+            true
+        } else {
+            self.never_negative(l, &a.text)?
+        };
+        let l = a.text;
+        let quotient = if rounds_down {
+            format!("floor(({l}) / {c})")
+        } else {
+            format!("(max(floor(({l}) / {c}), 0) + min(ceil(({l}) / {c}), 0))")
+        };
+        let text = match (op, rounds_down) {
+            ("/", _) => quotient,
+            (_, true) => format!("(({l}) mod {c})"),
+            (_, false) => format!("(({l}) - {c} * {quotient})"),
+        };
+        Ok(Affine { text, value: None, unsigned, lifted: false })
+    }
+
+    /// A call to `min`, `max`, `floord` or `ceild`, the functions of isl's
+    /// own generated code.
+    fn typed_call(&mut self, node: Node) -> Result<Affine> {
+        let f = self.text(node.child_by_field_name("function").unwrap());
+        let args = node.child_by_field_name("arguments").unwrap();
+        let mut cursor = args.walk();
+        let list: Vec<Node> = args.named_children(&mut cursor).collect();
+        match (f, list.len()) {
+            ("min" | "max", 2) => self.min_max_of(if f == "min" { "min" } else { "max" }, list[0], list[1]),
+            ("floord" | "ceild", 2) => match self.constant(list[1]) {
+                Some(c) if c > 0 => {
+                    let a = self.affine(list[0])?;
+                    let text = format!("{}(({a}) / {c})", if f == "floord" { "floor" } else { "ceil" });
+                    Ok(Affine { text, value: None, unsigned: false, lifted: false })
+                }
+                _ => Err(self.not_affine(node, "the divisor must be a positive constant")),
+            },
+            _ => Err(self.not_affine(node, &format!("call to `{f}`"))),
+        }
+    }
+
+    /// A cast to an integer type: the value must not have wrapped if it was
+    /// unsigned, and the result takes the cast's signedness.
+    fn typed_cast(&mut self, node: Node) -> Result<Affine> {
+        let ty = self.text(node.child_by_field_name("type").unwrap());
+        if !is_integer_type(ty) {
+            return Err(self.not_affine(node, &format!("cast to `{ty}`")));
+        }
+        let value = node.child_by_field_name("value").unwrap();
+        let a = self.typed(value)?;
+        if a.unsigned {
+            self.no_wrap(value, &a.text)?;
+        }
+        Ok(Affine { unsigned: is_unsigned_type(ty), ..a })
     }
 
     /// `min(a, b)` or `max(a, b)`: a comparison, so unsigned operands are

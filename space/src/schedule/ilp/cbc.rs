@@ -47,6 +47,7 @@ use good_lp::{
     coin_cbc, variable, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus, SolverModel,
     Variable, WithTimeLimit,
 };
+use std::ops::ControlFlow;
 
 /// Per CBC call. Scheduler ILPs solve in milliseconds; this only turns
 /// pathological branching (lattice-free unbounded regions the presolve
@@ -325,145 +326,218 @@ pub(super) fn lexmin(problem: &Problem, mut cutoff: Cutoff) -> Result<Option<Out
         }
         return Ok(Some(Outcome::Optimal { values: Vec::new(), objective_values: zeros }));
     }
-    let b = artificial_bound(&presolved);
-    let boxed = boxed(&presolved, b);
-    // In the far half of an artificial range: free variables CBC left at
-    // the box boundary.
-    let far = |values: &[i64]| {
-        presolved
-            .vars
-            .iter()
-            .zip(values)
-            .any(|(v, &x)| (v.lower.is_none() && x < -b / 2) || (v.upper.is_none() && x > b / 2))
-    };
-    let open = presolved.vars.iter().any(|v| v.lower.is_none() || v.upper.is_none());
-    let mut fixed: Vec<i64> = Vec::with_capacity(problem.objectives.len());
-    let mut last: Option<Vec<i64>> = None;
+    let mut successive = Successive::new(problem, &presolved, cutoff);
     // With no objectives, one feasibility solve.
-    // Objectives before this one were solved by a folded run.
-    let mut solved = 0;
-    // Where the last sum of positive objectives was solved.
-    let mut polished = 0;
-    let implied = implied_upper_bounds(&presolved);
     for k in 0..problem.objectives.len().max(1) {
-        if k < solved {
+        if k < successive.solved {
             continue;
         }
+        if let ControlFlow::Break(answer) = successive.objective(k)? {
+            return Ok(answer);
+        }
+    }
+    successive.finish()
+}
+
+/// Where a step of [`lexmin`] leaves it: on to the next objective, or
+/// done with this answer (`None`: stopped by the cutoff).
+type Step = ControlFlow<Option<Outcome>>;
+
+/// The successive solves of one [`lexmin`]: the problem CBC sees, the
+/// optima pinned so far and the last point found.
+struct Successive<'a> {
+    problem: &'a Problem,
+    presolved: &'a Problem,
+    /// `presolved` with every missing bound at `±b`.
+    boxed: Problem,
+    b: i64,
+    /// Some variable of `presolved` lacks a bound.
+    open: bool,
+    implied: Vec<Option<i64>>,
+    cutoff: Cutoff<'a>,
+    fixed: Vec<i64>,
+    last: Option<Vec<i64>>,
+    /// Objectives before this one were solved by a folded run.
+    solved: usize,
+    /// Where the last sum of positive objectives was solved.
+    polished: usize,
+}
+
+impl<'a> Successive<'a> {
+    fn new(problem: &'a Problem, presolved: &'a Problem, cutoff: Cutoff<'a>) -> Self {
+        let b = artificial_bound(presolved);
+        let boxed = boxed(presolved, b);
+        let open = presolved.vars.iter().any(|v| v.lower.is_none() || v.upper.is_none());
+        Successive {
+            problem,
+            presolved,
+            boxed,
+            b,
+            open,
+            implied: implied_upper_bounds(presolved),
+            cutoff,
+            fixed: Vec::with_capacity(problem.objectives.len()),
+            last: None,
+            solved: 0,
+            polished: 0,
+        }
+    }
+
+    /// Objective `k`'s optimum (with a folded run, those of `k..`), pinned
+    /// for the later solves.
+    fn objective(&mut self, k: usize) -> Result<Step, IlpError> {
+        let problem = self.problem;
         let objective = problem.objectives.get(k).map_or(&[][..], Vec::as_slice);
         // A non-negative objective that the last point (which meets
         // every earlier optimum) already makes zero is at its optimum
         // there: nothing to solve.
-        if let Some(values) = &last {
+        if let Some(values) = &self.last {
             if objective.is_empty()
                 || (super::nonnegative(problem, objective) && eval(objective, values) == 0)
             {
-                fixed.push(0);
-                if !cutoff.admits(k, 0) {
-                    return Ok(None);
-                }
-                continue;
+                return Ok(self.pin(k, 0));
             }
         }
-        let run = foldable_run(&presolved, k, &fixed, &implied);
-        // Not foldable, and many later non-negative objectives positive
-        // at the last point (the unified scheduler's per-group bounds,
-        // left free by the earlier solves): one solve of their sum gives a point where
-        // those that can be zero mostly are, which the test above then
-        // takes for free.
-        if let Some(x) = last.as_ref().filter(|_| run.len() < 2) {
-            let ahead: Vec<&Vec<(usize, i64)>> =
-                problem.objectives[k..].iter().take_while(|o| super::nonnegative(problem, o)).collect();
-            let positive = ahead.iter().filter(|o| eval(o, x) != 0).count();
-            if positive >= POLISH && k >= polished + POLISH {
-                polished = k;
-                let sum: Vec<(usize, i64)> = ahead.iter().flat_map(|o| o.iter().copied()).collect();
-                if let Some(y) = solve(&boxed, &sum, &fixed)? {
-                    let zero = eval(objective, &y) == 0;
-                    last = Some(y);
-                    if zero {
-                        fixed.push(0);
-                        if !cutoff.admits(k, 0) {
-                            return Ok(None);
-                        }
-                        continue;
-                    }
-                }
-            }
+        let run = foldable_run(self.presolved, k, &self.fixed, &self.implied);
+        if run.len() < 2 && self.polish(k, objective)? {
+            return Ok(self.pin(k, 0));
         }
         if run.len() >= 2 {
-            // Objectives k.. are single variables within [0, U]: their
-            // lexmin is the minimum of one mixed-radix sum, exact in
-            // integers. Each is then pinned on its own (unit
-            // equalities), never the weighted sum.
-            let mut folded = Vec::with_capacity(run.len());
-            let mut weight = 1i64;
-            for &(v, upper) in run.iter().rev() {
-                folded.push((v, weight));
-                weight *= upper + 1;
-            }
-            let Some(values) = solve(&boxed, &folded, &fixed)? else {
-                if k == 0 {
-                    return Ok(Some(Outcome::Infeasible));
-                }
-                return Err(IlpError::Solver(format!(
-                    "CBC found objectives {k}.. infeasible after optima for the earlier ones"
-                )));
-            };
-            let all = problem.objective_values(&values)?;
-            for (j, &value) in all.iter().enumerate().skip(k).take(run.len()) {
-                fixed.push(value);
-                if !cutoff.admits(j, value) {
-                    return Ok(None);
-                }
-            }
-            solved = k + run.len();
-            last = Some(values);
-            continue;
+            return self.fold(k, &run);
         }
+        self.optimum(k, objective)
+    }
+
+    /// Records `value` as objective `k`'s optimum; a break once the optima
+    /// cannot end below the cutoff.
+    fn pin(&mut self, k: usize, value: i64) -> Step {
+        self.fixed.push(value);
+        if self.cutoff.admits(k, value) {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(None)
+        }
+    }
+
+    /// Where objective `k` is not foldable and many later non-negative
+    /// objectives are positive at the last point (the unified scheduler's
+    /// per-group bounds, left free by the earlier solves): one solve of
+    /// their sum gives a point where those that can be zero mostly are,
+    /// which [`Self::objective`]'s zero test then takes for free. Whether
+    /// objective `k` is zero there.
+    fn polish(&mut self, k: usize, objective: &[(usize, i64)]) -> Result<bool, IlpError> {
+        let Some(x) = &self.last else { return Ok(false) };
+        let problem = self.problem;
+        let ahead: Vec<&Vec<(usize, i64)>> =
+            problem.objectives[k..].iter().take_while(|o| super::nonnegative(problem, o)).collect();
+        let positive = ahead.iter().filter(|o| eval(o, x) != 0).count();
+        if positive < POLISH || k < self.polished + POLISH {
+            return Ok(false);
+        }
+        self.polished = k;
+        let sum: Vec<(usize, i64)> = ahead.iter().flat_map(|o| o.iter().copied()).collect();
+        let Some(y) = solve(&self.boxed, &sum, &self.fixed)? else { return Ok(false) };
+        let zero = eval(objective, &y) == 0;
+        self.last = Some(y);
+        Ok(zero)
+    }
+
+    /// The optima of objectives `k..` of `run`, single variables within
+    /// [0, U], from one solve of their mixed-radix sum.
+    fn fold(&mut self, k: usize, run: &[(usize, i64)]) -> Result<Step, IlpError> {
+        // Objectives k.. are single variables within [0, U]: their
+        // lexmin is the minimum of one mixed-radix sum, exact in
+        // integers. Each is then pinned on its own (unit
+        // equalities), never the weighted sum.
+        let mut folded = Vec::with_capacity(run.len());
+        let mut weight = 1i64;
+        for &(v, upper) in run.iter().rev() {
+            folded.push((v, weight));
+            weight *= upper + 1;
+        }
+        let Some(values) = solve(&self.boxed, &folded, &self.fixed)? else {
+            if k == 0 {
+                return Ok(ControlFlow::Break(Some(Outcome::Infeasible)));
+            }
+            return Err(IlpError::Solver(format!(
+                "CBC found objectives {k}.. infeasible after optima for the earlier ones"
+            )));
+        };
+        let all = self.problem.objective_values(&values)?;
+        for (j, &value) in all.iter().enumerate().skip(k).take(run.len()) {
+            if self.pin(j, value).is_break() {
+                return Ok(ControlFlow::Break(None));
+            }
+        }
+        self.solved = k + run.len();
+        self.last = Some(values);
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// Objective `k` on its own: unboundedness decided exactly, then one
+    /// solve with the earlier optima pinned.
+    fn optimum(&mut self, k: usize, objective: &[(usize, i64)]) -> Result<Step, IlpError> {
+        let problem = self.problem;
         // Unboundedness first: the box optimum of an unbounded objective
         // lies on the far box boundary, which CBC's branch and bound can
         // take very long to reach through equalities.
-        let bounded = k >= problem.objectives.len() || !open || bounded_by_bounds(&presolved, objective);
-        if !bounded && has_ray(&presolved, k)? {
+        let bounded =
+            k >= problem.objectives.len() || !self.open || bounded_by_bounds(self.presolved, objective);
+        if !bounded && has_ray(self.presolved, k)? {
             // A direction plus an integer point: for k > 0 the previous
             // solve found one.
-            if k > 0 || solve(&boxed, &[], &[])?.is_some() {
+            if k > 0 || solve(&self.boxed, &[], &[])?.is_some() {
                 return Err(IlpError::Unbounded { objective: k });
             }
-            return Ok(Some(Outcome::Infeasible));
+            return Ok(ControlFlow::Break(Some(Outcome::Infeasible)));
         }
-        match solve(&boxed, objective, &fixed)? {
-            None if k == 0 => return Ok(Some(Outcome::Infeasible)),
-            None => {
-                return Err(IlpError::Solver(format!(
-                    "CBC found objective {k} infeasible after optima for the earlier ones"
-                )))
-            }
+        match solve(&self.boxed, objective, &self.fixed)? {
+            None if k == 0 => Ok(ControlFlow::Break(Some(Outcome::Infeasible))),
+            None => Err(IlpError::Solver(format!(
+                "CBC found objective {k} infeasible after optima for the earlier ones"
+            ))),
             Some(values) => {
                 if k < problem.objectives.len() {
                     let value = problem.objective_values(&values)?[k];
-                    fixed.push(value);
-                    if !cutoff.admits(k, value) {
-                        return Ok(None);
+                    if self.pin(k, value).is_break() {
+                        return Ok(ControlFlow::Break(None));
                     }
                 }
-                last = Some(values);
+                self.last = Some(values);
+                Ok(ControlFlow::Continue(()))
             }
         }
     }
-    if cutoff.bound.is_some() && !cutoff.below {
-        // No objectives: equal to the (empty) cutoff, not below it.
-        return Ok(None);
+
+    /// In the far half of an artificial range: free variables CBC left at
+    /// the box boundary.
+    fn far(&self, values: &[i64]) -> bool {
+        let b = self.b;
+        self.presolved
+            .vars
+            .iter()
+            .zip(values)
+            .any(|(v, &x)| (v.lower.is_none() && x < -b / 2) || (v.upper.is_none() && x > b / 2))
     }
-    let mut values = last.expect("at least one solve");
-    if far(&values) {
-        values = pull_back(&boxed, &presolved, &fixed, b)?;
+
+    /// The answer once every objective is pinned: the last point, pulled
+    /// back if CBC left it far out in the box, checked on the original problem.
+    fn finish(mut self) -> Result<Option<Outcome>, IlpError> {
+        if self.cutoff.bound.is_some() && !self.cutoff.below {
+            // No objectives: equal to the (empty) cutoff, not below it.
+            return Ok(None);
+        }
+        let mut values = self.last.take().expect("at least one solve");
+        if self.far(&values) {
+            values = pull_back(&self.boxed, self.presolved, &self.fixed, self.b)?;
+        }
+        let problem = self.problem;
+        if !problem.satisfied_by(&values) {
+            return Err(IlpError::Solver(format!("CBC's point {values:?} violates the original problem")));
+        }
+        let objective_values = problem.objective_values(&values)?;
+        Ok(Some(Outcome::Optimal { values, objective_values }))
     }
-    if !problem.satisfied_by(&values) {
-        return Err(IlpError::Solver(format!("CBC's point {values:?} violates the original problem")));
-    }
-    let objective_values = problem.objective_values(&values)?;
-    Ok(Some(Outcome::Optimal { values, objective_values }))
 }
 
 /// At least this many positive objectives ahead, at least this far
