@@ -631,8 +631,7 @@ impl<'a> Session<'a> {
         let kernel_s = runtime::parse_runs(&kernels)
             .map_err(|line| crash(format!("unreadable kernel time {line:?}")))?;
         let parsed = if dump {
-            let bytes = std::fs::read(&dump_file).unwrap_or_default();
-            Some(runtime::parse_dump(&bytes).map_err(|e| crash(format!("malformed dump file: {e}")))?)
+            Some(runtime::read_dump(&dump_file).map_err(|e| crash(format!("malformed dump file: {e}")))?)
         } else {
             None
         };

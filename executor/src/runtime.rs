@@ -40,6 +40,9 @@
 //! short region's process: `polytune_rt_run_end`) and closes each with a
 //! line `end`: each group of lines is one run ([`parse_runs`]).
 
+use std::io::Read;
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
 
 /// C source of the runtime translation unit. Built once per compiler and flags
@@ -456,45 +459,70 @@ pub enum DumpError {
     Truncated { offset: usize, what: &'static str },
     #[error("dump record at byte {offset}: {what} is not UTF-8")]
     NotUtf8 { offset: usize, what: &'static str },
+    #[error("dump unreadable at byte {offset}: {reason}")]
+    Unreadable { offset: usize, reason: String },
 }
 
-/// Reads a dump file's records in order. See the module doc for the format.
+/// Reads a dump's records in order. See the module doc for the format.
 pub fn parse_dump(bytes: &[u8]) -> Result<Vec<DumpedArray>, DumpError> {
+    read_records(bytes, bytes.len() as u64)
+}
+
+/// Reads the dump file at `path` (none there: nothing was dumped). Each
+/// record's data is read straight into its own buffer: a dump of a hundred
+/// megabytes is copied once, not read whole and then split.
+pub fn read_dump(path: &Path) -> Result<Vec<DumpedArray>, DumpError> {
+    let Ok(file) = std::fs::File::open(path) else { return Ok(Vec::new()) };
+    let total = file.metadata().map(|m| m.len()).map_err(|e| DumpError::Unreadable { offset: 0, reason: e.to_string() })?;
+    read_records(std::io::BufReader::new(file), total)
+}
+
+/// The records of a dump of `total` bytes read from `input`.
+fn read_records(input: impl Read, total: u64) -> Result<Vec<DumpedArray>, DumpError> {
+    let mut r = Records { input, pos: 0, total };
     let mut out = Vec::new();
-    let mut pos = 0usize;
-    while pos < bytes.len() {
-        let start = pos;
-        let magic = take(bytes, &mut pos, 4, "the record magic")?;
-        if magic != DUMP_MAGIC {
+    while r.pos < r.total {
+        let start = r.pos as usize;
+        if r.take(4, "the record magic")? != DUMP_MAGIC {
             return Err(DumpError::BadMagic { offset: start });
         }
-        let name = take_text(bytes, &mut pos, "the array name")?;
-        let elem_type = take_text(bytes, &mut pos, "the element type")?;
-        let len = u64::from_le_bytes(take(bytes, &mut pos, 8, "the byte count")?.try_into().unwrap());
-        let len = usize::try_from(len).map_err(|_| DumpError::Truncated { offset: pos, what: "the data" })?;
-        let data = take(bytes, &mut pos, len, "the data")?.to_vec();
+        let name = r.text("the array name")?;
+        let elem_type = r.text("the element type")?;
+        let len = u64::from_le_bytes(r.take(8, "the byte count")?.try_into().unwrap());
+        let data = r.take(len, "the data")?;
         out.push(DumpedArray { name, elem_type, data });
     }
     Ok(out)
 }
 
-fn take<'a>(bytes: &'a [u8], pos: &mut usize, n: usize, what: &'static str) -> Result<&'a [u8], DumpError> {
-    let end = pos.checked_add(n).filter(|&e| e <= bytes.len());
-    match end {
-        Some(end) => {
-            let s = &bytes[*pos..end];
-            *pos = end;
-            Ok(s)
-        }
-        None => Err(DumpError::Truncated { offset: *pos, what }),
-    }
+/// A dump being read: where, and how long it is.
+struct Records<R> {
+    input: R,
+    pos: u64,
+    total: u64,
 }
 
-fn take_text(bytes: &[u8], pos: &mut usize, what: &'static str) -> Result<String, DumpError> {
-    let n = u32::from_le_bytes(take(bytes, pos, 4, what)?.try_into().unwrap()) as usize;
-    let offset = *pos;
-    let raw = take(bytes, pos, n, what)?;
-    String::from_utf8(raw.to_vec()).map_err(|_| DumpError::NotUtf8 { offset, what })
+impl<R: Read> Records<R> {
+    fn take(&mut self, n: u64, what: &'static str) -> Result<Vec<u8>, DumpError> {
+        let offset = self.pos as usize;
+        // A length beyond the dump is a corrupt record, not a buffer to allocate.
+        if n > self.total - self.pos {
+            return Err(DumpError::Truncated { offset, what });
+        }
+        let mut buf = vec![0; n as usize];
+        self.input.read_exact(&mut buf).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => DumpError::Truncated { offset, what },
+            _ => DumpError::Unreadable { offset, reason: e.to_string() },
+        })?;
+        self.pos += n;
+        Ok(buf)
+    }
+
+    fn text(&mut self, what: &'static str) -> Result<String, DumpError> {
+        let n = u32::from_le_bytes(self.take(4, what)?.try_into().unwrap());
+        let offset = self.pos as usize;
+        String::from_utf8(self.take(u64::from(n), what)?).map_err(|_| DumpError::NotUtf8 { offset, what })
+    }
 }
 
 #[cfg(test)]

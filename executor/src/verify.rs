@@ -275,6 +275,13 @@ pub const NOISE_FACTOR: f64 = 4.0;
 /// of the disagreement seen would bound it.
 pub const NO_DIGIT: f64 = 0.5;
 
+/// The share of an array's elements a probe must disagree on for its noise
+/// to be the array's, not only theirs: where the builds disagree on most
+/// elements (a recurrence that carries each element's rounding into the
+/// next, as durbin's), the few they happened to agree on are draws of the
+/// same noise, and a third build differs there too.
+pub const PERVASIVE: f64 = 0.5;
+
 /// Which elements of which arrays are rounding noise, and how large it is.
 #[derive(Debug, Clone, Default)]
 pub struct NoiseModel {
@@ -311,6 +318,7 @@ struct NoisyArray {
     /// Those of them on which it agreed on no digit ([`NO_DIGIT`]).
     free: Bits,
     counts: (u64, u64),
+    elements: usize,
     /// The largest disagreement (infinite where a build's value was not finite).
     largest: f64,
     magnitude: f64,
@@ -322,6 +330,7 @@ impl NoisyArray {
             noisy: Bits::new(elements),
             free: Bits::new(elements),
             counts: (0, 0),
+            elements,
             largest: 0.0,
             magnitude: 0.0,
         }
@@ -349,7 +358,8 @@ impl NoisyArray {
         if self.free.get(i) {
             return y.is_finite() || self.largest == f64::INFINITY;
         }
-        self.noisy.get(i) && d <= NOISE_FACTOR * self.largest
+        let pervasive = self.counts.0 as f64 >= PERVASIVE * self.elements as f64;
+        (pervasive || self.noisy.get(i)) && d <= NOISE_FACTOR * self.largest
     }
 }
 
@@ -660,6 +670,25 @@ mod tests {
         // An array without noise: as strict as ever.
         let y = [doubles("x", &[1.0, 0.5, 2.0]), doubles("y", &[3.0 + 1e-8])];
         assert!(!compare_with(expected, &y, tol).is_match());
+    }
+
+    #[test]
+    fn noise_on_most_elements_of_an_array_is_admitted_on_all_of_them() {
+        let reference = [doubles("y", &[1.0, 2.0, 3.0, 4.0])];
+        let probe = [doubles("y", &[1.0 + 1e-6, 2.0 + 1e-6, 3.0 + 1e-6, 4.0])];
+        let mut noise = NoiseModel::default();
+        noise.add_probe("p", &reference, &probe, Tolerance::default());
+        let expected = Expected { dump: &reference, noise: Some(&noise) };
+        let tol = Tolerance::default();
+        // Element 3, where the probe agreed, within the noise seen elsewhere.
+        assert!(compare_with(expected, &[doubles("y", &[1.0, 2.0, 3.0, 4.0 + 3e-6])], tol).is_match());
+        assert!(!compare_with(expected, &[doubles("y", &[1.0, 2.0, 3.0, 4.0 + 5e-6])], tol).is_match());
+        // Noise on one element of four is that element's alone.
+        let probe = [doubles("y", &[1.0 + 1e-6, 2.0, 3.0, 4.0])];
+        let mut noise = NoiseModel::default();
+        noise.add_probe("p", &reference, &probe, tol);
+        let expected = Expected { dump: &reference, noise: Some(&noise) };
+        assert!(!compare_with(expected, &[doubles("y", &[1.0, 2.0, 3.0, 4.0 + 3e-6])], tol).is_match());
     }
 
     #[test]

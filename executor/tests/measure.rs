@@ -6,7 +6,7 @@ use executor::machine::Slot;
 use executor::measure::{
     measure, measure_against, measure_outcome, MeasureConfig, Status, TimeoutPolicy, FILL_RUNS,
 };
-use executor::runtime::{parse_dump, DumpedArray};
+use executor::runtime::{parse_dump, read_dump, DumpedArray};
 use executor::verify::{compare, Tolerance, Verdict};
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -489,6 +489,18 @@ fn dump_format_round_trip_and_errors() {
     assert_eq!(parse_dump(&[]).unwrap(), vec![]);
     assert!(parse_dump(&bytes[..bytes.len() - 3]).is_err());
     assert!(parse_dump(b"XXXX").is_err());
+    // From a file as from memory; none there is nothing dumped.
+    let dir = testkit::TempDir::new("dump-format");
+    let file = dir.path().join("dump");
+    std::fs::write(&file, &bytes).unwrap();
+    assert_eq!(read_dump(&file).unwrap(), parsed);
+    assert_eq!(read_dump(&dir.path().join("none")).unwrap(), vec![]);
+    // A byte count past the end is refused, not allocated.
+    let mut huge = bytes[..4 + 4 + 1 + 4 + 6].to_vec();
+    huge.extend_from_slice(&u64::MAX.to_le_bytes());
+    std::fs::write(&file, &huge).unwrap();
+    let err = read_dump(&file).unwrap_err().to_string();
+    assert!(err.contains("truncated") && err.contains("the data"), "{err}");
 }
 
 /// A point's run settings (`CodeOptions::run_env`) reach the measured
