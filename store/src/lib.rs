@@ -431,6 +431,28 @@ impl Store {
         Ok(())
     }
 
+    /// Keeps `profile` with campaign `id`: where the profiled run of its
+    /// program spent its time. A later profile (the campaign resumed with
+    /// another run) replaces it.
+    pub fn set_campaign_profile(&self, id: i64, profile: &vocab::RunProfile) -> Result<(), StoreError> {
+        const WHAT: &str = "keep a campaign's profile";
+        let json = serde_json::to_string(profile)
+            .map_err(|e| StoreError::Invalid { what: WHAT, reason: format!("not serialisable as JSON: {e}") })?;
+        let changed = with_pool!(self, |pool, _begin| {
+            sqlx::query("UPDATE campaigns SET profile = $1 WHERE id = $2")
+                .bind(&json)
+                .bind(id)
+                .execute(pool)
+                .await
+                .map(|r| r.rows_affected())
+                .map_err(query(WHAT))
+        })?;
+        if changed == 0 {
+            return Err(StoreError::Invalid { what: WHAT, reason: format!("no campaign has id {id}") });
+        }
+        Ok(())
+    }
+
     /// Stores one finished measurement with its point, schedule and build rows, all in one
     /// transaction, and returns its id. Recording the same (campaign, program, point, role)
     /// again is a no-op that returns the existing id (the first record wins).
@@ -617,7 +639,7 @@ impl Drop for Store {
 }
 
 const CAMPAIGN_SELECT: &str =
-    "SELECT id, key, config, strategy, seed, budget, state, created_at, updated_at FROM campaigns";
+    "SELECT id, key, config, strategy, seed, budget, state, created_at, updated_at, profile FROM campaigns";
 
 fn query(what: &'static str) -> impl Fn(sqlx::Error) -> StoreError {
     move |source| StoreError::Query { what, source }

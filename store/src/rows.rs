@@ -60,6 +60,7 @@ const SQLITE: Files = files!("sqlite":
     "20261127000002_origin.sql",
     "20261128000001_features.sql",
     "20261202000001_rounding_noise.sql",
+    "20261203000001_profile.sql",
 );
 
 const POSTGRES: Files = files!("postgres":
@@ -70,6 +71,7 @@ const POSTGRES: Files = files!("postgres":
     "20261127000002_origin.sql",
     "20261128000001_features.sql",
     "20261202000001_rounding_noise.sql",
+    "20261203000001_profile.sql",
 );
 
 pub(crate) static SQLITE_MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(SQLITE));

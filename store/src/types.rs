@@ -179,6 +179,20 @@ pub struct Campaign {
     pub state: CampaignState,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// JSON text of the `vocab::RunProfile` kept with it
+    /// ([`Store::set_campaign_profile`](crate::Store::set_campaign_profile)), if any.
+    pub profile: Option<String>,
+}
+
+impl Campaign {
+    /// Where the profiled run of its program spent its time, if one was kept.
+    pub fn profile(&self) -> Result<Option<vocab::RunProfile>, crate::StoreError> {
+        let Some(json) = &self.profile else { return Ok(None) };
+        serde_json::from_str(json).map(Some).map_err(|e| crate::StoreError::Invalid {
+            what: "read a campaign's profile",
+            reason: format!("campaign {}: {e}", self.id),
+        })
+    }
 }
 
 from_row!(Campaign {
@@ -191,6 +205,7 @@ from_row!(Campaign {
     state: String,
     created_at: i64,
     updated_at: i64,
+    profile,
 });
 
 /// A campaign's random seed: a `u64`, stored in a signed 64-bit column bit for bit.

@@ -76,6 +76,21 @@ fn round_trip(fresh: &Fresh) {
     assert!(err.to_string().contains(&format!("no campaign has id {}", c.id + 1000)), "{err}");
     let c2 = s.campaign(&new_campaign("k2")).unwrap();
     assert_ne!(c2.id, c.id);
+    assert_eq!(c2.profile().unwrap(), None);
+    let share = |kernel: &str, share: f64| vocab::profile::RegionShare {
+        kernel: kernel.into(),
+        function: "main".into(),
+        lines: (3, 9),
+        share,
+        tuned: share > 0.05,
+    };
+    let profile = vocab::RunProfile { run_s: 0.5, regions: vec![share("p", 0.01), share("p.1", 0.9)] };
+    s.set_campaign_profile(c2.id, &profile).unwrap();
+    let later = vocab::RunProfile { run_s: 0.25, ..profile };
+    s.set_campaign_profile(c2.id, &later).unwrap();
+    let stored = s.campaigns().unwrap().into_iter().find(|x| x.id == c2.id).unwrap();
+    assert_eq!(stored.profile().unwrap(), Some(later.clone()), "the latest profile is kept");
+    assert!(s.set_campaign_profile(c2.id + 1000, &later).is_err());
 
     // Campaign 1: gemm LARGE on `box`: the reference, two ok variants, one wrong, one crash.
     let reference = Record { schedule: None, build: None, ..ok_record(c.id, p, m, Role::Reference, 0, 2.0) };
