@@ -197,7 +197,7 @@ pub fn original_exported(source: &Source, scop: &Scop) -> Exported {
 /// A program that runs `region` (a variant's, or [`original_exported`]) on
 /// the inputs in the capture file `capture`, timed, as many times as the
 /// runtime says (`polytune_rt_run_end`; the inputs restored before each run),
-/// and dumps the outputs of its last run as a measurement of the whole
+/// and dumps the outputs of its first run as a measurement of the whole
 /// program does.
 pub fn replay_program(
     source: &Source,
@@ -292,9 +292,12 @@ pub fn replay_program(
             array = a.name,
         ));
     }
+    // The first run's outputs are the ones dumped (each run starts from the
+    // captured inputs): the runtime then knows what the dump cost before it
+    // decides how many runs fill the process.
     main.push_str(&format!(
-        "  polytune_rt_start();\n{call}  polytune_rt_stop();\n  if (!polytune_rt_run_end())\n    break;\n  }}\n\
-         {}{exit_dumps}  return 0;\n}}\n",
+        "  polytune_rt_start();\n{call}  polytune_rt_stop();\n  if (polytune_run == 0) {{\n{}{exit_dumps}  }}\n  \
+         if (!polytune_rt_run_end())\n    break;\n  }}\n  return 0;\n}}\n",
         dump_code(&ctx, scop)?
     ));
     Ok(format!(

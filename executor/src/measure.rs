@@ -30,10 +30,11 @@
 //!
 //! A replay driver (`replayed`) makes the warm-ups and the timed runs in
 //! one process (`POLYTUNE_RUNS`), racing there (`POLYTUNE_RACE_ABOVE_S`
-//! after `POLYTUNE_RACE_AFTER` runs), and dumps its last run, which is the
+//! after `POLYTUNE_RACE_AFTER` runs), and dumps its first run, which is the
 //! one verified; a re-measurement is one more process. Where the region is
-//! short beside the process's set-up (its start and loading the capture),
-//! the driver makes more timed runs until the regions take `fill_share` of
+//! short beside the process's set-up (its start, loading the capture, and
+//! the dump with its reading and comparison here), the driver makes more
+//! timed runs until the regions take `fill_share` of
 //! their time and the set-up's (`POLYTUNE_FILL_SHARE`), so that a
 //! campaign's run time is spent mostly measuring. Its timeout is the
 //! per-run timeout times the runs asked of it, and each run's wall time is
@@ -451,7 +452,7 @@ impl<'a> Session<'a> {
     }
 
     /// A replay driver's protocol: the warm-ups and the timed runs in one
-    /// process, which races them itself; its dump (the last run's) verified.
+    /// process, which races them itself; its dump (the first run's) verified.
     fn in_one_process(&mut self, scratch: &Scratch) -> Result<(), Failure> {
         let warmups = self.config.warmups;
         let wanted = warmups + self.config.runs.max(1);

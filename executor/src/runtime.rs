@@ -105,14 +105,17 @@ void polytune_rt_stop(void)
      POLYTUNE_RACE_ABOVE_S seconds, no more (racing, as the measurement
      protocol does across processes), unless filling;
    - with POLYTUNE_FILL_SHARE, more while the regions' time is less than that
-     share of theirs and the set-up's before the first run (a short region:
-     the process's start and the capture's loading outweigh a few runs of
-     it; the restores between runs are the runs' own, which more runs do
-     not amortise), up to POLYTUNE_FILL_MAX_RUNS runs and
-     POLYTUNE_FILL_UNTIL_S seconds. */
+     share of theirs and the set-up's: the time before the first run and
+     twice the dump's, which the measurement reads and compares after the
+     process (a short region: the process's start, the capture's loading and
+     the outputs' dump outweigh a few runs of it; the restores between runs
+     are the runs' own, which more runs do not amortise), up to
+     POLYTUNE_FILL_MAX_RUNS runs and POLYTUNE_FILL_UNTIL_S seconds. */
 static long polytune_rt_runs_done;
 static int polytune_rt_all_above = 1;
 static double polytune_rt_timed_s;
+/* Time spent writing dumps (polytune_rt_dump). */
+static double polytune_rt_dumped_s;
 static struct timespec polytune_rt_born;
 
 /* Born when the measurement started it (POLYTUNE_FILL_SINCE, CLOCK_MONOTONIC
@@ -159,7 +162,7 @@ int polytune_rt_run_end(void)
   clock_gettime(CLOCK_MONOTONIC, &now);
   alive = (double)(now.tv_sec - polytune_rt_born.tv_sec) + 1e-9 * (double)(now.tv_nsec - polytune_rt_born.tv_nsec);
   setup = (double)(polytune_rt_first.tv_sec - polytune_rt_born.tv_sec) +
-          1e-9 * (double)(polytune_rt_first.tv_nsec - polytune_rt_born.tv_nsec);
+          1e-9 * (double)(polytune_rt_first.tv_nsec - polytune_rt_born.tv_nsec) + 2 * polytune_rt_dumped_s;
   filling = share > 0 && share < 1 && polytune_rt_timed_s < share / (1 - share) * setup &&
             polytune_rt_runs_done < (long)polytune_rt_env("POLYTUNE_FILL_MAX_RUNS") &&
             alive < polytune_rt_env("POLYTUNE_FILL_UNTIL_S");
@@ -193,8 +196,10 @@ void polytune_rt_dump(const char *name, const char *type, const void *p, unsigne
   const char *path = getenv("POLYTUNE_DUMP_FILE");
   FILE *f;
   int ok;
+  struct timespec t0, t1;
   if (!path || !*path)
     return;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   f = fopen(path, "ab");
   if (!f)
     polytune_rt_fail("open dump file", path);
@@ -203,6 +208,8 @@ void polytune_rt_dump(const char *name, const char *type, const void *p, unsigne
     ok = 0;
   if (!ok)
     polytune_rt_fail("write dump file", path);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  polytune_rt_dumped_s += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 }
 
 /* Capture: the region's inputs at its POLYTUNE_CAPTURE_ENTRY-th entry (the

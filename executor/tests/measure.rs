@@ -288,11 +288,16 @@ fn racing_stops_a_slow_variant_after_one_verified_run() {
 /// `$PROCESSES`. `setup_ms` is its set-up's time (loading a capture),
 /// `sleep_ms` the region's, `made` caps the runs it makes (a broken driver).
 fn driver(setup_ms: u32, sleep_ms: u32, made: &str) -> String {
+    dumping(setup_ms, sleep_ms, made, 100)
+}
+
+/// [`driver`] with an output of `elements` doubles, dumped after its first run.
+fn dumping(setup_ms: u32, sleep_ms: u32, made: &str, elements: usize) -> String {
     format!(
         r#"#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-static double A[100];
+static double A[{elements}];
 int main(void)
 {{
   void polytune_rt_start(void);
@@ -312,10 +317,11 @@ int main(void)
     for (i = 0; i < 100; i++) A[i] = A[i] * 0.5 + 1.0;
     nanosleep(&ts, NULL);
     polytune_rt_stop();
+    if (r == 0)
+      polytune_rt_dump("A", "double", A, sizeof A);
     if (!polytune_rt_run_end())
       break;
   }}
-  polytune_rt_dump("A", "double", A, sizeof A);
   return 0;
 }}
 "#
@@ -348,7 +354,7 @@ fn a_replay_driver_makes_its_warm_ups_and_timed_runs_in_one_process() {
     // The process's wall time shared among its runs: the scale for timeouts.
     assert!(m.wall_max_s().unwrap() < 6.0 * m.samples[0] + 1.0);
 
-    // Its dump, the last run's, is verified like any.
+    // Its dump, the first run's, is verified like any.
     let good = measure(&bin, &slot(), &config, None).dump.unwrap();
     let wrong = build(&driver(0, 2, "1000").replace("* 0.5 + 1.0", "* 0.5 + 2.0"));
     assert_eq!(measure_against(&good, &wrong, &slot(), &config, None).status, Status::Wrong);
@@ -391,6 +397,10 @@ fn a_replay_driver_makes_its_warm_ups_and_timed_runs_in_one_process() {
     // A region that is not short makes the runs asked.
     let (m, _) = counted(&filled, &build(&driver(0, 10, "1000")));
     assert_eq!(m.measurement.samples.len(), 5);
+    // Unless its outputs take long to dump (and to read and compare after):
+    // 48 MB, tens of milliseconds, against regions of two.
+    let (m, _) = counted(&filled, &build(&dumping(0, 2, "1000", 6 << 20)));
+    assert!(m.measurement.samples.len() > 5, "{:?}", m.measurement.samples);
 }
 
 // ---------------------------------------------------------------------------
