@@ -31,6 +31,7 @@ mod transform;
 
 pub use accumulate::reduces_in_three_loops;
 pub use gpu::cuda::Cuda;
+pub use gpu::mma::has_contraction;
 
 use ast::{build_ast, every_statement_runs, group_tiles, iterator_prefix};
 use isolate::{strip_ast_options, ISOLATED_AST_OPS, MICRO_AST_OPS};

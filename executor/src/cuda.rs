@@ -34,23 +34,48 @@ pub fn nvcc() -> Option<PathBuf> {
 /// Compiles `unit` to an object file for each of `archs` (`sm_80`) beside
 /// it; nvcc's messages on failure.
 pub fn compile_check(nvcc: &Path, unit: &Path, archs: &[&str]) -> Result<(), String> {
+    compile(nvcc, &gencode(archs), unit, &unit.with_extension("o"), 4000).map(|_| ())
+}
+
+/// [`compile_check`] with ptxas's report of each kernel for each arch
+/// (`-Xptxas -v`: registers, stack frame, spill stores and loads), which
+/// is returned.
+pub fn compile_report(nvcc: &Path, unit: &Path, archs: &[&str]) -> Result<String, String> {
+    let mut flags = gencode(archs);
+    flags.extend(["-Xptxas".to_string(), "-v".to_string()]);
+    compile(nvcc, &flags, unit, &unit.with_extension("o"), 1 << 20)
+}
+
+/// The kernels in ptxas's report (`compile_report`) that spill to local
+/// memory, each as its line of spills.
+pub fn spills(report: &str) -> Vec<String> {
+    report
+        .lines()
+        .filter(|l| l.contains("spill stores") && !l.contains(" 0 bytes spill stores, 0 bytes spill loads"))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// `-O3` and a `-gencode` for each of `archs`.
+fn gencode(archs: &[&str]) -> Vec<String> {
     let mut flags = vec!["-O3".to_string()];
     for arch in archs {
         let n = arch.trim_start_matches("sm_");
         flags.push("-gencode".into());
         flags.push(format!("arch=compute_{n},code=sm_{n}"));
     }
-    compile(nvcc, &flags, unit, &unit.with_extension("o"))
+    flags
 }
 
-/// `nvcc FLAGS -c unit -o object`, within five minutes.
-fn compile(nvcc: &Path, flags: &[String], unit: &Path, object: &Path) -> Result<(), String> {
+/// `nvcc FLAGS -c unit -o object`, within five minutes; its messages (at
+/// most `keep` bytes of them).
+fn compile(nvcc: &Path, flags: &[String], unit: &Path, object: &Path, keep: usize) -> Result<String, String> {
     let mut cmd = Command::new(nvcc);
     cmd.args(flags).arg("-c").arg(unit).arg("-o").arg(object);
-    let run = run_limited(cmd, &Limits::default(), Duration::from_secs(300), 4000)
+    let run = run_limited(cmd, &Limits::default(), Duration::from_secs(300), keep)
         .map_err(|e| format!("{}: cannot run: {e}", nvcc.display()))?;
     match run.end {
-        End::Exited(s) if s.success() => Ok(()),
+        End::Exited(s) if s.success() => Ok(run.output.text()),
         End::Exited(s) => Err(format!("{s}: {}", run.output.text())),
         End::TimedOut => Err("timed out after 300 s".into()),
     }
@@ -116,7 +141,7 @@ pub fn build(builder: &Builder, nvcc: &Nvcc, host: &str, unit: &str) -> BuildOut
         if let Err(e) = std::fs::write(&src, unit) {
             return failed(format!("cannot write {}: {e}", src.display()));
         }
-        if let Err(e) = compile(&nvcc.path, &nvcc.flags, &src, &tmp) {
+        if let Err(e) = compile(&nvcc.path, &nvcc.flags, &src, &tmp, 4000) {
             let _ = std::fs::remove_file(&tmp);
             return failed(format!("nvcc: {e}"));
         }

@@ -408,8 +408,9 @@ fn a_mapping_that_would_race_falls_back_to_one_thread() {
 
 /// Every kernel: scheduled for the GPU with each `feautrier` value (the
 /// second where it changes the schedule), mapped (every other kernel with
-/// `gpu_block=64`, some `gpu_thread_tile=2` or `gpu_shared=off`),
-/// emulated, outputs compared with the original's; its
+/// `gpu_block=64`, some `gpu_thread_tile=2` or `gpu_shared=off`), with
+/// `gpu_mma` off and on (where it changes the program: the contractions
+/// on tensor cores), emulated, outputs compared with the original's; its
 /// CUDA unit compiled by nvcc for sm_80 and sm_90
 /// where nvcc is found (CI sets `POLYTUNE_EXPECT_NVCC`: there it must be).
 /// Failures are collected, then reported together. The fast tier takes
@@ -469,47 +470,73 @@ fn every_kernel_mapped_to_the_gpu_matches_the_original_when_emulated() {
             if i % 5 == 0 {
                 opts.code.gpu_global = true;
             }
-            let v = {
-                let _item = testkit::item(format!("{}: codegen", k.name), ITEM_LIMIT);
-                codegen::generate(&k.source, scop, deps, &tree, &opts)
-            };
-            let v = match v {
-                Ok(v) => v,
-                Err(e) => {
-                    fail(format!("codegen: {e}"));
+            // Each tree with FP64 tensor cores too (`gpu_mma=on`), where they
+            // change the program (contractions only): checked once else.
+            let mut programs: Vec<String> = Vec::new();
+            for mma in [false, true] {
+                opts.code.gpu_mma = mma;
+                let v = {
+                    let _item = testkit::item(format!("{}: codegen", k.name), ITEM_LIMIT);
+                    codegen::generate(&k.source, scop, deps, &tree, &opts)
+                };
+                let v = match v {
+                    Ok(v) => v,
+                    Err(e) => {
+                        fail(format!("gpu_mma={}: codegen: {e}", if mma { "on" } else { "off" }));
+                        continue;
+                    }
+                };
+                if programs.contains(&v.program) {
                     continue;
                 }
-            };
-            match (&v.cuda, executor::cuda::nvcc()) {
-                (None, _) => fail("no CUDA unit".into()),
-                (Some(c), Some(nvcc)) => {
-                    let dir = testkit::root().join("target/tmp/polytune-gpu-test-units");
-                    std::fs::create_dir_all(&dir).unwrap();
-                    let unit = dir.join(format!("{}.{feautrier}.cu", k.name));
-                    std::fs::write(&unit, &c.unit).unwrap();
-                    let _item = testkit::item(format!("{}: nvcc", k.name), ITEM_LIMIT);
-                    if let Err(e) = executor::cuda::compile_check(&nvcc, &unit, &["sm_80", "sm_90"]) {
-                        fail(format!("nvcc: {e}"));
-                    }
-                }
-                (Some(_), None) => assert!(
-                    std::env::var_os("POLYTUNE_EXPECT_NVCC").is_none(),
-                    "POLYTUNE_EXPECT_NVCC is set but no nvcc was found (POLYTUNE_NVCC, PATH, CUDA_HOME)"
-                ),
+                programs.push(v.program.clone());
+                let name = format!("{}.{}{feautrier}", k.name, if mma { "mma." } else { "" });
+                let knob = if mma { "gpu_mma=on" } else { "gpu_mma=off" };
+                let status = emulated_and_compiled(&k, &v, &name, |what| fail(format!("{knob}: {what}")));
+                eprintln!("{name}: {} launch sites, {status}", launches(&v.region));
             }
-            let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
-            let original = codegen::original_program(&k.source, &k.scop).unwrap();
-            let reference = ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name));
-            let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
-            if m.status != Status::Ok {
-                fail(format!("{} {}", m.status, m.reason));
-            }
-            eprintln!("{} feautrier={feautrier}: {} launch sites, {}", k.name, launches(&v.region), m.status);
         }
     });
     let failures = failures.into_inner().unwrap();
     eprintln!("gpu sweep: {} kernels, {:.0} s", paths.len(), started.elapsed().as_secs_f64());
     assert!(failures.is_empty(), "{} failures: {failures:#?}", failures.len());
+}
+
+/// The sweep's checks of one variant named `name`: its CUDA unit compiled
+/// by nvcc for sm_80 and sm_90 where nvcc is found, its emulation's
+/// outputs compared with the original's; each failure told to `fail`.
+/// Returns the emulation's status.
+fn emulated_and_compiled(
+    k: &testkit::Kernel,
+    v: &codegen::Variant,
+    name: &str,
+    fail: impl Fn(String),
+) -> Status {
+    match (&v.cuda, executor::cuda::nvcc()) {
+        (None, _) => fail("no CUDA unit".into()),
+        (Some(c), Some(nvcc)) => {
+            let dir = testkit::root().join("target/tmp/polytune-gpu-test-units");
+            std::fs::create_dir_all(&dir).unwrap();
+            let unit = dir.join(format!("{name}.cu"));
+            std::fs::write(&unit, &c.unit).unwrap();
+            let _item = testkit::item(format!("{name}: nvcc"), ITEM_LIMIT);
+            if let Err(e) = executor::cuda::compile_check(&nvcc, &unit, &["sm_80", "sm_90"]) {
+                fail(format!("nvcc: {e}"));
+            }
+        }
+        (Some(_), None) => assert!(
+            std::env::var_os("POLYTUNE_EXPECT_NVCC").is_none(),
+            "POLYTUNE_EXPECT_NVCC is set but no nvcc was found (POLYTUNE_NVCC, PATH, CUDA_HOME)"
+        ),
+    }
+    let ev = testkit::evaluator("gpu", &["-O1"], Some(1), Tolerance::default());
+    let original = codegen::original_program(&k.source, &k.scop).unwrap();
+    let reference = ev.reference(&original).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+    let m = ev.evaluate(&reference, std::slice::from_ref(&v.program)).unwrap().remove(0);
+    if m.status != Status::Ok {
+        fail(format!("{} {}", m.status, m.reason));
+    }
+    m.status
 }
 
 /// `gpu_min_blocks` is the second argument of every kernel's launch bounds
@@ -614,4 +641,166 @@ fn a_kernel_launched_twice_for_one_host_iteration_is_not_promoted() {
     assert!(!v.program.contains("polytune_private"), "{}", v.region);
     let ev = testkit::evaluator("gpu-peeled", &["-O3"], Some(1), Tolerance::BITWISE);
     matches_the_original(&ev, &source, &scop, v.program);
+}
+
+/// `file` at `dataset` scheduled for the GPU (its scalars expanded, as a
+/// GPU point's model is), mapped with tiles `tiles` and the code knobs
+/// `settings`.
+fn gpu_variant(
+    file: &str,
+    dataset: &str,
+    tiles: &[u32],
+    settings: &[&str],
+) -> (testkit::Kernel, codegen::Variant) {
+    let k = load(file, dataset);
+    let knobs = gpu_knobs();
+    let (scop, deps) = executor::pipeline::model(&k.scop, &k.deps, &CodeOptions::default(), true).unwrap();
+    let s = space::schedule::unified(&scop, &deps, None, &knobs.scheduler()).unwrap();
+    let mut opts = CodegenOptions::for_point(Some(tiles.to_vec()), 1, Some(&knobs));
+    opts.code = CodeOptions::default().with_settings(settings).unwrap();
+    let v =
+        codegen::generate(&k.source, &scop, &deps, &s.tree, &opts).unwrap_or_else(|e| panic!("{file}: {e}"));
+    (k, v)
+}
+
+/// `unit` written beside the other tests' units as `name.cu`, compiled by
+/// nvcc for sm_80 and sm_90 with ptxas's report kept as `name.ptxas.txt`;
+/// the report, or `None` where no nvcc is found (CI sets
+/// `POLYTUNE_EXPECT_NVCC`: there it must be).
+fn ptxas_report(name: &str, unit: &str) -> Option<String> {
+    let Some(nvcc) = executor::cuda::nvcc() else {
+        assert!(
+            std::env::var_os("POLYTUNE_EXPECT_NVCC").is_none(),
+            "POLYTUNE_EXPECT_NVCC is set but no nvcc"
+        );
+        return None;
+    };
+    let dir = testkit::root().join("target/tmp/polytune-gpu-test-units");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.cu"));
+    std::fs::write(&path, unit).unwrap();
+    let _item = testkit::item(format!("{name}: nvcc"), ITEM_LIMIT);
+    let report = executor::cuda::compile_report(&nvcc, &path, &["sm_80", "sm_90"])
+        .unwrap_or_else(|e| panic!("{name}: nvcc: {e}"));
+    std::fs::write(dir.join(format!("{name}.ptxas.txt")), &report).unwrap();
+    Some(report)
+}
+
+/// Issue 67's FP64 tensor cores (`gpu_mma=on`): the contractions of gemm,
+/// 2mm, 3mm and syrk (its triangle: the diagonal blocks' fragments hold
+/// elements the statement never writes, which are not added) are summed by
+/// warps in `wmma` fragments of 8 × 8 × 4 doubles, one helper call a step
+/// of 4 along `k`; the emulation, lane by lane, matches the original
+/// within the tolerance; nvcc compiles the units for sm_80 and sm_90, and
+/// ptxas spills nothing for gemm's. The fast tier takes every third case.
+#[test]
+fn contractions_sum_on_fp64_tensor_cores_and_match_the_original_when_emulated() {
+    let cases: &[(&str, &[u32], &str, usize)] = &[
+        ("linear-algebra/gemm.c", &[16], "gpu_thread_tile=1", 1),
+        ("linear-algebra/2mm.c", &[32, 32, 16], "gpu_thread_tile=2", 2),
+        ("linear-algebra/3mm.c", &[16], "gpu_block=256", 3),
+        ("linear-algebra/syrk.c", &[16], "gpu_thread_tile=1", 1),
+        ("linear-algebra/gemm.c", &[32, 32, 16], "gpu_thread_tile=2", 1),
+        ("linear-algebra/2mm.c", &[16], "gpu_block=64", 2),
+        ("linear-algebra/3mm.c", &[32, 32, 16], "gpu_thread_tile=2", 3),
+        ("linear-algebra/syrk.c", &[32, 32, 16], "gpu_thread_tile=2", 1),
+    ];
+    let ev = testkit::evaluator("gpu-mma", &["-O1"], Some(1), Tolerance::default());
+    for (i, &(file, tiles, setting, contractions)) in cases.iter().enumerate() {
+        if !testkit::takes(i, 0, 3, 1) {
+            continue;
+        }
+        let (k, v) = {
+            let _item = testkit::item(format!("{file}: codegen"), ITEM_LIMIT);
+            gpu_variant(file, "SMALL", tiles, &["gpu_mma=on", setting])
+        };
+        let unit = &v.cuda.as_ref().expect("a CUDA form").unit;
+        let steps = unit.matches("static __device__ __forceinline__ void polytune_wmma_step_").count();
+        assert_eq!(steps, contractions, "{file}: {unit}");
+        assert!(unit.contains("#include <mma.h>") && unit.contains("nvcuda::wmma::mma_sync("), "{unit}");
+        // The emulation calls the same helpers, defined for the CPU.
+        assert!(v.program.contains("typedef struct { double x[2]; } polytune_mma_acc;"), "{}", v.region);
+        let _item = testkit::item(format!("{file}: emulated"), ITEM_LIMIT);
+        let reference = ev.reference(&codegen::original_program(&k.source, &k.scop).unwrap()).unwrap();
+        let m = ev.evaluate(&reference, std::slice::from_ref(&v.program)).unwrap().remove(0);
+        assert_eq!(m.status, Status::Ok, "{file} {tiles:?} {setting}: {}", m.reason);
+        drop(_item);
+        let name = format!("{}.mma.{}", k.name, i);
+        if let Some(report) = ptxas_report(&name, unit) {
+            let spills = executor::cuda::spills(&report);
+            eprintln!("{file} {tiles:?} {setting}: {} spills", spills.len());
+            if k.name == "gemm" {
+                assert!(spills.is_empty(), "{file}: {spills:?}\n{report}");
+            }
+        }
+    }
+}
+
+/// ptxas spills nothing for gemm's tensor-core kernels at the tile shapes,
+/// points per thread, block sizes and `gpu_min_blocks` of the default GPU
+/// grid and of `scripts/gpu/measure.sh` (generated at LARGE, compiled only);
+/// each unit's report is kept beside it. The fast tier takes every fourth.
+#[test]
+fn gemm_on_tensor_cores_spills_nothing_at_the_grids_shapes() {
+    let shapes: &[(&[u32], &[&str])] = &[
+        (&[32], &["gpu_thread_tile=2", "gpu_block=1024"]),
+        (&[16], &["gpu_thread_tile=1", "gpu_block=256", "gpu_min_blocks=3"]),
+        (&[32], &["gpu_thread_tile=1", "gpu_block=1024"]),
+        (&[32], &["gpu_thread_tile=4", "gpu_block=256", "gpu_min_blocks=3"]),
+        (&[64, 64, 16], &["gpu_thread_tile=4", "gpu_block=1024"]),
+        (&[32, 32, 16], &["gpu_thread_tile=2", "gpu_block=256"]),
+        (&[64, 64, 16], &["gpu_thread_tile=4", "gpu_block=256", "gpu_min_blocks=3"]),
+        (&[64, 64, 16], &["gpu_thread_tile=2", "gpu_block=1024"]),
+        (&[64, 64, 32], &["gpu_thread_tile=4", "gpu_block=1024"]),
+        (&[64, 64, 32], &["gpu_thread_tile=2", "gpu_block=256", "gpu_min_blocks=3"]),
+    ];
+    for (i, &(tiles, settings)) in shapes.iter().enumerate() {
+        if !testkit::takes(i, 0, 4, 1) {
+            continue;
+        }
+        let mut all = vec!["gpu_mma=on"];
+        all.extend(settings);
+        let (_, v) = {
+            let _item = testkit::item(format!("gemm {tiles:?} {settings:?}: codegen"), ITEM_LIMIT);
+            gpu_variant("linear-algebra/gemm.c", "LARGE", tiles, &all)
+        };
+        let unit = &v.cuda.as_ref().expect("gemm has a CUDA form").unit;
+        assert!(unit.contains("nvcuda::wmma::mma_sync("), "{tiles:?} {settings:?}: no tensor cores\n{unit}");
+        let shape: Vec<String> = tiles.iter().map(u32::to_string).collect();
+        let name = format!("gemm.mma.{}.{}", shape.join("x"), settings.join(".").replace('=', "-"));
+        if let Some(report) = ptxas_report(&name, unit) {
+            let spills = executor::cuda::spills(&report);
+            assert!(spills.is_empty(), "{name}: {spills:?}\n{report}");
+        }
+    }
+}
+
+/// The tensor cores' staging tile is read after a barrier: without it (the
+/// kernel's third, after the stage's two) a thread adds sums another warp
+/// has not stored yet, and the emulation's output is wrong, as a GPU's
+/// would be. Elsewhere the knob changes nothing: kernels that are no
+/// contraction (jacobi-2d, atax) get the program `gpu_mma=off` gets.
+#[test]
+fn the_tensor_cores_barrier_is_needed_and_other_kernels_keep_their_code() {
+    let (k, v) = gpu_variant("linear-algebra/gemm.c", "SMALL", &[16], &["gpu_mma=on"]);
+    assert!(v.cuda.as_ref().unwrap().unit.contains("polytune_barrier_2(...) __syncthreads()"));
+    let ev = testkit::evaluator("gpu-mma", &["-O1"], Some(1), Tolerance::default());
+    let reference = ev.reference(&codegen::original_program(&k.source, &k.scop).unwrap()).unwrap();
+    let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
+    assert_eq!(m.status, Status::Ok, "{}", m.reason);
+    let knobs = gpu_knobs();
+    let s = space::schedule::unified(&k.scop, &k.deps, None, &knobs.scheduler()).unwrap();
+    let mut opts = CodegenOptions::for_point(Some(vec![16]), 1, Some(&knobs));
+    opts.code = CodeOptions::default().with_settings(&["gpu_mma=on"]).unwrap();
+    let faulty = CodegenOptions { drop_barrier: Some(2), ..opts };
+    let v = codegen::generate(&k.source, &k.scop, &k.deps, &s.tree, &faulty).unwrap();
+    let m = ev.evaluate(&reference, &[v.program]).unwrap().remove(0);
+    assert_eq!(m.status, Status::Wrong, "without the staging barrier: {} {}", m.status, m.reason);
+    for file in ["stencils/jacobi-2d.c", "linear-algebra/atax.c"] {
+        let (k, on) = gpu_variant(file, "SMALL", &[16], &["gpu_mma=on"]);
+        let (_, off) = gpu_variant(file, "SMALL", &[16], &[]);
+        assert!(!codegen::has_contraction(&model::isl::new_context(), &k.scop).unwrap(), "{file}");
+        assert_eq!(on.program, off.program, "{file}");
+        assert_eq!(on.cuda.unwrap().unit, off.cuda.unwrap().unit, "{file}");
+    }
 }

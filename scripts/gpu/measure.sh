@@ -15,8 +15,11 @@
 #   ppcg     ppcg's units of the ten kernels, timed and verified, with each
 #            original on one core (scripts/ppcg/run.sh);
 #   gemm     gemm at LARGE: tile shapes x points per thread x gpu_unroll;
+#            then on FP64 tensor cores (gpu_mma=on): three tile shapes x
+#            2 x 2 and 4 x 4 points per thread;
 #   gemm-xl  gemm at EXTRALARGE: two tile shapes (k steps of 32 and 16)
-#            with 4 x 4 points per thread x gpu_min_blocks (3, 2);
+#            with 4 x 4 points per thread x gpu_min_blocks (3, 2); then on
+#            FP64 tensor cores: the same two shapes x 2 x 2 and 4 x 4 points;
 #   short    a short campaign on each of the other nine kernels at LARGE
 #            (SHORT: some of them, as name:budget[:runs[:tiles]]): tile 32,
 #            gpu_shared on and off, 1, 2 and 4 points per thread (heat-3d:
@@ -130,12 +133,20 @@ short() {
   if step gemm; then
     campaign polybench/linear-algebra/gemm.c LARGE 75 32x32x16,64x64x16,128x64x16,128x128x16 25 3 \
       --set gpu_thread_tile=2,4,8 --set gpu_unroll=off,on
+    # Issue 67's item 1: the contraction on FP64 tensor cores (wmma 8x8x4),
+    # at the shapes whose staged tiles and staging tile fit 48 KiB of shared
+    # memory (128-wide tiles do not: gpu_mma=on makes the plain kernel there).
+    campaign polybench/linear-algebra/gemm.c LARGE 45 32x32x16,64x64x16,64x64x32 6 3 --set gpu_mma=on \
+      --set gpu_thread_tile=2,4
   fi
   if step gemm-xl; then
     # 4 x 4 points with three blocks a multiprocessor ran fastest there on
     # 2026-11-29 (64x64x32: 10.2 TFLOP/s); 32x32x16 with 2 x 2 at LARGE.
     campaign polybench/linear-algebra/gemm.c EXTRALARGE 75 64x64x32,64x64x16 6 2 --set gpu_thread_tile=4 \
       --set gpu_unroll=on --set gpu_min_blocks=3,2
+    # The same shapes on FP64 tensor cores (issue 67, item 1).
+    campaign polybench/linear-algebra/gemm.c EXTRALARGE 60 64x64x32,64x64x16 4 2 --set gpu_mma=on \
+      --set gpu_thread_tile=2,4
   fi
   if step short; then
     # kernel:budget[:runs[:tiles]]; the slowest originals (adi's 11 s) run

@@ -4,7 +4,9 @@
 //! loops and their launches, a check after every CUDA call and launch),
 //! and the C program, which calls that function where the SCoP was. The
 //! kernels' code is the emulated variant's, letter for letter: what the
-//! emulation verified on the CPU is what runs on the GPU.
+//! emulation verified on the CPU is what runs on the GPU. Only the helpers
+//! that code calls for tensor cores (`mma`) differ: `wmma` device
+//! functions here, their lane-by-lane emulation there.
 
 use super::Shape;
 use crate::outline::{stated_extent, Outliner};
@@ -432,12 +434,24 @@ pub(crate) fn unit(
     let signature = format!("void {name}({})", signature.join(", "));
     let args: Vec<String> = outliner.param_args.iter().chain(&outliner.data_args).cloned().collect();
     let program = format!("  {signature};\n  {name}({});\n", args.join(", "));
+    let mma = if kernels.iter().any(|(k, _)| !k.mma.is_empty()) { "#include <mma.h>\n" } else { "" };
     let head = format!(
-        "#include <cuda_runtime.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n\
+        "#include <cuda_runtime.h>\n{mma}#include <stdio.h>\n#include <stdlib.h>\n\n\
          static void polytune_check(cudaError_t e, const char *what)\n{{\n  if (e != cudaSuccess) {{\n    \
          fprintf(stderr, \"polytune: CUDA: %s: %s\\n\", what, cudaGetErrorString(e));\n    exit(70);\n  }}\n}}\n\n{VIEWS}\n"
     );
+    // The tensor cores' helpers of every contraction (`mma`), once each (a
+    // kernel launched from two places shares its helpers).
     let mut globals = String::new();
+    for h in kernels.iter().flat_map(|(k, _)| &k.mma) {
+        if globals.is_empty() {
+            globals.push_str(super::mma::DEVICE_ACC);
+            globals.push('\n');
+        }
+        if !globals.contains(&h.device) {
+            globals.push_str(&h.device);
+        }
+    }
     for (number, (k, body)) in kernels.iter().enumerate() {
         let mut params: Vec<String> = outliner.params.clone();
         params.extend((0..k.depth).map(|d| format!("int polytune_h{d}")));

@@ -20,6 +20,7 @@
 //! whose check fails drops its threads, then its blocks.
 
 pub mod cuda;
+pub(super) mod mma;
 mod private;
 pub(super) mod shared;
 pub(super) mod variant;
@@ -79,6 +80,8 @@ pub(super) struct Shape {
     /// The kernel has barriers: its emulated body holds its own loops over
     /// the block's threads, one per phase (`Printer::phased`).
     pub phased: bool,
+    /// The helpers of its contractions on tensor cores (`mma`).
+    pub mma: Vec<shared::Helpers>,
 }
 
 /// The tree with a `KERNEL_MARK` above every kernel (host code prints a
@@ -99,6 +102,9 @@ pub(super) struct Mapping<'a> {
     /// Kernels (by mark number) left without promotion: host code launches
     /// them more than once for one host iteration ([`split_launches`]).
     pub unpromoted: Vec<usize>,
+    /// Contractions on FP64 tensor cores where they apply (`gpu_mma`; with
+    /// `checks` only: the dependences decide where).
+    pub mma: bool,
 }
 
 pub(super) fn map(
@@ -120,8 +126,7 @@ pub(super) fn map(
     for (k, &j) in coincident.iter().enumerate() {
         let at = find_mark(host.get_root().ctx(what)?, &format!("{KERNEL_MARK}_{k}"))?
             .ok_or_else(|| CodegenError::Unsupported(format!("kernel {k}: its mark went missing")))?;
-        let promote = !mapping.unpromoted.contains(&k);
-        kernels.push(kernel(ctx, context, &at, j, sizes, block, checks, mapping, promote)?);
+        kernels.push(kernel(ctx, context, &at, j, sizes, block, checks, mapping, k)?);
     }
     Ok((host, kernels))
 }
@@ -239,15 +244,44 @@ fn has_coincident(node: &ScheduleNode) -> Result<bool, CodegenError> {
 /// to one block, not yet to one thread): private arrays first, then shared
 /// buffers at each stage. Returns the root of the new tree and what was
 /// added, or `None` where nothing was promoted (the caller keeps its tree).
+/// With `gpu_mma=on`, first without private copies of the arrays that
+/// contractions write (their sums wait in the warps' fragments, which
+/// take those registers), kept where a contraction runs on tensor cores;
+/// else as without the knob.
 fn promote(
     ctx: &Context,
     band: ScheduleNode,
     cfg: &shared::Config,
 ) -> Result<Option<(ScheduleNode, shared::Promotion)>, CodegenError> {
+    let what = || "promoting a kernel's arrays".to_string();
+    if cfg.mma.is_some() {
+        let sums = mma::targets(ctx, cfg.scop, &band.get_domain().ctx(what)?)?;
+        if !sums.is_empty() {
+            if let Some((root, p)) = promote_keeping(ctx, band.copy().ctx(what)?, cfg, &sums)? {
+                if !p.mma.is_empty() {
+                    return Ok(Some((root, p)));
+                }
+            }
+        }
+    }
+    promote_keeping(ctx, band, &shared::Config { mma: None, ..*cfg }, &[])
+}
+
+/// [`promote`], the arrays `public` left without private copies.
+fn promote_keeping(
+    ctx: &Context,
+    band: ScheduleNode,
+    cfg: &shared::Config,
+    public: &[String],
+) -> Result<Option<(ScheduleNode, shared::Promotion)>, CodegenError> {
     let band = shared::prepare(ctx, band, cfg)?;
     let mut promotion = shared::Promotion::default();
-    let band = private::promote(ctx, band, cfg, &mut promotion)?;
-    let root = shared::stage(ctx, band, cfg, &mut promotion)?;
+    let band = private::promote(ctx, band, cfg, public, &mut promotion)?;
+    let tensor_cores =
+        |point, staged: (&[shared::Staged], usize), promotion: &mut shared::Promotion, bytes: &mut usize| {
+            mma::contract(ctx, point, cfg, promotion, staged, bytes)
+        };
+    let root = shared::stage(ctx, band, cfg, &mut promotion, &tensor_cores)?;
     if promotion.buffers.is_empty() && promotion.privates.is_empty() {
         return Ok(None);
     }
@@ -311,8 +345,8 @@ fn tile_range(ctx: &Context, host: Set, tile: UnionPwAff) -> Result<(String, Str
     Ok((lo, hi))
 }
 
-/// The kernel under the mark `at`, whose band has `j` leading coincident
-/// members, with blocks of at most `block` threads.
+/// The kernel `number` under the mark `at`, whose band has `j` leading
+/// coincident members, with blocks of at most `block` threads.
 #[allow(clippy::too_many_arguments)]
 fn kernel(
     ctx: &Context,
@@ -323,8 +357,9 @@ fn kernel(
     block: i64,
     checks: Option<&Dependences>,
     mapping: &Mapping,
-    promoted: bool,
+    number: usize,
 ) -> Result<Kernel, CodegenError> {
+    let promoted = !mapping.unpromoted.contains(&number);
     let what = || "building a kernel".to_string();
     let depth = at.get_schedule_depth().ctx(what)? as usize;
     let domain = at.get_domain().ctx(what)?;
@@ -398,6 +433,7 @@ fn kernel(
             thread_of: &thread_of,
             points: &points,
             drop_barrier: mapping.drop_barrier,
+            mma: checks.filter(|_| mapping.mma).map(|deps| (deps, number)),
         };
         if let Some((root, p)) = promote(ctx, blocked.get_child(0).ctx(what)?, &cfg)? {
             tree = Some(root.get_schedule().ctx(what)?);
@@ -414,9 +450,9 @@ fn kernel(
     let context = with_host()?.intersect_params(mapped_ids(ctx, tiles.len(), threads.len(), &names)?);
     let context = context.ctx(what)?.to_str().ctx(what)?.to_string();
     let prefix = at.get_prefix_schedule_union_map().ctx(what)?.to_str().ctx(what)?.to_string();
-    let (buffers, privates, phased) = match &promotion {
-        Some(p) => (p.buffers.clone(), p.privates.clone(), p.barriers > 0),
-        None => (Vec::new(), Vec::new(), false),
+    let (buffers, privates, phased, mma) = match &promotion {
+        Some(p) => (p.buffers.clone(), p.privates.clone(), p.barriers > 0, p.mma.clone()),
+        None => (Vec::new(), Vec::new(), false, Vec::new()),
     };
     let full = match tiles.is_empty() {
         true => None,
@@ -427,7 +463,7 @@ fn kernel(
                 .flatten()
         }
     };
-    let shape = Shape { depth, tiles, threads, range, buffers, privates, phased };
+    let shape = Shape { depth, tiles, threads, range, buffers, privates, phased, mma };
     Ok(Kernel { shape, prefix, tree, context, promotion, full })
 }
 
@@ -608,6 +644,13 @@ impl Shape {
             ));
         }
         out.push_str("  {\n");
+        // Tensor cores' helpers, as the CPU runs them (`mma`).
+        if !self.mma.is_empty() {
+            out.push_str(mma::EMULATED_ACC);
+        }
+        for h in &self.mma {
+            out.push_str(&h.emulated);
+        }
         for b in &self.buffers {
             out.push_str(&format!("  {b};\n"));
         }
@@ -633,6 +676,9 @@ impl Shape {
         }
         for (_, name, _) in &self.privates {
             out.push_str(&format!("#undef {name}\n"));
+        }
+        for h in &self.mma {
+            out.push_str(&h.undef);
         }
         out.push_str("  }\n}\n");
         Ok(out)

@@ -31,12 +31,13 @@ const COPY_IN: &str = "private_in_";
 const COPY_OUT: &str = "private_out_";
 
 /// Promotes, around `top` (the kernel's code, its mapped band sunk and its
-/// threads filtered), the arrays each thread has to itself; returns the
-/// node at `top`'s position.
+/// threads filtered), the arrays each thread has to itself, but `public`;
+/// returns the node at `top`'s position.
 pub(crate) fn promote(
     ctx: &Context,
     mut top: ScheduleNode,
     cfg: &Config,
+    public: &[String],
     promotion: &mut Promotion,
 ) -> Result<ScheduleNode, CodegenError> {
     let what = || "promoting to private memory".to_string();
@@ -47,7 +48,7 @@ pub(crate) fn promote(
     let stmts: Vec<_> = cfg.scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
     for array in &cfg.scop.arrays {
         // A struct member's uses are not spelled `name[...]`: never promoted.
-        if !copyable(array) {
+        if !copyable(array) || public.contains(&array.name) {
             continue;
         }
         let refs = references(&stmts, &array.name);

@@ -27,8 +27,9 @@
 use isl_rs::{
     ASTLoopType, Context, DimType, Id, MultiVal, ScheduleNode, ScheduleNodeType, Set, UnionMap, UnionSet, Val,
 };
+use model::deps::Dependences;
 use model::isl::IslResultExt;
-use model::scop::Scop;
+use model::scop::{Access, Scop};
 
 use super::super::footprint::{
     copy_args, copy_graft, element_bytes, footprint, read_groups, retargeted, statements, uses_of, written_in,
@@ -68,7 +69,40 @@ pub(crate) struct Promotion {
     /// The statements whose macros read buffers or private arrays, with
     /// their new bodies.
     pub bodies: Bodies,
+    /// The helpers of each contraction summed on tensor cores (`mma`).
+    pub mma: Vec<Helpers>,
 }
+
+/// Helpers a kernel's code calls that differ between its two forms (the
+/// tensor cores' of a contraction, `mma`): the emulation's (macros, defined
+/// inside the emulated launch and undefined after it) and the device's
+/// (functions of the `.cu` unit).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Helpers {
+    pub emulated: String,
+    pub undef: String,
+    pub device: String,
+}
+
+/// A buffer a stage's copies fill ([`stage_copies`]): its name, the
+/// extents of its box, its bytes and the references it serves.
+pub(crate) struct Staged<'s> {
+    pub buffer: String,
+    pub extents: Vec<i64>,
+    pub bytes: usize,
+    pub refs: Vec<&'s Access>,
+}
+
+/// What runs at each stage once its copies are grafted (`mma`'s tensor
+/// cores): given the stage's point band, its buffers, where their
+/// declarations start in `promotion.buffers`, the promotion and the
+/// block's shared bytes so far, it returns a node at or above the band.
+pub(crate) type AfterCopies<'f, 's> = &'f dyn Fn(
+    ScheduleNode,
+    (&[Staged<'s>], usize),
+    &mut Promotion,
+    &mut usize,
+) -> Result<ScheduleNode, CodegenError>;
 
 /// How to promote.
 pub(crate) struct Config<'a> {
@@ -91,6 +125,10 @@ pub(crate) struct Config<'a> {
     pub points: &'a [i64],
     /// Leave out barrier number `n` (a test that the emulation notices).
     pub drop_barrier: Option<usize>,
+    /// With `gpu_mma=on` (and the dependences to check with): contractions
+    /// summed on tensor cores (`mma`), with the dependences that
+    /// decide where their sums may wait and the kernel's number.
+    pub mma: Option<(&'a Dependences, usize)>,
 }
 
 /// The kernel whose mapped band is `band` (in a tree filtered to one
@@ -107,12 +145,14 @@ pub(crate) fn prepare(ctx: &Context, band: ScheduleNode, cfg: &Config) -> Result
 }
 
 /// Copies into shared buffers, and barriers, at every stage [`prepare`]
-/// marked below `band`; returns the root of the new tree.
-pub(crate) fn stage(
+/// marked below `band`, then what `after` adds there; returns the root of
+/// the new tree.
+pub(crate) fn stage<'s>(
     ctx: &Context,
     band: ScheduleNode,
-    cfg: &Config,
+    cfg: &Config<'s>,
     promotion: &mut Promotion,
+    after: AfterCopies<'_, 's>,
 ) -> Result<ScheduleNode, CodegenError> {
     let what = || "promoting to shared memory".to_string();
     let written = written_in(cfg.scop, &band.get_domain().ctx(what)?)?;
@@ -120,7 +160,12 @@ pub(crate) fn stage(
     let mut buffer_bytes = 0usize;
     while let Some(mark) = super::super::marks::find_mark(root.copy().ctx(what)?, STAGE_MARK)? {
         let point = isolate_full_stage(mark.delete().ctx(what)?, cfg)?;
-        let point = stage_copies(ctx, point, cfg, &written, promotion, &mut buffer_bytes)?;
+        let first = promotion.buffers.len();
+        let (point, staged) = stage_copies(ctx, point, cfg, &written, promotion, &mut buffer_bytes)?;
+        let point = match staged.is_empty() {
+            true => point,
+            false => after(point, (&staged, first), promotion, &mut buffer_bytes)?,
+        };
         root = point.root().ctx(what)?;
     }
     Ok(root)
@@ -252,21 +297,22 @@ fn isolate_full_stage(point: ScheduleNode, cfg: &Config) -> Result<ScheduleNode,
 
 /// Copies into buffers, and barriers, around the point band `point` (a
 /// stage) for the arrays its statements read with reuse; returns the node
-/// at `point`'s position.
-fn stage_copies(
+/// at `point`'s position and the buffers, in the order of their
+/// declarations (appended to `promotion.buffers`).
+fn stage_copies<'s>(
     ctx: &Context,
     mut point: ScheduleNode,
-    cfg: &Config,
+    cfg: &Config<'s>,
     written: &[String],
     promotion: &mut Promotion,
     buffer_bytes: &mut usize,
-) -> Result<ScheduleNode, CodegenError> {
+) -> Result<(ScheduleNode, Vec<Staged<'s>>), CodegenError> {
     let what = || "staging a tile in shared memory".to_string();
     let domain = point.get_domain().ctx(what)?;
     let names = statements(&domain)?;
     let prefix = point.get_prefix_schedule_union_map().ctx(what)?;
     let stmts: Vec<_> = cfg.scop.statements.iter().filter(|s| names.contains(&s.name)).collect();
-    let mut copies = Vec::new();
+    let (mut copies, mut staged) = (Vec::new(), Vec::new());
     for array in &cfg.scop.arrays {
         // A struct member's uses are not spelled `name[...]`: never promoted.
         if array.rank() == 0 || array.is_struct_member() || written.contains(&array.name) {
@@ -301,11 +347,13 @@ fn stage_copies(
             }
             *buffer_bytes += need;
             let dims: Vec<String> = extents.iter().map(|e| format!("[{e}]")).collect();
+            let refs = group.iter().map(|(a, _)| *a).collect();
+            staged.push(Staged { buffer: buffer.clone(), extents: extents.clone(), bytes: need, refs });
             copies.push((array, factor, buffer, extents, footprint, dims.concat()));
         }
     }
     if copies.is_empty() {
-        return Ok(point);
+        return Ok((point, staged));
     }
     let n_prefix = prefix.copy().ctx(what)?.range().ctx(what)?;
     let n_prefix = Set::from_union_set(n_prefix).ctx(what)?;
@@ -352,7 +400,7 @@ fn stage_copies(
             true => point.graft_after(graft).ctx(what)?,
         };
     }
-    Ok(point)
+    Ok((point, staged))
 }
 
 /// The subscript of a buffer's slot for the array's subscript `e`:

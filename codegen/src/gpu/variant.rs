@@ -46,6 +46,7 @@ pub(crate) fn generate_gpu(
         points: i64::from(opts.code.gpu_thread_tile),
         drop_barrier: opts.drop_barrier,
         unpromoted: Vec::new(),
+        mma: opts.code.gpu_mma,
     };
     let prefix = iterator_prefix(scop);
     let launched = |mapping: &Mapping| -> Result<Launched, CodegenError> {

@@ -330,6 +330,15 @@ pub struct CodeOptions {
     /// 0: nvcc's own choice.
     #[serde(skip_serializing_if = "is_zero")]
     pub gpu_min_blocks: u32,
+    /// FP64 tensor cores (`gpu_mma=on`): where a kernel's stage is a
+    /// contraction (`C[i][j] += A[i][k] * B[k][j]`, its scalar factors
+    /// folded into the staged tiles), the block's tile of `C` is summed by
+    /// warps in `wmma` fragments of 8 × 8 × 4 doubles (sm_80 and later) and
+    /// added to `C` after the stage loop. Elsewhere it changes nothing.
+    /// Changes the rounding: outputs agree with the original's within the
+    /// tolerance, not bit for bit.
+    #[serde(skip_serializing_if = "is_false")]
+    pub gpu_mma: bool,
     /// Two-level tiling: a tiled band's tile loops are tiled again by this
     /// factor, outer tiles of `factor` tiles per member (L2 tiles over L1
     /// tiles); the outer tile loops are the parallel ones. 1: one level.
@@ -405,6 +414,7 @@ impl Default for CodeOptions {
             gpu_unroll: false,
             gpu_thread_tile: 0,
             gpu_min_blocks: 0,
+            gpu_mma: false,
             l2_tile: 1,
             omp_wait: OmpWait::Default,
             fission: false,

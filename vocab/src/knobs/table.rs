@@ -281,6 +281,12 @@ const CODE_KNOBS: &[Knob<CodeOptions>] = &[
         set: |o, v| set_switch(&mut o.gpu_unroll, v),
         get: |o| switch(o.gpu_unroll),
     },
+    Knob {
+        name: "gpu_mma",
+        values: "off|on",
+        set: |o, v| set_switch(&mut o.gpu_mma, v),
+        get: |o| switch(o.gpu_mma),
+    },
 ];
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
