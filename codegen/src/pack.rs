@@ -127,7 +127,8 @@ fn pack_band(
         let (buffer, offset) = (format!("{MACRO_PREFIX}pack_{n}"), format!("{MACRO_PREFIX}pack_offset_{n}"));
         let uses = uses_of(&stmts, &group, bodies);
         let subscript = |d: usize, e: &str| format!("[({e}) - {offset}[{d}]]");
-        let Some((texts, factor)) = retargeted(scop, array, &written, &uses, &buffer, array.rank(), subscript)
+        let Some((texts, factor)) =
+            retargeted(scop, array, &written, &uses, &buffer, array.rank(), subscript)
         else {
             continue;
         };

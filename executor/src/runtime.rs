@@ -480,7 +480,10 @@ pub fn parse_dump(bytes: &[u8]) -> Result<Vec<DumpedArray>, DumpError> {
 /// megabytes is copied once, not read whole and then split.
 pub fn read_dump(path: &Path) -> Result<Vec<DumpedArray>, DumpError> {
     let Ok(file) = std::fs::File::open(path) else { return Ok(Vec::new()) };
-    let total = file.metadata().map(|m| m.len()).map_err(|e| DumpError::Unreadable { offset: 0, reason: e.to_string() })?;
+    let total = file
+        .metadata()
+        .map(|m| m.len())
+        .map_err(|e| DumpError::Unreadable { offset: 0, reason: e.to_string() })?;
     read_records(std::io::BufReader::new(file), total)
 }
 

@@ -425,10 +425,7 @@ impl Store {
                 .map(|r| r.rows_affected())
                 .map_err(query(WHAT))
         })?;
-        if changed == 0 {
-            return Err(StoreError::Invalid { what: WHAT, reason: format!("no campaign has id {id}") });
-        }
-        Ok(())
+        one_campaign(WHAT, id, changed)
     }
 
     /// Keeps `profile` with campaign `id`: where the profiled run of its
@@ -436,8 +433,10 @@ impl Store {
     /// another run) replaces it.
     pub fn set_campaign_profile(&self, id: i64, profile: &vocab::RunProfile) -> Result<(), StoreError> {
         const WHAT: &str = "keep a campaign's profile";
-        let json = serde_json::to_string(profile)
-            .map_err(|e| StoreError::Invalid { what: WHAT, reason: format!("not serialisable as JSON: {e}") })?;
+        let json = serde_json::to_string(profile).map_err(|e| StoreError::Invalid {
+            what: WHAT,
+            reason: format!("not serialisable as JSON: {e}"),
+        })?;
         let changed = with_pool!(self, |pool, _begin| {
             sqlx::query("UPDATE campaigns SET profile = $1 WHERE id = $2")
                 .bind(&json)
@@ -447,10 +446,7 @@ impl Store {
                 .map(|r| r.rows_affected())
                 .map_err(query(WHAT))
         })?;
-        if changed == 0 {
-            return Err(StoreError::Invalid { what: WHAT, reason: format!("no campaign has id {id}") });
-        }
-        Ok(())
+        one_campaign(WHAT, id, changed)
     }
 
     /// Stores one finished measurement with its point, schedule and build rows, all in one
@@ -636,6 +632,14 @@ impl Drop for Store {
             Pool::Postgres(pool) => self.rt.block_on(pool.close()),
         }
     }
+}
+
+/// An update of campaign `id` that changed `changed` rows: none means there is no such campaign.
+fn one_campaign(what: &'static str, id: i64, changed: u64) -> Result<(), StoreError> {
+    if changed == 0 {
+        return Err(StoreError::Invalid { what, reason: format!("no campaign has id {id}") });
+    }
+    Ok(())
 }
 
 const CAMPAIGN_SELECT: &str =

@@ -32,8 +32,8 @@ use model::isl::IslResultExt;
 use model::scop::{Access, Scop};
 
 use super::super::footprint::{
-    copy_args, copy_graft, element_bytes, footprint, read_groups, retargeted, statements, uses_of, written_in,
-    Bodies,
+    copy_args, copy_graft, element_bytes, footprint, read_groups, retargeted, statements, uses_of,
+    written_in, Bodies,
 };
 use super::super::isolate::{full_tile_option, ISOLATE_OPS};
 use super::super::marks::BARRIER;

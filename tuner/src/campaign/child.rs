@@ -225,10 +225,11 @@ pub(super) fn answer_in_child(
     schedules: &Path,
 ) -> (Answer, Costs) {
     let started = std::time::Instant::now();
-    let (answer, schedule_s, codegen_s) = match reply_of_child(exe, kernel, dataset, point, timeout, schedules) {
-        Ok(r) => (r.answer, r.schedule_s, r.codegen_s),
-        Err(f) => (Err(f), 0.0, 0.0),
-    };
+    let (answer, schedule_s, codegen_s) =
+        match reply_of_child(exe, kernel, dataset, point, timeout, schedules) {
+            Ok(r) => (r.answer, r.schedule_s, r.codegen_s),
+            Err(f) => (Err(f), 0.0, 0.0),
+        };
     let costs =
         Costs { variant_s: started.elapsed().as_secs_f64(), schedule_s, codegen_s, ..Costs::default() };
     (answer, costs)

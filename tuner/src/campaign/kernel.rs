@@ -80,7 +80,12 @@ impl Setup {
     }
 
     /// [`Setup::evaluator`] with its builds cached under `cache`.
-    pub fn evaluator_in(&self, cache: &Path, runs: usize, tolerance: f64) -> Result<(Evaluator, Fingerprint)> {
+    pub fn evaluator_in(
+        &self,
+        cache: &Path,
+        runs: usize,
+        tolerance: f64,
+    ) -> Result<(Evaluator, Fingerprint)> {
         let builder = Builder::new(self.profile.compiler(), cache.join("builds"))?;
         let fingerprint = Fingerprint::detect(builder.compiler())?.with_gpus(&self.profile.gpus)?;
         let config = MeasureConfig {
