@@ -1,6 +1,6 @@
 //! Programs of our own with the constructs real programs use (issue 14):
 //! each is modelled exactly and scheduled legally, or refused with its
-//! reason. `tuner/tests/cli.rs` runs the runnable ones end to end.
+//! reason. `polytune/tests/cli.rs` runs the runnable ones end to end.
 
 use std::path::Path;
 
@@ -367,7 +367,7 @@ fn same_accesses(s: &Scop, k: usize, expected: &[(AccessKind, &str, &str)]) -> b
 
 /// `A[i * n + j]` on `double *` (and `i * n + i`) is `A[i][j]` of rows of
 /// `n`: the statements keep their linear subscripts, the model and the
-/// dumps see rows (the 2-D Jacobi's neighbours: `tuner/tests/own.rs` runs it).
+/// dumps see rows (the 2-D Jacobi's neighbours: `polytune/tests/own.rs` runs it).
 #[test]
 fn linearised_subscripts_are_read_as_rows() {
     use AccessKind::{Read, Write};

@@ -18,6 +18,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ("store", &["vocab"]),
     ("reports", &["vocab", "store"]),
     ("tuner", &["vocab", "model", "space", "codegen", "executor", "store", "reports"]),
+    ("polytune", &["vocab", "model", "space", "codegen", "executor", "store", "reports", "tuner"]),
     ("testkit", &["vocab", "model", "space", "codegen", "executor"]),
 ];
 
@@ -266,9 +267,10 @@ fn cycles(modules: &BTreeSet<Module>, imports: &[Import]) -> Vec<String> {
     found
 }
 
-fn workspace_dependencies(krate: &str) -> Vec<String> {
+/// The names under `[dependencies]` of `krate`'s manifest (not its dev- or
+/// build-dependencies).
+fn dependencies(krate: &str) -> Vec<String> {
     let toml = std::fs::read_to_string(workspace().join(krate).join("Cargo.toml")).unwrap();
-    let names: Vec<&str> = CRATES.iter().map(|(c, _)| *c).collect();
     let mut section = "";
     let mut out = Vec::new();
     for line in toml.lines() {
@@ -276,12 +278,17 @@ fn workspace_dependencies(krate: &str) -> Vec<String> {
             section = line;
         } else if section == "[dependencies]" {
             let name = line.split(['=', '.']).next().unwrap_or("").trim();
-            if names.contains(&name) {
+            if !name.is_empty() && !name.starts_with('#') {
                 out.push(name.to_string());
             }
         }
     }
     out
+}
+
+fn workspace_dependencies(krate: &str) -> Vec<String> {
+    let names: Vec<&str> = CRATES.iter().map(|(c, _)| *c).collect();
+    dependencies(krate).into_iter().filter(|d| names.contains(&d.as_str())).collect()
 }
 
 #[test]
@@ -309,9 +316,24 @@ fn sibling_modules_import_one_way() {
     assert!(found.is_empty(), "modules that import each other:\n{}", found.join("\n"));
 }
 
+/// Argument parsing, progress bars and untyped errors belong to the binary:
+/// a program that calls the library gets typed errors and no terminal.
+#[test]
+fn only_the_binary_links_the_command_line_crates() {
+    for (krate, _) in CRATES.iter().filter(|(c, _)| *c != "polytune") {
+        for dep in dependencies(krate) {
+            assert!(
+                !["clap", "anyhow", "indicatif"].contains(&dep.as_str()),
+                "{krate} depends on {dep}, a concern of the command line (the polytune crate)"
+            );
+        }
+    }
+    assert!(dependencies("polytune").contains(&"clap".to_string()), "the reader of manifests found no clap");
+}
+
 #[test]
 fn only_the_binary_entry_imports_the_command_glue() {
-    let src = workspace().join("tuner/src");
+    let src = workspace().join("polytune/src");
     let (_, imports) = read_imports(&src);
     let cmd = vec!["cmd".to_string()];
     let upward: Vec<&str> = imports

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use crate::error::{Context, Error, Result};
 use executor::build::{BuildOutcome, Builder};
 use executor::process::{run_limited, End, Limits};
 use executor::runtime::{parse_dump, DumpedArray};
@@ -60,7 +60,7 @@ pub fn capture(builder: &Builder, program: &Program, how: &Invocation, timeout: 
     let binary = match builder.build(&text) {
         BuildOutcome::Built { binary, .. } => binary,
         BuildOutcome::Failed { message } => {
-            bail!("{at}: the capturing build of the program failed:\n{message}")
+            return Err(Error::failed(format!("{at}: the capturing build of the program failed:\n{message}")))
         }
     };
     let dir = program::cache_dir()?.join("captures");
@@ -89,26 +89,31 @@ fn run_capture(
         .with_context(|| format!("cannot start {}", binary.display()))?;
     let said = out.output.text();
     match out.end {
-        End::TimedOut => bail!("{at}: the program's capturing run took longer than {} s", timeout.as_secs()),
+        End::TimedOut => {
+            return Err(Error::failed(format!(
+                "{at}: the program's capturing run took longer than {} s",
+                timeout.as_secs()
+            )))
+        }
         End::Exited(status) if !status.success() => {
-            bail!("{at}: the program's capturing run failed ({status}): {}", said.trim())
+            return Err(Error::failed(format!(
+                "{at}: the program's capturing run failed ({status}): {}",
+                said.trim()
+            )))
         }
         End::Exited(_) => {}
     }
     let entries = std::fs::read_to_string(&time).map(|t| t.lines().count()).unwrap_or(0);
     if !file.is_file() && !how.params.is_empty() {
-        bail!("{at}: the driver made no capture: {}", said.trim());
+        return Err(Error::failed(format!("{at}: the driver made no capture: {}", said.trim())));
     }
     if !file.is_file() {
-        bail!(
-            "{at}: the program entered the region {entries} time(s) with these arguments, so entry {} was never \
-             captured",
-            how.entry.max(1)
-        );
+        return Err(Error::input_at(&at, format!("the program entered the region {entries} time(s) with these arguments, so entry {} was never \
+             captured", how.entry.max(1))));
     }
     let bytes = std::fs::read(&file)?;
     let outputs = parse_dump(&std::fs::read(&dump).unwrap_or_default())
-        .map_err(|e| anyhow::anyhow!("{at}: the capturing run's output dump: {e}"))?;
+        .map_err(|e| Error::failed(format!("{at}: the capturing run's output dump: {e}")))?;
     let hash = program::sha256_hex(&bytes);
     let path = dir.join(format!("{hash}.ptc"));
     if !path.is_file() {
@@ -146,7 +151,10 @@ pub fn checked(path: &Path) -> Result<String> {
     let hash = program::sha256_hex(&bytes);
     let named = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
     if hash != named {
-        bail!("{}: the capture is corrupted (its SHA-256 is {hash}); capture it again", path.display());
+        return Err(Error::input_at(
+            path.display(),
+            format!("the capture is corrupted (its SHA-256 is {hash}); capture it again"),
+        ));
     }
     Ok(hash)
 }
@@ -189,10 +197,8 @@ pub fn check_reproduced(
 ) -> Result<()> {
     if capture.generated {
         if let Some(element) = executor::verify::first_non_finite(&reference.dump) {
-            bail!(
-                "with the generated inputs the region computes {element}: give other --param values (the arrays \
-                 hold values in [0.5, 1.5), integers in 1..=8)"
-            );
+            return Err(Error::input(format!("with the generated inputs the region computes {element}: give other --param values (the arrays \
+                 hold values in [0.5, 1.5), integers in 1..=8)")));
         }
     }
     if capture.entries != 1 {
@@ -201,10 +207,8 @@ pub fn check_reproduced(
     // The capture was written by another build of the program: within the noise.
     let verdict = executor::verify::compare_with(reference.expected(), &capture.outputs, tolerance);
     if !verdict.is_match() {
-        bail!(
-            "the region replayed from its capture does not write what it wrote in the program ({verdict}): it \
-             reads something its model does not show (a pointer it reads through, a call with side effects)"
-        );
+        return Err(Error::failed(format!("the region replayed from its capture does not write what it wrote in the program ({verdict}): it \
+             reads something its model does not show (a pointer it reads through, a call with side effects)")));
     }
     Ok(())
 }
@@ -214,11 +218,11 @@ pub fn check_reproduced(
 pub fn stored(hash: &str) -> Result<Capture> {
     let path = program::cache_dir()?.join("captures").join(format!("{hash}.ptc"));
     if !path.is_file() {
-        bail!(
-            "{}: the campaign replays its region from this capture, which this machine does not have; copy it \
+        return Err(Error::input_at(
+            path.display(),
+            "the campaign replays its region from this capture, which this machine does not have; copy it \
              here, or tune here with the program's arguments",
-            path.display()
-        );
+        ));
     }
     checked(&path)?;
     Ok(Capture {

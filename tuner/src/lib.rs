@@ -3,15 +3,18 @@
 //! (`campaign`: grid, batches of `polytune variant` children, slots,
 //! workers), the search strategies (`strategy`), the shared ILP answers of
 //! one campaign (`memo`), the quiet-machine check (`noise`), Slurm
-//! submission (`slurm`), and the exit statuses and units the commands
-//! print (`exit`, `units`).
+//! submission (`slurm`), the units times print in (`units`), the typed
+//! errors every fallible function returns (`error`), and the names its
+//! enums are spelled with in text (`choice`).
 //!
-//! The `polytune` binary (`main.rs`, `cmd/`) is command glue over this
-//! library; nothing here imports it.
+//! The `polytune` binary is a crate of its own over this library
+//! (`polytune/`: argument parsing, printing, exit statuses); no crate
+//! depends on it, and nothing here parses a command line or draws progress.
 
 pub mod campaign;
 pub mod capture;
-pub mod exit;
+pub mod choice;
+pub mod error;
 pub mod export;
 pub mod memo;
 pub mod noise;
@@ -20,3 +23,5 @@ pub mod program;
 pub mod slurm;
 pub mod strategy;
 pub mod units;
+
+pub use error::{Error, Result};

@@ -6,20 +6,38 @@
 
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use crate::choice::Choice;
+use crate::error::{Error, Result};
 use executor::quiet;
 
-/// What to do about a busy slot.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What to do about a busy slot (what each choice does: [`Choice::about`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OnNoise {
-    /// Warn once, measure anyway, and record the load with each measurement.
     #[default]
     Warn,
-    /// Wait until the slot is quiet (checking every few seconds).
     Wait,
-    /// Stop with an error.
     Fail,
 }
+
+impl Choice for OnNoise {
+    const WHAT: &'static str = "--on-noise policy";
+    const ALL: &'static [OnNoise] = &[OnNoise::Warn, OnNoise::Wait, OnNoise::Fail];
+    fn name(self) -> &'static str {
+        match self {
+            OnNoise::Warn => "warn",
+            OnNoise::Wait => "wait",
+            OnNoise::Fail => "fail",
+        }
+    }
+    fn about(self) -> Option<&'static str> {
+        Some(match self {
+            OnNoise::Warn => "Warn once, measure anyway, and record the load with each measurement",
+            OnNoise::Wait => "Wait until the slot is quiet (checking every few seconds)",
+            OnNoise::Fail => "Stop with an error",
+        })
+    }
+}
+crate::choice::named!(OnNoise);
 
 /// A core busier than this over the check's window makes its slot noisy.
 pub const BUSY: f64 = 0.25;
@@ -64,7 +82,9 @@ impl Noise {
                     return Ok(Some(busy));
                 }
                 OnNoise::Fail => {
-                    bail!("--on-noise fail: {busy}, by other processes; measure on a quiet machine")
+                    return Err(Error::failed(format!(
+                        "--on-noise fail: {busy}, by other processes; measure on a quiet machine"
+                    )))
                 }
                 OnNoise::Wait => {
                     if !waited {

@@ -2,9 +2,12 @@
 //! (`codegen::profiling_program`), and the regions worth tuning, hottest
 //! first (CERE picks its codelets from such a profile).
 
+use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use vocab::profile::{RegionShare, RunProfile};
+
+use crate::error::{Context, Error, Result};
 use executor::build::{BuildOutcome, Builder};
 use executor::process::{run_limited, End, Limits};
 use executor::runtime::{parse_profile, RegionTime, PROFILED_REGIONS};
@@ -37,6 +40,24 @@ impl Profile {
         hot.sort_by(|&a, &b| self.regions[b].seconds.total_cmp(&self.regions[a].seconds));
         hot
     }
+
+    /// The profile as a campaign keeps it: each region of `file` (the
+    /// `scops` it was run with) named as its kernel is stored, with its
+    /// function, lines and share, and whether `tuned` holds it.
+    pub fn kept(&self, file: &Path, source: &Source, scops: &[Scop], tuned: &[usize]) -> RunProfile {
+        let regions = scops
+            .iter()
+            .enumerate()
+            .map(|(k, scop)| RegionShare {
+                kernel: crate::campaign::kernel_name(file, k),
+                function: scop.function.clone(),
+                lines: (scop.start.line, scop.last_line(source)),
+                share: self.share(k),
+                tuned: tuned.contains(&k),
+            })
+            .collect();
+        RunProfile { run_s: self.wall_s, regions }
+    }
 }
 
 /// Runs the program of `source` once as `how` says, every region of `scops`
@@ -50,12 +71,15 @@ pub fn profile(
 ) -> Result<Profile> {
     let at = source.path.display().to_string();
     if scops.len() > PROFILED_REGIONS {
-        bail!("{at}: {} regions, and a profile times at most {}", scops.len(), PROFILED_REGIONS);
+        return Err(Error::input_at(
+            &at,
+            format!("{} regions, and a profile times at most {}", scops.len(), PROFILED_REGIONS),
+        ));
     }
     let binary = match builder.build(&codegen::profiling_program(source, scops)) {
         BuildOutcome::Built { binary, .. } => binary,
         BuildOutcome::Failed { message } => {
-            bail!("{at}: the profiling build of the program failed:\n{message}")
+            return Err(Error::failed(format!("{at}: the profiling build of the program failed:\n{message}")))
         }
     };
     let file = std::env::temp_dir().join(format!("polytune-profile-{}", executor::process::unique_suffix()));
@@ -66,12 +90,20 @@ pub fn profile(
     let _ = std::fs::remove_file(&file);
     let out = out.with_context(|| format!("cannot start {}", binary.display()))?;
     match out.end {
-        End::TimedOut => bail!("{at}: the program's profiling run took longer than {} s", timeout.as_secs()),
+        End::TimedOut => {
+            return Err(Error::failed(format!(
+                "{at}: the program's profiling run took longer than {} s",
+                timeout.as_secs()
+            )))
+        }
         End::Exited(status) if !status.success() => {
-            bail!("{at}: the program's profiling run failed ({status}): {}", out.output.text().trim())
+            return Err(Error::failed(format!(
+                "{at}: the program's profiling run failed ({status}): {}",
+                out.output.text().trim()
+            )))
         }
         End::Exited(_) => {}
     }
-    let regions = parse_profile(&text, scops.len()).map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+    let regions = parse_profile(&text, scops.len()).map_err(|e| Error::failed(format!("{at}: {e}")))?;
     Ok(Profile { wall_s: out.wall.as_secs_f64(), regions })
 }

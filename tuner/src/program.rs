@@ -5,17 +5,15 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use crate::choice::Choice;
+use crate::error::{Context, Error, Result};
 use executor::machine::{self, MachineProfile};
 use model::deps::{self, Dependences};
 use model::scop::{self, ExtractOptions, Scop, Source};
 use serde::{Deserialize, Serialize};
 
 /// PolyBench's five dataset sizes.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, Serialize, Deserialize,
-)]
-#[value(rename_all = "UPPER")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Dataset {
     Mini,
@@ -36,6 +34,16 @@ impl Dataset {
         }
     }
 }
+
+impl Choice for Dataset {
+    const WHAT: &'static str = "dataset";
+    const ALL: &'static [Dataset] =
+        &[Dataset::Mini, Dataset::Small, Dataset::Medium, Dataset::Large, Dataset::Extralarge];
+    fn name(self) -> &'static str {
+        Dataset::name(self)
+    }
+}
+crate::choice::named!(Dataset);
 
 /// One SCoP of a file with its dependences.
 #[derive(Serialize, Deserialize)]
@@ -66,7 +74,10 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 pub fn load(file: &Path, dataset: Dataset, build: &ProgramConfig, index: usize) -> Result<Program> {
     let (source, mut scops) = scops(file, dataset, build)?;
     if index >= scops.len() {
-        bail!("{}: has {} SCoP(s); SCoP {index} does not exist", file.display(), scops.len());
+        return Err(Error::input_at(
+            file.display(),
+            format!("has {} SCoP(s); SCoP {index} does not exist", scops.len()),
+        ));
     }
     let scop = scops.swap_remove(index);
     let deps = deps::analyze(&scop).with_context(|| format!("{}: dependence analysis", file.display()))?;
@@ -170,8 +181,8 @@ impl ProgramConfig {
             Some(p) => {
                 let text =
                     std::fs::read_to_string(&p).with_context(|| format!("{}: cannot read", p.display()))?;
-                let c: ProgramConfig = toml::from_str(&text)
-                    .map_err(|e| anyhow::anyhow!("{}: {}", p.display(), e.to_string().trim()))?;
+                let c: ProgramConfig =
+                    toml::from_str(&text).map_err(|e| Error::input_at(p.display(), e.to_string().trim()))?;
                 c.anchored(p.parent().unwrap_or(Path::new(".")), &p.display().to_string())?
             }
             None => ProgramConfig::default(),
@@ -214,10 +225,10 @@ pub fn machine_profile(name: &str) -> Result<MachineProfile> {
             &machine::available_cores(),
         )?);
     }
-    bail!(
+    return Err(Error::input(format!(
         "no machine profile `{name}` in {}",
         dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
-    )
+    )));
 }
 
 /// `$XDG_CACHE_HOME/polytune`, else `~/.cache/polytune`.
@@ -229,6 +240,6 @@ pub fn cache_dir() -> Result<PathBuf> {
     }
     match std::env::var("HOME") {
         Ok(home) if !home.is_empty() => Ok(PathBuf::from(home).join(".cache/polytune")),
-        _ => bail!("set XDG_CACHE_HOME or HOME: polytune keeps compiled variants there"),
+        _ => return Err(Error::input("set XDG_CACHE_HOME or HOME: polytune keeps compiled variants there")),
     }
 }

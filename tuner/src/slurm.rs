@@ -10,13 +10,25 @@
 use std::path::Path;
 use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use crate::choice::Choice;
+use crate::error::{Context, Error, Result};
 
 /// How the campaign's processes are started.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Submit {
     Slurm,
 }
+
+impl Choice for Submit {
+    const WHAT: &'static str = "way to submit";
+    const ALL: &'static [Submit] = &[Submit::Slurm];
+    fn name(self) -> &'static str {
+        match self {
+            Submit::Slurm => "slurm",
+        }
+    }
+}
+crate::choice::named!(Submit);
 
 /// `args` (this process's arguments after the program name) without the
 /// options that submit: what each job runs.
@@ -60,7 +72,10 @@ pub fn submit(args: &[String], workers: usize, cpus: usize, dir: &Path) -> Resul
             .output()
             .context("running sbatch (is Slurm installed here? `--submit slurm` needs its sbatch)")?;
         if !out.status.success() {
-            bail!("sbatch refused the job: {}", String::from_utf8_lossy(&out.stderr).trim());
+            return Err(Error::failed(format!(
+                "sbatch refused the job: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
         }
         let text = String::from_utf8_lossy(&out.stdout);
         // `--parsable` prints `id` or `id;cluster`.

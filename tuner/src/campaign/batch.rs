@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
-use anyhow::Result;
+use crate::error::Result;
 use codegen::Cuda;
 use executor::build::{BuildOutcome, Builder};
 use executor::cuda::Nvcc;

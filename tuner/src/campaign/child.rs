@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use crate::error::Result;
 use executor::measure::Status;
 use executor::pipeline::{self, Answer, Failure};
 use executor::process;

@@ -3,7 +3,7 @@
 //! fixed thread count, plus the reference points that every campaign
 //! measures first.
 
-use anyhow::Result;
+use crate::error::Result;
 use vocab::knobs::{CodeOptions, Point, Scheduler, Target, UnifiedOptions};
 use vocab::preorder::Preorder;
 
@@ -50,6 +50,8 @@ const GPU_CODE_AXES: &[(&str, &[&str])] = &[
     ("gpu_thread_tile", &["1", "2", "4"]),
     // Three blocks a multiprocessor: gemm's fastest kernel on an H200 (docs/performance.md, 2026-11-29).
     ("gpu_min_blocks", &["auto", "3"]),
+    // FP64 tensor cores, where a stage is a contraction (`for_scop` drops `on` elsewhere).
+    ("gpu_mma", &["off", "on"]),
 ];
 
 /// Tile shapes of permutable bands searched by default; `None` is untiled.
@@ -172,8 +174,9 @@ fn code_grid_on(
 /// more), no innermost loop runs two statements and `fission=on` makes
 /// them too; where no statement three loops deep writes the same element
 /// along one of them, `micro_tile` finds no band (and `reassociate`, which
-/// acts on micro tiles only, nothing). Such knobs are set off and the
-/// duplicates dropped.
+/// acts on micro tiles only, nothing); where no statement is a contraction
+/// (`codegen::has_contraction`), `gpu_mma` finds no stage. Such knobs are
+/// set off and the duplicates dropped.
 pub fn for_scop(code: &[CodeOptions], scop: &model::scop::Scop) -> Result<Vec<CodeOptions>> {
     let ctx = model::isl::new_context();
     let transpose = !space::layout::candidates(&ctx, scop)?.is_empty();
@@ -182,6 +185,7 @@ pub fn for_scop(code: &[CodeOptions], scop: &model::scop::Scop) -> Result<Vec<Co
     let micro = codegen::reduces_in_three_loops(&ctx, scop)?;
     // Only where some scalar would get copies: else `expand=on` is the same program.
     let expand = !model::expansion::expand(&ctx, scop)?.expansions.is_empty();
+    let mma = code.iter().any(|c| c.gpu_mma) && codegen::has_contraction(&ctx, scop)?;
     let mut out: Vec<CodeOptions> = Vec::new();
     for c in code {
         let c = CodeOptions {
@@ -190,6 +194,7 @@ pub fn for_scop(code: &[CodeOptions], scop: &model::scop::Scop) -> Result<Vec<Co
             fission: c.fission && fission,
             micro_tile: if micro { c.micro_tile } else { (0, 0) },
             reassociate: c.reassociate && micro,
+            gpu_mma: c.gpu_mma && mma,
             ..c.clone()
         };
         if !out.contains(&c) {
@@ -667,16 +672,21 @@ mod tests {
             .contains("512"));
         // GPU points search the block size, not the CPU's code knobs.
         let gpu = gpu_code_grid(&["target=gpu".into()]).unwrap();
-        let blocks: Vec<(u32, u32)> =
-            gpu.iter().filter(|c| c.gpu_min_blocks == 0).map(|c| (c.gpu_block, c.gpu_thread_tile)).collect();
+        let blocks: Vec<(u32, u32)> = gpu
+            .iter()
+            .filter(|c| c.gpu_min_blocks == 0 && !c.gpu_mma)
+            .map(|c| (c.gpu_block, c.gpu_thread_tile))
+            .collect();
         let expected = [(128, 0), (128, 2), (128, 4), (256, 0), (256, 2), (256, 4), (0, 0), (0, 2), (0, 4)];
         assert_eq!(blocks, expected);
-        // Each with three blocks a multiprocessor too.
-        assert_eq!(gpu.iter().filter(|c| c.gpu_min_blocks == 3).count(), expected.len());
+        // Each with three blocks a multiprocessor too, and each on tensor cores.
+        assert_eq!(gpu.iter().filter(|c| c.gpu_min_blocks == 3).count(), 2 * expected.len());
+        assert_eq!(gpu.iter().filter(|c| c.gpu_mma).count(), 2 * expected.len());
         assert!(gpu.iter().all(|c| CodeOptions {
             gpu_block: 0,
             gpu_thread_tile: 0,
             gpu_min_blocks: 0,
+            gpu_mma: false,
             ..c.clone()
         } == CodeOptions { restrict: true, ..CodeOptions::default() }));
         assert!(code_grid(&[], 2, false).unwrap().iter().all(|c| c.gpu_block == 0));
@@ -697,7 +707,7 @@ mod tests {
             references: None,
         };
         let pts = points(&[None], &spec);
-        assert_eq!(pts.len(), full.len() * 288 + full.len() * 2 * 18);
+        assert_eq!(pts.len(), full.len() * 288 + full.len() * 2 * 36);
         assert!(pts.iter().filter(|p| p.on_gpu()).all(|p| gpu.contains(&p.code)));
         let tiles = parse_tiles(TILES).unwrap();
         let spec = Spec {

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use crate::error::{Context, Error, Result};
 use executor::build::Builder;
 use executor::evaluate::{Evaluator, Reference};
 use executor::machine::{Fingerprint, MachineProfile, Slot};
@@ -58,17 +58,12 @@ impl Setup {
         let profile = program::machine_profile(machine)?;
         let slots = profile.slots.clone();
         let Some(smallest) = slots.iter().min_by_key(|s| s.cores.len()) else {
-            bail!("machine profile `{}` has no slot", profile.name)
+            return Err(Error::input(format!("machine profile `{}` has no slot", profile.name)));
         };
         let threads = threads.unwrap_or(smallest.cores.len().max(1));
         if threads > smallest.cores.len() {
-            bail!(
-                "--threads {threads}: slot `{}` of machine profile `{}` has {} core(s); give fewer threads or \
-                 larger slots",
-                smallest.name,
-                profile.name,
-                smallest.cores.len()
-            );
+            return Err(Error::input(format!("--threads {threads}: slot `{}` of machine profile `{}` has {} core(s); give fewer threads or \
+                 larger slots", smallest.name, profile.name, smallest.cores.len())));
         }
         Ok(Setup { profile, slots, threads })
     }
@@ -140,18 +135,15 @@ impl Kernel {
         replayed: bool,
     ) -> Result<Kernel> {
         if file.is_dir() {
-            bail!("{}: is a directory; name a C file", file.display());
+            return Err(Error::input_at(file.display(), "is a directory; name a C file"));
         }
         let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
         let name = kernel_name(file, scop);
         let mut programs = HashMap::new();
         let datasets = strategy::datasets(strategy, dataset);
         if replayed && datasets.len() > 1 {
-            bail!(
-                "{}: --strategy {strategy:?} measures on several datasets, and a capture is one input; choose another \
-                 strategy, or run the whole program (--replay off)",
-                file.display()
-            );
+            return Err(Error::input_at(file.display(), format!("--strategy {strategy:?} measures on several datasets, and a capture is one input; choose another \
+                 strategy, or run the whole program (--replay off)")));
         }
         for d in datasets {
             let program = program::load(file, d, build, scop)?;
@@ -165,6 +157,7 @@ impl Kernel {
         let model = &programs[&dataset].scop;
         let spec = &grid::Spec {
             code: grid::for_scop(&spec.code, model)?,
+            gpu_code: grid::for_scop(&spec.gpu_code, model)?,
             tiles: grid::tiles_for_scop(&spec.tiles, model),
             ..spec.clone()
         };

@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use crate::error::{Context, Error, Result};
 use executor::build::{BuildOutcome, Builder};
 use executor::cuda::Nvcc;
 use executor::evaluate::{Evaluator, Reference};
@@ -42,15 +42,43 @@ use crate::program::Dataset;
 use crate::strategy::{self, Outcomes};
 use observer::{Event, Observer};
 
-/// Set by SIGINT: finish nothing new, record nothing half-done, exit.
+/// Set by [`interrupt`]: finish nothing new, record nothing half-done, end.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Whether [`Campaign::run`] is under way in this process.
+static RUNNING: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_sigint(_: libc::c_int) {
+/// Asks the campaigns of this process to stop once their evaluations in
+/// flight end (`End::Interrupted`; what was measured is kept). It only
+/// stores to an atomic, so a signal handler may call it: the binary's
+/// Ctrl-C does.
+pub fn interrupt() {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Whether a campaign is running in this process, so that a caller can tell
+/// a stop of the campaign ([`interrupt`]) from an end of the program.
+pub fn running() -> bool {
+    RUNNING.load(Ordering::SeqCst)
+}
+
+/// [`RUNNING`] for as long as it lives, on every path out of a run.
+struct Running;
+
+impl Running {
+    fn start() -> Running {
+        RUNNING.store(true, Ordering::SeqCst);
+        Running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.store(false, Ordering::SeqCst);
+    }
 }
 
 /// How a campaign invocation ended.
@@ -222,8 +250,7 @@ impl<'a> Campaign<'a> {
     /// in the store before it is evaluated, and a heartbeat thread keeps
     /// this worker's claims alive.
     pub fn run(&mut self, kernels: &[Kernel]) -> Result<End> {
-        // SAFETY: the handler only stores to an atomic.
-        unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
+        let _running = Running::start();
         self.store.set_campaign_state(self.campaign_id, CampaignState::Running)?;
         let (store, worker, lease) = (self.store, self.worker.clone(), self.lease);
         if let Some(evaluations) = self.budget.evals {
@@ -648,10 +675,10 @@ impl<'a> Campaign<'a> {
     fn same_executable(&self) -> Result<()> {
         let now = self.executable.as_ref().and_then(|e| Executable::of(e.path.clone()));
         if self.executable.is_some() && now != self.executable {
-            bail!(
+            return Err(Error::failed(
                 "the polytune executable was replaced during the campaign (rebuilt or reinstalled): \
-                 its points would be scheduled by another program. Run the same command again to go on"
-            );
+                 its points would be scheduled by another program. Run the same command again to go on",
+            ));
         }
         Ok(())
     }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use crate::error::{Context, Error, Result};
 
 use super::observer::{Event, Observer};
 use super::{grid, Budget, Campaign, Config, End, Kernel, Setup, TraceEntry};
@@ -54,6 +54,9 @@ pub struct Request {
     pub capture: Option<crate::capture::Invocation>,
     /// A stored campaign's captures, by file (a worker's: no program is run again).
     pub captured: Vec<Option<String>>,
+    /// Where the profiled run of the program spent its time, where the
+    /// regions were chosen from one (`--autodetect`): kept with the campaign.
+    pub profile: Option<vocab::RunProfile>,
     /// Store: a SQLite path or a `postgres://` URL (`None`: the user's data directory).
     pub db: Option<String>,
     pub budget: Budget,
@@ -101,12 +104,8 @@ impl Request {
         })?;
         let ours = env!("CARGO_PKG_VERSION");
         if config.polytune != ours {
-            bail!(
-                "campaign {} was started by polytune {}, this is {ours}: another version may schedule the same \
-                 point differently, so it does not join",
-                stored.id,
-                config.polytune
-            );
+            return Err(Error::input(format!("campaign {} was started by polytune {}, this is {ours}: another version may schedule the same \
+                 point differently, so it does not join", stored.id, config.polytune)));
         }
         Ok(Request {
             files: config.kernels.iter().map(|k| (k.path.clone(), k.build.clone(), k.scop)).collect(),
@@ -132,6 +131,7 @@ impl Request {
             submit: None,
             capture: None,
             captured: config.kernels.iter().map(|k| k.capture.clone()).collect(),
+            profile: None,
             db: None,
             budget: Budget::from_description(&stored.budget),
             cache: None,
@@ -157,7 +157,7 @@ fn peers(text: &str, threads: usize, observer: &dyn Observer) -> Result<Vec<Stri
             .split(',')
             .map(|n| match executor::peers::find(n.trim(), threads) {
                 Ok(p) => Ok(p.name.to_string()),
-                Err(why) => bail!("--peers: {why}"),
+                Err(why) => return Err(Error::input(format!("--peers: {why}"))),
             })
             .collect(),
     }
@@ -235,6 +235,9 @@ pub fn run(
     if let Some(gpus) = gpus {
         campaign = campaign.with_gpus(gpus);
     }
+    if let Some(profile) = &args.profile {
+        db.set_campaign_profile(campaign.campaign_id, profile)?;
+    }
     campaign.variant_timeout = args.variant_timeout;
     campaign.noise = noise;
     campaign.lease = args.lease;
@@ -249,19 +252,16 @@ pub fn run(
 /// GPU target, or emulated); a GPU target with nowhere to run it is refused.
 fn gpu_slots(args: &Request, setup: &Setup, gpu: bool) -> Result<Option<super::Gpus>> {
     if gpu && !args.emulate && setup.profile.gpus.is_empty() {
-        bail!(
-            "--set target=gpu: machine profile `{}` has no GPU slot, so GPU variants cannot be measured here; \
+        return Err(Error::input(format!("--set target=gpu: machine profile `{}` has no GPU slot, so GPU variants cannot be measured here; \
              add --emulate to measure their emulation on the CPU (it checks each mapping's outputs; its times say \
-             nothing of a GPU), or a slot `gpu = N` to the profile",
-            args.machine
-        );
+             nothing of a GPU), or a slot `gpu = N` to the profile", args.machine)));
     }
     // GPU points run their CUDA form on the profile's GPU slots.
     Ok(match gpu && !args.emulate {
         true => Some(super::Gpus {
             slots: setup.profile.gpus.clone(),
             nvcc: executor::cuda::Nvcc::of(&setup.profile)
-                .map_err(|e| anyhow::anyhow!("machine profile `{}`: {e}", setup.profile.name))?,
+                .map_err(|e| Error::failed(format!("machine profile `{}`: {e}", setup.profile.name)))?,
         }),
         false => None,
     })
@@ -424,13 +424,8 @@ fn measure_originals(
 fn check_joining(stored: &store::Campaign, ours: &Config, profile: &str) -> Result<()> {
     let theirs: Config = serde_json::from_str(&stored.config)?;
     if theirs.machine != ours.machine {
-        bail!(
-            "campaign {} tunes for machine fingerprint {}, and this machine (profile `{profile}`) is {}: \
-             results are per machine, so this worker does not join (run `polytune tune` here for this machine)",
-            stored.id,
-            theirs.machine,
-            ours.machine
-        );
+        return Err(Error::input(format!("campaign {} tunes for machine fingerprint {}, and this machine (profile `{profile}`) is {}: \
+             results are per machine, so this worker does not join (run `polytune tune` here for this machine)", stored.id, theirs.machine, ours.machine)));
     }
     if stored.key != ours.key() {
         let changed: Vec<String> = theirs
@@ -440,7 +435,7 @@ fn check_joining(stored: &store::Campaign, ours: &Config, profile: &str) -> Resu
             .filter(|(a, b)| a.source_hash != b.source_hash)
             .map(|(a, _)| a.path.display().to_string())
             .collect();
-        bail!(
+        return Err(Error::input(format!(
             "campaign {}: this worker would run another campaign ({}); it does not join",
             stored.id,
             if changed.is_empty() {
@@ -448,7 +443,7 @@ fn check_joining(stored: &store::Campaign, ours: &Config, profile: &str) -> Resu
             } else {
                 format!("changed since the campaign started: {}", changed.join(", "))
             }
-        );
+        )));
     }
     Ok(())
 }

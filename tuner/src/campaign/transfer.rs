@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use anyhow::Result;
+use crate::error::Result;
 use store::{Store, TransferRow};
 use vocab::knobs::Point;
 

@@ -14,14 +14,13 @@ mod verify;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use crate::error::{Context, Error, Result};
 use executor::machine::Fingerprint;
 use executor::pipeline;
 use store::{Best, Store};
 use vocab::knobs::{Point, Scheduler};
 
 use crate::campaign::{Config, KernelSpec};
-use crate::exit::NoResult;
 use crate::program::{self, Dataset, Program, ProgramConfig};
 use assemble::{Branch, Layout};
 
@@ -113,26 +112,26 @@ pub fn export(db: &Store, request: &Request) -> Result<Export> {
         match part(db, k, Some(file.clone()), request) {
             Ok(p) => parts.push(p),
             // A SCoP nothing beat stays as written.
-            Err(e) if e.is::<NoResult>() => skipped.push(format!("{k}: {e}")),
+            Err(e) if e.is_no_result() => skipped.push(format!("{k}: {e}")),
             Err(e) => return Err(e),
         }
     }
     if parts.is_empty() {
-        return Err(NoResult(format!(
+        return Err(Error::NoResult(format!(
             "{}: no SCoP has a winner to export:\n  {}",
             file.display(),
             skipped.join("\n  ")
-        ))
-        .into());
+        )));
     }
     if let Some(p) = parts.iter().find(|p| p.export.cuda.is_some()) {
-        bail!(
-            "{}: kernel {}'s winner is a GPU variant, whose CUDA unit is a file of its own: export it alone \
-             (polytune export {})",
+        return Err(Error::input_at(
             file.display(),
-            p.kernel,
-            p.kernel
-        );
+            format!(
+                "kernel {}'s winner is a GPU variant, whose CUDA unit is a file of its own: export it alone \
+             (polytune export {})",
+                p.kernel, p.kernel
+            ),
+        ));
     }
     let text = together(&parts);
     let first = &parts[0];
@@ -264,10 +263,10 @@ fn part(db: &Store, kernel: &str, named_file: Option<PathBuf>, request: &Request
         );
         let (code, on_gpu) = variant_code(&program, w, &compiler, &build).context(at.clone())?;
         if on_gpu.is_some() && several {
-            bail!(
+            return Err(Error::input(format!(
                 "{at} is a GPU variant, which is exported alone: name its machine (--machine {})",
                 w.best.machine
-            );
+            )));
         }
         gpu = gpu.or(on_gpu);
         let code = if several { rename_all(code, &w.label) } else { code };
@@ -281,11 +280,10 @@ fn part(db: &Store, kernel: &str, named_file: Option<PathBuf>, request: &Request
         });
     }
     if branches.is_empty() {
-        return Err(NoResult(format!(
+        return Err(Error::NoResult(format!(
             "kernel `{kernel}`: no machine's winner is faster than the original ({}); there is nothing to export",
             unchanged.join(", ")
-        ))
-        .into());
+        )));
     }
     let compile = compile_line(first, &build);
     let header = header(&kernel, &file, &branches, &compile, gpu.is_some());
@@ -318,7 +316,10 @@ fn part(db: &Store, kernel: &str, named_file: Option<PathBuf>, request: &Request
     })?;
     if let Some(g) = &gpu {
         if capture.is_some() {
-            bail!("{}: a GPU winner of a replayed campaign is not exported yet", file.display());
+            return Err(Error::input_at(
+                file.display(),
+                "a GPU winner of a replayed campaign is not exported yet",
+            ));
         }
         for v in &mut verified {
             *v = format!("its emulation on the CPU, {v}");
@@ -364,11 +365,10 @@ fn winners(db: &Store, kernel: &str, request: &Request) -> Result<Vec<Winner>> {
     let dataset = request.dataset.map(|d| d.name());
     let known = db.kernels()?;
     if !known.iter().any(|k| k == kernel) {
-        return Err(NoResult(format!(
+        return Err(Error::NoResult(format!(
             "no kernel `{kernel}` in the store (kernels: {})",
             if known.is_empty() { "none yet".to_string() } else { known.join(", ") }
-        ))
-        .into());
+        )));
     }
     let machines = db.machines()?;
     let mut names: Vec<String> = Vec::new();
@@ -383,7 +383,10 @@ fn winners(db: &Store, kernel: &str, request: &Request) -> Result<Vec<Winner>> {
         Machines::Named(list) => {
             for m in list {
                 if !names.contains(m) {
-                    bail!("no machine `{m}` in the store (machines: {})", names.join(", "));
+                    return Err(Error::input(format!(
+                        "no machine `{m}` in the store (machines: {})",
+                        names.join(", ")
+                    )));
                 }
             }
             list.iter().cloned().map(Some).collect()
@@ -396,12 +399,11 @@ fn winners(db: &Store, kernel: &str, request: &Request) -> Result<Vec<Winner>> {
             if request.machines == Machines::All {
                 continue;
             }
-            return Err(NoResult(format!(
+            return Err(Error::NoResult(format!(
                 "no verified variant of kernel `{kernel}`{}{} in the store",
                 machine.map(|m| format!(" on machine `{m}`")).unwrap_or_default(),
                 dataset.map(|d| format!(" at {d}")).unwrap_or_default(),
-            ))
-            .into());
+            )));
         };
         let point: Point = serde_json::from_str(&best.point_json)
             .with_context(|| format!("point {}: not a point this polytune reads", best.point_id))?;
@@ -418,23 +420,13 @@ fn winners(db: &Store, kernel: &str, request: &Request) -> Result<Vec<Winner>> {
         });
     }
     let Some(first) = out.first() else {
-        return Err(NoResult(format!("no verified variant of kernel `{kernel}` on any machine")).into());
+        return Err(Error::NoResult(format!("no verified variant of kernel `{kernel}` on any machine")));
     };
     if let Some(other) = out.iter().find(|w| w.best.dataset != first.best.dataset) {
-        bail!(
-            "kernel `{kernel}`: machine {}'s winner is for {} and machine {}'s for {}; name one with --dataset",
-            first.best.machine,
-            first.best.dataset,
-            other.best.machine,
-            other.best.dataset
-        );
+        return Err(Error::input(format!("kernel `{kernel}`: machine {}'s winner is for {} and machine {}'s for {}; name one with --dataset", first.best.machine, first.best.dataset, other.best.machine, other.best.dataset)));
     }
     if let Some(other) = out.iter().find(|w| w.best.source_hash != first.best.source_hash) {
-        bail!(
-            "kernel `{kernel}`: machines {} and {} tuned different versions of its file; tune it again on one of them",
-            first.best.machine,
-            other.best.machine
-        );
+        return Err(Error::input(format!("kernel `{kernel}`: machines {} and {} tuned different versions of its file; tune it again on one of them", first.best.machine, other.best.machine)));
     }
     Ok(out)
 }
@@ -446,19 +438,14 @@ fn check_unchanged(file: &Path, best: &Best, spec: Option<&KernelSpec>) -> Resul
     let hash = spec
         .map_or_else(|| hash.clone(), |k| crate::campaign::program_hash(&hash, k.scop, k.build.autodetect));
     if hash != best.source_hash {
-        bail!(
-            "{}: the file has changed since it was tuned (campaign {} tuned {}); tune it again, or export from the file that was tuned",
-            file.display(),
-            best.campaign,
-            best.program_path
-        );
+        return Err(Error::input_at(file.display(), format!("the file has changed since it was tuned (campaign {} tuned {}); tune it again, or export from the file that was tuned", best.campaign, best.program_path)));
     }
     Ok(())
 }
 
 fn campaign_config(db: &Store, id: i64) -> Result<Config> {
     let Some(stored) = db.campaigns()?.into_iter().find(|c| c.id == id) else {
-        bail!("{}: no campaign has id {id}", db.target());
+        return Err(Error::input_at(db.target(), format!("no campaign has id {id}")));
     };
     serde_json::from_str(&stored.config)
         .with_context(|| format!("campaign {id}: its configuration is not one this polytune reads"))
@@ -471,12 +458,8 @@ fn layout(file: &Path, program: &Program, original: &str) -> Result<Layout> {
     let (f0, f1) = scop.function_span;
     let found = (f1 > f0).then(|| (at(f0), at(f1 - 1), at(scop.span.1.saturating_sub(1))));
     let Some((Some(function_first), Some(function_last), Some(scop_last))) = found else {
-        bail!(
-            "{}:{}: the SCoP's function does not stand in the file itself (a macro or an included file makes it); \
-             export needs its lines",
-            file.display(),
-            scop.start.line
-        );
+        return Err(Error::input(format!("{}:{}: the SCoP's function does not stand in the file itself (a macro or an included file makes it); \
+             export needs its lines", file.display(), scop.start.line)));
     };
     let first = scop.start.line as usize;
     // A region found without pragmas: its own lines.
@@ -495,12 +478,8 @@ fn layout(file: &Path, program: &Program, original: &str) -> Result<Layout> {
         })
     };
     if !pragma(layout.scop_first, "scop") || !pragma(layout.scop_last, "endscop") {
-        bail!(
-            "{}:{}: the SCoP's pragmas are not lines of their own in the file; export replaces the lines from \
-             `#pragma scop` to `#pragma endscop`",
-            file.display(),
-            scop.start.line
-        );
+        return Err(Error::input(format!("{}:{}: the SCoP's pragmas are not lines of their own in the file; export replaces the lines from \
+             `#pragma scop` to `#pragma endscop`", file.display(), scop.start.line)));
     }
     Ok(layout)
 }
@@ -515,7 +494,9 @@ fn variant_code(
     build: &ProgramConfig,
 ) -> Result<(codegen::Exported, Option<Gpu>)> {
     if let Scheduler::Peer { name } = &w.point.scheduler {
-        bail!("the winner is the peer {name}, a compiler's own build of the code as written")
+        return Err(Error::input(format!(
+            "the winner is the peer {name}, a compiler's own build of the code as written"
+        )));
     }
     let (scop, deps) = (&program.scop, &program.deps);
     let schedule = match &w.best.schedule {
@@ -529,7 +510,9 @@ fn variant_code(
         &pipeline::codegen_options(&w.point),
         &schedule,
     )?;
-    let Some(code) = variant.exported else { bail!("code generation gave no exportable form") };
+    let Some(code) = variant.exported else {
+        return Err(Error::failed("code generation gave no exportable form"));
+    };
     let code = codegen::Exported {
         helpers: expand(&code.helpers, compiler, build)?,
         block: expand(&code.block, compiler, build)?,
@@ -539,7 +522,9 @@ fn variant_code(
         return Ok((code, None));
     }
     let Some(cuda) = variant.cuda else {
-        bail!("the winner is a GPU variant with no CUDA form (its region is not a function of its arrays)")
+        return Err(Error::input(
+            "the winner is a GPU variant with no CUDA form (its region is not a function of its arrays)",
+        ));
     };
     let call = codegen::Exported { block: expand(&cuda.region, compiler, build)?, ..Default::default() };
     Ok((call, Some(Gpu { unit: cuda.exported_unit, emulation: code })))
@@ -585,13 +570,17 @@ fn expand(code: &str, compiler: &executor::build::Compiler, build: &ProgramConfi
         .stderr(std::process::Stdio::piped())
         .spawn()
         .with_context(|| format!("cannot run `{}` to expand the statement macros", compiler.cc))?;
-    let mut stdin = child.stdin.take().context("the preprocessor's input")?;
+    let mut stdin = child.stdin.take().ok_or_else(|| Error::failed("the preprocessor's input"))?;
     let text = code.to_string();
     let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
     let out = child.wait_with_output().context("the preprocessor")?;
     let _ = writer.join();
     if !out.status.success() {
-        bail!("`{} -E` failed on the generated code: {}", compiler.cc, String::from_utf8_lossy(&out.stderr));
+        return Err(Error::failed(format!(
+            "`{} -E` failed on the generated code: {}",
+            compiler.cc,
+            String::from_utf8_lossy(&out.stderr)
+        )));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

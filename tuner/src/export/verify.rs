@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use crate::error::{Context, Error, Result};
 use executor::build::Builder;
 use executor::evaluate::Evaluator;
 use executor::machine::MachineProfile;
@@ -52,7 +52,7 @@ pub(super) fn verify(t: &Target) -> Result<Vec<String>> {
     let builder = Builder::new(compiler.clone(), program::cache_dir()?.join("builds"))?
         .with_extras(&t.build.extras(t.dataset))?;
     let Some(slot) = t.profile.slots.first().cloned() else {
-        bail!("machine profile `{}` has no slot", t.profile.name)
+        return Err(Error::input(format!("machine profile `{}` has no slot", t.profile.name)));
     };
     let threads =
         t.branches.iter().map(|w| w.point.threads).max().unwrap_or(1).clamp(1, slot.cores.len().max(1));
@@ -93,7 +93,7 @@ fn run_checks(
     text: &str,
     dir: &Path,
 ) -> Result<Vec<String>> {
-    let name = t.file.file_name().context("the file's name")?;
+    let name = t.file.file_name().ok_or_else(|| Error::input("the file's name"))?;
     let copy = dir.join(name);
     std::fs::write(&copy, text).with_context(|| format!("{}: cannot write", copy.display()))?;
     let run_env = |w: &Winner| w.point.code.run_env();
@@ -130,17 +130,17 @@ fn run_checks(
         args.push(dir_of_file.display().to_string());
         args.extend(c.defines.iter().cloned());
         let source = Source::preprocess(&copy, &evaluator.builder.compiler().cc, &args)
-            .map_err(|e| anyhow::anyhow!("{}: {}: {e}", t.file.display(), c.what))?;
+            .map_err(|e| Error::failed(format!("{}: {}: {e}", t.file.display(), c.what)))?;
         let built = evaluator.builder.build(&source.text);
         let m = evaluator.measure_in(reference, &built, None, &c.env);
         if m.status != Status::Ok {
-            bail!(
+            return Err(Error::failed(format!(
                 "{}: the exported file, {}, is {}: {}; nothing is written",
                 t.file.display(),
                 c.what,
                 m.status,
                 m.reason
-            );
+            )));
         }
         verified.push(format!("{}: outputs match the original's", c.what));
     }
@@ -174,13 +174,7 @@ fn replayed(t: &Target, evaluator: &Evaluator, hash: &str, at: &str) -> Result<V
         let built = evaluator.builder.build(&program);
         let m = evaluator.measure_in(&reference, &built, None, &w.point.code.run_env());
         if m.status != Status::Ok {
-            bail!(
-                "{}: machine {}'s code in the export, replayed from the campaign's capture, is {}: {}; nothing is written",
-                t.file.display(),
-                w.best.machine,
-                m.status,
-                m.reason
-            );
+            return Err(Error::failed(format!("{}: machine {}'s code in the export, replayed from the campaign's capture, is {}: {}; nothing is written", t.file.display(), w.best.machine, m.status, m.reason)));
         }
         verified.push(format!(
             "machine {}'s code replayed from capture {}: outputs match the original's",
@@ -191,8 +185,8 @@ fn replayed(t: &Target, evaluator: &Evaluator, hash: &str, at: &str) -> Result<V
     let text = assemble::splice(t.original, t.layout, t.pieces, &t.pieces.region);
     let dir = std::env::temp_dir().join(format!("polytune-export-{}", executor::process::unique_suffix()));
     std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let copy = dir.join(t.file.file_name().context("the file's name")?);
-    let result = std::fs::write(&copy, &text).map_err(anyhow::Error::from).and_then(|()| {
+    let copy = dir.join(t.file.file_name().ok_or_else(|| Error::input("the file's name"))?);
+    let result = std::fs::write(&copy, &text).map_err(Error::from).and_then(|()| {
         let mut defines: Vec<Vec<String>> = vec![Vec::new()];
         if t.several {
             defines.extend(t.branches.iter().map(|w| vec![format!("-DPOLYTUNE_TARGET={}", w.label)]));
@@ -220,9 +214,9 @@ pub(super) fn file_compiles(
 ) -> Result<()> {
     let dir = std::env::temp_dir().join(format!("polytune-export-{}", executor::process::unique_suffix()));
     std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let copy = dir.join(file.file_name().context("the file's name")?);
+    let copy = dir.join(file.file_name().ok_or_else(|| Error::input("the file's name"))?);
     let compiler = profile.compiler();
-    let result = std::fs::write(&copy, text).map_err(anyhow::Error::from).and_then(|()| {
+    let result = std::fs::write(&copy, text).map_err(Error::from).and_then(|()| {
         object(&compiler, file, &copy, build, dataset, &Vec::from_iter(define.map(String::from)))
     });
     let _ = std::fs::remove_dir_all(&dir);
@@ -253,8 +247,8 @@ pub(super) fn cuda_builds(
     let path = dir.join("unit.cu");
     let archs = ["sm_80", "sm_90"];
     let result = std::fs::write(&path, unit)
-        .map_err(anyhow::Error::from)
-        .and_then(|()| executor::cuda::compile_check(&nvcc, &path, &archs).map_err(anyhow::Error::msg));
+        .map_err(Error::from)
+        .and_then(|()| executor::cuda::compile_check(&nvcc, &path, &archs).map_err(Error::failed));
     let _ = std::fs::remove_dir_all(&dir);
     result.with_context(|| {
         format!("{}: the exported CUDA unit does not compile; nothing is written", file.display())
@@ -290,12 +284,12 @@ fn object(
         .output()
         .with_context(|| format!("cannot run `{}`", compiler.cc))?;
     if !out.status.success() {
-        bail!(
+        return Err(Error::failed(format!(
             "{}: the exported file does not compile{}: {}; nothing is written",
             file.display(),
             defines.first().map(|d| format!(" with {d}")).unwrap_or_default(),
             String::from_utf8_lossy(&out.stderr).trim()
-        );
+        )));
     }
     Ok(())
 }

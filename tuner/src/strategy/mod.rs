@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use vocab::knobs::Point;
 
+use crate::choice::Choice;
 use crate::program::Dataset;
 
 pub use exhaustive::Exhaustive;
@@ -71,20 +72,42 @@ pub trait Strategy {
     fn propose(&mut self, outcomes: &Outcomes, batch: usize) -> Vec<Proposal>;
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+/// A search strategy (what each does: [`Choice::about`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StrategyKind {
-    /// Every point of the space, in a fixed order.
     Exhaustive,
-    /// Points drawn uniformly without replacement (seeded).
     Random,
-    /// Successive halving across dataset sizes (SMALL → MEDIUM → the campaign's).
     Halving,
-    /// A random forest over knob values learns from the outcomes; the next points are those
-    /// of highest expected improvement (after 4 seeded random ones), refitted after every
-    /// batch of one point per worker.
     Model,
 }
+
+impl Choice for StrategyKind {
+    const WHAT: &'static str = "strategy";
+    const ALL: &'static [StrategyKind] =
+        &[StrategyKind::Exhaustive, StrategyKind::Random, StrategyKind::Halving, StrategyKind::Model];
+    fn name(self) -> &'static str {
+        match self {
+            StrategyKind::Exhaustive => "exhaustive",
+            StrategyKind::Random => "random",
+            StrategyKind::Halving => "halving",
+            StrategyKind::Model => "model",
+        }
+    }
+    fn about(self) -> Option<&'static str> {
+        Some(match self {
+            StrategyKind::Exhaustive => "Every point of the space, in a fixed order",
+            StrategyKind::Random => "Points drawn uniformly without replacement (seeded)",
+            StrategyKind::Halving => "Successive halving across dataset sizes (SMALL → MEDIUM → the campaign's)",
+            StrategyKind::Model => {
+                "A random forest over knob values learns from the outcomes; the next points are those of \
+                 highest expected improvement (after 4 seeded random ones), refitted after every batch of one \
+                 point per worker"
+            }
+        })
+    }
+}
+crate::choice::named!(StrategyKind);
 
 impl StrategyKind {
     /// Points per batch when `parallel` points are made or measured at once. The model
@@ -99,19 +122,35 @@ impl StrategyKind {
     }
 }
 
-/// Which rungs halving searches (`--rungs`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+/// Which rungs halving searches (`--rungs`; what each choice does: [`Choice::about`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Rungs {
-    /// The smaller datasets only where running is at least half of what the first points
-    /// evaluated on the campaign's dataset cost; else the campaign's dataset alone.
     #[default]
     Auto,
-    /// SMALL, MEDIUM and the campaign's dataset, whatever the costs.
     All,
 }
+
+impl Choice for Rungs {
+    const WHAT: &'static str = "--rungs choice";
+    const ALL: &'static [Rungs] = &[Rungs::Auto, Rungs::All];
+    fn name(self) -> &'static str {
+        match self {
+            Rungs::Auto => "auto",
+            Rungs::All => "all",
+        }
+    }
+    fn about(self) -> Option<&'static str> {
+        Some(match self {
+            Rungs::Auto => {
+                "The smaller datasets only where running is at least half of what the first points evaluated \
+                 on the campaign's dataset cost; else the campaign's dataset alone"
+            }
+            Rungs::All => "SMALL, MEDIUM and the campaign's dataset, whatever the costs",
+        })
+    }
+}
+crate::choice::named!(Rungs);
 
 /// The strategy of `kind` over `space` (in the space's order) for a campaign
 /// whose dataset is `dataset`; the model starts from `prior` where there is

@@ -20,7 +20,6 @@
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Result};
-use clap::ValueEnum;
 use store::TransferRow;
 use vocab::knobs::Point;
 
@@ -83,7 +82,7 @@ pub fn run(db: &store::Store, min_points: usize) -> Result<()> {
         let space: Vec<Point> = times.values().map(|(p, _)| p.clone()).collect();
         let best = times.values().map(|(_, t)| *t).fold(f64::INFINITY, f64::min);
         let total: f64 = times.values().map(|(_, t)| *t).sum();
-        let set = Dataset::from_str(dataset, true).unwrap_or(Dataset::Large);
+        let set = dataset.parse().unwrap_or(Dataset::Large);
         let correlation = other_kernels.as_ref().and_then(|prior| {
             let model = Model::with_prior(space.clone(), set, 0, Some(prior));
             let pairs: Vec<(f64, f64)> =

@@ -14,7 +14,7 @@ pub struct BestArgs {
     #[arg(long)]
     machine: Option<String>,
     /// Only this dataset.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::choice::choice::<super::common::Dataset>())]
     dataset: Option<super::common::Dataset>,
     #[command(flatten)]
     store: StoreArg,
@@ -62,7 +62,7 @@ pub fn best(args: BestArgs) -> Result<()> {
     let store = args.store.open()?;
     let Some(b) = store.best(&args.kernel, args.machine.as_deref(), args.dataset.map(|d| d.name()))? else {
         let known = store.kernels()?;
-        return Err(crate::exit::NoResult(format!(
+        return Err(tuner::Error::NoResult(format!(
             "no correct measurement of kernel `{}`{} in the store (kernels: {})",
             args.kernel,
             args.machine.as_ref().map(|m| format!(" on machine `{m}`")).unwrap_or_default(),
@@ -76,6 +76,9 @@ pub fn best(args: BestArgs) -> Result<()> {
     }
     println!("{} [{}] on {}: {}", b.kernel, b.dataset, b.machine, summary(&b));
     println!("  point id:  {} (campaign {})", b.point_id, b.campaign);
+    if let Some(line) = found_by_profile(&store, &b)? {
+        println!("  {line}");
+    }
     if let Some(rounding) = b.reference_rounding_noise.as_ref().filter(|n| !n.is_empty()) {
         println!("  verified within the original's rounding noise: {rounding}");
     }
@@ -98,6 +101,32 @@ pub fn best(args: BestArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `found by --autodetect: f(), lines 10-24, 84.1% of a 3.2 s run of the
+/// program`, where the best's campaign chose its regions from a profile.
+fn found_by_profile(store: &store::Store, b: &Best) -> Result<Option<String>> {
+    let Some(campaign) = store.campaigns()?.into_iter().find(|c| c.id == b.campaign) else { return Ok(None) };
+    let Some(profile) = campaign.profile()? else { return Ok(None) };
+    let Some(region) = profile.regions.iter().find(|r| r.kernel == b.kernel) else { return Ok(None) };
+    let others: Vec<String> = profile
+        .regions
+        .iter()
+        .filter(|r| r.kernel != b.kernel)
+        .map(|r| format!("{} {:.1}%{}", r.kernel, 100.0 * r.share, if r.tuned { "" } else { " not tuned" }))
+        .collect();
+    let others = match others.is_empty() {
+        true => String::new(),
+        false => format!("; the other regions: {}", others.join(", ")),
+    };
+    Ok(Some(format!(
+        "found by --autodetect: {}(), lines {}-{}, {:.1}% of a {} run of the program{others}",
+        region.function,
+        region.lines.0,
+        region.lines.1,
+        100.0 * region.share,
+        seconds(profile.run_s)
+    )))
 }
 
 /// ` (kernels 557.1 µs)` for a GPU variant's time, where its kernels' is known.

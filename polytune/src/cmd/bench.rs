@@ -51,7 +51,7 @@ enum Mode {
 struct PeersArgs {
     /// Kernel files (default: every .c file under polybench/).
     files: Vec<PathBuf>,
-    #[arg(long, value_enum, default_value_t = Dataset::Large)]
+    #[arg(long, value_parser = crate::choice::choice::<Dataset>(), default_value_t = Dataset::Large)]
     dataset: Dataset,
     /// OpenMP threads of every variant, the parallel peers and dgemm.
     #[arg(long, default_value_t = 2, value_parser = common::at_least_one)]
@@ -72,7 +72,7 @@ struct PeersArgs {
 struct SearchArgs {
     /// Kernel files (default: every .c file under polybench/).
     files: Vec<PathBuf>,
-    #[arg(long, value_enum, default_value_t = Dataset::Large)]
+    #[arg(long, value_parser = crate::choice::choice::<Dataset>(), default_value_t = Dataset::Large)]
     dataset: Dataset,
     /// Fix a knob (`KNOB=VALUE`) to shrink the space; repeatable.
     #[arg(long = "set", value_name = "KNOB=VALUE")]
@@ -95,7 +95,7 @@ struct TransferArgs {
 struct RatiosArgs {
     /// Kernel files (default: every .c file under polybench/).
     files: Vec<PathBuf>,
-    #[arg(long, value_enum, default_value_t = Dataset::Large)]
+    #[arg(long, value_parser = crate::choice::choice::<Dataset>(), default_value_t = Dataset::Large)]
     dataset: Dataset,
     /// Timed runs per measurement.
     #[arg(long, default_value_t = 5, value_parser = common::at_least_one)]

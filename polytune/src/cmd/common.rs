@@ -50,7 +50,7 @@ impl BuildArgs {
             ldflags: self.ldflags.clone(),
             autodetect: self.autodetect,
         };
-        ProgramConfig::resolve(file, self.config.as_deref(), cli)
+        Ok(ProgramConfig::resolve(file, self.config.as_deref(), cli)?)
     }
 }
 

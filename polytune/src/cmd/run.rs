@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE", conflicts_with = "schedule")]
     script: Option<PathBuf>,
     /// PolyBench dataset size (passed as -D<SIZE>_DATASET).
-    #[arg(long, value_enum, default_value_t = Dataset::Large)]
+    #[arg(long, value_parser = crate::choice::choice::<Dataset>(), default_value_t = Dataset::Large)]
     dataset: Dataset,
     /// Tile size for permutable bands, or a shape such as 32x32x256
     /// (outermost first, the last size repeating); 0 disables tiling.
@@ -70,7 +70,7 @@ pub struct Args {
     /// What to do when the measurement slot's cores are busy with other
     /// processes just before measuring: warn (and record the load with the
     /// measurement), wait for quiet, or fail.
-    #[arg(long, value_enum, default_value = "warn")]
+    #[arg(long, value_parser = crate::choice::choice::<crate::noise::OnNoise>(), default_value = "warn")]
     on_noise: crate::noise::OnNoise,
     #[command(flatten)]
     timeout: common::TimeoutArg,

@@ -197,7 +197,7 @@ async fn export(
                 .into(),
         ),
         Ok(Ok(e)) => ([(header::CONTENT_TYPE, "text/x-c; charset=utf-8")], e.text).into_response(),
-        Ok(Err(e)) if e.downcast_ref::<tuner::exit::NoResult>().is_some() => {
+        Ok(Err(e)) if e.is_no_result() => {
             error(StatusCode::NOT_FOUND, format!("{e:#}"))
         }
         Ok(Err(e)) => error(StatusCode::UNPROCESSABLE_ENTITY, format!("{e:#}")),

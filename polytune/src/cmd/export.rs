@@ -23,7 +23,7 @@ pub struct Args {
     #[arg(long)]
     all_machines: bool,
     /// Only winners measured on this dataset.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::choice::choice::<Dataset>())]
     dataset: Option<Dataset>,
     /// The machine profile (of this machine) whose compiler and cores verify the export.
     #[arg(long, default_value = "default")]

@@ -924,6 +924,7 @@ fn a_campaign_runs_through_the_library_and_tells_what_it_does() {
         submit: None,
         capture: None,
         captured: Vec::new(),
+        profile: None,
         db: Some(db.display().to_string()),
         budget: tuner::campaign::Budget { evals: Some(3), time: None },
         cache: Some(dir.join("cache")),

@@ -37,7 +37,7 @@ pub struct Args {
     #[arg(long, value_parser = super::tune::parse_duration, default_value = "300s")]
     variant_timeout: Duration,
     /// What to do when the measurement slots are busy with other processes.
-    #[arg(long, value_enum, default_value = "warn")]
+    #[arg(long, value_parser = crate::choice::choice::<crate::noise::OnNoise>(), default_value = "warn")]
     on_noise: crate::noise::OnNoise,
     /// Print the result as JSON.
     #[arg(long)]

@@ -13,7 +13,7 @@ use crate::campaign::child::{self, Request};
 #[derive(clap::Args)]
 pub struct Args {
     file: PathBuf,
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::choice::choice::<Dataset>())]
     dataset: Dataset,
     /// The point's canonical JSON.
     #[arg(long)]

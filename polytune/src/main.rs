@@ -1,9 +1,11 @@
 //! `polytune`: the command line over the `tuner` library. Argument parsing and printing only; the work
 //! happens in the library crates.
 
+mod choice;
 mod cmd;
+mod exit;
 
-use tuner::{campaign, capture, exit, noise, profile, program, slurm, strategy, units};
+use tuner::{campaign, capture, noise, profile, program, slurm, strategy, units};
 
 use std::process::ExitCode;
 
@@ -68,11 +70,27 @@ enum Command {
     Bench(cmd::bench::Args),
 }
 
+/// Ctrl-C during a campaign stops it cleanly (what was measured is kept, a
+/// resumed run goes on); at any other time it ends the program, as by default.
+extern "C" fn on_sigint(_: libc::c_int) {
+    if campaign::running() {
+        campaign::interrupt();
+    } else {
+        // SAFETY: signal and raise are async-signal-safe.
+        unsafe {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::raise(libc::SIGINT);
+        }
+    }
+}
+
 fn main() -> ExitCode {
     // A closed pipe ends the program quietly, as it ends `cat` (`polytune best gemm | head`).
     // SAFETY: restoring a signal's default disposition has no preconditions.
+    // SAFETY: `on_sigint` only touches atomics and async-signal-safe calls.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
     }
     let cli = Cli::parse();
     let result = match cli.command {

@@ -41,7 +41,7 @@ pub struct Args {
     scop: usize,
     /// PolyBench dataset size (passed as -D<SIZE>_DATASET): it matters where sizes are
     /// macros rather than parameters.
-    #[arg(long, value_enum, default_value_t = Dataset::Large)]
+    #[arg(long, value_parser = crate::choice::choice::<Dataset>(), default_value_t = Dataset::Large)]
     dataset: Dataset,
     /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
     #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]

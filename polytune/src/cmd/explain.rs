@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use clap::ValueEnum;
 use executor::explain::Explained;
 use serde::Serialize;
 use space::clay::{CodeStep, Step};
@@ -32,7 +31,7 @@ pub struct Args {
     #[arg(long)]
     machine: Option<String>,
     /// Only this dataset (for the best; default for a schedule file: LARGE).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::choice::choice::<Dataset>())]
     dataset: Option<Dataset>,
     /// Preprocessor arguments for reading the C file (`-I`, `-D`); repeatable.
     #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
@@ -111,7 +110,7 @@ pub fn script_of(
     tree: &str,
     point: Option<&Point>,
 ) -> Result<Explained> {
-    let d = Dataset::from_str(dataset, true).map_err(|_| anyhow::anyhow!("unknown dataset `{dataset}`"))?;
+    let d: Dataset = dataset.parse()?;
     let program = common::load(file, d, build, scop).with_context(|| {
         format!("reading {} to explain its schedule (pass --file or --cc-arg)", file.display())
     })?;
@@ -147,7 +146,7 @@ fn source(args: &Args) -> Result<(PathBuf, String, String, Option<Point>, String
     let (program_path, dataset, point_json, tree, title) = match &args.point {
         Some(id) => {
             let Some(m) = store.measured_schedule(kernel, id)? else {
-                return Err(crate::exit::NoResult(format!(
+                return Err(tuner::Error::NoResult(format!(
                     "no schedule of point {id} for kernel `{kernel}` in the store (`polytune history {kernel}` lists points)"
                 ))
                 .into());
@@ -157,7 +156,7 @@ fn source(args: &Args) -> Result<(PathBuf, String, String, Option<Point>, String
         }
         None => {
             let Some(b) = store.best(kernel, args.machine.as_deref(), args.dataset.map(|d| d.name()))? else {
-                return Err(crate::exit::NoResult(format!(
+                return Err(tuner::Error::NoResult(format!(
                     "no correct measurement of kernel `{kernel}` in the store"
                 ))
                 .into());
@@ -201,6 +200,7 @@ fn codegen_words(p: &Point) -> Option<String> {
         "gpu_block",
         "gpu_thread_tile",
         "gpu_min_blocks",
+        "gpu_mma",
         "gpu_shared",
         "gpu_unroll",
     ];

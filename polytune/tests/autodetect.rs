@@ -47,6 +47,17 @@ fn the_hot_loop_nests_of_a_program_without_pragmas_are_found_timed_and_tuned() {
     let kernels: Vec<&str> = (0..2).filter_map(|k| t["best"][k]["kernel"].as_str()).collect();
     assert_eq!(kernels, ["hotcold.3", "hotcold.2"], "{t}");
     assert!(t["best"][2].is_null(), "{t}");
+    // The campaign keeps the profile its regions were chosen from.
+    let out = polytune_in(&dir, &["best", "hotcold.3", "--db", db]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let found =
+        text.lines().find(|l| l.trim_start().starts_with("found by --autodetect:")).unwrap_or_default();
+    assert!(found.contains("main(), lines 43-49") && found.contains("of the program"), "{text}");
+    assert!(
+        found.contains("hotcold.2 ") && found.contains("hotcold.1 ") && found.contains("% not tuned"),
+        "{text}"
+    );
 
     // The product inside the `while`, exported in place of its own lines;
     // then the file, both products in place.

@@ -11,8 +11,8 @@ use executor::verify::Tolerance;
 use super::common::Dataset;
 use crate::campaign::request::{self, Outcome, Request};
 use crate::campaign::{self, grid, Budget, End, Setup};
-use crate::exit::{Interrupted, NoResult};
 use crate::strategy::{Rungs, StrategyKind};
+use tuner::Error::{Interrupted, NoResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -31,10 +31,10 @@ pub struct Args {
     /// Variant evaluations for the whole campaign (resumed runs count).
     #[arg(long)]
     evals: Option<usize>,
-    #[arg(long, value_enum, default_value_t = StrategyKind::Random)]
+    #[arg(long, value_parser = crate::choice::choice::<StrategyKind>(), default_value_t = StrategyKind::Random)]
     strategy: StrategyKind,
     /// Dataset the best is chosen on (halving starts smaller).
-    #[arg(long, value_enum, default_value_t = Dataset::Large)]
+    #[arg(long, value_parser = crate::choice::choice::<Dataset>(), default_value_t = Dataset::Large)]
     dataset: Dataset,
     /// OpenMP threads of every variant (default: every core of the smallest slot; variants
     /// are measured on all the machine profile's slots at once).
@@ -74,7 +74,7 @@ pub struct Args {
     /// where running is at least half of what its first 4 points cost on
     /// the campaign's dataset (else the campaign's dataset alone); `all`
     /// always.
-    #[arg(long, value_enum, default_value_t = Rungs::Auto)]
+    #[arg(long, value_parser = crate::choice::choice::<Rungs>(), default_value_t = Rungs::Auto)]
     rungs: Rungs,
     /// Machine profile: a name in configs/machines or a path to a .toml file.
     #[arg(long, default_value = "default")]
@@ -118,7 +118,7 @@ pub struct Args {
     /// What to do when the measurement slot's cores are busy with other
     /// processes just before measuring: warn (and record the load with the
     /// measurement), wait for quiet, or fail.
-    #[arg(long, value_enum, default_value = "warn")]
+    #[arg(long, value_parser = crate::choice::choice::<crate::noise::OnNoise>(), default_value = "warn")]
     on_noise: crate::noise::OnNoise,
     /// How long a claim on a point lasts without this process's heartbeat
     /// (three per lease): once this process is killed, `polytune worker`s
@@ -128,7 +128,7 @@ pub struct Args {
     /// Do not measure here: start `--workers` processes running this same
     /// command as jobs of a batch system (`slurm`: `sbatch`), then return.
     /// The store must be reachable from every node.
-    #[arg(long, value_enum, requires = "workers")]
+    #[arg(long, value_parser = crate::choice::choice::<crate::slurm::Submit>(), requires = "workers")]
     submit: Option<crate::slurm::Submit>,
     /// How many jobs `--submit` starts.
     #[arg(long, requires = "submit")]
@@ -171,10 +171,23 @@ pub fn run(args: Args) -> Result<()> {
     }
     let capture = args.replay.invocation();
     let mut files = Vec::new();
+    let mut profile: Option<vocab::RunProfile> = None;
     for f in &args.files {
         let build = args.build.resolve(f)?;
-        for scop in tuned_scops(f, &build, &args, capture.as_ref())? {
+        let (scops, profiled) = tuned_scops(f, &build, &args, capture.as_ref())?;
+        for scop in scops {
             files.push((f.clone(), build.clone(), scop));
+        }
+        // Several programs profiled: one profile of their runs, each region's
+        // share of its own program's run.
+        if let Some(p) = profiled {
+            match &mut profile {
+                Some(all) => {
+                    all.run_s += p.run_s;
+                    all.regions.extend(p.regions);
+                }
+                None => profile = Some(p),
+            }
         }
     }
     let request = Request {
@@ -201,6 +214,7 @@ pub fn run(args: Args) -> Result<()> {
         submit: args.submit.zip(args.workers),
         capture,
         captured: Vec::new(),
+        profile,
         db: args.db,
         budget: Budget { evals: args.evals, time: args.budget },
         cache: None,
@@ -266,13 +280,14 @@ pub(super) fn report(outcome: Outcome, json: bool) -> Result<()> {
 /// Which SCoPs of `file` to tune: those `--scop` names, else every one; with
 /// `--autodetect` and a program to run (not a driver of ours), the regions
 /// that take at least [`crate::profile::HOT_SHARE`] of one profiled run,
-/// hottest first, each region's share said.
+/// hottest first, each region's share said, and the profile the campaign
+/// keeps.
 fn tuned_scops(
     file: &std::path::Path,
     build: &crate::program::ProgramConfig,
     args: &Args,
     capture: Option<&crate::capture::Invocation>,
-) -> Result<Vec<usize>> {
+) -> Result<(Vec<usize>, Option<vocab::RunProfile>)> {
     let (source, scops) = crate::program::scops(file, args.dataset, build)?;
     if let Some(&n) = args.scops.iter().find(|&&n| n >= scops.len()) {
         bail!("{}: has {} SCoP(s); --scop {n} does not exist", file.display(), scops.len());
@@ -281,11 +296,11 @@ fn tuned_scops(
         let mut chosen = args.scops.clone();
         chosen.sort_unstable();
         chosen.dedup();
-        return Ok(chosen);
+        return Ok((chosen, None));
     }
     let driven = capture.is_some_and(|c| !c.params.is_empty());
     if !build.autodetect || driven {
-        return Ok((0..scops.len()).collect());
+        return Ok(((0..scops.len()).collect(), None));
     }
     let setup = Setup::new(&args.machine, args.threads)?;
     let (evaluator, _) = setup.evaluator(1, args.tolerance)?;
@@ -313,7 +328,8 @@ fn tuned_scops(
             100.0 * crate::profile::HOT_SHARE
         );
     }
-    Ok(hot)
+    let kept = profile.kept(file, &source, &scops, &hot);
+    Ok((hot, Some(kept)))
 }
 
 #[cfg(test)]
