@@ -36,7 +36,9 @@ pub use gpu::mma::has_contraction;
 use ast::{build_ast, every_statement_runs, group_tiles, iterator_prefix};
 use isolate::{strip_ast_options, ISOLATED_AST_OPS, MICRO_AST_OPS};
 use print::{restrict_pointers, statement_macros, undef_macros, Printer, MACRO_PREFIX};
-pub use replay::{capturing_program, generating_program, original_exported, replay_program, REPLACED_MAIN};
+pub use replay::{
+    capturing_program, generating_program, marked_exported, original_exported, replay_program, REPLACED_MAIN,
+};
 use splice::{copy_code, splice, splice_original};
 pub use splice::{instrumented, profiling_program};
 

@@ -194,6 +194,24 @@ pub fn original_exported(source: &Source, scop: &Scop) -> Exported {
     }
 }
 
+/// [`original_exported`] with the region between `#pragma scop` and
+/// `#pragma endscop` again, and its iterators' exit values assigned after:
+/// what a source-to-source peer (Pluto) transforms in a replay driver; its
+/// loops use iterators of their own, so the values the program reads after
+/// the region are set by these assignments.
+pub fn marked_exported(source: &Source, scop: &Scop) -> Exported {
+    let exits: String =
+        scop.exit_values.iter().map(|e| format!("\n  {} = {};", e.variable, e.value)).collect();
+    Exported {
+        block: format!(
+            "{{\n{}  {{\n#pragma scop\n{}\n#pragma endscop{exits}\n  }}\n}}\n",
+            super::splice::local_declarations(scop),
+            super::original_region(source, scop)
+        ),
+        ..Exported::default()
+    }
+}
+
 /// A program that runs `region` (a variant's, or [`original_exported`]) on
 /// the inputs in the capture file `capture`, timed, as many times as the
 /// runtime says (`polytune_rt_run_end`; the inputs restored before each run),

@@ -184,17 +184,65 @@ pub fn program(
     index: usize,
     autodetect: bool,
 ) -> Result<String, String> {
-    let opts = ExtractOptions { cc: peer.compiler.cc.clone(), cc_args: cpp_args.to_vec(), autodetect };
-    let (source, scops) = scop::extract(file, &opts).map_err(|e| format!("{}: {e}", peer.name))?;
-    let scop =
-        scops.get(index).ok_or_else(|| format!("{}: no SCoP {index} in {}", peer.name, file.display()))?;
-    let original = codegen::original_program(&source, scop).map_err(|e| format!("{}: {e}", peer.name))?;
+    let (source, scop) = extracted(peer, file, cpp_args, index, autodetect)?;
+    let original = codegen::original_program(&source, &scop).map_err(|e| format!("{}: {e}", peer.name))?;
     match &peer.polycc {
         None => Ok(original),
-        Some(polycc) => mark_scop(&original, &source, scop)
+        Some(polycc) => mark_scop(&original, &source, &scop)
             .and_then(|marked| polycc.transform(&marked))
             .map_err(|e| format!("{}: {e}", peer.name)),
     }
+}
+
+/// [`program`] for a campaign that replays the region from the capture
+/// file `capture`: the replay driver ([`codegen::replay_program`]) of the
+/// region as written, which the peer's compiler builds; for Pluto's peers,
+/// the driver with that region marked (and no other), as `polycc` makes it.
+pub fn replayed_program(
+    peer: &Peer,
+    file: &Path,
+    cpp_args: &[String],
+    index: usize,
+    autodetect: bool,
+    capture: &str,
+) -> Result<String, String> {
+    let (source, scop) = extracted(peer, file, cpp_args, index, autodetect)?;
+    let replay = |region: &codegen::Exported| {
+        codegen::replay_program(&source, &scop, region, capture).map_err(|e| format!("{}: {e}", peer.name))
+    };
+    match &peer.polycc {
+        None => replay(&codegen::original_exported(&source, &scop)),
+        Some(polycc) => {
+            let region = codegen::marked_exported(&source, &scop);
+            let marked = only_marked(&replay(&region)?, &region.block)?;
+            polycc.transform(&marked).map_err(|e| format!("{}: {e}", peer.name))
+        }
+    }
+}
+
+/// SCoP `index` of `file` as the peer's compiler preprocesses it.
+fn extracted(
+    peer: &Peer,
+    file: &Path,
+    cpp_args: &[String],
+    index: usize,
+    autodetect: bool,
+) -> Result<(Source, Scop), String> {
+    let opts = ExtractOptions { cc: peer.compiler.cc.clone(), cc_args: cpp_args.to_vec(), autodetect };
+    let (source, mut scops) = scop::extract(file, &opts).map_err(|e| format!("{}: {e}", peer.name))?;
+    if index >= scops.len() {
+        return Err(format!("{}: no SCoP {index} in {}", peer.name, file.display()));
+    }
+    Ok((source, scops.swap_remove(index)))
+}
+
+/// The replay driver `program` with the pragmas of `block` (the replayed
+/// region, marked) and no others: the driver keeps the user's file, whose
+/// regions Pluto would transform too.
+fn only_marked(program: &str, block: &str) -> Result<String, String> {
+    let at = program.find(block).ok_or("the replayed region is not in its driver as it was given")?;
+    let (head, rest) = program.split_at(at);
+    Ok(format!("{}{block}{}", unmark(head), unmark(&rest[block.len()..])))
 }
 
 /// The instrumented program `original` (of `scop` in `source`) with the
@@ -406,6 +454,25 @@ mod tests {
             n => panic!("{n} of Pluto's six peers found"),
         }
         assert!(find("pluto-typedfuse", 1).unwrap_err().starts_with("unknown peer"));
+    }
+
+    /// Replayed, Pluto's input is the driver with the region as written
+    /// marked once, in the replayed function, its exit values set after:
+    /// the user's own pragmas, which the driver keeps, are gone.
+    #[test]
+    fn a_replayed_region_is_marked_once_in_its_driver() {
+        let (source, scop) = modelled(KERNEL);
+        let region = codegen::marked_exported(&source, &scop);
+        let driver = codegen::replay_program(&source, &scop, &region, "kernel.capture").unwrap();
+        assert_eq!(lines_of(&driver, "#pragma scop"), 2, "the user's and ours\n{driver}");
+        let marked = only_marked(&driver, &region.block).unwrap();
+        assert_eq!((lines_of(&marked, "#pragma scop"), lines_of(&marked, "#pragma endscop")), (1, 1));
+        let open = marked.find("#pragma scop").unwrap();
+        let function = marked.find("polytune_replayed_region").unwrap();
+        assert!(function < open, "marked outside the replayed function\n{marked}");
+        let after = &marked[open..];
+        assert!(after.contains("A[i][j] = A[i][j] + B[j];\n#pragma endscop\n  i = "), "{marked}");
+        assert!(only_marked(&driver, "no such block").is_err());
     }
 
     #[test]

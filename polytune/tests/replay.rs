@@ -121,6 +121,19 @@ fn a_program_that_reads_a_file_named_on_its_command_line_runs_and_tunes_from_a_c
     let again =
         run_json(&dir, &["tune", f, "--evals", "3", "--runs", "2", "--db", db, "--json", "--", "grid.txt"]);
     assert_eq!(again["campaign"], t["campaign"], "{again}");
+    // A peer replays the region as written from the same capture, built by its own compiler.
+    let peers = dir.join("peers.db");
+    let peers = peers.to_str().unwrap();
+    let args =
+        ["tune", f, "--evals", "2", "--runs", "1", "--references", "identity", "--peers", "gcc-graphite"];
+    let args = [&args[..], &["--db", peers, "--json"]].concat();
+    run_json(&dir, &[&args[..], &["--", "grid.txt"]].concat());
+    let out = polytune_in(&dir, &["report", "--format", "csv", "--db", peers]);
+    let csv = String::from_utf8_lossy(&out.stdout);
+    let header: Vec<&str> = csv.lines().next().unwrap_or_default().split(',').collect();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap_or_default().split(',').collect();
+    let status = header.iter().position(|c| *c == "gcc-graphite_status").map(|i| row[i]);
+    assert_eq!(status, Some("ok"), "{csv}");
     // Its export is verified on the capture, and the program built from it prints what the original prints.
     let exported = dir.join("smooth.tuned.c");
     let out = polytune_in(&dir, &["export", "smooth", "--db", db, "-o", exported.to_str().unwrap()]);

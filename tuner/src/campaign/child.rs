@@ -91,19 +91,21 @@ pub struct Request {
 }
 
 /// The child's side: the point's schedule and program (a peer's point: the
-/// program as written, preprocessed by the peer's compiler).
+/// program as written, preprocessed by the peer's compiler, or its region's
+/// replay driver).
 pub fn reply(req: &Request) -> Result<Reply> {
     let point = &req.point;
-    if let (Scheduler::Peer { name }, Some(_)) = (&point.scheduler, &req.replay_from) {
-        let reason =
-            format!("the peer {name} builds the whole program, and this campaign replays its region");
-        let answer: Answer = Err(Failure { status: Status::ScheduleError, reason });
-        return Ok(Reply { answer, schedule_s: 0.0, codegen_s: 0.0 });
-    }
     if let Scheduler::Peer { name } = &point.scheduler {
         let cpp = crate::program::cpp_args(req.dataset, &req.cc_args);
+        let (file, scop, autodetect) = (&req.file, req.scop, req.autodetect);
         let answer: Answer = executor::peers::find(name, point.threads)
-            .and_then(|peer| executor::peers::program(&peer, &req.file, &cpp, req.scop, req.autodetect))
+            .and_then(|peer| match &req.replay_from {
+                None => executor::peers::program(&peer, file, &cpp, scop, autodetect),
+                Some(capture) => {
+                    let capture = capture.display().to_string();
+                    executor::peers::replayed_program(&peer, file, &cpp, scop, autodetect, &capture)
+                }
+            })
             .map(|program| (String::new(), program, None))
             .map_err(|reason| Failure { status: Status::ScheduleError, reason });
         return Ok(Reply { answer, schedule_s: 0.0, codegen_s: 0.0 });
