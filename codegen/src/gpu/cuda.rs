@@ -463,7 +463,11 @@ pub(crate) fn unit(
             body,
             &outliner.defines,
             &outliner.undefs,
-            min_blocks,
+            // With the threads alone, ptxas for sm_90 budgets registers for a
+            // full multiprocessor and spills a tensor-core kernel's fragments
+            // (gemm, 8 × 8 tiles: 32 registers, 8 bytes of stack; 40 and none
+            // with a bound of one block): such a kernel's `auto` is one block.
+            if k.mma.is_empty() { min_blocks } else { min_blocks.max(1) },
         ));
         globals.push('\n');
     }
