@@ -196,3 +196,34 @@ fn remembered_lexmins_give_the_same_schedules() {
     // Different points share ILPs: the reason for the memo.
     assert!(shared > 0, "no lexmin shared between 2mm's points");
 }
+
+/// Diamond tiles (`diamond=on`): a stencil's band of a time row and a
+/// skewed one gets the skew's mirror in the time row's place, Pluto's
+/// hyperplanes for jacobi-1d (`2t − i`, `2t + i`, each statement with its
+/// own constant), legal by isl's check; the two rows sum to a multiple of
+/// time. A band without a time row (gemm) is left as it was.
+#[test]
+fn diamond_tiles_mirror_the_skew_of_a_stencils_time_band() {
+    let legal = |s: &Scop, out: &CoreSchedule, rel: &str| {
+        let d = load(rel).1;
+        let bad = model::legality::violations(&model::isl::new_context(), &s.context, &out.tree, &d).unwrap();
+        assert!(bad.is_empty(), "{rel}: {bad:?}");
+    };
+    let (s, out) = unified("stencils/jacobi-1d.c", &["target=openmp", "diamond=on"]);
+    assert_eq!(rows_of(&s, &out, 0), ["2*t - i", "2*t + i"], "{out:#?}");
+    assert_eq!(rows_of(&s, &out, 1), ["2*t - i + 1", "2*t + i + 1"]);
+    legal(&s, &out, "stencils/jacobi-1d.c");
+    let (_, plain) = unified("stencils/jacobi-1d.c", &["target=openmp"]);
+    assert_eq!(rows_of(&s, &plain, 0)[..2], ["t", "2*t + i"], "{plain:#?}");
+    // In 2-D and 3-D, the first space dimension's skew is mirrored, the others stay.
+    for rel in ["stencils/jacobi-2d.c", "stencils/heat-3d.c"] {
+        let (s, out) = unified(rel, &["target=openmp", "diamond=on"]);
+        let rows = rows_of(&s, &out, 0);
+        assert_eq!(rows[..3], ["2*t - i", "2*t + i", "2*t + j"], "{rel}: {out:#?}");
+        legal(&s, &out, rel);
+    }
+    let (s, out) = unified("linear-algebra/gemm.c", &["target=openmp", "diamond=on"]);
+    let (_, plain) = unified("linear-algebra/gemm.c", &["target=openmp"]);
+    assert_eq!(out.tree, plain.tree);
+    assert_eq!(rows_of(&s, &out, 1), ["i", "k", "j"]);
+}

@@ -217,11 +217,11 @@ impl Group<'_> {
         loop {
             let need = self.need();
             if need.is_empty() && self.deps.is_empty() {
-                self.close_band(strategy)?;
+                self.close_band(strategy, solver)?;
                 return Ok(std::mem::take(&mut self.done));
             }
             if need.is_empty() && !self.band.is_empty() {
-                self.close_band(strategy)?;
+                self.close_band(strategy, solver)?;
                 continue;
             }
             let mut feautrier = false;
@@ -236,17 +236,17 @@ impl Group<'_> {
                     Next::Split(phases) => {
                         // A band of its own: the sequence, then each
                         // phase's rows (only its own dependences left).
-                        self.close_band(strategy)?;
+                        self.close_band(strategy, solver)?;
                         let row = self.split_row(&phases);
                         self.push(strategy, row)?;
-                        self.close_band(strategy)?;
+                        self.close_band(strategy, solver)?;
                         first = false;
                         continue;
                     }
                     Next::None => {}
                 }
                 if !feautrier && !self.band.is_empty() {
-                    self.close_band(strategy)?;
+                    self.close_band(strategy, solver)?;
                     continue;
                 }
                 if !feautrier && first && self.members.len() > 1 {
@@ -256,7 +256,7 @@ impl Group<'_> {
                     });
                 }
             }
-            self.close_band(strategy)?;
+            self.close_band(strategy, solver)?;
             let row = self.feautrier_row(solver, strategy.carry_self_first())?;
             self.push(strategy, row)?;
             // A Feautrier row the strategy asked for (GPU, hlim) that
@@ -279,14 +279,14 @@ impl Group<'_> {
                     self.deps.len()
                 )));
             }
-            self.close_band(strategy)?;
+            self.close_band(strategy, solver)?;
             first = false;
         }
     }
 
     /// Adds a row to the current band, recording what it carries and whether
     /// it is coincident; the strategy sees it before the group holds it.
-    fn push(&mut self, strategy: &mut impl RowStrategy, row: Row) -> Result<()> {
+    pub(super) fn push(&mut self, strategy: &mut impl RowStrategy, row: Row) -> Result<()> {
         let row = self.classify(row)?;
         strategy.row_pushed(self, &row);
         self.add_to_band(row);
@@ -296,9 +296,12 @@ impl Group<'_> {
     /// Ends the current band: dependences it carries are dropped, the rest
     /// keep only the instance pairs it did not separate; the strategy cuts
     /// its own relations down the same way.
-    fn close_band(&mut self, strategy: &mut impl RowStrategy) -> Result<()> {
+    fn close_band(&mut self, strategy: &mut impl RowStrategy, solver: &mut Solver) -> Result<()> {
         if self.band.is_empty() {
             return Ok(());
+        }
+        if strategy.diamond() {
+            self.diamond(strategy, solver)?;
         }
         let eq = self.band_eq()?;
         self.keep_uncarried(&eq)?;

@@ -88,6 +88,12 @@ pub(super) trait RowStrategy {
     fn carry_self_first(&self) -> bool {
         false
     }
+
+    /// Whether a closing band's time row gives way to the mirror of its
+    /// skewed row (diamond tiles, `diamond.rs`).
+    fn diamond(&self) -> bool {
+        false
+    }
 }
 
 /// The core scheduler's rule: a coincident row (zero distance on every

@@ -20,6 +20,7 @@ pub mod order;
 
 mod band;
 mod constraints;
+mod diamond;
 mod driver;
 mod group;
 mod nontrivial;
@@ -98,6 +99,9 @@ pub enum RowKind {
     /// RR-9110 (5): carries as many spatial-proximity groups as possible with
     /// the smallest coefficient sum; a member of its permutable band.
     Spatial,
+    /// The mirror of a skewed row, in the place of its band's time row
+    /// (`diamond=on`: diamond tiles).
+    Diamond,
 }
 
 /// One schedule dimension of one fusion group.

@@ -609,6 +609,11 @@ impl RowStrategy for Unified {
     fn carry_self_first(&self) -> bool {
         self.knobs.feautrier == Feautrier::SelfFirst
     }
+
+    /// On CPUs: a GPU band's rows are mapped to threads, not tiled in time.
+    fn diamond(&self) -> bool {
+        self.knobs.diamond && self.knobs.target != Target::Gpu
+    }
 }
 
 /// Consecutivity report §3.1.1 for one statement with `n` iterators: the

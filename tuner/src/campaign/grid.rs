@@ -4,7 +4,7 @@
 //! measures first.
 
 use crate::error::Result;
-use vocab::knobs::{CodeOptions, Point, Scheduler, Target, UnifiedOptions};
+use vocab::knobs::{CodeOptions, Point, Scheduler, Target, UnifiedOptions, Wavefront};
 use vocab::preorder::Preorder;
 
 /// The values each knob takes in the grid, as `KNOB=VALUE` settings. A knob
@@ -20,6 +20,11 @@ const AXES: &[(&str, &[&str])] = &[
 /// What GPU points search besides [`AXES`]: GPU schedules take Feautrier
 /// rows where the CPU's seldom do.
 const GPU_AXES: &[(&str, &[&str])] = &[("feautrier", &["all", "self-first"])];
+
+/// What CPU points with a wavefront search besides [`AXES`]: diamond tiles,
+/// whose first row of tiles the wavefront starts at once (`knobs_for_scop`
+/// drops them where no band has a time row to mirror).
+const WAVEFRONT_AXES: &[(&str, &[&str])] = &[("diamond", &["off", "on"])];
 
 /// The values each code-generation knob takes in the grid. `restrict` is
 /// always on: the model already assumes distinct arrays do not overlap
@@ -204,6 +209,44 @@ pub fn for_scop(code: &[CodeOptions], scop: &model::scop::Scop) -> Result<Vec<Co
     Ok(out)
 }
 
+/// `knobs` for one SCoP: where the CPU schedule of the core ILP with diamond
+/// tiles mirrors no row (`space::schedule::RowKind::Diamond`: no band of a time
+/// row and a skewed one), `diamond=on` makes the schedules `off` makes; it
+/// is set off and the duplicates dropped. Only SCoPs whose statements all
+/// sit in one outer loop are scheduled to find out.
+pub fn knobs_for_scop(
+    knobs: &[UnifiedOptions],
+    scop: &model::scop::Scop,
+    deps: &model::deps::Dependences,
+) -> Vec<UnifiedOptions> {
+    if !knobs.iter().any(|o| o.diamond) {
+        return knobs.to_vec();
+    }
+    let outer = |s: &model::scop::Statement| s.iterators.first().cloned();
+    let one_loop =
+        scop.statements.iter().all(|s| s.iterators.len() >= 2 && outer(s) == outer(&scop.statements[0]));
+    // The core ILP alone (spatial=off) answers in seconds where the locality
+    // ILPs take a minute (adi); a schedule that fails here says nothing of
+    // the other points: no diamond.
+    let mirrors = one_loop && {
+        let o = UnifiedOptions {
+            diamond: true,
+            spatial: vocab::knobs::Spatial::Off,
+            ..UnifiedOptions::default()
+        };
+        space::schedule::unified(scop, deps, None, &o.scheduler())
+            .is_ok_and(|s| s.rows.iter().any(|r| r.kind == space::schedule::RowKind::Diamond))
+    };
+    let mut out: Vec<UnifiedOptions> = Vec::new();
+    for o in knobs {
+        let o = UnifiedOptions { diamond: o.diamond && mirrors, ..o.clone() };
+        if !out.contains(&o) {
+            out.push(o);
+        }
+    }
+    out
+}
+
 /// The tile shapes of `tiles` that make different programs of `scop`: no
 /// band has more members than the deepest statement has loops, so shapes
 /// equal over that many sizes (the last repeating) tile every band alike
@@ -236,6 +279,9 @@ pub fn knob_grid(fixed: &[String], threads: usize) -> Result<Vec<UnifiedOptions>
     for o in grid(base, fixed, AXES.iter().copied(), searched, set)? {
         match o.target {
             Target::Gpu => out.extend(grid(o, fixed, GPU_AXES.iter().copied(), Vec::new(), set)?),
+            _ if o.wavefront != Wavefront::None => {
+                out.extend(grid(o, fixed, WAVEFRONT_AXES.iter().copied(), Vec::new(), set)?)
+            }
             _ => out.push(o),
         }
     }
@@ -565,6 +611,32 @@ mod tests {
         assert_eq!(labelled, 1);
     }
 
+    /// Diamond tiles stay in the grid of a stencil, whose time band they
+    /// mirror, and leave that of a product, which has no time row.
+    #[test]
+    fn diamond_tiles_are_searched_only_where_a_time_band_has_a_skew() {
+        let model = |text: &str| {
+            let scop =
+                model::scop::extract_preprocessed(std::path::Path::new("k.c"), text).unwrap().remove(0);
+            let deps = model::deps::analyze(&scop).unwrap();
+            (scop, deps)
+        };
+        let knobs = knob_grid(&[], 2).unwrap();
+        let stencil = model(
+            "void f(int T, int n, double A[n], double B[n]) {\n#pragma scop\n\
+             for (int t = 0; t < T; t++) {\n for (int i = 1; i < n - 1; i++)\n B[i] = A[i - 1] + A[i + 1];\n\
+             for (int i = 1; i < n - 1; i++)\n A[i] = B[i - 1] + B[i + 1];\n }\n#pragma endscop\n}\n",
+        );
+        assert_eq!(knobs_for_scop(&knobs, &stencil.0, &stencil.1), knobs);
+        let product = model(
+            "void f(int n, double C[n][n], double A[n][n], double B[n][n]) {\n#pragma scop\n\
+             for (int i = 0; i < n; i++)\n for (int k = 0; k < n; k++)\n for (int j = 0; j < n; j++)\n\
+             C[i][j] += A[i][k] * B[k][j];\n#pragma endscop\n}\n",
+        );
+        let kept = knobs_for_scop(&knobs, &product.0, &product.1);
+        assert!(kept.iter().all(|o| !o.diamond) && kept.len() * 3 == knobs.len() * 2, "{}", kept.len());
+    }
+
     #[test]
     fn transpose_and_fission_are_searched_only_where_they_can_act() {
         let scop = |statement: &str| {
@@ -630,7 +702,11 @@ mod tests {
     #[test]
     fn fixed_knobs_leave_the_grid_and_bad_ones_are_errors() {
         let full = knob_grid(&[], 2).unwrap();
-        assert_eq!(full.len(), AXES.iter().map(|(_, v)| v.len()).product::<usize>());
+        let axes = AXES.iter().map(|(_, v)| v.len()).product::<usize>();
+        // The wavefront's half of the grid with diamond tiles and without.
+        assert_eq!(full.len(), axes + axes / 2);
+        assert!(full.iter().all(|o| !o.diamond || o.wavefront == vocab::knobs::Wavefront::All));
+        assert_eq!(full.iter().filter(|o| o.diamond).count(), axes / 2);
         assert!(full.iter().all(|o| o.target == Target::Openmp));
         let fixed = knob_grid(&["spatial=off".into(), "hlim=8".into()], 1).unwrap();
         assert_eq!(fixed.len(), full.len() / 6);
@@ -694,7 +770,7 @@ mod tests {
         // point takes its own target's knobs.
         let both = knob_grid(&["target=openmp,gpu".into()], 2).unwrap();
         let on_gpu = both.iter().filter(|o| o.target == Target::Gpu).count();
-        assert_eq!((both.len(), on_gpu), (full.len() * 3, full.len() * 2));
+        assert_eq!((both.len(), on_gpu), (full.len() + axes * 2, axes * 2));
         assert!(both.iter().all(|o| o.target == Target::Gpu || o.feautrier == vocab::knobs::Feautrier::All));
         let spec = Spec {
             knobs: both,
@@ -707,7 +783,7 @@ mod tests {
             references: None,
         };
         let pts = points(&[None], &spec);
-        assert_eq!(pts.len(), full.len() * 288 + full.len() * 2 * 36);
+        assert_eq!(pts.len(), full.len() * 288 + axes * 2 * 36);
         assert!(pts.iter().filter(|p| p.on_gpu()).all(|p| gpu.contains(&p.code)));
         let tiles = parse_tiles(TILES).unwrap();
         let spec = Spec {

@@ -155,7 +155,9 @@ impl Kernel {
         let max = max_fusion(&programs[&dataset]);
         let preorders = preorders(&programs[&dataset], max.as_ref(), spec.seed);
         let model = &programs[&dataset].scop;
+        let deps = &programs[&dataset].deps;
         let spec = &grid::Spec {
+            knobs: grid::knobs_for_scop(&spec.knobs, model, deps),
             code: grid::for_scop(&spec.code, model)?,
             gpu_code: grid::for_scop(&spec.gpu_code, model)?,
             tiles: grid::tiles_for_scop(&spec.tiles, model),

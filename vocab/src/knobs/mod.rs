@@ -105,6 +105,15 @@ pub struct UnifiedOptions {
     /// before the knob keep their ids.
     #[serde(default, skip_serializing_if = "Feautrier::is_all")]
     pub feautrier: Feautrier,
+    /// Diamond tiles (Bondhugula et al., TPDS 2017): in a stencil's
+    /// permutable band of a time row and a skewed one (`t`, `2t + i`), the
+    /// time row is replaced by the skew's mirror (`2t − i`), so that the
+    /// two sum to a multiple of time and, under a wavefront of their tile
+    /// loops, a whole row of tiles starts at once (concurrent start).
+    /// Where no such row is legal the band stays. Left out of the
+    /// canonical JSON when off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub diamond: bool,
 }
 
 impl Default for UnifiedOptions {
@@ -118,6 +127,7 @@ impl Default for UnifiedOptions {
             wavefront: Wavefront::None,
             line_bytes: 64,
             feautrier: Feautrier::All,
+            diamond: false,
         }
     }
 }
@@ -137,6 +147,7 @@ impl UnifiedOptions {
             wavefront: _,
             line_bytes,
             feautrier,
+            diamond,
         } = *self;
         SchedulerOptions {
             target,
@@ -145,6 +156,7 @@ impl UnifiedOptions {
             global_consecutivity: consecutivity == Consecutivity::Global,
             line_bytes,
             feautrier,
+            diamond,
         }
     }
 }
@@ -161,6 +173,9 @@ pub struct SchedulerOptions {
     pub global_consecutivity: bool,
     pub line_bytes: u32,
     pub feautrier: Feautrier,
+    /// [`UnifiedOptions::diamond`]; left out of the JSON when off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub diamond: bool,
 }
 
 impl Default for SchedulerOptions {
@@ -180,6 +195,7 @@ impl From<SchedulerOptions> for UnifiedOptions {
             consecutivity,
             line_bytes: o.line_bytes,
             feautrier: o.feautrier,
+            diamond: o.diamond,
             ..UnifiedOptions::default()
         }
     }
@@ -642,7 +658,7 @@ mod tests {
         let e = CodeOptions::default().with_settings(&["micro_tile=5x7"]).unwrap_err();
         assert!(e.to_string().contains("invalid value `5x7` (valid: off|4x8|"), "{e}");
         let e = SchedulerOptions::default().with_settings(&["vectorize=yes"]).unwrap_err();
-        assert!(e.to_string().contains("line_bytes, feautrier, restrict, simd"), "{e}");
+        assert!(e.to_string().contains("line_bytes, feautrier, diamond, restrict, simd"), "{e}");
         assert!(is_code_knob("omp-schedule") && !is_code_knob("hlim"));
     }
 }

@@ -155,6 +155,12 @@ const KNOBS: &[Knob<UnifiedOptions>] = &[
         set: |o, v| set_enum(&mut o.feautrier, v),
         get: |o| get_enum(&o.feautrier),
     },
+    Knob {
+        name: "diamond",
+        values: "off|on",
+        set: |o, v| set_switch(&mut o.diamond, v),
+        get: |o| switch(o.diamond),
+    },
 ];
 
 const CODE_KNOBS: &[Knob<CodeOptions>] = &[
