@@ -27,6 +27,9 @@
 #   default  issue 67's item 4 as a user runs it: `tune gemm.c --set
 #            target=gpu` and nothing else set, the model strategy, no warm
 #            start, 40 evaluations, at LARGE and EXTRALARGE (about 4 minutes);
+#   diamond  issue 68's item 3 on the host CPU (every core): jacobi-2d and
+#            heat-3d at LARGE, each wavefront with diamond tiles and without
+#            (`polytune run`, the same tile shape; about 3 minutes);
 #   export   issue 65's item 3 on the GPU: the default campaign's LARGE
 #            winner of gemm exported (the file and its CUDA unit), built
 #            with nvcc as a user would, run, and its output compared with
@@ -52,7 +55,7 @@ mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 P=${POLYTUNE:-$PWD/target/release/polytune}
 DB="$OUT/gpu.db"
-STEPS=${STEPS:-cublas protocol ppcg gemm gemm-xl short default export}
+STEPS=${STEPS:-cublas protocol ppcg gemm gemm-xl short default diamond export}
 export POLYTUNE_NVCC=${POLYTUNE_NVCC:-$(command -v nvcc)}
 if [ -n "${POLYTUNE_LIBS:-}" ]; then
   mkdir -p /tmp/polytune-lib && tar -C /tmp/polytune-lib -xJf "$POLYTUNE_LIBS"
@@ -168,6 +171,19 @@ short() {
         --machine configs/machines/gpu.toml --set target=gpu --dataset "$dataset" --strategy model \
         --warm-start 0 --evals 40 --budget 120s --runs 3 --references isl-gpu 2>&1 |
         grep --line-buffered -v "^polytune: warning"
+    done
+  fi
+  if step diamond; then
+    for kt in jacobi-2d:32 heat-3d:16x16x16x64; do
+      k=${kt%%:*}
+      for w in single all; do
+        for d in off on; do
+          log "diamond $k LARGE $(nproc) threads wavefront=$w diamond=$d"
+          timeout 240 "$P" run "polybench/stencils/$k.c" --dataset LARGE --threads "$(nproc)" \
+            --schedule unified --tile "${kt#*:}" --set wavefront=$w --set diamond=$d --runs 3 \
+            --out "$OUT/diamond" 2>&1 | grep -E "^  (status|variant|original|speedup|noise)"
+        done
+      done
     done
   fi
   if step export && [ -f "$OUT/default.db" ]; then
