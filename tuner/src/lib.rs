@@ -14,12 +14,14 @@
 pub mod campaign;
 pub mod capture;
 pub mod choice;
+pub mod deadline;
 pub mod error;
 pub mod export;
 pub mod memo;
 pub mod noise;
 pub mod profile;
 pub mod program;
+pub mod single;
 pub mod slurm;
 pub mod strategy;
 pub mod units;

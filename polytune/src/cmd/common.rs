@@ -40,17 +40,22 @@ pub struct BuildArgs {
 }
 
 impl BuildArgs {
-    /// The build description of `file`: its `polytune.toml` (or `--config`), then the
-    /// options.
-    pub fn resolve(&self, file: &Path) -> Result<ProgramConfig> {
-        let cli = ProgramConfig {
+    /// The options as the library takes them.
+    pub fn options(&self) -> tuner::program::BuildOptions {
+        let options = ProgramConfig {
             sources: self.sources.clone(),
             cc_args: self.cc_args.clone(),
             cflags: self.cflags.clone(),
             ldflags: self.ldflags.clone(),
             autodetect: self.autodetect,
         };
-        Ok(ProgramConfig::resolve(file, self.config.as_deref(), cli)?)
+        tuner::program::BuildOptions { config: self.config.clone(), options }
+    }
+
+    /// The build description of `file`: its `polytune.toml` (or `--config`), then the
+    /// options.
+    pub fn resolve(&self, file: &Path) -> Result<ProgramConfig> {
+        Ok(self.options().resolve(file)?)
     }
 }
 
