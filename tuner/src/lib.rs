@@ -11,6 +11,7 @@
 //! (`polytune/`: argument parsing, printing, exit statuses); no crate
 //! depends on it, and nothing here parses a command line or draws progress.
 
+pub mod bench;
 pub mod campaign;
 pub mod capture;
 pub mod choice;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use store::Store;
 
-pub use crate::program::{cache_dir, load, machine_profile, Dataset, Program, ProgramConfig};
+pub use crate::program::{load, Dataset, ProgramConfig};
 
 /// How a program is preprocessed and built, on `run` and `tune`: the
 /// options, after those of a `polytune.toml` (next to the program, or
