@@ -18,6 +18,7 @@ pub mod choice;
 pub mod deadline;
 pub mod error;
 pub mod export;
+pub mod inspect;
 pub mod memo;
 pub mod noise;
 pub mod profile;

@@ -87,31 +87,6 @@ fn positive_seconds(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
-/// Runs `f` on a thread of its own and returns its result, or an error
-/// naming `what` once `limit` has passed. A step that never returns cannot
-/// be stopped from outside; the command then ends with that error, and the
-/// process takes the thread with it.
-pub fn in_time<T, F>(what: &str, limit: TimeoutArg, f: F) -> Result<T>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T> + Send + 'static,
-{
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new().name(what.to_string()).spawn(move || {
-        let _ = tx.send(f());
-    })?;
-    match rx.recv_timeout(std::time::Duration::from_secs_f64(limit.seconds)) {
-        Ok(out) => out,
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => bail!(
-            "{what}: no result after {} s (--timeout); raise --timeout, or report the file and the command \
-             if the scheduler or code generator is stuck",
-            limit.seconds
-        ),
-        // The thread panicked: its message is already on stderr.
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => bail!("{what}: failed (see the panic above)"),
-    }
-}
-
 #[derive(clap::Args)]
 pub struct StoreArg {
     /// Store: a SQLite path or a `postgres://` URL (default: the user's data directory).
