@@ -17,6 +17,7 @@ pub mod capture;
 pub mod choice;
 pub mod deadline;
 pub mod error;
+pub mod explain;
 pub mod export;
 pub mod inspect;
 pub mod memo;
@@ -25,6 +26,7 @@ pub mod profile;
 pub mod program;
 pub mod single;
 pub mod slurm;
+pub mod stored;
 pub mod strategy;
 pub mod units;
 

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use store::Store;
 
-pub use crate::program::{load, Dataset, ProgramConfig};
+pub use crate::program::{Dataset, ProgramConfig};
 
 /// How a program is preprocessed and built, on `run` and `tune`: the
 /// options, after those of a `polytune.toml` (next to the program, or
@@ -91,21 +91,13 @@ fn positive_seconds(s: &str) -> std::result::Result<f64, String> {
 pub struct StoreArg {
     /// Store: a SQLite path or a `postgres://` URL (default: the user's data directory).
     #[arg(long)]
-    db: Option<String>,
+    pub db: Option<String>,
 }
 
 impl StoreArg {
     /// Opens an existing store; a query never creates one.
     pub fn open(&self) -> Result<Store> {
-        let location = match &self.db {
-            Some(db) => db.clone(),
-            None => Store::default_location()?.display().to_string(),
-        };
-        let is_url = location.contains("://");
-        if !is_url && !std::path::Path::new(&location).exists() {
-            bail!("{location}: no store here yet (run `polytune tune` first, or pass --db)");
-        }
-        Ok(Store::open(&location)?)
+        Ok(tuner::stored::open_existing(self.db.as_deref())?)
     }
 }
 
