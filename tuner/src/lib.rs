@@ -11,16 +11,22 @@
 //! (`polytune/`: argument parsing, printing, exit statuses); no crate
 //! depends on it, and nothing here parses a command line or draws progress.
 
+pub mod bench;
 pub mod campaign;
 pub mod capture;
 pub mod choice;
+pub mod deadline;
 pub mod error;
+pub mod explain;
 pub mod export;
+pub mod inspect;
 pub mod memo;
 pub mod noise;
 pub mod profile;
 pub mod program;
+pub mod single;
 pub mod slurm;
+pub mod stored;
 pub mod strategy;
 pub mod units;
 

@@ -197,6 +197,22 @@ impl ProgramConfig {
     }
 }
 
+/// How a program is built, as a command gives it: a build description
+/// (`None`: `polytune.toml` next to the program, when there is one), then
+/// options.
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    pub config: Option<PathBuf>,
+    pub options: ProgramConfig,
+}
+
+impl BuildOptions {
+    /// The build description of `file`: its description, then the options.
+    pub fn resolve(&self, file: &Path) -> Result<ProgramConfig> {
+        ProgramConfig::resolve(file, self.config.as_deref(), self.options.clone())
+    }
+}
+
 /// The profile shipped in `configs/machines/default.toml`, used when no
 /// profile directory is around (polytune run from anywhere).
 const DEFAULT_PROFILE: &str = include_str!("../../configs/machines/default.toml");

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use store::Store;
 
-pub use crate::program::{cache_dir, load, machine_profile, Dataset, Program, ProgramConfig};
+pub use crate::program::{Dataset, ProgramConfig};
 
 /// How a program is preprocessed and built, on `run` and `tune`: the
 /// options, after those of a `polytune.toml` (next to the program, or
@@ -40,17 +40,22 @@ pub struct BuildArgs {
 }
 
 impl BuildArgs {
-    /// The build description of `file`: its `polytune.toml` (or `--config`), then the
-    /// options.
-    pub fn resolve(&self, file: &Path) -> Result<ProgramConfig> {
-        let cli = ProgramConfig {
+    /// The options as the library takes them.
+    pub fn options(&self) -> tuner::program::BuildOptions {
+        let options = ProgramConfig {
             sources: self.sources.clone(),
             cc_args: self.cc_args.clone(),
             cflags: self.cflags.clone(),
             ldflags: self.ldflags.clone(),
             autodetect: self.autodetect,
         };
-        Ok(ProgramConfig::resolve(file, self.config.as_deref(), cli)?)
+        tuner::program::BuildOptions { config: self.config.clone(), options }
+    }
+
+    /// The build description of `file`: its `polytune.toml` (or `--config`), then the
+    /// options.
+    pub fn resolve(&self, file: &Path) -> Result<ProgramConfig> {
+        Ok(self.options().resolve(file)?)
     }
 }
 
@@ -82,50 +87,17 @@ fn positive_seconds(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
-/// Runs `f` on a thread of its own and returns its result, or an error
-/// naming `what` once `limit` has passed. A step that never returns cannot
-/// be stopped from outside; the command then ends with that error, and the
-/// process takes the thread with it.
-pub fn in_time<T, F>(what: &str, limit: TimeoutArg, f: F) -> Result<T>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T> + Send + 'static,
-{
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new().name(what.to_string()).spawn(move || {
-        let _ = tx.send(f());
-    })?;
-    match rx.recv_timeout(std::time::Duration::from_secs_f64(limit.seconds)) {
-        Ok(out) => out,
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => bail!(
-            "{what}: no result after {} s (--timeout); raise --timeout, or report the file and the command \
-             if the scheduler or code generator is stuck",
-            limit.seconds
-        ),
-        // The thread panicked: its message is already on stderr.
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => bail!("{what}: failed (see the panic above)"),
-    }
-}
-
 #[derive(clap::Args)]
 pub struct StoreArg {
     /// Store: a SQLite path or a `postgres://` URL (default: the user's data directory).
     #[arg(long)]
-    db: Option<String>,
+    pub db: Option<String>,
 }
 
 impl StoreArg {
     /// Opens an existing store; a query never creates one.
     pub fn open(&self) -> Result<Store> {
-        let location = match &self.db {
-            Some(db) => db.clone(),
-            None => Store::default_location()?.display().to_string(),
-        };
-        let is_url = location.contains("://");
-        if !is_url && !std::path::Path::new(&location).exists() {
-            bail!("{location}: no store here yet (run `polytune tune` first, or pass --db)");
-        }
-        Ok(Store::open(&location)?)
+        Ok(tuner::stored::open_existing(self.db.as_deref())?)
     }
 }
 

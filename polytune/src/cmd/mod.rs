@@ -1,10 +1,6 @@
 //! One module per subcommand, plus what they share.
 
 pub mod bench;
-pub mod bench_peers;
-pub mod bench_ratios;
-pub mod bench_search;
-pub mod bench_transfer;
 pub mod common;
 pub mod explain;
 pub mod export;

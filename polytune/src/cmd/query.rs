@@ -90,9 +90,9 @@ pub fn best(args: BestArgs) -> Result<()> {
         // The same schedule as loop transformations (`polytune explain`); the program may
         // have moved since it was tuned, which costs the explanation only.
         let file = std::path::Path::new(&b.program_path);
-        let point = super::explain::point_of(&b.point_json);
-        let (build, scop) = super::explain::stored_build(&store, &b.kernel);
-        match super::explain::script_of(file, &b.dataset, (&build, scop), s, point.as_ref()) {
+        let point = tuner::explain::point_of(&b.point_json);
+        let (build, scop) = tuner::explain::stored_build(&store, &b.kernel);
+        match tuner::explain::script_of(file, &b.dataset, (&build, scop), s, point.as_ref()) {
             Ok(e) if e.script.is_empty() => println!("  explained: the original loops, unchanged"),
             Ok(e) => println!("  explained (replay with `polytune apply`):\n{}", indent(&e.script)),
             Err(e) => {

@@ -1,12 +1,11 @@
 //! `polytune schedule FILE`: our scheduler's schedule tree, its bands and the
-//! legality verdict.
+//! legality verdict (`tuner::inspect::schedule`).
 
 use std::path::PathBuf;
 
 use anyhow::Result;
-use serde::Serialize;
-use space::schedule::{self, Backend, CoreOptions, CoreSchedule, Fusion};
-use vocab::knobs::UnifiedOptions;
+use space::schedule::{Backend, Fusion};
+use tuner::inspect::schedule::Request;
 
 use super::common::{self, Dataset};
 
@@ -68,100 +67,38 @@ pub struct Args {
     timeout: common::TimeoutArg,
 }
 
-#[derive(Serialize)]
-struct Report<'a> {
-    schedule: &'a CoreSchedule,
-    legal: bool,
-    seconds: f64,
-}
-
-/// The options `polytune run --schedule unified` uses too.
-pub fn options(fusion: FusionArg, backend: BackendArg) -> CoreOptions {
-    CoreOptions {
-        fusion: match fusion {
-            FusionArg::Original => Fusion::Original,
-            FusionArg::Max => Fusion::Max,
-        },
-        backend: match backend {
-            BackendArg::Cbc => Backend::Cbc,
-            BackendArg::Isl => Backend::Isl,
-        },
-        cross_check: false,
-        knobs: None,
-    }
+/// The scheduler's options the arguments name.
+fn options(fusion: FusionArg, backend: BackendArg) -> (Fusion, Backend) {
+    let fusion = match fusion {
+        FusionArg::Original => Fusion::Original,
+        FusionArg::Max => Fusion::Max,
+    };
+    let backend = match backend {
+        BackendArg::Cbc => Backend::Cbc,
+        BackendArg::Isl => Backend::Isl,
+    };
+    (fusion, backend)
 }
 
 pub fn run(args: Args) -> Result<()> {
-    // Sizes do not matter to the schedule: the model is parametric.
-    let program = std::sync::Arc::new(common::load(
-        &args.file,
-        args.dataset,
-        &common::ProgramConfig::preprocessed(&args.cc_args, args.autodetect),
-        args.scop,
-    )?);
-    let mut opts = options(args.fusion, args.backend);
-    // What the user set, printed; the scheduler sees the part that reaches it.
-    let mut knobs = None;
-    if args.target.is_some() || !args.set.is_empty() {
-        let mut settings: Vec<String> = Vec::new();
-        if let Some(t) = args.target {
-            settings.push(format!("target={}", format!("{t:?}").to_lowercase()));
-        }
-        settings.extend(args.set.iter().cloned());
-        let set = UnifiedOptions::default().with_settings(&settings)?;
-        opts.knobs = Some(set.scheduler());
-        knobs = Some(set);
-    }
-    let started = std::time::Instant::now();
-    let s = {
-        let (program, opts) = (program.clone(), opts.clone());
-        let what = format!("{}: scheduling", args.file.display());
-        common::in_time(&what, args.timeout, move || {
-            Ok(schedule::schedule(&program.scop, &program.deps, &opts)?)
-        })?
+    let (fusion, backend) = options(args.fusion, args.backend);
+    let target = args.target.map(|t| format!("target={}", format!("{t:?}").to_lowercase()));
+    let request = Request {
+        file: args.file,
+        fusion,
+        backend,
+        scop: args.scop,
+        settings: target.into_iter().chain(args.set).collect(),
+        dataset: args.dataset,
+        cc_args: args.cc_args,
+        autodetect: args.autodetect,
+        timeout_s: args.timeout.seconds,
     };
-    let seconds = started.elapsed().as_secs_f64();
-    // `schedule` only returns schedules that passed the legality check.
-    let report = Report { schedule: &s, legal: true, seconds };
+    let report = tuner::inspect::schedule::run(&request)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(());
+    } else {
+        print!("{}", report.text());
     }
-    println!("{}: preorder {}", args.file.display(), s.preorder.display());
-    if let Some(k) = &knobs {
-        println!("  unified scheduler: {}", k.settings().join(" "));
-    }
-    let mut last = None;
-    for r in &s.rows {
-        if last != Some((r.group, r.band)) {
-            println!("  group {} band {}:", r.group, r.band);
-            last = Some((r.group, r.band));
-        }
-        let exprs: Vec<String> = r
-            .affine
-            .iter()
-            .map(|(st, c, d, e)| {
-                let stmt = &program.scop.statements[*st];
-                format!("{}: {}", stmt.name, space::schedule::affine_text(&program.scop, *st, c, d, *e))
-            })
-            .collect();
-        let flags = format!("{:?}{}", r.kind, if r.coincident { ", coincident" } else { "" });
-        println!("    [{flags}] {}", exprs.join("; "));
-        if !r.carries.is_empty() {
-            println!("      carries {}", r.carries.join(", "));
-        }
-        if !r.spatial.is_empty() {
-            println!("      carries spatial proximity of {}", r.spatial.join(", "));
-        }
-    }
-    for m in &s.mapping {
-        let threads: Vec<String> = m.threads.iter().map(|(row, t)| format!("row {row} -> {t}")).collect();
-        println!("  GPU mapping, group {} band {}: {}", m.group, m.band, threads.join(", "));
-    }
-    println!("  legal: yes (isl check); {} lexmins, {} ILPs, {:.3} s", s.lexmins, s.ilps, seconds);
-    for note in &s.notes {
-        println!("  note: {note}");
-    }
-    println!("  tree: {}", s.tree);
     Ok(())
 }

@@ -37,7 +37,7 @@ struct App {
     store: Store,
     token: Option<String>,
     /// The page's explanations of winners, made once each.
-    explained: super::report::Explained,
+    explained: tuner::explain::Cache,
 }
 
 type Shared = Arc<App>;
@@ -121,7 +121,7 @@ const PAGE_REFRESH_S: u32 = 30;
 /// each kernel's tuned file), made anew for each request.
 async fn page(State(app): State<Shared>) -> Response {
     let made = tokio::task::spawn_blocking(move || {
-        super::report::collect(&app.store, &store::ReportFilter::default(), Some(&app.explained))
+        tuner::explain::report(&app.store, &store::ReportFilter::default(), Some(&app.explained))
             .map(|r| reports::html::render_served(&r, PAGE_REFRESH_S))
     });
     match made.await {

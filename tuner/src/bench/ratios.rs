@@ -5,35 +5,67 @@
 //! row come from one run.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use anyhow::{Context, Result};
-use codegen::{self, CodegenOptions};
+use codegen::CodegenOptions;
 use executor::evaluate::Evaluator;
 use executor::measure::{MeasureConfig, Measurement};
 use vocab::knobs::{Target, UnifiedOptions};
 
-use super::common::{self, Dataset};
+use super::Out;
+use crate::deadline::in_time;
+use crate::error::{Context, Error, Result};
+use crate::program::{Dataset, Program};
 
 /// Tile size of both variants (isl's and ours), as in `polytune run`.
 const TILE: u32 = 32;
 
-pub fn run(files: &[PathBuf], dataset: Dataset, runs: usize, timeout: common::TimeoutArg) -> Result<()> {
-    let profile = common::machine_profile("default")?;
-    let slot = profile.slots.first().cloned().context("the default machine profile has no slot")?;
-    let builder = executor::build::Builder::new(profile.compiler(), common::cache_dir()?.join("builds"))?;
-    println!("median of {runs} runs, {} dataset, tiles {TILE}; speedup = original / variant", dataset.name());
-    println!("| kernel | threads | original | isl | unified | unified/isl |");
-    println!("|---|---|---|---|---|---|");
+pub struct Request {
+    pub files: Vec<PathBuf>,
+    pub dataset: Dataset,
+    /// Timed runs per measurement.
+    pub runs: usize,
+    /// The limit per kernel, in seconds.
+    pub timeout_s: f64,
+}
+
+/// One row: a kernel on some threads, the original's time and the variants' measurements.
+pub struct Row {
+    pub kernel: String,
+    pub threads: usize,
+    pub original_s: f64,
+    /// isl's, then the unified scheduler's.
+    pub variants: Vec<Measurement>,
+}
+
+/// The table, written to `out` row by row.
+pub fn run(request: &Request, out: Out) -> Result<Vec<Row>> {
+    let (dataset, runs) = (request.dataset, request.runs);
+    let profile = crate::program::machine_profile("default")?;
+    let slot = profile
+        .slots
+        .first()
+        .cloned()
+        .ok_or_else(|| Error::input("the default machine profile has no slot"))?;
+    let builder =
+        executor::build::Builder::new(profile.compiler(), crate::program::cache_dir()?.join("builds"))?;
+    out(&format!(
+        "median of {runs} runs, {} dataset, tiles {TILE}; speedup = original / variant",
+        dataset.name()
+    ));
+    out("| kernel | threads | original | isl | unified | unified/isl |");
+    out("|---|---|---|---|---|---|");
     let mut evaluator = Evaluator { builder, slot, config: MeasureConfig::default(), jobs: 2 };
-    for file in files {
-        let program = std::sync::Arc::new(common::load(file, dataset, &Default::default(), 0)?);
+    let mut rows = Vec::new();
+    for file in &request.files {
+        let program = Arc::new(crate::program::load(file, dataset, &Default::default(), 0)?);
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program");
         let original = codegen::original_program(&program.source, &program.scop)?;
         for threads in [1, 2] {
             evaluator.config = MeasureConfig { runs, threads: Some(threads), ..MeasureConfig::default() };
             let p = program.clone();
             let what = format!("{}: schedules and code generation, {threads} thread(s)", file.display());
-            let variants = common::in_time(&what, timeout, move || variants(&p, threads))?;
+            let variants = in_time(&what, request.timeout_s, move || variants(&p, threads))?;
             let reference = evaluator.reference(&original)?;
             let m = evaluator.evaluate(&reference, &variants)?;
             let base = reference.measurement.median_s.unwrap_or(f64::NAN);
@@ -45,19 +77,20 @@ pub fn run(files: &[PathBuf], dataset: Dataset, runs: usize, timeout: common::Ti
                 (Some(i), Some(u)) if m[0].is_ok() && m[1].is_ok() => format!("{:.2}", i / u),
                 _ => "-".into(),
             };
-            println!(
+            out(&format!(
                 "| {name} | {threads} | {} | {} | {} | {versus} |",
                 crate::units::seconds(base),
                 speedup(&m[0]),
                 speedup(&m[1])
-            );
+            ));
+            rows.push(Row { kernel: name.to_string(), threads, original_s: base, variants: m });
         }
     }
-    Ok(())
+    Ok(rows)
 }
 
 /// isl's and the unified scheduler's variants of `p` for `threads`, tiled.
-fn variants(p: &common::Program, threads: usize) -> Result<[String; 2]> {
+fn variants(p: &Program, threads: usize) -> Result<[String; 2]> {
     let isl =
         space::reference::isl_schedule(&p.scop, &p.deps).context("isl's scheduler found no schedule")?;
     let target = if threads == 1 { Target::Seq } else { Target::Openmp };

@@ -19,11 +19,12 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{bail, Result};
 use store::TransferRow;
 use vocab::knobs::Point;
 
+use super::Out;
 use crate::campaign::{jobs, transfer};
+use crate::error::{Error, Result};
 use crate::program::Dataset;
 use crate::strategy::features::{self, Context};
 use crate::strategy::{self, Model, Prior, StrategyKind};
@@ -32,7 +33,8 @@ use crate::strategy::{self, Model, Prior, StrategyKind};
 const CLOSE: f64 = 1.05;
 const SEEDS: u64 = 20;
 
-pub fn run(db: &store::Store, min_points: usize) -> Result<()> {
+/// The table of `db`'s groups of `min_points` or more points, written to `out` row by row.
+pub fn run(db: &store::Store, min_points: usize, out: Out) -> Result<()> {
     let location = db.target();
     let rows = db.transfer_rows(None)?;
     let mut groups: BTreeMap<(String, String, i64, i64), Vec<&TransferRow>> = BTreeMap::new();
@@ -41,25 +43,27 @@ pub fn run(db: &store::Store, min_points: usize) -> Result<()> {
     }
     groups.retain(|_, g| g.len() >= min_points);
     if groups.is_empty() {
-        bail!("{location}: no campaign measured {min_points} or more verified points of a program");
+        return Err(Error::input(format!(
+            "{location}: no campaign measured {min_points} or more verified points of a program"
+        )));
     }
-    println!(
+    out(&format!(
         "store {location}: {} verified measurements, {} groups of {min_points}+ points",
         rows.len(),
         groups.len()
-    );
-    println!(
+    ));
+    out(&format!(
         "evaluations until a point within {CLOSE}x of the group's best (replayed on its times, median over {SEEDS} \
          seeds)"
-    );
-    println!(
+    ));
+    out(&format!(
         "(each cell: median evaluations, min-max; the median share of the group's running time they took)"
-    );
-    println!(
+    ));
+    out(&format!(
         "| kernel | dataset | machine | points | rank correlation (other kernels) | cold | other kernels | other \
          machines | all other campaigns |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    ));
+    out("|---|---|---|---|---|---|---|---|---|");
     let mut per_kernel: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for ((kernel, dataset, machine_id, campaign_id), group) in &groups {
         let mut context: Context = group[0]
@@ -114,7 +118,7 @@ pub fn run(db: &store::Store, min_points: usize) -> Result<()> {
         };
         let or_none =
             |p: &Option<Prior>| p.as_ref().map_or_else(|| "no rows".to_string(), |p| replayed(Some(p)));
-        println!(
+        out(&format!(
             "| {kernel} | {dataset} | {machine_id} | {} | {} | {} | {} | {} | {} |",
             space.len(),
             correlation.map_or_else(|| "-".to_string(), |c| format!("{c:.2}")),
@@ -122,15 +126,15 @@ pub fn run(db: &store::Store, min_points: usize) -> Result<()> {
             or_none(&other_kernels),
             or_none(&other_machines),
             or_none(&elsewhere)
-        );
+        ));
     }
     let means: Vec<f64> = per_kernel.values().map(|c| c.iter().sum::<f64>() / c.len() as f64).collect();
     if !means.is_empty() {
-        println!(
+        out(&format!(
             "mean rank correlation over {} held-out kernels: {:.2}",
             means.len(),
             means.iter().sum::<f64>() / means.len() as f64
-        );
+        ));
     }
     Ok(())
 }

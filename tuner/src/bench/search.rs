@@ -20,11 +20,13 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use anyhow::Result;
-
-use super::common::Dataset;
+use super::Out;
+use crate::campaign::observer::Observer;
 use crate::campaign::{grid, jobs, Budget, Campaign, Config, Kernel, Setup, TraceEntry};
+use crate::error::Result;
+use crate::program::Dataset;
 use crate::strategy::{self, StrategyKind};
 use crate::units::seconds;
 
@@ -36,7 +38,20 @@ const ROUNDS: usize = 3;
 /// Seeds of the replayed searches.
 const SEEDS: u64 = 20;
 
-pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize) -> Result<()> {
+pub struct Request {
+    pub files: Vec<PathBuf>,
+    pub dataset: Dataset,
+    /// Knobs fixed (`KNOB=VALUE`) to shrink the space.
+    pub settings: Vec<String>,
+    /// Timed runs per measurement.
+    pub runs: usize,
+}
+
+/// The table, written to `out` row by row; each campaign reports to an
+/// observer `observer` makes.
+pub fn run(request: &Request, observer: &dyn Fn() -> Arc<dyn Observer>, out: Out) -> Result<()> {
+    let Request { files, dataset, settings, runs } = request;
+    let (dataset, runs) = (*dataset, *runs);
     let setup = Setup::new("default", None)?;
     let spec = grid::Spec {
         knobs: grid::knob_grid(settings, setup.threads)?,
@@ -48,11 +63,11 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         peers: Vec::new(),
         references: None,
     };
-    print_header();
+    header(out);
     for file in files {
         let kernel =
             Kernel::load(file, 0, StrategyKind::Halving, dataset, &Default::default(), &spec, false)?;
-        let bench = Bench { setup: &setup, kernel: &kernel, dataset, settings, runs };
+        let bench = Bench { setup: &setup, kernel: &kernel, dataset, settings, runs, observer };
         let Exhaustive { trace: exhaustive, times, truth } = bench.exhaustive()?;
         let best = truth.values().copied().fold(f64::INFINITY, f64::min);
         let close: HashSet<String> =
@@ -84,7 +99,7 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
         let all = traces[0]
             .last()
             .map(|t| format!("{}, {} (best {})", t.evaluations, seconds(t.elapsed_s), seconds(best)));
-        println!(
+        out(&format!(
             "| {} | {} ({}, {}) | {} | {} | {} | {} | {} | {} | {} |",
             kernel.spec.name,
             kernel.space.len() + kernel.references.len(),
@@ -97,26 +112,26 @@ pub fn run(files: &[PathBuf], dataset: Dataset, settings: &[String], runs: usize
             replays[0],
             replays[1],
             replays[2]
-        );
+        ));
     }
     Ok(())
 }
 
 /// What the table's columns mean, and its head.
-fn print_header() {
-    println!(
+fn header(out: Out) {
+    out(&format!(
         "evaluations and wall time until a close point is evaluated (within {CLOSE}x of the best, both re-measured \
          {ROUNDS} rounds)"
-    );
-    println!(
+    ));
+    out(&format!(
         "(replayed: the strategy's own points until one is close, over {SEEDS} seeds on the exhaustive times: median, \
          min-max)"
-    );
-    println!(
+    ));
+    out(
         "| kernel | points (re-measured, close) | exhaustive (all) | random | halving | model | random, replayed | model, \
-         replayed | model in batches of 8, replayed |"
+         replayed | model in batches of 8, replayed |",
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    out("|---|---|---|---|---|---|---|---|---|");
 }
 
 /// The replayed columns: how many of their own points the random and model
@@ -168,6 +183,7 @@ struct Bench<'a> {
     dataset: Dataset,
     settings: &'a [String],
     runs: usize,
+    observer: &'a dyn Fn() -> Arc<dyn Observer>,
 }
 
 impl Bench<'_> {
@@ -208,7 +224,7 @@ impl Bench<'_> {
         stop_at: Option<HashSet<String>>,
         after: impl FnOnce(&mut Campaign, &[TraceEntry]) -> Result<()>,
     ) -> Result<Vec<TraceEntry>> {
-        let Bench { setup, kernel, dataset, settings, runs } = *self;
+        let Bench { setup, kernel, dataset, settings, runs, observer } = *self;
         let dir = std::env::temp_dir().join(format!("polytune-bench-search-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)?;
@@ -237,8 +253,8 @@ impl Bench<'_> {
             rungs: Default::default(),
             references: None,
         };
-        let mut c = Campaign::open(&db, evaluator, config, Budget::default(), machine)?
-            .with_observer(super::progress::observer());
+        let mut c =
+            Campaign::open(&db, evaluator, config, Budget::default(), machine)?.with_observer(observer());
         c.stop_at = stop_at;
         c.run(std::slice::from_ref(kernel))?;
         let trace = std::mem::take(&mut c.trace);

@@ -15,32 +15,45 @@
 //! again after each row, as a shared machine's rate drifts.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
 
-use anyhow::{Context, Result};
 use executor::build::{Builder, Compiler, Extras};
 use executor::evaluate::{Evaluator, Reference};
 use executor::measure::{MeasureConfig, Measurement};
 use executor::pipeline;
-use executor::process::{run_limited, End, Limits};
 use vocab::knobs::{Point, Scheduler};
 use vocab::outcome::Status;
 
-use super::common::{self, Dataset};
+use super::dgemm::{dgemm_rate, dgemm_run, kernel_name};
+use super::Out;
 use crate::campaign::grid;
+use crate::deadline::in_time;
+use crate::error::{Error, Result};
+use crate::program::{BuildOptions, Dataset, Program};
 
-pub fn run(
-    files: &[PathBuf],
-    build: &common::BuildArgs,
-    dataset: Dataset,
-    threads: usize,
-    runs: usize,
-    timeout: common::TimeoutArg,
-) -> Result<()> {
-    let profile = common::machine_profile("default")?;
-    let slot = profile.slots.first().cloned().context("the default machine profile has no slot")?;
-    let cache = common::cache_dir()?.join("builds");
+pub struct Request {
+    pub files: Vec<PathBuf>,
+    /// How each file builds, for the original, the peers and ours.
+    pub build: BuildOptions,
+    pub dataset: Dataset,
+    /// OpenMP threads of every variant, the parallel peers and dgemm.
+    pub threads: usize,
+    /// Timed runs per measurement.
+    pub runs: usize,
+    /// The limit per kernel, in seconds.
+    pub timeout_s: f64,
+}
+
+/// The table, written to `out` row by row, then what goes under it.
+pub fn run(request: &Request, out: Out) -> Result<()> {
+    let Request { files, build, dataset, threads, runs, timeout_s } = request;
+    let (dataset, threads, runs, timeout_s) = (*dataset, *threads, *runs, *timeout_s);
+    let profile = crate::program::machine_profile("default")?;
+    let slot = profile
+        .slots
+        .first()
+        .cloned()
+        .ok_or_else(|| Error::input("the default machine profile has no slot"))?;
+    let cache = crate::program::cache_dir()?.join("builds");
     let config = MeasureConfig { runs, threads: Some(threads), ..MeasureConfig::default() };
     let evaluator = |compiler: Compiler| -> Result<Evaluator> {
         let builder = Builder::new(compiler, &cache)?;
@@ -49,7 +62,7 @@ pub fn run(
     let ours = evaluator(profile.compiler())?;
     let (peers, missing) = executor::peers::installed(threads);
     for line in &missing {
-        println!("{line}");
+        out(line);
     }
     // A peer whose compiler cannot build the measurement runtime is skipped
     // like one that is not installed.
@@ -57,26 +70,26 @@ pub fn run(
     for p in &peers {
         match evaluator(p.compiler.clone()) {
             Ok(ev) => peer_evaluators.push((p, ev)),
-            Err(e) => println!("{}: {e:#}: skipped", p.name),
+            Err(e) => out(&format!("{}: {e:#}: skipped", p.name)),
         }
     }
-    let dgemm = dgemm_yardstick(&slot.cores, threads, &cache);
-    println!(
+    let dgemm = dgemm_yardstick(&slot.cores, threads, &cache, out);
+    out(&format!(
         "median of {runs} runs, {} dataset, {threads} thread(s); speedup = original ({}) / variant",
         dataset.name(),
         profile.compiler().cc
-    );
+    ));
     let names: Vec<&str> = peer_evaluators.iter().map(|(p, _)| p.name).collect();
     // Pluto's columns only where polycc is installed.
     let pluto = peer_evaluators.iter().any(|(p, _)| p.polycc.is_some());
     let head = header(&names, pluto);
-    println!("{}", row(&head));
-    println!("|{}", "---|".repeat(head.len()));
+    out(&row(&head));
+    out(&format!("|{}", "---|".repeat(head.len())));
     let table = Table {
         build,
         dataset,
         threads,
-        timeout,
+        timeout_s,
         ours: &ours,
         peers: &peer_evaluators,
         pluto,
@@ -86,27 +99,27 @@ pub fn run(
     };
     let mut tally = Tally::default();
     for file in files {
-        table.kernel_row(file, &mut tally)?;
+        table.kernel_row(file, &mut tally, out)?;
     }
-    tally.print();
+    tally.print(out);
     Ok(())
 }
 
 /// The machine's dgemm rate, said before the table, and the OpenBLAS kernel
 /// that gave it (`None` when it could not be measured).
-fn dgemm_yardstick(cores: &[usize], threads: usize, cache: &Path) -> Option<Option<&'static str>> {
+fn dgemm_yardstick(cores: &[usize], threads: usize, cache: &Path, out: Out) -> Option<Option<&'static str>> {
     // The kernel OpenBLAS ran fastest with, measured again after each row:
     // on a shared or virtual machine the rate drifts within one run.
     match dgemm_rate(cores, threads, cache) {
         Ok((r, kernel)) => {
-            println!(
+            out(&format!(
                 "OpenBLAS dgemm (n = 2000, {threads} thread(s)): {r:.1} GFLOP/s ({})",
                 kernel_name(kernel)
-            );
+            ));
             Some(kernel)
         }
         Err(e) => {
-            println!("OpenBLAS dgemm: not measured ({e:#})");
+            out(&format!("OpenBLAS dgemm: not measured ({e:#})"));
             None
         }
     }
@@ -114,10 +127,10 @@ fn dgemm_yardstick(cores: &[usize], threads: usize, cache: &Path) -> Option<Opti
 
 /// What every row of the table is built and measured with.
 struct Table<'a> {
-    build: &'a common::BuildArgs,
+    build: &'a BuildOptions,
     dataset: Dataset,
     threads: usize,
-    timeout: common::TimeoutArg,
+    timeout_s: f64,
     ours: &'a Evaluator,
     peers: &'a [(&'a executor::peers::Peer, Evaluator)],
     /// Whether the table has Pluto's column.
@@ -143,20 +156,20 @@ struct Tally {
 
 impl Tally {
     /// The lines under the table: the dgemm rates, the geometric means, then the notes.
-    fn print(&self) {
+    fn print(&self, out: Out) {
         if !self.dgemm_after.is_empty() {
-            println!("OpenBLAS dgemm again after each row (GFLOP/s): {}", self.dgemm_after.join(", "));
+            out(&format!("OpenBLAS dgemm again after each row (GFLOP/s): {}", self.dgemm_after.join(", ")));
         }
-        let geomean = |what: &str, ratios: &[f64]| {
+        let mut geomean = |what: &str, ratios: &[f64]| {
             if !ratios.is_empty() {
                 let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
-                println!("geometric mean of best / {what}: {geo:.2} over {} kernels", ratios.len());
+                out(&format!("geometric mean of best / {what}: {geo:.2} over {} kernels", ratios.len()));
             }
         };
         geomean("fastest peer", &self.ratios);
         geomean("best of Pluto", &self.pluto_ratios);
         for note in &self.notes {
-            println!("{}", note.replace('\n', "\n    "));
+            out(&note.replace('\n', "\n    "));
         }
     }
 }
@@ -184,18 +197,18 @@ struct PeerCells {
 
 impl Table<'_> {
     /// One kernel measured and its row printed; then the dgemm rate again.
-    fn kernel_row(&self, file: &Path, tally: &mut Tally) -> Result<()> {
+    fn kernel_row(&self, file: &Path, tally: &mut Tally, out: Out) -> Result<()> {
         let config = self.build.resolve(file)?;
         let extras = config.extras(self.dataset);
         let ours = with_extras(self.ours, &extras)?;
-        let program = std::sync::Arc::new(common::load(file, self.dataset, &config, 0)?);
+        let program = std::sync::Arc::new(crate::program::load(file, self.dataset, &config, 0)?);
         let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("program").to_string();
         let original = codegen::original_program(&program.source, &program.scop)?;
         let p = program.clone();
         let what = format!("{}: schedules and code generation", file.display());
         let points = grid::bench_points(self.threads);
         let pts = points.clone();
-        let programs = common::in_time(&what, self.timeout, move || Ok(variants(&p, &pts)))?;
+        let programs = in_time(&what, self.timeout_s, move || Ok(variants(&p, &pts)))?;
         let reference = ours.reference(&original)?;
         let base = reference.measurement.median_s.unwrap_or(f64::NAN);
         let ours = raced(ours, base);
@@ -230,7 +243,7 @@ impl Table<'_> {
         cells.extend(self.pluto.then_some(pluto_cell));
         cells.extend(our.references);
         cells.extend([best_cell, versus, winner]);
-        println!("{}", row(&cells));
+        out(&row(&cells));
         if let Some(dgemm) = self.dgemm {
             let rate = dgemm_run(self.dgemm_cores, self.threads, self.cache, dgemm)
                 .map_or("-".into(), |r| format!("{r:.1}"));
@@ -373,7 +386,7 @@ const RACE: f64 = 2.0;
 
 /// Each point's program (its failure when it has none), the schedule of a
 /// scheduler (on one layout) computed once.
-fn variants(p: &common::Program, points: &[(String, Point)]) -> Vec<Result<String, pipeline::Failure>> {
+fn variants(p: &Program, points: &[(String, Point)]) -> Vec<Result<String, pipeline::Failure>> {
     let mut trees: Vec<((Scheduler, bool), Result<String, pipeline::Failure>)> = Vec::new();
     let mut out = Vec::new();
     for (_, point) in points {
@@ -391,120 +404,9 @@ fn variants(p: &common::Program, points: &[(String, Point)]) -> Vec<Result<Strin
     out
 }
 
-/// GFLOP/s of OpenBLAS's dgemm on 2000 × 2000 matrices with `threads`
-/// threads, pinned to `cores` (best of three calls after a warm-up), and
-/// which of its kernels gave it. OpenBLAS picks its kernel from the CPU's
-/// model number, and a virtual machine that calls itself a generic "Intel
-/// Xeon Processor" gets the oldest one (Prescott: a quarter of the rate of
-/// its AVX-512 kernel on such a VM). The yardstick is the machine's best
-/// dgemm, so the kernels the CPU's flags allow are each tried too.
-fn dgemm_rate(cores: &[usize], threads: usize, cache: &Path) -> Result<(f64, Option<&'static str>)> {
-    let dir = cache.join("dgemm");
-    std::fs::create_dir_all(&dir)?;
-    let src = dir.join("dgemm.c");
-    std::fs::write(&src, DGEMM_C)?;
-    let bin = dir.join("dgemm");
-    let out = Command::new("gcc")
-        .args(["-O2", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .args(["-lopenblas"])
-        .output()
-        .context("running gcc")?;
-    if !out.status.success() {
-        anyhow::bail!("cannot build against OpenBLAS (Debian: libopenblas-dev)");
-    }
-    let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let flags: Vec<&str> =
-        flags.lines().find(|l| l.starts_with("flags")).map_or(vec![], |l| l.split_whitespace().collect());
-    let mut best: Option<(f64, Option<&'static str>)> = None;
-    for core in [None].into_iter().chain(openblas_cores(&flags).into_iter().map(Some)) {
-        let rate = dgemm_run(cores, threads, cache, core)?;
-        if best.as_ref().is_none_or(|b| rate > b.0) {
-            best = Some((rate, core));
-        }
-    }
-    best.context("no dgemm run")
-}
-
-/// The rate of one run of the dgemm program `dgemm_rate` built, with
-/// OpenBLAS's kernel `core` (`None`: its own choice).
-fn dgemm_run(cores: &[usize], threads: usize, cache: &Path, core: Option<&str>) -> Result<f64> {
-    let dir = cache.join("dgemm");
-    let mut cmd = Command::new(dir.join("dgemm"));
-    cmd.env("OPENBLAS_NUM_THREADS", threads.to_string()).current_dir(&dir);
-    if let Some(core) = core {
-        cmd.env("OPENBLAS_CORETYPE", core);
-    }
-    let limits = Limits { cores: Some(cores.to_vec()), address_space: None, cpu_seconds: None };
-    let child = run_limited(cmd, &limits, Duration::from_secs(120), 4096)?;
-    if !matches!(child.end, End::Exited(s) if s.success()) {
-        anyhow::bail!("the dgemm run failed: {}", child.output.text());
-    }
-    let text = std::fs::read_to_string(dir.join("rate")).context("reading the dgemm rate")?;
-    Ok(text.trim().parse()?)
-}
-
-fn kernel_name(core: Option<&str>) -> String {
-    core.map_or("its own choice of kernel".to_string(), |c| format!("kernel {c}"))
-}
-
-/// OpenBLAS kernels (`OPENBLAS_CORETYPE`) the CPU's `/proc/cpuinfo` flags
-/// can run, widest first.
-fn openblas_cores(flags: &[&str]) -> Vec<&'static str> {
-    let has = |all: &[&str]| all.iter().all(|f| flags.contains(f));
-    let mut cores = Vec::new();
-    if has(&["avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512cd"]) {
-        cores.push("SkylakeX");
-    }
-    if has(&["avx2", "fma"]) {
-        cores.push("Haswell");
-    }
-    if has(&["avx"]) {
-        cores.push("Sandybridge");
-    }
-    cores
-}
-
-const DGEMM_C: &str = r#"/* polytune bench peers: OpenBLAS dgemm rate (generated by polytune). */
-#include <cblas.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
-int main(int argc, char **argv) {
-  const int n = 2000;
-  double *a = malloc(sizeof(double) * n * n), *b = malloc(sizeof(double) * n * n), *c = malloc(sizeof(double) * n * n);
-  for (long i = 0; i < (long)n * n; i++) { a[i] = (i % 7) / 7.0; b[i] = (i % 5) / 5.0; c[i] = 0; }
-  double best = 1e30;
-  for (int r = 0; r < 4; r++) {
-    double t = now();
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c, n);
-    t = now() - t;
-    if (r > 0 && t < best) best = t;
-  }
-  FILE *f = fopen(argc > 1 ? argv[1] : "rate", "w");
-  if (!f) return 2;
-  fprintf(f, "%.3f\n", 2.0 * n * n * (double)n / best / 1e9);
-  return fclose(f) != 0;
-}
-"#;
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn openblas_kernels_follow_the_cpu_flags() {
-        assert_eq!(
-            openblas_cores(&[
-                "sse2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512cd"
-            ]),
-            ["SkylakeX", "Haswell", "Sandybridge"]
-        );
-        assert_eq!(openblas_cores(&["sse2", "avx", "avx2", "fma"]), ["Haswell", "Sandybridge"]);
-        assert!(openblas_cores(&["sse2", "sse4_2"]).is_empty());
-    }
 
     #[test]
     fn pluto_columns_only_with_pluto_peers() {
