@@ -18,6 +18,9 @@ pub mod grid;
 mod kernel;
 pub mod observer;
 pub mod request;
+mod stop;
+use stop::Running;
+pub use stop::{interrupt, interrupted, running};
 mod slots;
 pub mod transfer;
 pub use kernel::{jobs, kernel_name, measure_original, Kernel, Setup};
@@ -25,7 +28,6 @@ pub use kernel::{jobs, kernel_name, measure_original, Kernel, Setup};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::{Context, Error, Result};
@@ -41,45 +43,6 @@ use vocab::knobs::{Point, Scheduler};
 use crate::program::Dataset;
 use crate::strategy::{self, Outcomes};
 use observer::{Event, Observer};
-
-/// Set by [`interrupt`]: finish nothing new, record nothing half-done, end.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-/// Whether [`Campaign::run`] is under way in this process.
-static RUNNING: AtomicBool = AtomicBool::new(false);
-
-/// Asks the campaigns of this process to stop once their evaluations in
-/// flight end (`End::Interrupted`; what was measured is kept). It only
-/// stores to an atomic, so a signal handler may call it: the binary's
-/// Ctrl-C does.
-pub fn interrupt() {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
-}
-
-/// Whether a campaign is running in this process, so that a caller can tell
-/// a stop of the campaign ([`interrupt`]) from an end of the program.
-pub fn running() -> bool {
-    RUNNING.load(Ordering::SeqCst)
-}
-
-/// [`RUNNING`] for as long as it lives, on every path out of a run.
-struct Running;
-
-impl Running {
-    fn start() -> Running {
-        RUNNING.store(true, Ordering::SeqCst);
-        Running
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        RUNNING.store(false, Ordering::SeqCst);
-    }
-}
 
 /// How a campaign invocation ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -245,40 +245,8 @@ fn part(db: &Store, kernel: &str, named_file: Option<PathBuf>, request: &Request
     let layout = layout(&file, &program, &original)?;
     let profile = program::machine_profile(&request.profile)?;
     let compiler = profile.compiler();
-    let mut branches = Vec::new();
-    let mut unchanged = Vec::new();
     let several = winners.len() > 1;
-    let mut gpu: Option<Gpu> = None;
-    for w in &winners {
-        // The original stays where nothing was faster.
-        if w.best.speedup <= 1.0 {
-            unchanged.push(w.best.machine.clone());
-            continue;
-        }
-        let at = format!(
-            "{}:{}: the winner of machine {}",
-            file.display(),
-            program.scop.start.line,
-            w.best.machine
-        );
-        let (code, on_gpu) = variant_code(&program, w, &compiler, &build).context(at.clone())?;
-        if on_gpu.is_some() && several {
-            return Err(Error::input(format!(
-                "{at} is a GPU variant, which is exported alone: name its machine (--machine {})",
-                w.best.machine
-            )));
-        }
-        gpu = gpu.or(on_gpu);
-        let code = if several { rename_all(code, &w.label) } else { code };
-        branches.push(Branch {
-            label: w.label.clone(),
-            cpu_model: w.cpu_model.clone(),
-            about: about(w, &request.kernel),
-            target: code.target,
-            file_scope: format!("{}{}", code.declarations, assemble::make_static(&code.helpers)),
-            block: format!("{{\n{}{}}}\n", size_guards(&program.scop), code.block),
-        });
-    }
+    let (branches, unchanged, gpu) = branches(&file, &program, &winners, &compiler, &build, request)?;
     if branches.is_empty() {
         return Err(Error::NoResult(format!(
             "kernel `{kernel}`: no machine's winner is faster than the original ({}); there is nothing to export",
@@ -347,6 +315,53 @@ fn part(db: &Store, kernel: &str, named_file: Option<PathBuf>, request: &Request
     };
     let function = program.scop.function.clone();
     Ok(Part { kernel, function, original, layout, branches, header, build, dataset, export })
+}
+
+/// Each machine's winner as a branch of the export, the machines whose
+/// winner is the original, and a GPU winner's forms (exported alone).
+fn branches(
+    file: &Path,
+    program: &Program,
+    winners: &[Winner],
+    compiler: &executor::build::Compiler,
+    build: &program::ProgramConfig,
+    request: &Request,
+) -> Result<(Vec<Branch>, Vec<String>, Option<Gpu>)> {
+    let mut branches = Vec::new();
+    let mut unchanged = Vec::new();
+    let several = winners.len() > 1;
+    let mut gpu: Option<Gpu> = None;
+    for w in winners {
+        // The original stays where nothing was faster.
+        if w.best.speedup <= 1.0 {
+            unchanged.push(w.best.machine.clone());
+            continue;
+        }
+        let at = format!(
+            "{}:{}: the winner of machine {}",
+            file.display(),
+            program.scop.start.line,
+            w.best.machine
+        );
+        let (code, on_gpu) = variant_code(program, w, compiler, build).context(at.clone())?;
+        if on_gpu.is_some() && several {
+            return Err(Error::input(format!(
+                "{at} is a GPU variant, which is exported alone: name its machine (--machine {})",
+                w.best.machine
+            )));
+        }
+        gpu = gpu.or(on_gpu);
+        let code = if several { rename_all(code, &w.label) } else { code };
+        branches.push(Branch {
+            label: w.label.clone(),
+            cpu_model: w.cpu_model.clone(),
+            about: about(w, &request.kernel),
+            target: code.target,
+            file_scope: format!("{}{}", code.declarations, assemble::make_static(&code.helpers)),
+            block: format!("{{\n{}{}}}\n", size_guards(&program.scop), code.block),
+        });
+    }
+    Ok((branches, unchanged, gpu))
 }
 
 /// `gemm` or `path/gemm.c`: the kernel's name, and the file if one was named.
