@@ -18,7 +18,8 @@ pub mod transfer;
 
 use std::path::PathBuf;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use executor::machine::{MachineProfile, Slot};
 
 /// Where a bench writes its table's lines, each as it is ready.
 pub type Out<'a> = &'a mut dyn FnMut(&str);
@@ -40,4 +41,15 @@ pub fn files_or_polybench(files: Vec<PathBuf>) -> Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
+}
+
+/// The default machine profile and its first slot, where the benches measure.
+fn default_slot() -> Result<(MachineProfile, Slot)> {
+    let profile = crate::program::machine_profile("default")?;
+    let slot = profile
+        .slots
+        .first()
+        .cloned()
+        .ok_or_else(|| Error::input("the default machine profile has no slot"))?;
+    Ok((profile, slot))
 }

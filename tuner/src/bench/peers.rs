@@ -27,7 +27,7 @@ use super::dgemm::{dgemm_rate, dgemm_run, kernel_name};
 use super::Out;
 use crate::campaign::grid;
 use crate::deadline::in_time;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::program::{BuildOptions, Dataset, Program};
 
 pub struct Request {
@@ -47,12 +47,7 @@ pub struct Request {
 pub fn run(request: &Request, out: Out) -> Result<()> {
     let Request { files, build, dataset, threads, runs, timeout_s } = request;
     let (dataset, threads, runs, timeout_s) = (*dataset, *threads, *runs, *timeout_s);
-    let profile = crate::program::machine_profile("default")?;
-    let slot = profile
-        .slots
-        .first()
-        .cloned()
-        .ok_or_else(|| Error::input("the default machine profile has no slot"))?;
+    let (profile, slot) = super::default_slot()?;
     let cache = crate::program::cache_dir()?.join("builds");
     let config = MeasureConfig { runs, threads: Some(threads), ..MeasureConfig::default() };
     let evaluator = |compiler: Compiler| -> Result<Evaluator> {

@@ -14,7 +14,7 @@ use vocab::knobs::{Target, UnifiedOptions};
 
 use super::Out;
 use crate::deadline::in_time;
-use crate::error::{Context, Error, Result};
+use crate::error::{Context, Result};
 use crate::program::{Dataset, Program};
 
 /// Tile size of both variants (isl's and ours), as in `polytune run`.
@@ -41,12 +41,7 @@ pub struct Row {
 /// The table, written to `out` row by row.
 pub fn run(request: &Request, out: Out) -> Result<Vec<Row>> {
     let (dataset, runs) = (request.dataset, request.runs);
-    let profile = crate::program::machine_profile("default")?;
-    let slot = profile
-        .slots
-        .first()
-        .cloned()
-        .ok_or_else(|| Error::input("the default machine profile has no slot"))?;
+    let (profile, slot) = super::default_slot()?;
     let builder =
         executor::build::Builder::new(profile.compiler(), crate::program::cache_dir()?.join("builds"))?;
     out(&format!(

@@ -159,7 +159,11 @@ impl Kernel {
         let spec = &grid::Spec {
             knobs: grid::knobs_for_scop(&spec.knobs, model, deps),
             code: grid::for_scop(&spec.code, model)?,
-            gpu_code: grid::for_scop(&spec.gpu_code, model)?,
+            // Narrowed only where GPU points use it: the analyses are not repeated for nothing.
+            gpu_code: match spec.knobs.iter().any(|o| o.target == Target::Gpu) {
+                true => grid::for_scop(&spec.gpu_code, model)?,
+                false => spec.gpu_code.clone(),
+            },
             tiles: grid::tiles_for_scop(&spec.tiles, model),
             ..spec.clone()
         };
