@@ -12,7 +12,11 @@
 //! Legal whatever the dependences: the statements below the mark are the
 //! only ones that run between the copies, and every one of their
 //! references to the array goes to the copy, which holds the elements the
-//! array held. The copy is indexed by each subscript minus the box's offset
+//! array held. Where the references together are no box of registers
+//! (trmm's `B[k][j]` beside its written `B[i][j]`), the copy holds the
+//! written elements alone and the other reads stay on the array, where
+//! the dependences show that none of them reads an element after the
+//! tile wrote it ([`unobserved`]). The copy is indexed by each subscript minus the box's offset
 //! at this strip (set by the copy in, as packing's offsets are), so unit
 //! strides stay unit strides.
 //!
@@ -30,17 +34,18 @@
 //! This changes the rounding, never the mathematics: outputs agree with
 //! the original's within the tolerance, not bit for bit.
 
-use isl_rs::{Context, DimType, Id, Map, Schedule, ScheduleNode, ScheduleNodeType};
+use isl_rs::{Context, DimType, Id, Map, Schedule, ScheduleNode, ScheduleNodeType, UnionMap, UnionSet};
+use model::deps::{DepKind, Dependences};
 use model::isl::IslResultExt;
 use model::scop::text::{accumulation, assignment, scalars, squeeze, uses, Accumulation};
-use model::scop::{Array, Scop, Statement};
+use model::scop::{Access, AccessKind, Array, Scop, Statement};
 
 use super::footprint::{
     all_instances_below, copy_args, copy_graft_loops, copyable, footprint, references, retarget, statements,
-    written_in, Bodies,
+    written_in, Bodies, Read,
 };
 use super::marks::{find_mark, ACCUMULATE_MARK};
-use super::print::MACRO_PREFIX;
+use super::print::{parenthesize, MACRO_PREFIX};
 use super::CodegenError;
 
 /// The most elements of one local copy: what registers hold, with room.
@@ -67,6 +72,7 @@ pub(crate) fn apply(
     ctx: &Context,
     scop: &Scop,
     tree: Schedule,
+    deps: Option<&Dependences>,
     bodies: &mut Bodies,
     reassociate: bool,
 ) -> Result<(Schedule, Accumulators), CodegenError> {
@@ -74,7 +80,7 @@ pub(crate) fn apply(
     let mut acc = Accumulators::default();
     let mut root = tree.get_root().ctx(what)?;
     while let Some(mark) = find_mark(root.copy().ctx(what)?, ACCUMULATE_MARK)? {
-        let (mark, locals) = accumulate(ctx, scop, mark, &mut acc, bodies, reassociate)?;
+        let (mark, locals) = accumulate(ctx, scop, deps, mark, &mut acc, bodies, reassociate)?;
         let mut node = mark.delete().ctx(what)?;
         if !locals.is_empty() {
             let id = Id::read_from_str(ctx, &format!("{ACCUMULATE_MARK}_{}", acc.locals.len())).ctx(what)?;
@@ -92,6 +98,7 @@ pub(crate) fn apply(
 fn accumulate(
     ctx: &Context,
     scop: &Scop,
+    deps: Option<&Dependences>,
     mark: ScheduleNode,
     acc: &mut Accumulators,
     bodies: &mut Bodies,
@@ -112,11 +119,17 @@ fn accumulate(
         if !copyable(array) {
             continue;
         }
-        let refs = references(&stmts, &array.name);
-        let Some((_, tiles, extents)) = footprint(ctx, &prefix, &domain, &refs)? else { continue };
-        if extents.iter().product::<i64>() > MOST_ELEMENTS {
-            continue;
+        let mut refs = references(&stmts, &array.name);
+        let small =
+            |f: Option<(_, Map, Vec<i64>)>| f.filter(|(_, _, e)| e.iter().product::<i64>() <= MOST_ELEMENTS);
+        let mut found = small(footprint(ctx, &prefix, &domain, &refs)?);
+        if found.is_none() {
+            if let Some(own) = unobserved(ctx, deps, &prefix, &domain, &stmts, &refs)? {
+                found = small(footprint(ctx, &prefix, &domain, &own)?);
+                refs = own;
+            }
         }
+        let Some((_, tiles, extents)) = found else { continue };
         let n = acc.copies;
         let buffer = format!("{MACRO_PREFIX}acc_{n}");
         let offset = |d: usize| format!("{buffer}_o{d}");
@@ -173,6 +186,73 @@ fn accumulate(
         node = node.parent().ctx(what)?;
     }
     Ok((node, locals))
+}
+
+/// The references to one array that access the elements its writes do
+/// (each statement's writes, and its reads of the same elements), where
+/// the others read none of those elements after the tile's statements
+/// wrote them under the same outer values: trmm's `B[i][j] += A[k][i] *
+/// B[k][j]`, whose `B[k][j]` (`k > i`) reads rows of the register tile
+/// before they are updated. Then the copy may hold the written elements
+/// alone: the other reads find, in the array, the values the elements had
+/// before the copy in, which is what they read in the original order too
+/// (a read after a write of its element is a memory-based flow
+/// dependence, and the schedule keeps every dependence). `None` where
+/// every reference is of the written elements, where one of the others is
+/// spelled like one of them (the bodies are rewritten by spelling), or
+/// without the dependences.
+fn unobserved<'s>(
+    ctx: &Context,
+    deps: Option<&Dependences>,
+    prefix: &UnionMap,
+    domain: &UnionSet,
+    stmts: &[&'s Statement],
+    refs: &[Read<'s>],
+) -> Result<Option<Vec<Read<'s>>>, CodegenError> {
+    let what = || "keeping the written elements of a register tile in registers".to_string();
+    let Some(deps) = deps else { return Ok(None) };
+    let relation = |a: &Access| Map::read_from_str(ctx, &a.relation).ctx(what);
+    let mut own = Vec::new();
+    let mut others = Vec::new();
+    for &(a, its) in refs {
+        let s = stmts
+            .iter()
+            .find(|s| s.accesses.iter().any(|b| std::ptr::eq(a, b)))
+            .expect("a reference of stmts");
+        let mut same = a.kind == AccessKind::Write;
+        for w in s.accesses.iter().filter(|w| w.kind == AccessKind::Write && w.array == a.array) {
+            same = same || relation(a)?.is_equal(&relation(w)?).ctx(what)?;
+        }
+        match same {
+            true => own.push((a, its)),
+            false => others.push((a, its)),
+        }
+    }
+    let spelled = |r: &Read| squeeze(&parenthesize(&r.0.text, r.1));
+    if others.is_empty() || others.iter().any(|o| own.iter().any(|w| spelled(w) == spelled(o))) {
+        return Ok(None);
+    }
+    // Instances under the same outer values: the same copy.
+    let together =
+        prefix.copy().ctx(what)?.apply_range(prefix.copy().ctx(what)?.reverse().ctx(what)?).ctx(what)?;
+    for d in deps.of_kind(DepKind::Raw) {
+        let from_own = own.iter().any(|(a, _)| a.id == d.source);
+        if !from_own || !others.iter().any(|(a, _)| a.id == d.sink) {
+            continue;
+        }
+        let seen = UnionMap::read_from_str(ctx, &d.relation)
+            .ctx(what)?
+            .intersect_domain(domain.copy().ctx(what)?)
+            .ctx(what)?
+            .intersect_range(domain.copy().ctx(what)?)
+            .ctx(what)?
+            .intersect(together.copy().ctx(what)?)
+            .ctx(what)?;
+        if !seen.is_empty().ctx(what)? {
+            return Ok(None);
+        }
+    }
+    Ok(Some(own))
 }
 
 /// `reassociate` at one copy (see the module): each statement of `stmts`

@@ -189,7 +189,9 @@ fn pack(stage: &mut Stage<'_>) -> Result<(), CodegenError> {
 fn accumulate(stage: &mut Stage<'_>) -> Result<(), CodegenError> {
     let tree = stage.take();
     let reassociate = stage.opts.code.reassociate;
-    let (tree, acc) = accumulate::apply(stage.ctx, stage.scop, tree, &mut stage.bodies, reassociate)?;
+    // The dependences name the SCoP's instances: not those of a lifted tree.
+    let deps = stage.deps.filter(|_| stage.lift.is_none());
+    let (tree, acc) = accumulate::apply(stage.ctx, stage.scop, tree, deps, &mut stage.bodies, reassociate)?;
     stage.put(tree);
     stage.accumulators = acc;
     Ok(())

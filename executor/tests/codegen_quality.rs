@@ -717,3 +717,31 @@ fn micro_tiles_of_a_triangular_reduction_are_whole_past_the_diagonal() {
     assert!(whole, "{}", v.region);
     same_outputs(&k, v.program);
 }
+
+/// trmm's micro tile keeps its written elements `B[i][j]` in registers
+/// while `B[k][j]` (`k > i`) reads the array (issue 68): the rows of the
+/// register tile those reads find are ones it has not updated yet, as in
+/// the original order. Outputs are the original's bit for bit, and within
+/// the tolerance reassociated. A lower-triangular update, whose `B[k][j]`
+/// (`k < i`) reads rows the tile has just finished (a memory-based flow
+/// dependence under the same outer loops), keeps its elements in memory:
+/// a copy of the written elements alone gives wrong outputs there.
+#[test]
+fn written_elements_alone_in_registers_where_no_other_read_sees_them() {
+    let k = load("linear-algebra/trmm.c", "SMALL");
+    for reassociate in ["reassociate=off", "reassociate=on"] {
+        let v = unified_variant(&k, &["restrict=on", "micro_tile=4x8", reassociate], vec![32, 32, 128], 1);
+        assert!(v.region.contains("polytune_acc_in_0("), "{reassociate}: {}", v.region);
+        let memory = |l: &str| l.starts_with("#define polytune_S1") && l.ends_with("* B[(k)][(j)]");
+        assert!(v.region.lines().any(memory), "{reassociate}: {}", v.region);
+        match reassociate {
+            "reassociate=off" => same_outputs(&k, v.program),
+            _ => close_outputs(&k, v.program),
+        }
+    }
+    let k = load(testkit::root().join("space/tests/fixtures/own/lowerupdate.c"), "SMALL");
+    let v = unified_variant(&k, &["restrict=on", "micro_tile=4x8"], vec![16, 16, 32], 1);
+    assert!(v.region.contains("#pragma GCC unroll 4"), "{}", v.region);
+    assert!(!v.region.contains("polytune_acc_in_"), "{}", v.region);
+    same_outputs(&k, v.program);
+}
