@@ -56,6 +56,11 @@ struct PeersArgs {
     /// Per kernel.
     #[command(flatten)]
     timeout: common::TimeoutArg,
+    /// Each kernel also gets a campaign as `tune --strategy model --evals
+    /// N` runs it (a fresh store, no warm start), and its best is measured
+    /// in the row beside the fixed points; 0: no campaign.
+    #[arg(long, default_value_t = 30)]
+    evals: usize,
     /// How each file builds (PolyBench/C's official sources: `--cc-arg -I.../utilities
     /// --source .../utilities/polybench.c`), for the original, the peers and ours.
     #[command(flatten)]
@@ -131,6 +136,7 @@ pub fn run(args: Args) -> Result<()> {
                 threads: a.threads,
                 runs: a.runs,
                 timeout_s: a.timeout.seconds,
+                evals: a.evals,
             };
             bench::peers::run(&request, out)?;
         }

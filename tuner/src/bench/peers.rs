@@ -12,7 +12,10 @@
 //! parse) fails that cell, with its reason under the table, and the bench
 //! goes on. The machine's dgemm rate (OpenBLAS, when installed) is measured
 //! in the same run, as the yardstick for GFLOP/s: before the table, and
-//! again after each row, as a shared machine's rate drifts.
+//! again after each row, as a shared machine's rate drifts. With
+//! `evals`, each row also has the best of a campaign as `tune` runs one by
+//! default (the model strategy, that many evaluations, a store of its own),
+//! measured again in the row: what a user gets, beside the fixed points.
 
 use std::path::{Path, PathBuf};
 
@@ -41,11 +44,13 @@ pub struct Request {
     pub runs: usize,
     /// The limit per kernel, in seconds.
     pub timeout_s: f64,
+    /// Evaluations of each kernel's campaign; 0: no campaign column.
+    pub evals: usize,
 }
 
 /// The table, written to `out` row by row, then what goes under it.
 pub fn run(request: &Request, out: Out) -> Result<()> {
-    let Request { files, build, dataset, threads, runs, timeout_s } = request;
+    let Request { files, build, dataset, threads, runs, timeout_s, evals } = request;
     let (dataset, threads, runs, timeout_s) = (*dataset, *threads, *runs, *timeout_s);
     let (profile, slot) = super::default_slot()?;
     let cache = crate::program::cache_dir()?.join("builds");
@@ -77,7 +82,7 @@ pub fn run(request: &Request, out: Out) -> Result<()> {
     let names: Vec<&str> = peer_evaluators.iter().map(|(p, _)| p.name).collect();
     // Pluto's columns only where polycc is installed.
     let pluto = peer_evaluators.iter().any(|(p, _)| p.polycc.is_some());
-    let head = header(&names, pluto);
+    let head = header(&names, pluto, *evals);
     out(&row(&head));
     out(&format!("|{}", "---|".repeat(head.len())));
     let table = Table {
@@ -91,6 +96,7 @@ pub fn run(request: &Request, out: Out) -> Result<()> {
         dgemm,
         dgemm_cores: &slot.cores,
         cache: &cache,
+        evals: *evals,
     };
     let mut tally = Tally::default();
     for file in files {
@@ -134,6 +140,8 @@ struct Table<'a> {
     dgemm: Option<Option<&'static str>>,
     dgemm_cores: &'a [usize],
     cache: &'a Path,
+    /// Evaluations of each kernel's campaign (0: none).
+    evals: usize,
 }
 
 /// What the rows leave for under the table.
@@ -143,6 +151,8 @@ struct Tally {
     ratios: Vec<f64>,
     /// Our best time against Pluto's best, one per kernel.
     pluto_ratios: Vec<f64>,
+    /// The campaign's best time against the fastest peer's.
+    campaign_ratios: Vec<f64>,
     /// Why a peer's cell is not a speedup, printed after the table.
     notes: Vec<String>,
     /// The dgemm rate after each row.
@@ -163,6 +173,9 @@ impl Tally {
         };
         geomean("fastest peer", &self.ratios);
         geomean("best of Pluto", &self.pluto_ratios);
+        if !self.campaign_ratios.is_empty() {
+            geomean("fastest peer, the campaign's best", &self.campaign_ratios);
+        }
         for note in &self.notes {
             out(&note.replace('\n', "\n    "));
         }
@@ -238,6 +251,10 @@ impl Table<'_> {
         cells.extend(self.pluto.then_some(pluto_cell));
         cells.extend(our.references);
         cells.extend([best_cell, versus, winner]);
+        if self.evals > 0 {
+            let (cell, versus) = self.campaign_cells(&kernel, &program, peers.fastest, tally)?;
+            cells.extend([cell, versus]);
+        }
         out(&row(&cells));
         if let Some(dgemm) = self.dgemm {
             let rate = dgemm_run(self.dgemm_cores, self.threads, self.cache, dgemm)
@@ -287,6 +304,95 @@ impl Table<'_> {
             cells.push(speedup(&m, kernel.base));
         }
         Ok(PeerCells { cells, fastest, best_pluto })
+    }
+}
+
+impl Table<'_> {
+    /// The cells of `kernel`'s campaign: the speedup of its best, measured
+    /// again here, with its point, and that best against the fastest peer.
+    fn campaign_cells(
+        &self,
+        kernel: &Kernel,
+        program: &Program,
+        fastest: f64,
+        tally: &mut Tally,
+    ) -> Result<(String, String)> {
+        let dir = std::env::temp_dir().join(format!("polytune-bench-peers-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        let found = self.campaign(kernel, &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        let point = match found {
+            Ok(Some(point)) => point,
+            Ok(None) => return Ok(("no result".into(), "-".into())),
+            Err(e) => {
+                tally.notes.push(format!("{}: the campaign: {e}", kernel.name));
+                return Ok(("failed".into(), "-".into()));
+            }
+        };
+        let what = format!("{}: the campaign's best", kernel.file.display());
+        let generated = variants(program, &[(point.id(), point.clone())]).remove(0);
+        let Ok(text) = generated else {
+            tally.notes.push(format!("{what}: {}", point.id()));
+            return Ok(("codegen-error".into(), "-".into()));
+        };
+        let ours = with_extras(self.ours, kernel.extras)?;
+        let m = raced(ours, kernel.base).evaluate(&kernel.reference, &[text])?.remove(0);
+        let versus = match verified_time(&m) {
+            Some(t) if fastest.is_finite() => {
+                tally.campaign_ratios.push(fastest / t);
+                format!("{:.2}", fastest / t)
+            }
+            _ => "-".into(),
+        };
+        let label = grid::reference_label(&point).unwrap_or_else(|| point.to_string());
+        tally.notes.push(format!("{}: the campaign's best: {label}", kernel.name));
+        Ok((speedup(&m, kernel.base), versus))
+    }
+
+    /// A campaign on `kernel` as `tune FILE --strategy model --evals N`
+    /// runs it, in a store of its own under `dir`: its best point.
+    fn campaign(&self, kernel: &Kernel, dir: &Path) -> Result<Option<Point>> {
+        let config = self.build.resolve(kernel.file)?;
+        let request = crate::campaign::request::Request {
+            files: vec![(kernel.file.to_path_buf(), config, 0)],
+            dataset: self.dataset,
+            strategy: crate::strategy::StrategyKind::Model,
+            seed: 0,
+            threads: Some(self.threads),
+            settings: Vec::new(),
+            tiles: grid::parse_tiles(grid::TILES).expect("default tiles parse"),
+            race: crate::campaign::RACE.into(),
+            rungs: Default::default(),
+            runs: self.ours.config.runs,
+            tolerance: self.ours.config.tolerance.relative,
+            machine: "default".into(),
+            peers: "none".into(),
+            references: None,
+            warm_start: 0,
+            emulate: false,
+            cold: false,
+            variant_timeout: std::time::Duration::from_secs(300),
+            on_noise: Default::default(),
+            lease: std::time::Duration::from_secs(60),
+            submit: None,
+            capture: None,
+            captured: Vec::new(),
+            profile: None,
+            db: Some(dir.join("store.db").display().to_string()),
+            budget: crate::campaign::Budget { evals: Some(self.evals), time: None },
+            cache: None,
+            executable: None,
+        };
+        let silent = std::sync::Arc::new(crate::campaign::observer::Recorder::default());
+        let best = match crate::campaign::request::run(&request, None, silent)? {
+            crate::campaign::request::Outcome::Ran(r) => r.bests.into_iter().next().flatten(),
+            crate::campaign::request::Outcome::Submitted(_) => None,
+        };
+        best.map(|b| {
+            serde_json::from_str(&b.point_json).map_err(|e| crate::error::Error::failed(e.to_string()))
+        })
+        .transpose()
     }
 }
 
@@ -361,11 +467,14 @@ fn speedup(m: &Measurement, base: f64) -> String {
 
 /// The table's columns: the peers', then Pluto's best where Pluto is among
 /// them; the last three are always ours, the ratio and the winner.
-fn header<'a>(peers: &[&'a str], pluto: bool) -> Vec<&'a str> {
+fn header<'a>(peers: &[&'a str], pluto: bool, evals: usize) -> Vec<&'a str> {
     let mut head = vec!["kernel", "original"];
     head.extend(peers);
     head.extend(pluto.then_some("best of Pluto"));
     head.extend(["isl", "pluto-like", "best of ours", "best / fastest peer", "winner"]);
+    if evals > 0 {
+        head.extend(["campaign's best", "campaign / fastest peer"]);
+    }
     head
 }
 
@@ -405,14 +514,20 @@ mod tests {
 
     #[test]
     fn pluto_columns_only_with_pluto_peers() {
-        let without = header(&["clang-polly", "gcc-graphite"], false);
+        let without = header(&["clang-polly", "gcc-graphite"], false, 0);
         assert_eq!(row(&without), "| kernel | original | clang-polly | gcc-graphite | isl | pluto-like | best of ours | best / fastest peer | winner |");
-        let with = header(&["gcc-graphite", "pluto-smartfuse", "pluto-maxfuse"], true);
+        let with = header(&["gcc-graphite", "pluto-smartfuse", "pluto-maxfuse"], true, 0);
         assert_eq!(
             row(&with),
             "| kernel | original | gcc-graphite | pluto-smartfuse | pluto-maxfuse | best of Pluto | isl | pluto-like \
              | best of ours | best / fastest peer | winner |"
         );
-        assert_eq!(header(&[], false).len(), 7, "no empty column without peers");
+        assert_eq!(header(&[], false, 0).len(), 7, "no empty column without peers");
+    }
+
+    #[test]
+    fn the_campaign_has_columns_only_with_evaluations() {
+        let head = header(&[], false, 30);
+        assert_eq!(head[head.len() - 2..], ["campaign's best", "campaign / fastest peer"]);
     }
 }
