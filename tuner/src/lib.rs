@@ -24,6 +24,7 @@ pub mod memo;
 pub mod noise;
 pub mod profile;
 pub mod program;
+pub mod query;
 pub mod single;
 pub mod slurm;
 pub mod stored;

@@ -264,7 +264,7 @@ pub(super) fn report(outcome: Outcome, json: bool) -> Result<()> {
     println!("campaign {} {how}; store {}", r.campaign_id, r.location);
     for (name, best) in r.kernels.iter().zip(&r.bests) {
         match best {
-            Some(b) => println!("  {name}: {}", super::query::summary(b)),
+            Some(b) => println!("  {name}: {}", tuner::stored::summary(b)),
             None => println!("  {name}: no variant ran correctly yet"),
         }
     }
