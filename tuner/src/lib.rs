@@ -25,6 +25,7 @@ pub mod noise;
 pub mod profile;
 pub mod program;
 pub mod query;
+pub mod selection;
 pub mod single;
 pub mod slurm;
 pub mod stored;

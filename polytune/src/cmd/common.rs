@@ -1,7 +1,7 @@
 //! What several subcommands share: the build options, `--timeout`, and (re-exported from
 //! the library module [`crate::program`]) datasets, program loading and machine profiles.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 use store::Store;
@@ -50,12 +50,6 @@ impl BuildArgs {
             autodetect: self.autodetect,
         };
         tuner::program::BuildOptions { config: self.config.clone(), options }
-    }
-
-    /// The build description of `file`: its `polytune.toml` (or `--config`), then the
-    /// options.
-    pub fn resolve(&self, file: &Path) -> Result<ProgramConfig> {
-        Ok(self.options().resolve(file)?)
     }
 }
 
