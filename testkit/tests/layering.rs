@@ -18,7 +18,8 @@ const CRATES: &[(&str, &[&str])] = &[
     ("store", &["vocab"]),
     ("reports", &["vocab", "store"]),
     ("tuner", &["vocab", "model", "space", "codegen", "executor", "store", "reports"]),
-    ("polytune", &["vocab", "model", "space", "codegen", "executor", "store", "reports", "tuner"]),
+    ("serve", &["vocab", "store", "reports", "tuner"]),
+    ("polytune", &["vocab", "model", "space", "codegen", "executor", "store", "reports", "tuner", "serve"]),
     ("testkit", &["vocab", "model", "space", "codegen", "executor"]),
 ];
 
