@@ -5,7 +5,7 @@ mod choice;
 mod cmd;
 mod exit;
 
-use tuner::{campaign, capture, noise, profile, program, slurm, strategy, units};
+use tuner::{campaign, noise, program, slurm, strategy, units};
 
 use std::process::ExitCode;
 

@@ -18,7 +18,8 @@ const CRATES: &[(&str, &[&str])] = &[
     ("store", &["vocab"]),
     ("reports", &["vocab", "store"]),
     ("tuner", &["vocab", "model", "space", "codegen", "executor", "store", "reports"]),
-    ("polytune", &["vocab", "model", "space", "codegen", "executor", "store", "reports", "tuner"]),
+    ("serve", &["vocab", "store", "reports", "tuner"]),
+    ("polytune", &["vocab", "model", "space", "codegen", "executor", "store", "reports", "tuner", "serve"]),
     ("testkit", &["vocab", "model", "space", "codegen", "executor"]),
 ];
 
@@ -451,4 +452,30 @@ fn files_and_the_longest_functions_stay_readable() {
     // The measure itself, on this file.
     let here = function_lengths(&workspace().join(file!()));
     assert!(here.iter().any(|(n, name)| name == "cycles" && *n > 20), "{here:?}");
+}
+
+/// The binary is glue over the library (issue 69): arguments in, the
+/// library's requests out, its results printed. Logic that grows there
+/// belongs in `tuner` (or `serve`), where another program can call it.
+#[test]
+fn the_binary_stays_a_thin_layer() {
+    const MOST: usize = 1_500;
+    let src = workspace().join("polytune/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut sizes: Vec<(usize, String)> = files
+        .iter()
+        .map(|f| {
+            let n = std::fs::read_to_string(f).unwrap().lines().count();
+            (n, f.strip_prefix(&src).unwrap().display().to_string())
+        })
+        .collect();
+    let total: usize = sizes.iter().map(|(n, _)| n).sum();
+    sizes.sort_by(|a, b| b.cmp(a));
+    let largest: Vec<String> = sizes.iter().take(5).map(|(n, f)| format!("{f} ({n})")).collect();
+    assert!(
+        total <= MOST,
+        "polytune/src holds {total} lines, more than {MOST}: move logic into the library; the largest files: {}",
+        largest.join(", ")
+    );
 }

@@ -32,6 +32,22 @@ pub struct Invocation {
     pub params: Vec<(String, String)>,
 }
 
+/// `--param NAME=VALUE`: a C identifier and a number, for
+/// [`Invocation::params`]; the message says which part is wrong.
+pub fn parse_param(s: &str) -> std::result::Result<(String, String), String> {
+    let Some((name, value)) = s.split_once('=') else { return Err(format!("`{s}`: expected NAME=VALUE")) };
+    let (name, value) = (name.trim(), value.trim());
+    let identifier = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !identifier {
+        return Err(format!("`{name}` is not a C identifier"));
+    }
+    if !value.parse::<f64>().is_ok_and(f64::is_finite) {
+        return Err(format!("`{value}`: a value is a number (an integer for a size)"));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
 /// A capture on disk, checked against its name.
 #[derive(Debug, Clone)]
 pub struct Capture {

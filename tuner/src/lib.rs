@@ -24,6 +24,8 @@ pub mod memo;
 pub mod noise;
 pub mod profile;
 pub mod program;
+pub mod query;
+pub mod selection;
 pub mod single;
 pub mod slurm;
 pub mod stored;

@@ -1,7 +1,7 @@
 //! What several subcommands share: the build options, `--timeout`, and (re-exported from
 //! the library module [`crate::program`]) datasets, program loading and machine profiles.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 use store::Store;
@@ -50,12 +50,6 @@ impl BuildArgs {
             autodetect: self.autodetect,
         };
         tuner::program::BuildOptions { config: self.config.clone(), options }
-    }
-
-    /// The build description of `file`: its `polytune.toml` (or `--config`), then the
-    /// options.
-    pub fn resolve(&self, file: &Path) -> Result<ProgramConfig> {
-        Ok(self.options().resolve(file)?)
     }
 }
 
@@ -130,7 +124,7 @@ pub struct ReplayArgs {
     /// A size parameter's or a scalar's value, `NAME=VALUE` (repeatable): the region is driven by
     /// a program of ours with these values and generated array contents, not by the program's
     /// own `main` (a SCoP in a library function).
-    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = tuner::capture::parse_param)]
     pub params: Vec<(String, String)>,
     /// Replay the region from a capture (`on`), run the whole program for every measurement
     /// (`off`), or replay where the program is given arguments, an input or a directory (`auto`).
@@ -158,19 +152,4 @@ impl ReplayArgs {
             params: self.params.clone(),
         })
     }
-}
-
-/// `--param NAME=VALUE`: a C identifier and a number.
-fn parse_param(s: &str) -> std::result::Result<(String, String), String> {
-    let Some((name, value)) = s.split_once('=') else { return Err(format!("`{s}`: expected NAME=VALUE")) };
-    let (name, value) = (name.trim(), value.trim());
-    let identifier = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !identifier {
-        return Err(format!("`{name}` is not a C identifier"));
-    }
-    if !value.parse::<f64>().is_ok_and(f64::is_finite) {
-        return Err(format!("`{value}`: a value is a number (an integer for a size)"));
-    }
-    Ok((name.to_string(), value.to_string()))
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use tuner::export::{Machines, Request};
 
 use super::common::{Dataset, StoreArg};
@@ -43,42 +43,13 @@ pub fn run(args: Args) -> Result<()> {
         Request { kernel: args.kernel.clone(), machines, dataset: args.dataset, profile: args.profile };
     let export = tuner::export::export(&db, &request)?;
     match (&args.output, &export.cuda) {
-        (Some(path), cuda) => {
-            // The unit first: the file that calls it is the last thing written.
-            if let Some(unit) = cuda {
-                let cu = path.with_extension("cu");
-                write_whole(&cu, unit)?;
-                eprintln!("wrote {} (the CUDA unit the file calls)", cu.display());
-            }
-            write_whole(path, &export.text)?;
-            eprintln!("wrote {} (from {})", path.display(), export.file.display());
-        }
+        (Some(path), _) => export.write(path, &mut |line| eprintln!("{line}"))?,
         (None, Some(_)) => bail!(
             "kernel {}: the winner is a GPU variant, exported as two files (the C file and its CUDA unit): give -o",
             args.kernel
         ),
         (None, None) => print!("{}", export.text),
     }
-    for b in &export.branches {
-        eprintln!("  variant {b}");
-    }
-    for m in &export.unchanged {
-        eprintln!("  machine {m}: no winner faster than the original: the code as written runs there");
-    }
-    for v in &export.verified {
-        eprintln!("  verified: {v}");
-    }
-    eprintln!("  compile:  {}", export.compile);
+    eprint!("{}", export.notes());
     Ok(())
-}
-
-/// `text` written to `path` whole or not at all.
-fn write_whole(path: &std::path::Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension(format!("{}.tmp", executor::process::unique_suffix()));
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
-        .with_context(|| format!("{}: cannot write", path.display()))
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use executor::verify::Tolerance;
-use tuner::single::{Report, Request};
+use tuner::single::Request;
 
 use super::common::{self, Dataset};
 
@@ -99,47 +99,7 @@ pub fn run(args: Args) -> Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_text(&report);
+        print!("{}", report.text());
     }
     Ok(())
-}
-
-fn print_text(r: &Report) {
-    let time = |m: Option<f64>, s: Option<f64>| match (m, s) {
-        (Some(m), Some(s)) => format!("{m:.6} s (spread {:.1}%)", 100.0 * s),
-        _ => "-".to_string(),
-    };
-    match &r.script {
-        Some(script) => println!("{} [{}] script {}", r.file.display(), r.dataset.name(), script.display()),
-        None => println!("{} [{}] schedule {}", r.file.display(), r.dataset.name(), r.schedule),
-    }
-    println!("  status:   {} ({})", r.status, r.reason);
-    println!("  variant:  {}", time(r.median_s, r.spread));
-    println!("  original: {}", time(r.original.median_s, r.original.spread));
-    if let Some(rounding) = r.original.rounding_noise.as_ref().filter(|n| !n.is_empty()) {
-        println!("  rounding noise in the original's outputs: {rounding}");
-    }
-    if let Some(s) = r.speedup {
-        println!("  speedup:  {s:.2}x");
-    }
-    println!("  source:   {} (original: {})", r.source.display(), r.original_source.display());
-    if let Some(noise) = &r.noise {
-        println!("  noise:    measured while {noise}, by other processes");
-    }
-    if r.emulated {
-        println!("  GPU:      measured as its emulation on the CPU (blocks and threads as loops)");
-    }
-    if let Some(device) = &r.device {
-        let kernels = r.kernel_s.map(|k| format!("; kernels {k:.6} s of it")).unwrap_or_default();
-        println!("  GPU:      ran on {device} (time with allocation and copies{kernels})");
-    }
-    if let Some(unit) = &r.cuda {
-        println!("  CUDA:     {}", unit.display());
-    }
-    if let (Some(k), Some(serial), Some(l)) = (r.kernels, r.serial_kernels, r.launches) {
-        println!("  kernels:  {k} ({serial} on one thread), launched {l} times in one run");
-    }
-    if let Some(said) = &r.nvcc {
-        println!("  nvcc:     {said}");
-    }
 }

@@ -10,9 +10,9 @@ use executor::verify::Tolerance;
 
 use super::common::Dataset;
 use crate::campaign::request::{self, Outcome, Request};
-use crate::campaign::{self, grid, Budget, End, Setup};
+use crate::campaign::{grid, Budget};
 use crate::strategy::{Rungs, StrategyKind};
-use tuner::Error::{Interrupted, NoResult};
+use tuner::selection::Selection;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -26,7 +26,7 @@ pub struct Args {
     #[arg(long = "scop", value_name = "N")]
     scops: Vec<usize>,
     /// Wall-time budget of this invocation: `90s`, `30m`, `8h`.
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = crate::units::parse_duration)]
     budget: Option<Duration>,
     /// Variant evaluations for the whole campaign (resumed runs count).
     #[arg(long)]
@@ -56,7 +56,7 @@ pub struct Args {
     settings: Vec<String>,
     /// How long scheduling and generating one point may take before the
     /// point is recorded as `schedule-timeout`.
-    #[arg(long, value_parser = parse_duration, default_value = "300s")]
+    #[arg(long, value_parser = crate::units::parse_duration, default_value = "300s")]
     variant_timeout: Duration,
     /// Timed runs per measurement (after one warm-up).
     #[arg(long, default_value_t = 5, value_parser = super::common::at_least_one)]
@@ -123,7 +123,7 @@ pub struct Args {
     /// How long a claim on a point lasts without this process's heartbeat
     /// (three per lease): once this process is killed, `polytune worker`s
     /// on the same campaign take its points over after at most this long.
-    #[arg(long, value_parser = parse_duration, default_value = "60s")]
+    #[arg(long, value_parser = crate::units::parse_duration, default_value = "60s")]
     lease: Duration,
     /// Do not measure here: start `--workers` processes running this same
     /// command as jobs of a batch system (`slurm`: `sbatch`), then return.
@@ -151,45 +151,23 @@ fn parse_race(s: &str) -> Result<Race, String> {
     }
 }
 
-pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let (number, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len()));
-    let n: f64 =
-        number.parse().map_err(|_| format!("`{text}`: expected a duration such as 90s, 30m or 8h"))?;
-    let seconds = match unit {
-        "s" | "" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("`{text}`: unknown unit `{unit}` (use s, m or h)")),
-    };
-    Ok(Duration::from_secs_f64(seconds))
-}
-
 pub fn run(args: Args) -> Result<()> {
     if args.evals == Some(0) {
         bail!("--evals 0 leaves nothing to do");
     }
     let capture = args.replay.invocation();
-    let mut files = Vec::new();
-    let mut profile: Option<vocab::RunProfile> = None;
-    for f in &args.files {
-        let build = args.build.resolve(f)?;
-        let (scops, profiled) = tuned_scops(f, &build, &args, capture.as_ref())?;
-        for scop in scops {
-            files.push((f.clone(), build.clone(), scop));
-        }
-        // Several programs profiled: one profile of their runs, each region's
-        // share of its own program's run.
-        if let Some(p) = profiled {
-            match &mut profile {
-                Some(all) => {
-                    all.run_s += p.run_s;
-                    all.regions.extend(p.regions);
-                }
-                None => profile = Some(p),
-            }
-        }
-    }
+    let build = args.build.options();
+    let selection = Selection {
+        files: &args.files,
+        build: &build,
+        scops: &args.scops,
+        dataset: args.dataset,
+        machine: &args.machine,
+        threads: args.threads,
+        tolerance: args.tolerance,
+        capture: capture.as_ref(),
+    };
+    let (files, profile) = tuner::selection::tuned(&selection, &mut |line| eprintln!("{line}"))?;
     let request = Request {
         files,
         dataset: args.dataset,
@@ -227,134 +205,13 @@ pub fn run(args: Args) -> Result<()> {
     report(outcome, args.json)
 }
 
-/// A campaign's outcome, as JSON or text: the jobs submitted, or how the
-/// campaign ended and each kernel's best; an error where it was
+/// A campaign's outcome, as JSON or text; in text, an error where it was
 /// interrupted or nothing ran correctly.
 pub(super) fn report(outcome: Outcome, json: bool) -> Result<()> {
-    let r = match outcome {
-        Outcome::Submitted(ids) if json => {
-            println!("{}", serde_json::json!({ "submitted": ids }));
-            return Ok(());
-        }
-        Outcome::Submitted(ids) => {
-            println!(
-                "submitted {} Slurm job(s): {} (each writes polytune-ID.out and .err here)",
-                ids.len(),
-                ids.join(" ")
-            );
-            return Ok(());
-        }
-        Outcome::Ran(r) => r,
-    };
     if json {
-        let out = serde_json::json!({
-            "campaign": r.campaign_id, "end": r.end, "store": r.location, "points": r.points, "best": r.bests,
-            "slots": r.slots, "busy_at_once": r.peak_busy_slots,
-            "worker": r.worker,
-            "evaluated": r.trace.iter().map(|t| (t.dataset.name(), &t.point_id)).collect::<Vec<_>>(),
-        });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        println!("{}", outcome.json()?);
         return Ok(());
     }
-    let how = match r.end {
-        End::Finished => "finished",
-        End::Budget => "stopped: budget spent (run the same command with a larger budget to go on)",
-        End::Interrupted => "interrupted (run the same command to resume)",
-    };
-    println!("campaign {} {how}; store {}", r.campaign_id, r.location);
-    for (name, best) in r.kernels.iter().zip(&r.bests) {
-        match best {
-            Some(b) => println!("  {name}: {}", super::query::summary(b)),
-            None => println!("  {name}: no variant ran correctly yet"),
-        }
-    }
-    if r.end == End::Interrupted {
-        return Err(Interrupted("interrupted; run the same command to resume".into()).into());
-    }
-    if r.bests.iter().all(Option::is_none) {
-        return Err(NoResult("no variant ran correctly".into()).into());
-    }
-    Ok(())
-}
-
-/// Which SCoPs of `file` to tune: those `--scop` names, else every one; with
-/// `--autodetect` and a program to run (not a driver of ours), the regions
-/// that take at least [`crate::profile::HOT_SHARE`] of one profiled run,
-/// hottest first, each region's share said, and the profile the campaign
-/// keeps.
-fn tuned_scops(
-    file: &std::path::Path,
-    build: &crate::program::ProgramConfig,
-    args: &Args,
-    capture: Option<&crate::capture::Invocation>,
-) -> Result<(Vec<usize>, Option<vocab::RunProfile>)> {
-    let (source, scops) = crate::program::scops(file, args.dataset, build)?;
-    if let Some(&n) = args.scops.iter().find(|&&n| n >= scops.len()) {
-        bail!("{}: has {} SCoP(s); --scop {n} does not exist", file.display(), scops.len());
-    }
-    if !args.scops.is_empty() {
-        let mut chosen = args.scops.clone();
-        chosen.sort_unstable();
-        chosen.dedup();
-        return Ok((chosen, None));
-    }
-    let driven = capture.is_some_and(|c| !c.params.is_empty());
-    if !build.autodetect || driven {
-        return Ok(((0..scops.len()).collect(), None));
-    }
-    let setup = Setup::new(&args.machine, args.threads)?;
-    let (evaluator, _) = setup.evaluator(1, args.tolerance)?;
-    let builder = evaluator.builder.with_extras(&build.extras(args.dataset))?;
-    let how = capture.cloned().unwrap_or_default();
-    eprintln!("{}: timing the {} region(s) found in one run of the program", file.display(), scops.len());
-    let profile = crate::profile::profile(&builder, &source, &scops, &how, request::CAPTURE_TIMEOUT)?;
-    let hot = profile.hot();
-    for (k, scop) in scops.iter().enumerate() {
-        let last = scop.last_line(&source);
-        eprintln!(
-            "  {:<16} {}(), lines {}-{last}: {:5.1}% of {:.3} s{}",
-            campaign::kernel_name(file, k),
-            scop.function,
-            scop.start.line,
-            100.0 * profile.share(k),
-            profile.wall_s,
-            if hot.contains(&k) { ", tuned" } else { ", not tuned" }
-        );
-    }
-    if hot.is_empty() {
-        bail!(
-            "{}: no region found takes {:.0}% of the program's run; name one with --scop N",
-            file.display(),
-            100.0 * crate::profile::HOT_SHARE
-        );
-    }
-    let kept = profile.kept(file, &source, &scops, &hot);
-    Ok((hot, Some(kept)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_stored_budget_reads_back() {
-        for b in [
-            Budget { evals: Some(20), time: None },
-            Budget { evals: Some(20), time: Some(Duration::from_secs(90)) },
-            Budget { evals: None, time: Some(Duration::from_secs(3600)) },
-            Budget::default(),
-        ] {
-            assert_eq!(Budget::from_description(&b.describe()), b);
-        }
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("30m").unwrap(), Duration::from_secs(1800));
-        assert_eq!(parse_duration("8h").unwrap(), Duration::from_secs(8 * 3600));
-        assert_eq!(parse_duration("1.5h").unwrap(), Duration::from_secs(5400));
-        assert!(parse_duration("8 days").is_err());
-        assert!(parse_duration("h").is_err());
-    }
+    print!("{}", outcome.text());
+    Ok(outcome.verdict()?)
 }

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 use crate::campaign::request::{self, Request};
 use crate::campaign::Budget;
@@ -28,13 +28,13 @@ pub struct Args {
     #[arg(long)]
     evals: Option<usize>,
     /// Wall-time budget of this worker: `90s`, `30m`, `8h` (default: the campaign's).
-    #[arg(long, value_parser = super::tune::parse_duration)]
+    #[arg(long, value_parser = crate::units::parse_duration)]
     budget: Option<Duration>,
     /// How long a claim lasts without this worker's heartbeat.
-    #[arg(long, value_parser = super::tune::parse_duration, default_value = "60s")]
+    #[arg(long, value_parser = crate::units::parse_duration, default_value = "60s")]
     lease: Duration,
     /// How long scheduling and generating one point may take.
-    #[arg(long, value_parser = super::tune::parse_duration, default_value = "300s")]
+    #[arg(long, value_parser = crate::units::parse_duration, default_value = "300s")]
     variant_timeout: Duration,
     /// What to do when the measurement slots are busy with other processes.
     #[arg(long, value_parser = crate::choice::choice::<crate::noise::OnNoise>(), default_value = "warn")]
@@ -45,22 +45,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let location = match &args.db {
-        Some(db) => db.clone(),
-        None => store::Store::default_location()?.display().to_string(),
-    };
-    let db = store::Store::open(&location)?;
-    let Some(stored) = db.campaigns()?.into_iter().find(|c| c.id == args.campaign) else {
-        bail!("{}: no campaign has id {}", db.target(), args.campaign);
-    };
-    let mut request = Request::joining(&stored, &args.machine)?;
+    let (mut request, stored) = Request::join(args.db.as_deref(), args.campaign, &args.machine)?;
     let own = request.budget;
     request.budget = Budget { evals: args.evals.or(own.evals), time: args.budget.or(own.time) };
     request.variant_timeout = args.variant_timeout;
     request.on_noise = args.on_noise;
     request.lease = args.lease;
-    request.db = Some(location);
-    drop(db);
     let outcome = request::run(&request, Some(&stored), super::progress::observer())?;
     super::tune::report(outcome, args.json)
 }

@@ -187,6 +187,18 @@ pub struct TraceEntry {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_stored_budget_reads_back() {
+        for b in [
+            Budget { evals: Some(20), time: None },
+            Budget { evals: Some(20), time: Some(Duration::from_secs(90)) },
+            Budget { evals: None, time: Some(Duration::from_secs(3600)) },
+            Budget::default(),
+        ] {
+            assert_eq!(Budget::from_description(&b.describe()), b);
+        }
+    }
+
     /// Campaigns stored before `--race` existed keep their keys at its
     /// default, and another factor (or `off`) is another campaign.
     #[test]

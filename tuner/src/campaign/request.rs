@@ -94,7 +94,82 @@ pub struct Ran {
     pub trace: Vec<TraceEntry>,
 }
 
+impl Outcome {
+    /// The outcome as JSON: the jobs submitted (one line), or the campaign's
+    /// end, store, bests, slots and evaluations (indented).
+    pub fn json(&self) -> Result<String> {
+        let r = match self {
+            Outcome::Submitted(ids) => return Ok(serde_json::json!({ "submitted": ids }).to_string()),
+            Outcome::Ran(r) => r,
+        };
+        let out = serde_json::json!({
+            "campaign": r.campaign_id, "end": r.end, "store": r.location, "points": r.points, "best": r.bests,
+            "slots": r.slots, "busy_at_once": r.peak_busy_slots,
+            "worker": r.worker,
+            "evaluated": r.trace.iter().map(|t| (t.dataset.name(), &t.point_id)).collect::<Vec<_>>(),
+        });
+        Ok(serde_json::to_string_pretty(&out)?)
+    }
+
+    /// The outcome as lines of text: the jobs submitted, or how the campaign
+    /// ended and each kernel's best.
+    pub fn text(&self) -> String {
+        let r = match self {
+            Outcome::Submitted(ids) => {
+                return format!(
+                    "submitted {} Slurm job(s): {} (each writes polytune-ID.out and .err here)\n",
+                    ids.len(),
+                    ids.join(" ")
+                )
+            }
+            Outcome::Ran(r) => r,
+        };
+        let how = match r.end {
+            End::Finished => "finished",
+            End::Budget => "stopped: budget spent (run the same command with a larger budget to go on)",
+            End::Interrupted => "interrupted (run the same command to resume)",
+        };
+        let mut text = format!("campaign {} {how}; store {}\n", r.campaign_id, r.location);
+        for (name, best) in r.kernels.iter().zip(&r.bests) {
+            match best {
+                Some(b) => text += &format!("  {name}: {}\n", crate::stored::summary(b)),
+                None => text += &format!("  {name}: no variant ran correctly yet\n"),
+            }
+        }
+        text
+    }
+
+    /// An error where the campaign was interrupted or no variant of any
+    /// kernel ran correctly (what the text says, for an exit status).
+    pub fn verdict(&self) -> Result<()> {
+        let Outcome::Ran(r) = self else { return Ok(()) };
+        if r.end == End::Interrupted {
+            return Err(Error::Interrupted("interrupted; run the same command to resume".into()));
+        }
+        if r.bests.iter().all(Option::is_none) {
+            return Err(Error::NoResult("no variant ran correctly".into()));
+        }
+        Ok(())
+    }
+}
+
 impl Request {
+    /// The request that joins campaign `id` of the store at `db` (default:
+    /// the user's data directory) on this machine, its store that one, and
+    /// the campaign as stored ([`run`] checks it is the one the request makes).
+    pub fn join(db: Option<&str>, id: i64, machine: &str) -> Result<(Request, store::Campaign)> {
+        let location = match db {
+            Some(db) => db.to_string(),
+            None => store::Store::default_location()?.display().to_string(),
+        };
+        let db = store::Store::open(&location)?;
+        let Some(stored) = db.campaigns()?.into_iter().find(|c| c.id == id) else {
+            return Err(Error::input(format!("{}: no campaign has id {id}", db.target())));
+        };
+        let request = Request { db: Some(location), ..Request::joining(&stored, machine)? };
+        Ok((request, stored))
+    }
+
     /// The request that makes the campaign `stored` again on this machine
     /// (profile `machine`), for one more process on it: its own files,
     /// settings and captures; the warm start was its first process's.

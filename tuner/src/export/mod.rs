@@ -11,6 +11,7 @@
 
 pub mod assemble;
 mod verify;
+mod write;
 
 use std::path::{Path, PathBuf};
 

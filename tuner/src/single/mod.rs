@@ -6,6 +6,7 @@
 
 mod gpu;
 mod schedule;
+mod text;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
