@@ -81,6 +81,28 @@ fn positive_seconds(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
+/// Which SCoP of a file `schedule` and `space` read, how it is
+/// preprocessed, and how they print.
+#[derive(clap::Args)]
+pub struct ScopArgs {
+    /// Which SCoP of the file, counted from 0.
+    #[arg(long, default_value_t = 0)]
+    pub scop: usize,
+    /// PolyBench dataset size (passed as -D<SIZE>_DATASET): it matters where sizes are
+    /// macros rather than parameters.
+    #[arg(long, value_parser = crate::choice::choice::<Dataset>(), default_value_t = Dataset::Large)]
+    pub dataset: Dataset,
+    /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
+    #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub cc_args: Vec<String>,
+    /// The SCoPs are the regions found without pragmas (see `scop --autodetect`).
+    #[arg(long)]
+    pub autodetect: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(clap::Args)]
 pub struct StoreArg {
     /// Store: a SQLite path or a `postgres://` URL (default: the user's data directory).

@@ -7,7 +7,7 @@ use anyhow::Result;
 use space::schedule::{Backend, Fusion};
 use tuner::inspect::schedule::Request;
 
-use super::common::{self, Dataset};
+use super::common;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FusionArg {
@@ -39,9 +39,6 @@ pub struct Args {
     /// The ILP backend: CBC (successive ILPs) or isl's exact lexmin.
     #[arg(long, value_enum, default_value_t = BackendArg::Cbc)]
     backend: BackendArg,
-    /// Which SCoP of the file, counted from 0.
-    #[arg(long, default_value_t = 0)]
-    scop: usize,
     /// Schedule with the unified scheduler for this target (RR-9110 §4.7
     /// CPU, §4.8 GPU). Without `--target` and `--set`: the core scheduler.
     #[arg(long, value_enum)]
@@ -50,19 +47,8 @@ pub struct Args {
     /// target, hlim, spatial, posttile_reorder, consecutivity, wavefront, line_bytes.
     #[arg(long = "set", value_name = "KNOB=VALUE")]
     set: Vec<String>,
-    /// PolyBench dataset size (passed as -D<SIZE>_DATASET): it matters where sizes are
-    /// macros rather than parameters.
-    #[arg(long, value_parser = crate::choice::choice::<Dataset>(), default_value_t = Dataset::Large)]
-    dataset: Dataset,
-    /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
-    #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
-    cc_args: Vec<String>,
-    /// The SCoPs are the regions found without pragmas (see `scop --autodetect`).
-    #[arg(long)]
-    autodetect: bool,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    scop: common::ScopArgs,
     #[command(flatten)]
     timeout: common::TimeoutArg,
 }
@@ -87,15 +73,15 @@ pub fn run(args: Args) -> Result<()> {
         file: args.file,
         fusion,
         backend,
-        scop: args.scop,
+        scop: args.scop.scop,
         settings: target.into_iter().chain(args.set).collect(),
-        dataset: args.dataset,
-        cc_args: args.cc_args,
-        autodetect: args.autodetect,
+        dataset: args.scop.dataset,
+        cc_args: args.scop.cc_args,
+        autodetect: args.scop.autodetect,
         timeout_s: args.timeout.seconds,
     };
     let report = tuner::inspect::schedule::run(&request)?;
-    if args.json {
+    if args.scop.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", report.text());

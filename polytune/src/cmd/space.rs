@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use tuner::inspect::space::Request;
 
-use super::common::Dataset;
+use super::common;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -31,22 +31,8 @@ pub struct Args {
     /// List without asking the scheduler.
     #[arg(long)]
     no_check: bool,
-    /// Which SCoP of the file, counted from 0.
-    #[arg(long, default_value_t = 0)]
-    scop: usize,
-    /// PolyBench dataset size (passed as -D<SIZE>_DATASET): it matters where sizes are
-    /// macros rather than parameters.
-    #[arg(long, value_parser = crate::choice::choice::<Dataset>(), default_value_t = Dataset::Large)]
-    dataset: Dataset,
-    /// An argument for the C preprocessor (`-I...`, `-D...`); repeatable.
-    #[arg(long = "cc-arg", value_name = "ARG", allow_hyphen_values = true)]
-    cc_args: Vec<String>,
-    /// The SCoPs are the regions found without pragmas (see `scop --autodetect`).
-    #[arg(long)]
-    autodetect: bool,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    scop: common::ScopArgs,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -57,13 +43,13 @@ pub fn run(args: Args) -> Result<()> {
         interleaved: args.interleaved,
         limit: args.limit,
         no_check: args.no_check,
-        scop: args.scop,
-        dataset: args.dataset,
-        cc_args: args.cc_args,
-        autodetect: args.autodetect,
+        scop: args.scop.scop,
+        dataset: args.scop.dataset,
+        cc_args: args.scop.cc_args,
+        autodetect: args.scop.autodetect,
     };
     let report = tuner::inspect::space::run(&request)?;
-    if args.json {
+    if args.scop.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", report.text());
