@@ -219,9 +219,16 @@ fn unobserved<'s>(
             .iter()
             .find(|s| s.accesses.iter().any(|b| std::ptr::eq(a, b)))
             .expect("a reference of stmts");
+        // A write, or a read of the element one of its statement's writes writes.
         let mut same = a.kind == AccessKind::Write;
-        for w in s.accesses.iter().filter(|w| w.kind == AccessKind::Write && w.array == a.array) {
-            same = same || relation(a)?.is_equal(&relation(w)?).ctx(what)?;
+        if !same {
+            let read = relation(a)?;
+            for w in s.accesses.iter().filter(|w| w.kind == AccessKind::Write && w.array == a.array) {
+                if read.is_equal(&relation(w)?).ctx(what)? {
+                    same = true;
+                    break;
+                }
+            }
         }
         match same {
             true => own.push((a, its)),
