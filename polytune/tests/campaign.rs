@@ -418,6 +418,31 @@ fn a_time_budget_stops_and_the_same_command_goes_on() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Once the time budget is spent no measurement starts, within a batch
+/// too; yet each invocation measures one program, so that the same command
+/// goes on. With no time at all: one program measured per invocation (the
+/// points whose code it is share its measurement), on the one slot.
+#[test]
+fn a_spent_time_budget_starts_no_measurement_after_the_first() {
+    let dir = temp_dir("deadline");
+    let db = dir.join("store.db");
+    let mut args = small_campaign(&db);
+    args.extend(["--budget".to_string(), "0s".into(), "--json".into()]);
+    for invocation in 1..=2 {
+        let out = output(polytune().args(&args));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["end"], "budget");
+        let store = Store::open(db.to_str().unwrap()).unwrap();
+        let rows = store.outcomes(report["campaign"].as_i64().unwrap()).unwrap();
+        let ran = rows
+            .iter()
+            .filter(|o| o.role == Role::Variant && o.costs.as_ref().is_some_and(|c| c.run_s > 0.0));
+        assert_eq!(ran.count(), invocation, "programs measured after {invocation} invocation(s)");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_point_that_takes_too_long_is_a_status_not_a_stuck_campaign() {
     let dir = temp_dir("timeout");
@@ -901,34 +926,18 @@ fn a_campaign_runs_through_the_library_and_tells_what_it_does() {
     let dir = temp_dir("library");
     let db = dir.join("library.db");
     let request = Request {
-        files: vec![(root().join("polybench/linear-algebra/atax.c"), Default::default(), 0)],
         dataset: Dataset::Mini,
-        strategy: tuner::strategy::StrategyKind::Random,
-        seed: 0,
         threads: Some(1),
-        settings: Vec::new(),
         tiles: vec![None, Some(vec![32])],
         race: None,
-        rungs: tuner::strategy::Rungs::Auto,
         runs: 2,
-        tolerance: executor::verify::Tolerance::default().relative,
-        machine: "default".into(),
-        peers: "none".into(),
         references: Some(vec!["identity".into()]),
         warm_start: 0,
-        emulate: false,
-        cold: false,
-        variant_timeout: Duration::from_secs(300),
-        on_noise: Default::default(),
-        lease: tuner::campaign::LEASE,
-        submit: None,
-        capture: None,
-        captured: Vec::new(),
-        profile: None,
         db: Some(db.display().to_string()),
         budget: tuner::campaign::Budget { evals: Some(3), time: None },
         cache: Some(dir.join("cache")),
         executable: Some(env!("CARGO_BIN_EXE_polytune").into()),
+        ..Request::new(vec![(root().join("polybench/linear-algebra/atax.c"), Default::default(), 0)])
     };
     let recorder = Arc::new(Recorder::default());
     let Outcome::Ran(ran) = request::run(&request, None, recorder.clone()).unwrap() else {

@@ -84,7 +84,7 @@ fn seed_scop(db: &Path, file: &Path, scop: usize, dataset: &str, machines: &[(&M
                 config_json: config.to_string(),
                 strategy: "random".into(),
                 seed: 1,
-                budget: "2 variants".into(),
+                budget: vocab::Budget { evals: Some(2), time: None },
             })
             .unwrap();
         let original =

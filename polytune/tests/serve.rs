@@ -27,7 +27,7 @@ fn fixture(dir: &std::path::Path) -> String {
             config_json: "{}".into(),
             strategy: "random".into(),
             seed: 1,
-            budget: "2 variants".into(),
+            budget: vocab::Budget { evals: Some(2), time: None },
         })
         .unwrap();
     for (role, n, median) in [(Role::Reference, 1, 2.0), (Role::Variant, 2, 0.5)] {

@@ -76,7 +76,7 @@ fn store() -> Store {
             config_json: "{}".into(),
             strategy: "random".into(),
             seed: 1,
-            budget: "10 variants".into(),
+            budget: vocab::Budget { evals: Some(10), time: None },
         };
         s.campaign(&c).unwrap().id
     };
@@ -306,7 +306,7 @@ fn a_lead_within_the_spreads_is_marked_not_significant() {
         config_json: "{}".into(),
         strategy: "random".into(),
         seed: 1,
-        budget: "3 evaluations".into(),
+        budget: vocab::Budget { evals: Some(3), time: None },
     };
     let at = Ids {
         campaign: s.campaign(&c).unwrap().id,

@@ -399,7 +399,7 @@ impl Store {
             .bind(&new.config_json)
             .bind(&new.strategy)
             .bind(new.seed as i64) // bit for bit; read back as u64 by `Seed`
-            .bind(&new.budget)
+            .bind(serde_json::to_string(&new.budget).expect("a budget serialises"))
             .bind(now)
             .execute(pool)
             .await

@@ -162,8 +162,8 @@ pub struct NewCampaign {
     pub config_json: String,
     pub strategy: String,
     pub seed: u64,
-    /// The budget as the user wrote it (`8h`, `500 variants`).
-    pub budget: String,
+    /// When the campaign stops (kept as JSON text).
+    pub budget: vocab::Budget,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -175,7 +175,7 @@ pub struct Campaign {
     pub strategy: String,
     /// Stored as a 64-bit signed integer (bit for bit); read back unchanged.
     pub seed: Seed,
-    pub budget: String,
+    pub budget: vocab::Budget,
     pub state: CampaignState,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
@@ -201,7 +201,7 @@ from_row!(Campaign {
     config,
     strategy,
     seed: i64,
-    budget,
+    budget: String,
     state: String,
     created_at: i64,
     updated_at: i64,

@@ -65,7 +65,7 @@ fn round_trip(fresh: &Fresh) {
     assert_eq!(c.state, CampaignState::Running);
     assert_eq!(c.seed.0, u64::MAX - 1);
     assert_eq!(c.config, new_campaign("k1").config_json);
-    assert_eq!((c.strategy.as_str(), c.budget.as_str()), ("random", "8h"));
+    assert_eq!((c.strategy.as_str(), c.budget), ("random", new_campaign("k1").budget));
     s.set_campaign_state(c.id, CampaignState::Stopped).unwrap();
     let again = s.campaign(&new_campaign("k1")).unwrap();
     assert_eq!(again.id, c.id, "the same key resumes the same campaign");

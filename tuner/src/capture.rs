@@ -124,7 +124,7 @@ fn run_capture(
         return Err(Error::failed(format!("{at}: the driver made no capture: {}", said.trim())));
     }
     if !file.is_file() {
-        return Err(Error::input_at(&at, format!("the program entered the region {entries} time(s) with these arguments, so entry {} was never \
+        return Err(Error::input_at(at, format!("the program entered the region {entries} time(s) with these arguments, so entry {} was never \
              captured", how.entry.max(1))));
     }
     let bytes = std::fs::read(&file)?;

@@ -241,10 +241,10 @@ pub fn machine_profile(name: &str) -> Result<MachineProfile> {
             &machine::available_cores(),
         )?);
     }
-    return Err(Error::input(format!(
+    Err(Error::input(format!(
         "no machine profile `{name}` in {}",
         dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
-    )));
+    )))
 }
 
 /// `$XDG_CACHE_HOME/polytune`, else `~/.cache/polytune`.
@@ -256,6 +256,6 @@ pub fn cache_dir() -> Result<PathBuf> {
     }
     match std::env::var("HOME") {
         Ok(home) if !home.is_empty() => Ok(PathBuf::from(home).join(".cache/polytune")),
-        _ => return Err(Error::input("set XDG_CACHE_HOME or HOME: polytune keeps compiled variants there")),
+        _ => Err(Error::input("set XDG_CACHE_HOME or HOME: polytune keeps compiled variants there")),
     }
 }

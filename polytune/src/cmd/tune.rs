@@ -25,7 +25,10 @@ pub struct Args {
     /// those that take at least 5% of one run of the program.
     #[arg(long = "scop", value_name = "N")]
     scops: Vec<usize>,
-    /// Wall-time budget of this invocation: `90s`, `30m`, `8h`.
+    /// Wall-time budget of this invocation, counted from its start
+    /// (capturing inputs and measuring the originals included): `90s`,
+    /// `30m`, `8h`. No measurement starts once it is spent, but each
+    /// invocation evaluates one point at least.
     #[arg(long, value_parser = crate::units::parse_duration)]
     budget: Option<Duration>,
     /// Variant evaluations for the whole campaign (resumed runs count).
@@ -88,7 +91,7 @@ pub struct Args {
     /// (`clang-polly,gcc-graphite,pluto-maxfuse`; Pluto's are pluto-smartfuse,
     /// -maxfuse, -nofuse, each also with -nodiamond).
     #[arg(long, default_value = "none")]
-    peers: String,
+    peers: request::Peers,
     /// Which of the reference points each kernel gets are measured: `all`,
     /// `none`, or names among identity, isl, pluto-like and isl-gpu
     /// (`--references isl-gpu`: a GPU campaign without the CPU ones). The
@@ -168,41 +171,45 @@ pub fn run(args: Args) -> Result<()> {
         capture: capture.as_ref(),
     };
     let (files, profile) = tuner::selection::tuned(&selection, &mut |line| eprintln!("{line}"))?;
-    let request = Request {
-        files,
-        dataset: args.dataset,
-        strategy: args.strategy,
-        seed: args.seed,
-        threads: args.threads,
-        settings: args.settings,
-        tiles: args.tiles,
-        race: args.race.0,
-        rungs: args.rungs,
-        runs: args.runs,
-        tolerance: args.tolerance,
-        machine: args.machine,
-        peers: args.peers,
-        references: args.references.0,
-        warm_start: args.warm_start,
-        emulate: args.emulate,
-        cold: args.cold,
-        variant_timeout: args.variant_timeout,
-        on_noise: args.on_noise,
-        lease: args.lease,
-        submit: args.submit.zip(args.workers),
-        capture,
-        captured: Vec::new(),
-        profile,
-        db: args.db,
-        budget: Budget { evals: args.evals, time: args.budget },
-        cache: None,
-        executable: None,
-    };
+    let json = args.json;
+    let request = Request { files, profile, capture, ..args.request() };
     if request.submit.is_some_and(|(_, n)| n == 0) {
         bail!("--workers 0 starts nothing");
     }
     let outcome = request::run(&request, None, super::progress::observer())?;
-    report(outcome, args.json)
+    report(outcome, json)
+}
+
+impl Args {
+    /// The campaign these options ask for, its files, profile and capture
+    /// not yet chosen (the selection reads the files).
+    fn request(self) -> Request {
+        Request {
+            dataset: self.dataset,
+            strategy: self.strategy,
+            seed: self.seed,
+            threads: self.threads,
+            settings: self.settings,
+            tiles: self.tiles,
+            race: self.race.0,
+            rungs: self.rungs,
+            runs: self.runs,
+            tolerance: self.tolerance,
+            machine: self.machine,
+            peers: self.peers,
+            references: self.references.0,
+            warm_start: self.warm_start,
+            emulate: self.emulate,
+            cold: self.cold,
+            variant_timeout: self.variant_timeout,
+            on_noise: self.on_noise,
+            lease: self.lease,
+            submit: self.submit.zip(self.workers),
+            db: self.db,
+            budget: Budget { evals: self.evals, time: self.budget },
+            ..Request::new(Vec::new())
+        }
+    }
 }
 
 /// A campaign's outcome, as JSON or text; in text, an error where it was
@@ -214,4 +221,24 @@ pub(super) fn report(outcome: Outcome, json: bool) -> Result<()> {
     }
     print!("{}", outcome.text());
     Ok(outcome.verdict()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Tune {
+        #[command(flatten)]
+        args: super::Args,
+    }
+
+    /// A program that links the library and asks for a campaign with
+    /// `Request::new` gets what `polytune tune FILE` does.
+    #[test]
+    fn the_library_defaults_are_the_commands() {
+        let args = Tune::try_parse_from(["tune", "gemm.c"]).unwrap().args;
+        let ours = format!("{:?}", args.request());
+        assert_eq!(ours, format!("{:?}", super::Request::new(Vec::new())));
+    }
 }

@@ -179,7 +179,7 @@ pub fn new_campaign(key: &str) -> NewCampaign {
         config_json: format!(r#"{{"kernel":"gemm","key":"{key}"}}"#),
         strategy: "random".to_string(),
         seed: u64::MAX - 1, // above i64::MAX: must survive the signed column
-        budget: "8h".to_string(),
+        budget: vocab::Budget { evals: None, time: Some(std::time::Duration::from_secs(8 * 3600)) },
     }
 }
 

@@ -355,34 +355,15 @@ impl Table<'_> {
     fn campaign(&self, kernel: &Kernel, dir: &Path) -> Result<Option<Point>> {
         let config = self.build.resolve(kernel.file)?;
         let request = crate::campaign::request::Request {
-            files: vec![(kernel.file.to_path_buf(), config, 0)],
             dataset: self.dataset,
             strategy: crate::strategy::StrategyKind::Model,
-            seed: 0,
             threads: Some(self.threads),
-            settings: Vec::new(),
-            tiles: grid::parse_tiles(grid::TILES).expect("default tiles parse"),
-            race: crate::campaign::RACE.into(),
-            rungs: Default::default(),
             runs: self.ours.config.runs,
             tolerance: self.ours.config.tolerance.relative,
-            machine: "default".into(),
-            peers: "none".into(),
-            references: None,
             warm_start: 0,
-            emulate: false,
-            cold: false,
-            variant_timeout: std::time::Duration::from_secs(300),
-            on_noise: Default::default(),
-            lease: std::time::Duration::from_secs(60),
-            submit: None,
-            capture: None,
-            captured: Vec::new(),
-            profile: None,
             db: Some(dir.join("store.db").display().to_string()),
             budget: crate::campaign::Budget { evals: Some(self.evals), time: None },
-            cache: None,
-            executable: None,
+            ..crate::campaign::request::Request::new(vec![(kernel.file.to_path_buf(), config, 0)])
         };
         let silent = std::sync::Arc::new(crate::campaign::observer::Recorder::default());
         let best = match crate::campaign::request::run(&request, None, silent)? {

@@ -56,13 +56,9 @@ pub fn run(db: &store::Store, min_points: usize, out: Out) -> Result<()> {
         "evaluations until a point within {CLOSE}x of the group's best (replayed on its times, median over {SEEDS} \
          seeds)"
     ));
-    out(&format!(
-        "(each cell: median evaluations, min-max; the median share of the group's running time they took)"
-    ));
-    out(&format!(
-        "| kernel | dataset | machine | points | rank correlation (other kernels) | cold | other kernels | other \
-         machines | all other campaigns |"
-    ));
+    out("(each cell: median evaluations, min-max; the median share of the group's running time they took)");
+    out("| kernel | dataset | machine | points | rank correlation (other kernels) | cold | other kernels | other \
+         machines | all other campaigns |");
     out("|---|---|---|---|---|---|---|---|---|");
     let mut per_kernel: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for ((kernel, dataset, machine_id, campaign_id), group) in &groups {

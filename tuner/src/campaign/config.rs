@@ -2,7 +2,6 @@
 //! trace of its evaluations.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -137,39 +136,7 @@ impl Config {
     }
 }
 
-/// When to stop.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Budget {
-    /// Variant evaluations in the whole campaign, resumed runs included.
-    pub evals: Option<usize>,
-    /// Wall time of this invocation.
-    pub time: Option<Duration>,
-}
-
-impl Budget {
-    pub fn describe(&self) -> String {
-        match (self.evals, self.time) {
-            (Some(n), Some(t)) => format!("{n} evaluations or {} s", t.as_secs()),
-            (Some(n), None) => format!("{n} evaluations"),
-            (None, Some(t)) => format!("{} s", t.as_secs()),
-            (None, None) => "the whole space".to_string(),
-        }
-    }
-
-    /// The budget [`Budget::describe`] wrote (the store keeps a campaign's
-    /// budget as that text); anything else is no budget.
-    pub fn from_description(text: &str) -> Budget {
-        let mut b = Budget::default();
-        for part in text.split(" or ") {
-            if let Some(n) = part.strip_suffix(" evaluations") {
-                b.evals = n.trim().parse().ok();
-            } else if let Some(t) = part.strip_suffix(" s") {
-                b.time = t.trim().parse().ok().map(Duration::from_secs);
-            }
-        }
-        b
-    }
-}
+pub use vocab::Budget;
 
 /// One finished evaluation, in order: how a search converged.
 #[derive(Debug, Clone, Serialize)]
@@ -186,18 +153,6 @@ pub struct TraceEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_stored_budget_reads_back() {
-        for b in [
-            Budget { evals: Some(20), time: None },
-            Budget { evals: Some(20), time: Some(Duration::from_secs(90)) },
-            Budget { evals: None, time: Some(Duration::from_secs(3600)) },
-            Budget::default(),
-        ] {
-            assert_eq!(Budget::from_description(&b.describe()), b);
-        }
-    }
 
     /// Campaigns stored before `--race` existed keep their keys at its
     /// default, and another factor (or `off`) is another campaign.

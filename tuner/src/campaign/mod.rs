@@ -79,6 +79,7 @@ pub struct Campaign<'a> {
     pub noise: crate::noise::Noise,
     /// The most measurements that ran at once in this invocation.
     pub peak_busy_slots: usize,
+    /// Where the time budget counts from ([`Campaign::started_at`]).
     started: Instant,
     /// This executable as it was when the campaign opened: the children
     /// that schedule points run it again.
@@ -172,7 +173,7 @@ impl<'a> Campaign<'a> {
             config_json,
             strategy,
             seed: config.seed,
-            budget: budget.describe(),
+            budget,
         })?;
         let slots = vec![evaluator.slot.clone()];
         let batch = config.strategy.batch(evaluator.jobs);
@@ -397,11 +398,18 @@ impl<'a> Campaign<'a> {
             return Some(End::Interrupted);
         }
         let evals_spent = self.budget.evals.is_some_and(|n| self.evaluations >= n);
-        let time_spent = self.budget.time.is_some_and(|t| self.started.elapsed() >= t);
+        // Each invocation evaluates one point at least, so that the same
+        // command always goes on, however long its set-up took.
+        let time_spent = self.deadline().is_some_and(|d| Instant::now() >= d) && !self.trace.is_empty();
         let reached = self.stop_at.as_ref().is_some_and(|points| {
             self.trace.iter().any(|e| e.dataset == self.config.dataset && points.contains(&e.point_id))
         });
         (evals_spent || time_spent || reached).then_some(End::Budget)
+    }
+
+    /// When the time budget is spent: no measurement starts after it.
+    fn deadline(&self) -> Option<Instant> {
+        self.budget.time.map(|t| self.started + t)
     }
 
     /// What the current kernel may still evaluate (its quota's rest).
@@ -414,6 +422,14 @@ impl<'a> Campaign<'a> {
     /// program that links the library is not one).
     pub fn with_executable(mut self, path: &std::path::Path) -> Self {
         self.executable = Executable::of(path.to_path_buf());
+        self
+    }
+
+    /// Counts the time budget from `started` (the command's start, so that
+    /// capturing inputs and measuring the originals count) rather than from
+    /// when the campaign opened.
+    pub fn started_at(mut self, started: Instant) -> Self {
+        self.started = started;
         self
     }
 
@@ -579,8 +595,8 @@ impl<'a> Campaign<'a> {
                     self.measured_code.insert(key.clone(), (point.clone(), m.clone()));
                     m
                 }
-                // Not measured: Ctrl-C came first.
-                (None, None) => return Ok(()),
+                // Not measured: Ctrl-C or the time budget came first.
+                (None, None) => continue,
             };
             let schedule = (!schedule.is_empty()).then_some(schedule.as_str());
             let cuda = cuda.as_ref().and_then(|c| Some((nvcc.as_ref()?, c)));

@@ -37,8 +37,7 @@ pub struct Request {
     pub runs: usize,
     pub tolerance: f64,
     pub machine: String,
-    /// `--peers`' text: `auto`, `none` or names.
-    pub peers: String,
+    pub peers: Peers,
     /// `--references`: which reference points (`None`: all).
     pub references: Option<Vec<String>>,
     /// `--warm-start`: points of each other machine measured first.
@@ -66,6 +65,32 @@ pub struct Request {
     /// (`None`: this process's own, the `polytune` binary).
     pub executable: Option<PathBuf>,
 }
+
+/// Which other compilers' builds of the unmodified program are measured
+/// as reference points (`--peers`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Peers {
+    /// Every peer installed here.
+    Auto,
+    /// These (none: no peer).
+    Named(Vec<String>),
+}
+
+/// `auto`, `none` or comma-separated names.
+impl std::str::FromStr for Peers {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Peers, String> {
+        Ok(match text.trim() {
+            "auto" => Peers::Auto,
+            "none" | "" => Peers::Named(Vec::new()),
+            names => Peers::Named(names.split(',').map(|n| n.trim().to_string()).collect()),
+        })
+    }
+}
+
+/// How long one point's scheduling and code generation may take, unless told.
+pub const VARIANT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// What [`run`] did.
 #[derive(Debug)]
@@ -154,6 +179,42 @@ impl Outcome {
 }
 
 impl Request {
+    /// A campaign on `files` with `polytune tune`'s defaults (a test holds
+    /// the two together): the random strategy on LARGE, the default tiles,
+    /// every reference point, no peer, a warm start of 3 points, no budget.
+    pub fn new(files: Vec<(PathBuf, crate::program::ProgramConfig, usize)>) -> Request {
+        Request {
+            files,
+            dataset: Dataset::Large,
+            strategy: StrategyKind::Random,
+            seed: 0,
+            threads: None,
+            settings: Vec::new(),
+            tiles: grid::parse_tiles(grid::TILES).expect("the default tiles parse"),
+            race: Some(super::RACE),
+            rungs: Rungs::Auto,
+            runs: 5,
+            tolerance: executor::verify::Tolerance::default().relative,
+            machine: "default".into(),
+            peers: Peers::Named(Vec::new()),
+            references: None,
+            warm_start: 3,
+            emulate: false,
+            cold: false,
+            variant_timeout: VARIANT_TIMEOUT,
+            on_noise: Default::default(),
+            lease: super::LEASE,
+            submit: None,
+            capture: None,
+            captured: Vec::new(),
+            profile: None,
+            db: None,
+            budget: Budget::default(),
+            cache: None,
+            executable: None,
+        }
+    }
+
     /// The request that joins campaign `id` of the store at `db` (default:
     /// the user's data directory) on this machine, its store that one, and
     /// the campaign as stored ([`run`] checks it is the one the request makes).
@@ -183,7 +244,6 @@ impl Request {
                  point differently, so it does not join", stored.id, config.polytune)));
         }
         Ok(Request {
-            files: config.kernels.iter().map(|k| (k.path.clone(), k.build.clone(), k.scop)).collect(),
             dataset: config.dataset,
             strategy: config.strategy,
             seed: config.seed,
@@ -195,22 +255,14 @@ impl Request {
             runs: config.runs,
             tolerance: config.tolerance,
             machine: machine.to_string(),
-            peers: if config.peers.is_empty() { "none".into() } else { config.peers.join(",") },
+            peers: Peers::Named(config.peers.clone()),
             references: config.references.clone(),
             warm_start: 0,
             emulate: config.emulate,
             cold: config.cold,
-            variant_timeout: Duration::from_secs(300),
-            on_noise: Default::default(),
-            lease: super::LEASE,
-            submit: None,
-            capture: None,
             captured: config.kernels.iter().map(|k| k.capture.clone()).collect(),
-            profile: None,
-            db: None,
-            budget: Budget::from_description(&stored.budget),
-            cache: None,
-            executable: None,
+            budget: stored.budget,
+            ..Request::new(config.kernels.iter().map(|k| (k.path.clone(), k.build.clone(), k.scop)).collect())
         })
     }
 }
@@ -218,21 +270,20 @@ impl Request {
 /// The peers `--peers` names: with `auto` every installed one (a line on
 /// step for each one skipped); a named peer that cannot be built here is an
 /// error, before anything is measured.
-fn peers(text: &str, threads: usize, observer: &dyn Observer) -> Result<Vec<String>> {
-    match text.trim() {
-        "none" | "" => Ok(Vec::new()),
-        "auto" => {
+fn peers(peers: &Peers, threads: usize, observer: &dyn Observer) -> Result<Vec<String>> {
+    match peers {
+        Peers::Auto => {
             let (found, missing) = executor::peers::installed(threads);
             for line in missing {
                 observer.event(Event::Step(line));
             }
             Ok(found.into_iter().map(|p| p.name.to_string()).collect())
         }
-        names => names
-            .split(',')
-            .map(|n| match executor::peers::find(n.trim(), threads) {
+        Peers::Named(names) => names
+            .iter()
+            .map(|n| match executor::peers::find(n, threads) {
                 Ok(p) => Ok(p.name.to_string()),
-                Err(why) => return Err(Error::input(format!("--peers: {why}"))),
+                Err(why) => Err(Error::input(format!("--peers: {why}"))),
             })
             .collect(),
     }
@@ -248,6 +299,7 @@ pub fn run(
     joining: Option<&store::Campaign>,
     observer: Arc<dyn Observer>,
 ) -> Result<Outcome> {
+    let started = std::time::Instant::now();
     let args = request;
     let gpu = grid::knob_grid(&args.settings, 1)?.iter().any(|o| o.target == vocab::knobs::Target::Gpu);
     let setup = Setup::new(&args.machine, args.threads)?;
@@ -304,6 +356,7 @@ pub fn run(
     warm_starts(&db, &mut kernels, args, machine_id, &spec, &*observer)?;
     let originals = kernels.iter().zip(originals).map(|(k, r)| (k, args.dataset, r)).collect();
     let mut campaign = Campaign::open(&db, evaluator, config, args.budget, machine_id)?
+        .started_at(started)
         .with_observer(observer)
         .with_originals(originals)
         .with_slots(setup.slots.clone());

@@ -18,7 +18,8 @@ impl Campaign<'_> {
     /// Measures each built program on the next free slot of its kind (a
     /// CUDA form on a GPU slot), as many at once as there are slots; the
     /// programs in their order, less those a Ctrl-C cut short (a child
-    /// killed by the user's signal is not a crash of the variant). Each
+    /// killed by the user's signal is not a crash of the variant) and those
+    /// the time budget left unstarted. Each
     /// program comes with its key, threads, whether it is a CUDA form and
     /// the environment it runs with.
     #[allow(clippy::type_complexity)]
@@ -36,6 +37,11 @@ impl Campaign<'_> {
         // The best time so far, lowered by each measurement of the batch as
         // it ends: racing and re-measurement are relative to it.
         let best = std::sync::Mutex::new(self.best_so_far(on));
+        // Past the time budget no measurement starts, once this invocation
+        // has one (a point being measured then runs to its end).
+        let deadline = self.deadline();
+        let finished = std::sync::atomic::AtomicUsize::new(self.trace.len());
+        let spent = || deadline.is_some_and(|d| Instant::now() >= d) && finished.load(Ordering::SeqCst) > 0;
         let race = self.config.race;
         let config = &self.evaluator.config;
         let cpu = self.slots.iter().map(|slot| (slot.clone(), config.clone(), &queues[0]));
@@ -51,9 +57,10 @@ impl Campaign<'_> {
                     jobs: self.evaluator.jobs,
                 };
                 let (busy, peak, results, built, best) = (&busy, &peak, &results, &built, &best);
+                let (finished, spent) = (&finished, &spent);
                 scope.spawn(move || {
                     while let Some(&i) = queue.get(next.fetch_add(1, Ordering::SeqCst)) {
-                        if interrupted() {
+                        if interrupted() || spent() {
                             break;
                         }
                         let now = busy.fetch_add(1, Ordering::SeqCst) + 1;
@@ -77,6 +84,7 @@ impl Campaign<'_> {
                             break;
                         }
                         *results[i].lock().expect("no panics while holding it") = Some((m, run_s));
+                        finished.fetch_add(1, Ordering::SeqCst);
                     }
                 });
             }
