@@ -185,7 +185,7 @@ impl<'a> Campaign<'a> {
             machine_id,
             campaign_id: campaign.id,
             batch,
-            variant_timeout: Duration::from_secs(300),
+            variant_timeout: request::VARIANT_TIMEOUT,
             slots,
             gpus: None,
             schedules: child::Schedules::new()?,
@@ -398,9 +398,7 @@ impl<'a> Campaign<'a> {
             return Some(End::Interrupted);
         }
         let evals_spent = self.budget.evals.is_some_and(|n| self.evaluations >= n);
-        // Each invocation evaluates one point at least, so that the same
-        // command always goes on, however long its set-up took.
-        let time_spent = self.deadline().is_some_and(|d| Instant::now() >= d) && !self.trace.is_empty();
+        let time_spent = time_spent(self.deadline(), self.trace.len());
         let reached = self.stop_at.as_ref().is_some_and(|points| {
             self.trace.iter().any(|e| e.dataset == self.config.dataset && points.contains(&e.point_id))
         });
@@ -411,7 +409,16 @@ impl<'a> Campaign<'a> {
     fn deadline(&self) -> Option<Instant> {
         self.budget.time.map(|t| self.started + t)
     }
+}
 
+/// Whether the time budget ending at `deadline` is spent for an invocation
+/// that has finished `finished` evaluations: never before the first, so
+/// that the same command always goes on.
+fn time_spent(deadline: Option<Instant>, finished: usize) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d) && finished > 0
+}
+
+impl<'a> Campaign<'a> {
     /// What the current kernel may still evaluate (its quota's rest).
     fn remaining_evals(&self) -> usize {
         self.quota.or(self.budget.evals).map_or(usize::MAX, |n| n.saturating_sub(self.evaluations))

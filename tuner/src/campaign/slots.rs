@@ -41,7 +41,7 @@ impl Campaign<'_> {
         // has one (a point being measured then runs to its end).
         let deadline = self.deadline();
         let finished = std::sync::atomic::AtomicUsize::new(self.trace.len());
-        let spent = || deadline.is_some_and(|d| Instant::now() >= d) && finished.load(Ordering::SeqCst) > 0;
+        let spent = || super::time_spent(deadline, finished.load(Ordering::SeqCst));
         let race = self.config.race;
         let config = &self.evaluator.config;
         let cpu = self.slots.iter().map(|slot| (slot.clone(), config.clone(), &queues[0]));
