@@ -401,8 +401,9 @@ fn arities(scop: &Scop) -> std::collections::HashMap<String, usize> {
     scop.statements.iter().map(|s| (s.name.clone(), s.c_iterators.len())).collect()
 }
 
-/// The extents of each expanded scalar's array ([`model::expansion`]) in
-/// C: one more than the largest value of each of its loops.
+/// The extents of each expansion's array ([`model::expansion`]) in C:
+/// one more than the largest value of each of its loops, and then of each
+/// of the original array's subscripts.
 pub fn state_expansion_extents(ctx: &Context, scop: &mut Scop) -> Result<(), CodegenError> {
     for e in scop.expansions.clone() {
         let what = || format!("the extent of {}", e.array);
@@ -421,13 +422,19 @@ pub fn state_expansion_extents(ctx: &Context, scop: &mut Scop) -> Result<(), Cod
 /// After a region with expanded scalars ([`model::expansion`]), each
 /// scalar takes its expansion's element that the original's last write
 /// went to: the code that sets it, and each expansion array with that
-/// element's subscripts (all a CUDA region copies back of it). `context`:
-/// where every statement runs (so that one did).
+/// element's subscripts (all a CUDA region copies back of it). An expanded
+/// array takes, element by element, the copy of its last write
+/// ([`splice::write_back_loops`]). `context`: where every statement runs
+/// (so that one did).
 fn write_back(ctx: &Context, context: &str, scop: &Scop) -> Result<(String, gpu::cuda::Last), CodegenError> {
     let (mut out, mut elements) = (String::new(), gpu::cuda::Last::new());
     for e in &scop.expansions {
         let what = || format!("the last value of {}", e.scalar);
         let Some(last) = &e.last else { continue };
+        if e.rank > 0 {
+            out.push_str(&splice::write_back_loops(ctx, context, scop, e, last)?);
+            continue;
+        }
         let last = Set::read_from_str(ctx, last).ctx(what)?;
         let mut index = Vec::new();
         for d in 0..e.values.len() {

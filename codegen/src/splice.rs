@@ -8,7 +8,7 @@ use super::print::AST_MACROS;
 use super::print::DUMP_PREFIX;
 use super::print::UNDEF_AST_MACROS;
 use super::CodegenError;
-use isl_rs::{Context, Schedule, Set, UnionSet};
+use isl_rs::{Context, DimType, Schedule, Set, UnionSet};
 use model::isl::new_context;
 use model::isl::IslResultExt;
 use model::scop::isl_name;
@@ -253,8 +253,56 @@ pub(super) fn element_loops(
     Ok((loops.out, format!("{DUMP_PREFIX}{isl}"), vars.join(", "), element))
 }
 
+/// Code that gives each element of an expanded array ([`model::expansion`])
+/// the value of its copy that the original's last write of it went to
+/// (`e.last`, `{ [e..., x...] }`): `sum[x] = polytune_expanded_sum[e][x]`
+/// over every element the region writes. `context`: where the loops run.
+pub(super) fn write_back_loops(
+    ctx: &Context,
+    context: &str,
+    scop: &Scop,
+    e: &model::scop::Expansion,
+    last: &str,
+) -> Result<String, CodegenError> {
+    let what = || format!("the last values of {}", e.scalar);
+    let Some(original) = scop.arrays.iter().find(|a| a.name == e.scalar) else {
+        return Err(CodegenError::Unsupported(format!(
+            "the expanded {} is not an array of the SCoP",
+            e.scalar
+        )));
+    };
+    let isl = isl_name(&e.array);
+    let domain = Set::read_from_str(ctx, last).ctx(what)?.set_tuple_name(&isl).ctx(what)?;
+    let vars: Vec<String> = (0..e.values.len()).map(|d| format!("x{d}")).collect();
+    let members: Vec<String> =
+        vars.iter().map(|v| format!("{{ {isl}[{}] -> [({v})] }}", vars.join(", "))).collect();
+    let tree = format!(
+        "{{ domain: \"{}\", child: {{ schedule: \"[{}]\" }} }}",
+        domain.to_str().ctx(what)?,
+        members.join(", ")
+    );
+    let tree = Schedule::read_from_str(ctx, &tree).ctx(what)?;
+    let prefix = iterator_prefix(scop);
+    let ast = build_ast(ctx, context, tree, &prefix)?;
+    let mut loops = Printer::plain(1, DUMP_PREFIX, &prefix, Default::default());
+    loops.node(&ast, None)?;
+    let subscripts: Vec<String> = vars.iter().map(|v| format!("({v})")).collect();
+    let own = original.element(&subscripts[subscripts.len() - e.rank..]);
+    let copy: String = subscripts.iter().map(|s| format!("[{s}]")).collect();
+    Ok(format!(
+        "#define {DUMP_PREFIX}{isl}({}) {own} = {}{copy}
+{}#undef {DUMP_PREFIX}{isl}
+",
+        vars.join(", "),
+        e.array,
+        loops.out
+    ))
+}
+
 /// The elements of `array` the SCoP's statements access as `kind`, as a
-/// set of `array[...]` under the SCoP's context.
+/// set of `array[...]` under the SCoP's context. An expanded array's
+/// writes are its expansion's, and its elements written after the region
+/// ([`write_back_loops`]) those its statements wrote.
 pub(super) fn footprint(
     ctx: &Context,
     scop: &Scop,
@@ -275,6 +323,15 @@ pub(super) fn footprint(
                 .ctx(what)?;
             footprint = footprint.union(UnionSet::from_set(touched).ctx(what)?).ctx(what)?;
         }
+    }
+    let expansions = scop.expansions.iter().filter(|e| e.scalar == array && e.rank > 0);
+    for e in expansions.filter(|_| kind == AccessKind::Write) {
+        let Some(last) = &e.last else { continue };
+        let loops = (e.values.len() - e.rank) as u32;
+        let written =
+            Set::read_from_str(ctx, last).ctx(what)?.project_out(DimType::Set, 0, loops).ctx(what)?;
+        let written = written.set_tuple_name(&isl_name(array)).ctx(what)?;
+        footprint = footprint.union(UnionSet::from_set(written).ctx(what)?).ctx(what)?;
     }
     Ok(footprint.intersect_params(context).ctx(what)?.coalesce().ctx(what)?)
 }

@@ -35,8 +35,8 @@ impl std::error::Error for Failure {}
 pub type Answer = Result<(String, String, Option<codegen::Cuda>), Failure>;
 
 /// The model a point's schedule and code are made from: the SCoP as
-/// extracted, for a GPU point or with `expand=on` with its scalars
-/// expanded, and with `transpose=on` (CPU variants) the SCoP reading its
+/// extracted, for a GPU point or with `expand=on` with its scalars and
+/// arrays expanded, and with `transpose=on` (CPU variants) the SCoP reading its
 /// read-only matrices that are walked down their columns through
 /// transposed copies ([`space::layout`]), its dependences analysed again.
 pub fn model<'a>(
@@ -78,7 +78,7 @@ fn expanded<'a>(
 ) -> Result<(Cow<'a, Scop>, Cow<'a, Dependences>), Failure> {
     let failed = |e: model::isl::IslError| Failure {
         status: Status::ScheduleError,
-        reason: format!("scalar expansion: {e}"),
+        reason: format!("array expansion: {e}"),
     };
     let ctx = model::isl::new_context();
     let mut expanded = model::expansion::expand(&ctx, scop).map_err(failed)?;

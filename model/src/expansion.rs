@@ -15,11 +15,20 @@
 //! order: its final value is the original's. A scalar that each of several
 //! loop nests sets before it reads (deriche's `ym1`) has a web of uses per
 //! nest, linked by no value; each web is expanded on its own.
+//!
+//! An array is expanded alike where every value of each element stays in
+//! one iteration of those loops (doitgen's `sum[p]`, set for every
+//! `(r, q)` before it is read): the copies are indexed by the loops and
+//! then by the array's own subscripts (`sum[p]` →
+//! `polytune_expanded_sum[r][q][p]`). After the region each element takes
+//! the value of its own last write in the original order (`Expansion::last`,
+//! a lexmax per element), whichever iteration that ran in. An array's uses
+//! are one web, and an array with a may-access stays as it is.
 
 use isl_rs::{Context, DimType, Map, Set, UnionFlow, UnionMap, UnionSet};
 
 use crate::isl::{IslError, IslResultExt};
-use crate::scop::{isl_name, Array, Expansion, Scop};
+use crate::scop::{isl_name, AccessKind, Array, Expansion, Scop};
 
 /// Loops an expansion indexes, at most: the innermost ones along which
 /// values stay in their iteration.
@@ -30,21 +39,31 @@ pub fn expanded_name(scalar: &str) -> String {
     format!("polytune_expanded_{scalar}")
 }
 
-/// `scop` with every scalar that can be expanded expanded (none: the SCoP
-/// as it is, `expansions` empty).
+/// `scop` with every scalar and array that can be expanded expanded
+/// (none: the SCoP as it is, `expansions` empty).
 pub fn expand(ctx: &Context, scop: &Scop) -> Result<Scop, IslError> {
     let mut out = scop.clone();
-    let scalars: Vec<String> = scop
+    let may = |name: &str| {
+        scop.statements.iter().flat_map(|s| &s.accesses).any(|a| a.array == name && a.may.is_some())
+    };
+    let candidates: Vec<(String, usize)> = scop
         .arrays
         .iter()
-        .filter(|a| a.rank() == 0 && a.written && !a.local && !a.is_struct_member())
-        .map(|a| a.name.clone())
+        .filter(|a| a.written && !a.local && !a.is_struct_member() && !a.linearised)
+        // A may-write's element may keep a value from another iteration.
+        .filter(|a| a.rank() == 0 || !may(&a.name))
+        .map(|a| (a.name.clone(), a.rank()))
         .collect();
-    for name in scalars {
+    for (name, rank) in candidates {
         // One dataflow for all webs: each is closed under it, so expanding
         // one leaves the others' flow as it was.
         let flow = crate::deps::untagged_flow(ctx, &out, |a| a.array == name)?;
-        for (n, web) in webs(ctx, &out, &name, &flow)?.into_iter().enumerate() {
+        let webs = match rank {
+            0 => webs(ctx, &out, &name, &flow)?,
+            // Each element's last write may lie in another web: one web.
+            _ => vec![Web { users: users(&out, &name), last: true }],
+        };
+        for (n, web) in webs.into_iter().enumerate() {
             let array = match n {
                 0 => expanded_name(&name),
                 n => format!("{}_{n}", expanded_name(&name)),
@@ -55,6 +74,13 @@ pub fn expand(ctx: &Context, scop: &Scop) -> Result<Scop, IslError> {
         }
     }
     Ok(out)
+}
+
+/// The statements that access `name`.
+fn users(scop: &Scop, name: &str) -> Vec<usize> {
+    (0..scop.statements.len())
+        .filter(|&k| scop.statements[k].accesses.iter().any(|a| a.array == name))
+        .collect()
 }
 
 /// A web of a scalar's uses: statements that values of the scalar flow
@@ -74,9 +100,7 @@ struct Web {
 /// there, all uses are one web.
 fn webs(ctx: &Context, scop: &Scop, name: &str, flow: &(UnionFlow, UnionMap)) -> Result<Vec<Web>, IslError> {
     let what = || format!("the webs of {name}");
-    let users: Vec<usize> = (0..scop.statements.len())
-        .filter(|&k| scop.statements[k].accesses.iter().any(|a| a.array == name))
-        .collect();
+    let users = users(scop, name);
     let one = |users: Vec<usize>| if users.is_empty() { Vec::new() } else { vec![Web { users, last: true }] };
     if users.len() < 2 {
         return Ok(one(users));
@@ -163,9 +187,10 @@ fn expand_one(
     (flow, writes): &(UnionFlow, UnionMap),
 ) -> Result<Option<Scop>, IslError> {
     let what = || format!("expanding {name}");
-    let uses = Uses { ctx, scop, name, users: &web.users };
-    let common = uses.common_loops()?;
-    if common == 0 {
+    let Some(original) = scop.arrays.iter().find(|a| a.name == name) else { return Ok(None) };
+    let uses = Uses { ctx, scop, name, rank: original.rank(), users: &web.users };
+    let betas = uses.common_loops()?;
+    if betas.is_empty() {
         return Ok(None);
     }
     let instances = uses.instances()?;
@@ -177,21 +202,28 @@ fn expand_one(
         return Ok(None);
     }
     let deps = flow.get_may_dependence().ctx(what)?;
-    let loops = uses.private_loops(&deps, &instances, common)?;
+    let loops = uses.private_loops(&deps, &instances, &betas)?;
     if loops.is_empty() {
         return Ok(None);
     }
-    let last = uses.last_values(writes, instances, &loops)?;
+    let mut values: Vec<Set> = loops.iter().map(|(_, v)| v.copy().ctx(what)).collect::<Result<_, _>>()?;
+    let last = match uses.rank {
+        0 => uses.last_values(writes, instances, &loops)?,
+        _ => {
+            let Some(own) = uses.subscript_values(&instances)? else { return Ok(None) };
+            values.extend(own);
+            uses.last_elements(writes, instances, &loops)?
+        }
+    };
     let mut out = scop.clone();
-    if uses.rewrite(&mut out, array, &loops).is_none() {
+    if uses.rewrite(&mut out, array, &loops)?.is_none() {
         return Ok(None);
     }
-    let ty = scop.arrays.iter().find(|a| a.name == name).map(|a| a.element_type.clone()).unwrap_or_default();
-    // Its extent is for code generation to state in C (`Expansion::values`).
+    // Its extents are for code generation to state in C (`Expansion::values`).
     out.arrays.push(Array {
         name: array.to_string(),
-        element_type: ty,
-        extents: vec![None; loops.len()],
+        element_type: original.element_type.clone(),
+        extents: vec![None; values.len()],
         written: true,
         local: true,
         linearised: false,
@@ -200,20 +232,22 @@ fn expand_one(
         scalar: name.to_string(),
         array: array.to_string(),
         last: if web.last { Some(last.to_str().ctx(what)?.to_string()) } else { None },
-        values: loops
+        values: values
             .iter()
-            .map(|(_, v)| Ok(v.to_str().ctx(what)?.to_string()))
+            .map(|v| Ok(v.to_str().ctx(what)?.to_string()))
             .collect::<Result<_, IslError>>()?,
+        rank: uses.rank,
     });
     Ok(Some(out))
 }
 
-/// The uses of scalar `name` in one web (the statements `users`) that an
-/// expansion gives storage of their own.
+/// The uses of scalar or array `name` (of `rank`) in one web (the
+/// statements `users`) that an expansion gives storage of their own.
 struct Uses<'a> {
     ctx: &'a Context,
     scop: &'a Scop,
     name: &'a str,
+    rank: usize,
     users: &'a [usize],
 }
 
@@ -222,19 +256,14 @@ impl Uses<'_> {
         format!("expanding {}", self.name)
     }
 
-    /// How many loops are around every use: the same sequence positions
-    /// before each (the flat schedule's constant dimensions) and an iterator each.
-    fn common_loops(&self) -> Result<usize, IslError> {
-        let (ctx, scop) = (self.ctx, self.scop);
+    /// The loops around every use: the same sequence positions before each
+    /// (the flat schedule's constant dimensions) and an iterator each; the
+    /// position before each loop.
+    fn common_loops(&self) -> Result<Vec<i64>, IslError> {
         let what = || self.what();
-        let schedule = UnionMap::read_from_str(ctx, &scop.schedule_map).ctx(what)?;
-        let flat = |k: usize| -> Result<Map, IslError> {
-            let domain = UnionSet::read_from_str(ctx, &scop.statements[k].domain).ctx(what)?;
-            Map::from_union_map(schedule.copy().ctx(what)?.intersect_domain(domain).ctx(what)?).ctx(what)
-        };
-        let maps = self.users.iter().map(|&k| flat(k)).collect::<Result<Vec<_>, _>>()?;
-        let depth = self.users.iter().map(|&k| scop.statements[k].iterators.len()).min().unwrap_or(0);
-        let mut common = 0;
+        let maps = self.users.iter().map(|&k| self.flat(k)).collect::<Result<Vec<_>, _>>()?;
+        let depth = self.users.iter().map(|&k| self.scop.statements[k].iterators.len()).min().unwrap_or(0);
+        let mut betas = Vec::new();
         'loops: for d in 0..depth {
             let mut beta: Option<i64> = None;
             for m in &maps {
@@ -248,9 +277,82 @@ impl Uses<'_> {
                 }
                 beta = Some(v);
             }
-            common = d + 1;
+            betas.extend(beta);
         }
-        Ok(common)
+        Ok(betas)
+    }
+
+    /// Statement `k`'s flat schedule.
+    fn flat(&self, k: usize) -> Result<Map, IslError> {
+        let what = || self.what();
+        let schedule = UnionMap::read_from_str(self.ctx, &self.scop.schedule_map).ctx(what)?;
+        let domain = UnionSet::read_from_str(self.ctx, &self.scop.statements[k].domain).ctx(what)?;
+        Map::from_union_map(schedule.intersect_domain(domain).ctx(what)?).ctx(what)
+    }
+
+    /// The statements inside the loops at positions `betas`, uses or not.
+    fn inside(&self, betas: &[i64]) -> Result<Vec<usize>, IslError> {
+        let what = || self.what();
+        let mut out = Vec::new();
+        'statements: for (k, s) in self.scop.statements.iter().enumerate() {
+            if s.iterators.len() < betas.len() {
+                continue;
+            }
+            let m = self.flat(k)?;
+            for (d, &beta) in betas.iter().enumerate() {
+                let v = m.plain_get_val_if_fixed(DimType::Out, (2 * d) as u32).ctx(what)?;
+                if !v.is_int().ctx(what)? || v.get_num_si().ctx(what)? != beta {
+                    continue 'statements;
+                }
+            }
+            out.push(k);
+        }
+        Ok(out)
+    }
+
+    /// Of an array: the pairs of instances of the statements `inside` that
+    /// touch one element of another array, one of them writing: the
+    /// dependences its copies would leave.
+    fn other_conflicts(&self, inside: &[usize]) -> Result<UnionMap, IslError> {
+        let what = || self.what();
+        let (mut reads, mut writes) =
+            (UnionMap::empty_ctx(self.ctx).ctx(what)?, UnionMap::empty_ctx(self.ctx).ctx(what)?);
+        for &k in inside {
+            let s = &self.scop.statements[k];
+            let domain = UnionSet::read_from_str(self.ctx, &s.domain).ctx(what)?;
+            for a in s.accesses.iter().filter(|a| a.array != self.name) {
+                let m = UnionMap::read_from_str(self.ctx, &a.relation).ctx(what)?;
+                let m = m.intersect_domain(domain.copy().ctx(what)?).ctx(what)?;
+                match a.kind {
+                    AccessKind::Read => reads = reads.union(m).ctx(what)?,
+                    AccessKind::Write => writes = writes.union(m).ctx(what)?,
+                }
+            }
+        }
+        let written = writes.copy().ctx(what)?.reverse().ctx(what)?;
+        let pairs = writes.copy().ctx(what)?.apply_range(written.copy().ctx(what)?).ctx(what)?;
+        let pairs = pairs.union(reads.copy().ctx(what)?.apply_range(written).ctx(what)?).ctx(what)?;
+        pairs.union(writes.apply_range(reads.reverse().ctx(what)?).ctx(what)?).ctx(what)
+    }
+
+    /// Whether some pair of `pairs` (of the statements `inside`) runs in
+    /// one iteration of the loops outside loop `d` and in two of `d`.
+    fn carried_at(&self, pairs: &UnionMap, inside: &[usize], d: usize) -> Result<bool, IslError> {
+        let what = || self.what();
+        let mut prefix = UnionMap::empty_ctx(self.ctx).ctx(what)?;
+        for &k in inside {
+            let s = &self.scop.statements[k];
+            let text =
+                format!("{{ {}[{}] -> [{}] }}", s.name, s.iterators.join(", "), s.iterators[..=d].join(", "));
+            prefix = prefix.union(UnionMap::read_from_str(self.ctx, &text).ctx(what)?).ctx(what)?;
+        }
+        let outer: Vec<String> = (0..d).map(|e| format!("x{e}")).collect();
+        let outer: String = outer.iter().map(|x| format!("{x}, ")).collect();
+        let carried = UnionMap::read_from_str(self.ctx, &format!("{{ [{outer}a] -> [{outer}b] : a != b }}"))
+            .ctx(what)?;
+        let pairs = pairs.copy().ctx(what)?.apply_domain(prefix.copy().ctx(what)?).ctx(what)?;
+        let pairs = pairs.apply_range(prefix).ctx(what)?;
+        Ok(!pairs.intersect(carried).ctx(what)?.is_empty().ctx(what)?)
     }
 
     /// The instances of every use.
@@ -264,14 +366,19 @@ impl Uses<'_> {
         Ok(instances)
     }
 
-    /// The loops (of the `common` ones) along which every dependence of
-    /// `deps` stays on the diagonal, whose values start at 0: the innermost
-    /// `MAX_LOOPS` of them, each with its values at `instances`.
+    /// The loops (of the common ones, at positions `betas`) along which
+    /// every dependence of `deps` stays on the diagonal, whose values start
+    /// at 0, and, of an array, whose iterations share some element of it
+    /// (else its copies would hold what its subscripts keep apart already:
+    /// an output written once per element) and no element of another
+    /// array (adi's `p` over the time loop, which `u` keeps sequential):
+    /// the innermost `MAX_LOOPS` of them, each with its values at
+    /// `instances`.
     fn private_loops(
         &self,
         deps: &UnionMap,
         instances: &UnionSet,
-        common: usize,
+        betas: &[i64],
     ) -> Result<Vec<(usize, Set)>, IslError> {
         let ctx = self.ctx;
         let what = || self.what();
@@ -287,14 +394,37 @@ impl Uses<'_> {
             Ok(out)
         };
         let off = UnionMap::read_from_str(ctx, "{ [x] -> [y] : y != x }").ctx(what)?;
+        let crosses = |pairs: &UnionMap, along: &UnionMap| -> Result<bool, IslError> {
+            let pairs = pairs.copy().ctx(what)?.apply_domain(along.copy().ctx(what)?).ctx(what)?;
+            let pairs = pairs.apply_range(along.copy().ctx(what)?).ctx(what)?;
+            Ok(!pairs.intersect(off.copy().ctx(what)?).ctx(what)?.is_empty().ctx(what)?)
+        };
+        // Of an array, the loops that other arrays' dependences keep
+        // sequential gain nothing from copies, which multiply its size.
+        let common = betas.len();
+        let (shared, others) = match self.rank {
+            0 => (None, None),
+            _ => {
+                let inside = self.inside(betas)?;
+                (Some(self.shared_elements(instances)?), Some((self.other_conflicts(&inside)?, inside)))
+            }
+        };
         let negative = Set::read_from_str(ctx, "{ [x] : x < 0 }").ctx(what)?;
         let mut loops = Vec::new();
         for d in (0..common).rev() {
             let along = along(d)?;
-            let pairs = deps.copy().ctx(what)?.apply_domain(along.copy().ctx(what)?).ctx(what)?;
-            let pairs = pairs.apply_range(along.copy().ctx(what)?).ctx(what)?;
-            if !pairs.intersect(off.copy().ctx(what)?).ctx(what)?.is_empty().ctx(what)? {
+            if crosses(deps, &along)? {
                 continue;
+            }
+            if let Some(shared) = &shared {
+                if !crosses(shared, &along)? {
+                    continue;
+                }
+            }
+            if let Some((pairs, inside)) = &others {
+                if self.carried_at(pairs, inside, d)? {
+                    continue;
+                }
             }
             let values = instances.copy().ctx(what)?.apply(along).ctx(what)?;
             let values = Set::from_union_set(values).ctx(what)?;
@@ -316,6 +446,21 @@ impl Uses<'_> {
         Ok(loops)
     }
 
+    /// Of an array: the pairs of `instances` that access one element.
+    fn shared_elements(&self, instances: &UnionSet) -> Result<UnionMap, IslError> {
+        let what = || self.what();
+        let mut accesses = UnionMap::empty_ctx(self.ctx).ctx(what)?;
+        for &k in self.users {
+            for a in self.scop.statements[k].accesses.iter().filter(|a| a.array == self.name) {
+                let m = UnionMap::read_from_str(self.ctx, &a.relation).ctx(what)?;
+                accesses = accesses.union(m).ctx(what)?;
+            }
+        }
+        let accesses = accesses.intersect_domain(instances.copy().ctx(what)?).ctx(what)?;
+        let back = accesses.copy().ctx(what)?.reverse().ctx(what)?;
+        accesses.apply_range(back).ctx(what)
+    }
+
     /// The last write among `instances` in the original order, and its
     /// values of the `loops`: the iterators' values, not the schedule's (a
     /// loop that counts down has `-i` there).
@@ -325,24 +470,83 @@ impl Uses<'_> {
         instances: UnionSet,
         loops: &[(usize, Set)],
     ) -> Result<Set, IslError> {
-        let ctx = self.ctx;
         let what = || self.what();
         let written = writes.copy().ctx(what)?.domain().ctx(what)?.intersect(instances).ctx(what)?;
-        let last_write = last_write(ctx, self.scop, written)?;
-        let mut iterators = UnionMap::empty_ctx(ctx).ctx(what)?;
+        let last_write = last_write(self.ctx, self.scop, written)?;
+        Set::from_union_set(last_write.apply(self.iterators(loops)?).ctx(what)?).ctx(what)
+    }
+
+    /// Each use's instances to their values of the `loops`.
+    fn iterators(&self, loops: &[(usize, Set)]) -> Result<UnionMap, IslError> {
+        let what = || self.what();
+        let mut iterators = UnionMap::empty_ctx(self.ctx).ctx(what)?;
         for &k in self.users {
             let s = &self.scop.statements[k];
             let kept: Vec<&str> = loops.iter().map(|(d, _)| s.iterators[*d].as_str()).collect();
             let text = format!("{{ {}[{}] -> [{}] }}", s.name, s.iterators.join(", "), kept.join(", "));
-            iterators = iterators.union(UnionMap::read_from_str(ctx, &text).ctx(what)?).ctx(what)?;
+            iterators = iterators.union(UnionMap::read_from_str(self.ctx, &text).ctx(what)?).ctx(what)?;
         }
-        Set::from_union_set(last_write.apply(iterators).ctx(what)?).ctx(what)
+        Ok(iterators)
+    }
+
+    /// Of an array: `{ [e..., x...] }`, each element `x` written among
+    /// `instances` with the values `e` of the `loops` at its own last write
+    /// in the original order (a lexmax of the write times per element).
+    fn last_elements(
+        &self,
+        writes: &UnionMap,
+        instances: UnionSet,
+        loops: &[(usize, Set)],
+    ) -> Result<Set, IslError> {
+        let what = || self.what();
+        let schedule = UnionMap::read_from_str(self.ctx, &self.scop.schedule_map).ctx(what)?;
+        // x -> the times of its writes, then the latest.
+        let writes = writes.copy().ctx(what)?.intersect_domain(instances).ctx(what)?;
+        let times = writes.reverse().ctx(what)?.apply_range(schedule.copy().ctx(what)?).ctx(what)?;
+        let latest = Map::from_union_map(times).ctx(what)?.lexmax().ctx(what)?;
+        // The schedule is one-to-one: each time is one instance.
+        let writer =
+            UnionMap::from_map(latest).ctx(what)?.apply_range(schedule.reverse().ctx(what)?).ctx(what)?;
+        let at = Map::from_union_map(writer.apply_range(self.iterators(loops)?).ctx(what)?).ctx(what)?;
+        at.reverse().ctx(what)?.wrap().ctx(what)?.flatten().ctx(what)
+    }
+
+    /// Of an array: for each of its dimensions, the subscripts its uses at
+    /// `instances` take there, from 0 (`None` where one is negative).
+    fn subscript_values(&self, instances: &UnionSet) -> Result<Option<Vec<Set>>, IslError> {
+        let what = || self.what();
+        let mut touched = UnionSet::empty_ctx(self.ctx).ctx(what)?;
+        for &k in self.users {
+            for a in self.scop.statements[k].accesses.iter().filter(|a| a.array == self.name) {
+                let m = UnionMap::read_from_str(self.ctx, &a.relation).ctx(what)?;
+                let m = m.intersect_domain(instances.copy().ctx(what)?).ctx(what)?;
+                touched = touched.union(m.range().ctx(what)?).ctx(what)?;
+            }
+        }
+        if touched.is_empty().ctx(what)? {
+            return Ok(None);
+        }
+        let touched = Set::from_union_set(touched).ctx(what)?;
+        let negative = Set::read_from_str(self.ctx, "{ [x] : x < 0 }").ctx(what)?;
+        let mut out = Vec::new();
+        for d in 0..self.rank as u32 {
+            let n = self.rank as u32;
+            let one = touched.copy().ctx(what)?.project_out(DimType::Set, d + 1, n - d - 1).ctx(what)?;
+            let one = one.project_out(DimType::Set, 0, d).ctx(what)?.reset_tuple_id().ctx(what)?;
+            if !one.copy().ctx(what)?.intersect(negative.copy().ctx(what)?).ctx(what)?.is_empty().ctx(what)? {
+                return Ok(None);
+            }
+            out.push(one);
+        }
+        Ok(Some(out))
     }
 
     /// The rewrite in `out`: every use reads and writes the iteration's
-    /// element of `array`; `None` where a statement's text cannot be rewritten.
-    fn rewrite(&self, out: &mut Scop, array: &str, loops: &[(usize, Set)]) -> Option<()> {
-        let name = self.name;
+    /// element (a scalar) or row (an array) of `array`; `None` where a
+    /// statement's text cannot be rewritten.
+    fn rewrite(&self, out: &mut Scop, array: &str, loops: &[(usize, Set)]) -> Result<Option<()>, IslError> {
+        let (ctx, name) = (self.ctx, self.name);
+        let what = || self.what();
         let isl_array = isl_name(array);
         for &k in self.users {
             let s = &mut out.statements[k];
@@ -351,21 +555,34 @@ impl Uses<'_> {
             let c_it: String = loops.iter().map(|(d, _)| format!("[{}]", s.c_iterators[*d])).collect();
             let its = s.iterators.join(", ");
             let element = format!("{array}{c_it}");
-            s.text = replace_identifier(&s.text, name, &element)?;
+            let subscripted = self.rank > 0;
+            let Some(text) = replace_identifier(&s.text, name, &element, subscripted) else {
+                return Ok(None);
+            };
+            s.text = text;
+            let copy = Map::read_from_str(ctx, &format!("{{ {}[{its}] -> [{it}] }}", s.name)).ctx(what)?;
             for a in s.accesses.iter_mut().filter(|a| a.array == name) {
+                let Some(text) = replace_identifier(&a.text, name, &element, subscripted) else {
+                    return Ok(None);
+                };
                 a.array = array.to_string();
-                a.text = element.clone();
-                a.relation = format!("{{ {}[{its}] -> {isl_array}[{it}] }}", s.name);
+                a.text = text;
+                // The loops' values, then the subscripts as they were.
+                let own = Map::read_from_str(ctx, &a.relation).ctx(what)?;
+                let relation = copy.copy().ctx(what)?.flat_range_product(own).ctx(what)?;
+                let relation = relation.set_tuple_name(DimType::Out, &isl_array).ctx(what)?;
+                a.relation = relation.to_str().ctx(what)?.to_string();
             }
         }
-        Some(())
+        Ok(Some(()))
     }
 }
 
 /// `text` with every use of the identifier `name` (not a member, not part
-/// of a longer name) replaced by `by`; `None` where `name` is followed by
-/// `[` or `(` (an array or function use the rewrite would not keep).
-fn replace_identifier(text: &str, name: &str, by: &str) -> Option<String> {
+/// of a longer name) replaced by `by`; `None` where the use is not the one
+/// the rewrite keeps: a scalar followed by `[` or `(` (an array or function
+/// use), an array not `subscripted` (`name[`; passed whole, as a pointer).
+fn replace_identifier(text: &str, name: &str, by: &str, subscripted: bool) -> Option<String> {
     let bytes = text.as_bytes();
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut out = String::with_capacity(text.len() + 32);
@@ -379,7 +596,12 @@ fn replace_identifier(text: &str, name: &str, by: &str) -> Option<String> {
             let word = &text[start..i];
             let member = text[..start].trim_end().ends_with('.') || text[..start].trim_end().ends_with("->");
             if word == name && !member && !bytes[start].is_ascii_digit() {
-                if text[i..].trim_start().starts_with(['[', '(']) {
+                let next = text[i..].trim_start();
+                let kept = match subscripted {
+                    false => !next.starts_with(['[', '(']),
+                    true => next.starts_with('['),
+                };
+                if !kept {
                     return None;
                 }
                 out.push_str(by);
@@ -480,8 +702,11 @@ mod tests {
 
     #[test]
     fn only_whole_uses_of_the_scalar_are_replaced() {
-        let t = replace_identifier("temp2 += B[k][j] * temp23 + s.temp2", "temp2", "x[j]");
+        let t = replace_identifier("temp2 += B[k][j] * temp23 + s.temp2", "temp2", "x[j]", false);
         assert_eq!(t.as_deref(), Some("x[j] += B[k][j] * temp23 + s.temp2"));
-        assert_eq!(replace_identifier("f(temp2[0])", "temp2", "x[j]"), None);
+        assert_eq!(replace_identifier("f(temp2[0])", "temp2", "x[j]", false), None);
+        let t = replace_identifier("sum[p] += A[r][q][s] * sum2[p]", "sum", "x[r][q]", true);
+        assert_eq!(t.as_deref(), Some("x[r][q][p] += A[r][q][s] * sum2[p]"));
+        assert_eq!(replace_identifier("f(sum)", "sum", "x[r]", true), None);
     }
 }

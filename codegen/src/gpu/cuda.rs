@@ -396,6 +396,10 @@ pub(crate) fn data(scop: &Scop, copied_in: &[String], last: &Last) -> Result<Dat
                 Out::At(format!("(size_t) ({offset}) * sizeof({ty})"))
             }
             None if a.written && !a.local => Out::Whole,
+            // An expanded array's last values lie in many copies: all come back.
+            None if scop.expansions.iter().any(|e| e.array == *n && e.rank > 0 && e.last.is_some()) => {
+                Out::Whole
+            }
             None => Out::Nothing,
         };
         copies(&bytes, &format!("polytune_h_{n}"), out, &mut setup, &mut recopy, &mut finish);

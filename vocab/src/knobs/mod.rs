@@ -313,10 +313,11 @@ pub struct CodeOptions {
     /// layout. CPU variants only.
     #[serde(skip_serializing_if = "is_false")]
     pub transpose: bool,
-    /// Scalars written in a loop and read after it in the same iteration
-    /// (symm's `temp2`) get a copy per iteration, as GPU points always do
-    /// (`model::expansion`): the scheduler is then free of their false
-    /// dependences. CPU variants (GPU ones expand anyway).
+    /// Scalars and arrays written in a loop and read after it in the same
+    /// iteration (symm's `temp2`, doitgen's row `sum`) get a copy per
+    /// iteration, as GPU points always do (`model::expansion`): the
+    /// scheduler is then free of their false dependences. CPU variants
+    /// (GPU ones expand anyway).
     #[serde(default, skip_serializing_if = "is_false")]
     pub expand: bool,
     /// The most threads of a CUDA block (GPU variants): the innermost thread
