@@ -280,14 +280,15 @@ pub fn replay_program(
     }
     // OpenMP's threads started before the timer, as a program's earlier
     // parallel loops would have started them. Then the runs the runtime
-    // asks for (`polytune_rt_run_end`), each on the captured inputs: the
-    // scalars the region writes restored before each run, and the elements
-    // it reads loaded before the first; before a later one only those of
-    // the arrays it writes (an array it only reads is as it was: restoring
-    // atax's matrix took longer than its region).
+    // asks for (`polytune_rt_run_end`): the scalars the region writes
+    // restored before each, the elements it reads loaded before the first
+    // (an array it only reads is as it was: restoring atax's matrix took
+    // longer than its region), and those of the arrays it writes restored
+    // only while floating-point exceptions say the data may time otherwise
+    // (see `FP_WATCH`).
     let read_first = read_first(&ctx, scop)?;
     main.push_str(
-        "#ifdef _OPENMP\n#pragma omp parallel\n  { }\n#endif\n  \
+        "#ifdef _OPENMP\n#pragma omp parallel\n  { }\n#endif\n  int polytune_restore = 1;\n  \
          for (polytune_run = 0; ; polytune_run++) {\n",
     );
     for a in inputs(scop, &read_first).filter(|a| a.extents.is_empty() && a.written) {
@@ -301,7 +302,8 @@ pub fn replay_program(
         let ty = &a.element_type;
         let read = footprint(&ctx, scop, &a.name, AccessKind::Read)?;
         let (loops, name, params, element) = element_loops(&ctx, scop, a, &read)?;
-        let guard = if a.written { "" } else { "if (polytune_run == 0) " };
+        let guard =
+            if a.written { "if (polytune_run == 0 || polytune_restore) " } else { "if (polytune_run == 0) " };
         main.push_str(&format!(
             "  {guard}{{\n    unsigned long polytune_n = 0;\n{AST_MACROS}#define {name}({params}) polytune_n++\n{loops}\
              #undef {name}\n    const {ty} *polytune_in = (const {ty} *)polytune_rt_replay(\"{array}\", \
@@ -310,16 +312,19 @@ pub fn replay_program(
             array = a.name,
         ));
     }
-    // The first run's outputs are the ones dumped (each run starts from the
+    // The first run's outputs are the ones dumped (it starts from the
     // captured inputs): the runtime then knows what the dump cost before it
     // decides how many runs fill the process.
     main.push_str(&format!(
-        "  polytune_rt_start();\n{call}  polytune_rt_stop();\n  if (polytune_run == 0) {{\n{}{exit_dumps}  }}\n  \
+        "  polytune_fp_clear();\n  polytune_rt_start();\n{call}  polytune_rt_stop();\n  \
+         int polytune_raised = polytune_fp_raised();\n  if (polytune_run == 0) {{\n{}{exit_dumps}  \
+         polytune_restore = polytune_raised;\n  }} else if (!polytune_restore && polytune_raised) {{\n  \
+         polytune_rt_run_discard();\n    polytune_restore = 1;\n  }}\n  \
          if (!polytune_rt_run_end())\n    break;\n  }}\n  return 0;\n}}\n",
         dump_code(&ctx, scop)?
     ));
     Ok(format!(
-        "{target}#define main {REPLACED_MAIN}\n{text}\n{declarations}{helpers}{statics}{functions}{main}",
+        "{target}#define main {REPLACED_MAIN}\n{text}\n{FP_WATCH}{declarations}{helpers}{statics}{functions}{main}",
         target = region.target,
         text = source.text,
         declarations = region.declarations,
@@ -327,6 +332,38 @@ pub fn replay_program(
         functions = outliner.definitions.concat(),
     ))
 }
+
+/// The floating-point exceptions of a run, on every thread. A SCoP's
+/// control flow and accesses do not depend on its data, so a run on the
+/// outputs of the run before times as one on the captured inputs, unless
+/// the values reach the arithmetic's slow paths (subnormals) or leave the
+/// finite numbers: restoring the written arrays, as large as the region's
+/// own traffic, is then skipped after the first run while that run and
+/// every later one raise no underflow, overflow, invalid operation or
+/// division by zero; the run that first raises one is discarded
+/// (`polytune_rt_run_discard`) and every later one restored. A thread's
+/// flags are its own, so each thread of OpenMP's team clears and tests its
+/// own (the region's loops run on that team).
+const FP_WATCH: &str = "#include <fenv.h>
+#define POLYTUNE_FP_WATCHED (FE_UNDERFLOW | FE_OVERFLOW | FE_INVALID | FE_DIVBYZERO)
+static void polytune_fp_clear(void)
+{
+#ifdef _OPENMP
+#pragma omp parallel
+#endif
+  feclearexcept(POLYTUNE_FP_WATCHED);
+}
+static int polytune_fp_raised(void)
+{
+  int raised = 0;
+#ifdef _OPENMP
+#pragma omp parallel reduction(| : raised)
+#endif
+  raised |= fetestexcept(POLYTUNE_FP_WATCHED) != 0;
+  return raised;
+}
+void polytune_rt_run_discard(void);
+";
 
 /// `a` declared in the replay's `main`: a scalar with its captured value,
 /// an array on the heap, zeroed, of the program's row shape and as many

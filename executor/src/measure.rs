@@ -132,7 +132,8 @@ pub struct MeasureConfig {
     pub remeasure_below_s: Option<f64>,
     /// The binary is a replay driver (`codegen::replay_program`): it makes
     /// its warm-ups and timed runs in one process, the capture loaded once
-    /// and the inputs restored before each run (see the module doc).
+    /// and the written arrays restored only where floating-point
+    /// exceptions call for it (`codegen::replay`'s `FP_WATCH`).
     pub replayed: bool,
     /// A replay driver makes more runs than asked while its regions' time
     /// is under this share of theirs and its set-up's before the first run
@@ -342,6 +343,8 @@ struct Session<'a> {
     timeout: Duration,
     m: Measurement,
     dump: Option<Vec<DumpedArray>>,
+    /// Runs a replay driver left out (`polytune_rt_run_discard`).
+    discarded: usize,
 }
 
 /// What one process that ended well produced.
@@ -355,6 +358,8 @@ struct Batch {
     /// The process's wall time.
     wall_s: f64,
     dump: Option<Vec<DumpedArray>>,
+    /// Runs the process left out of its time file (`discard`).
+    discarded: usize,
 }
 
 /// What ended a run that did not produce a sample.
@@ -390,6 +395,7 @@ impl<'a> Session<'a> {
             }),
             m: Measurement::empty(Status::Ok, timeout_s, threads, cores),
             dump: None,
+            discarded: 0,
         }
     }
 
@@ -417,6 +423,12 @@ impl<'a> Session<'a> {
             );
             if let Some(k) = median(&self.m.kernel_samples) {
                 self.m.reason.push_str(&format!(", kernels {k:.6e} s"));
+            }
+            if self.discarded > 0 {
+                self.m.reason.push_str(&format!(
+                    ", {} discarded (a run on the outputs of the one before raised floating-point exceptions; the runs after it restored the inputs)",
+                    self.discarded
+                ));
             }
         }
         Measured { measurement: self.m, dump: self.dump }
@@ -505,6 +517,7 @@ impl<'a> Session<'a> {
     /// dump with the reference; the first dump is the measurement's.
     fn keep(&mut self, batch: Batch, skip: usize, what: &str) -> Result<(), Failure> {
         let share = batch.wall_s / batch.region_s.len().max(1) as f64;
+        self.discarded += batch.discarded;
         for &t in batch.region_s.iter().skip(skip) {
             self.m.samples.push(t);
             self.m.wall_s.push(share);
@@ -620,8 +633,10 @@ impl<'a> Session<'a> {
                 }
             }
         }
-        let region_s = runtime::parse_runs(&std::fs::read_to_string(&time_file).unwrap_or_default())
+        let times = std::fs::read_to_string(&time_file).unwrap_or_default();
+        let region_s = runtime::parse_runs(&times)
             .map_err(|line| crash(format!("unreadable region time {line:?} in the time file")))?;
+        let discarded = times.lines().filter(|l| l.trim() == "discard").count();
         if region_s.is_empty() {
             return Err(crash(with_stderr(NO_REGION_TIME.to_string())));
         }
@@ -639,7 +654,7 @@ impl<'a> Session<'a> {
         let _ = std::fs::remove_file(&time_file);
         let _ = std::fs::remove_file(&dump_file);
         let _ = std::fs::remove_file(&kernel_file);
-        Ok(Batch { region_s, kernel_s, wall_s: out.wall.as_secs_f64(), dump: parsed })
+        Ok(Batch { region_s, kernel_s, wall_s: out.wall.as_secs_f64(), dump: parsed, discarded })
     }
 }
 

@@ -138,6 +138,25 @@ static double polytune_rt_env(const char *name)
   return v && *v ? atof(v) : 0;
 }
 
+/* The run under way is not to count (a replay driver whose data reached
+   floating-point exceptions the captured inputs did not): its line `discard`
+   drops the run's times, and polytune_rt_run_end makes another in its place. */
+static int polytune_rt_discarded;
+
+void polytune_rt_run_discard(void)
+{
+  const char *path = getenv("POLYTUNE_TIME_FILE");
+  FILE *f;
+  if (path && *path) {
+    f = fopen(path, "a");
+    if (!f)
+      polytune_rt_fail("open time file", path);
+    if (fputs("discard\n", f) < 0 || fclose(f) != 0)
+      polytune_rt_fail("write time file", path);
+  }
+  polytune_rt_discarded = 1;
+}
+
 int polytune_rt_run_end(void)
 {
   const char *path = getenv("POLYTUNE_TIME_FILE");
@@ -153,6 +172,11 @@ int polytune_rt_run_end(void)
       polytune_rt_fail("open time file", path);
     if (fputs("end\n", f) < 0 || fclose(f) != 0)
       polytune_rt_fail("write time file", path);
+  }
+  if (polytune_rt_discarded) {
+    polytune_rt_discarded = 0;
+    polytune_rt_run_s = 0;
+    return 1;
   }
   polytune_rt_runs_done++;
   if (!(above > 0 && polytune_rt_run_s > above))
@@ -397,14 +421,23 @@ void polytune_rt_region_exit(int k)
 
 /// The runs a time file records (see the module doc), each the sum of its
 /// region times: lines up to an `end` are one run, and so are lines after
-/// the last `end` (a whole program writes no `end`). `Err` is a line that
-/// is neither a time nor `end`.
+/// the last `end` (a whole program writes no `end`); a run with a line
+/// `discard` is left out. `Err` is a line that is neither a time, `end`
+/// nor `discard`.
 pub fn parse_runs(text: &str) -> Result<Vec<f64>, String> {
     let mut runs = Vec::new();
     let mut open: Option<f64> = None;
+    let mut discarded = false;
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line == "discard" {
+            discarded = true;
+            continue;
+        }
         if line == "end" {
-            runs.push(open.take().unwrap_or(0.0));
+            let run = open.take().unwrap_or(0.0);
+            if !std::mem::take(&mut discarded) {
+                runs.push(run);
+            }
             continue;
         }
         match line.parse::<f64>() {
@@ -412,7 +445,7 @@ pub fn parse_runs(text: &str) -> Result<Vec<f64>, String> {
             _ => return Err(line.to_string()),
         }
     }
-    runs.extend(open);
+    runs.extend(open.filter(|_| !discarded));
     Ok(runs)
 }
 
@@ -544,6 +577,7 @@ mod tests {
         assert_eq!(parse_runs("1.5e-1\n2.5e-1\n"), Ok(vec![0.4]));
         assert_eq!(parse_runs("1\nend\n2\nend\n"), Ok(vec![1.0, 2.0]));
         assert_eq!(parse_runs("1\n2\nend\n3\n"), Ok(vec![3.0, 3.0]));
+        assert_eq!(parse_runs("1\nend\n2\ndiscard\nend\n4\nend\n"), Ok(vec![1.0, 4.0]));
         assert_eq!(parse_runs(""), Ok(vec![]));
         assert_eq!(parse_runs("1\nnan\n"), Err("nan".to_string()));
         assert_eq!(parse_runs("1\n-2\n"), Err("-2".to_string()));

@@ -421,3 +421,31 @@ fn arrays_that_overlap_in_the_captured_run_are_refused() {
     let r = run_json(&dir, &["run", f, "--runs", "1", "--json", "--", "distinct"]);
     assert_eq!(r["status"], "ok", "{r}");
 }
+
+/// A replay restores what the region writes only before its first run:
+/// later runs start from the outputs of the run before, which time alike
+/// while the values stay clear of floating-point exceptions. `x[i] *=
+/// 1e-160` underflows on its second run: that run is discarded, every
+/// later one restored, and the runs asked are still made and verify; a
+/// region whose values stay normal discards nothing.
+#[test]
+fn a_replayed_run_whose_data_underflow_is_discarded_and_the_runs_after_it_restored() {
+    let dir = temp_dir("replay-underflow");
+    for (name, update, discarded) in [("decay", "x[i] * 1e-160", true), ("relax", "x[i] * 0.5 + 1.0", false)]
+    {
+        let file = dir.join(format!("{name}.c"));
+        let text = format!(
+            "void {name}(int n, double *x)\n{{\n#pragma scop\n  for (int i = 0; i < n; i++)\n    x[i] = {update};\n#pragma endscop\n}}\n"
+        );
+        std::fs::write(&file, text).unwrap();
+        let r = run_json(&dir, &["run", file.to_str().unwrap(), "--param", "n=64", "--runs", "3", "--json"]);
+        assert_eq!(r["status"], "ok", "{name}: {r}");
+        let reasons = r.to_string();
+        // The original's and the variant's reasons.
+        let said = reasons.matches("discarded (a run on the outputs of the one before raised").count();
+        match discarded {
+            true => assert!(said >= 2, "{name}: {r}"),
+            false => assert_eq!(said, 0, "{name}: {r}"),
+        }
+    }
+}
