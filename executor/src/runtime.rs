@@ -143,7 +143,8 @@ static double polytune_rt_env(const char *name)
    drops the run's times, and polytune_rt_run_end makes another in its place. */
 static int polytune_rt_discarded;
 
-void polytune_rt_run_discard(void)
+/* A line `end` or `discard` appended to the time file. */
+static void polytune_rt_mark_run(const char *line)
 {
   const char *path = getenv("POLYTUNE_TIME_FILE");
   FILE *f;
@@ -151,28 +152,25 @@ void polytune_rt_run_discard(void)
     f = fopen(path, "a");
     if (!f)
       polytune_rt_fail("open time file", path);
-    if (fputs("discard\n", f) < 0 || fclose(f) != 0)
+    if (fputs(line, f) < 0 || fclose(f) != 0)
       polytune_rt_fail("write time file", path);
   }
+}
+
+void polytune_rt_run_discard(void)
+{
+  polytune_rt_mark_run("discard\n");
   polytune_rt_discarded = 1;
 }
 
 int polytune_rt_run_end(void)
 {
-  const char *path = getenv("POLYTUNE_TIME_FILE");
   double runs = polytune_rt_env("POLYTUNE_RUNS"), above = polytune_rt_env("POLYTUNE_RACE_ABOVE_S");
   double after = polytune_rt_env("POLYTUNE_RACE_AFTER"), share = polytune_rt_env("POLYTUNE_FILL_SHARE");
   double alive, setup;
   int filling;
   struct timespec now;
-  FILE *f;
-  if (path && *path) {
-    f = fopen(path, "a");
-    if (!f)
-      polytune_rt_fail("open time file", path);
-    if (fputs("end\n", f) < 0 || fclose(f) != 0)
-      polytune_rt_fail("write time file", path);
-  }
+  polytune_rt_mark_run("end\n");
   if (polytune_rt_discarded) {
     polytune_rt_discarded = 0;
     polytune_rt_run_s = 0;
