@@ -235,22 +235,36 @@ pub(super) fn element_loops(
     footprint: &UnionSet,
 ) -> Result<(String, String, String, String), CodegenError> {
     let what = || format!("the elements of {}", a.name);
-    let prefix = iterator_prefix(scop);
     let isl = isl_name(&a.name);
-    let vars: Vec<String> = (0..a.rank()).map(|d| format!("x{d}")).collect();
+    let footprint = footprint.to_str().ctx(what)?;
+    let (loops, vars) = lexicographic_loops(ctx, &scop.context, scop, &isl, a.rank(), footprint, 2)?;
+    let element = a.element(&vars.iter().map(|v| format!("({v})")).collect::<Vec<_>>());
+    Ok((loops, format!("{DUMP_PREFIX}{isl}"), vars.join(", "), element))
+}
+
+/// Loops, at `indent`, over the elements of `set` (tuple `isl`, `rank`
+/// dimensions) in lexicographic order, calling `polytune_W_<isl>(x0, ...)`
+/// on each under `context`; and the macro's parameters.
+fn lexicographic_loops(
+    ctx: &Context,
+    context: &str,
+    scop: &Scop,
+    isl: &str,
+    rank: usize,
+    set: &str,
+    indent: usize,
+) -> Result<(String, Vec<String>), CodegenError> {
+    let what = || format!("the elements of {isl}");
+    let prefix = iterator_prefix(scop);
+    let vars: Vec<String> = (0..rank).map(|d| format!("x{d}")).collect();
     let members: Vec<String> =
         vars.iter().map(|v| format!("{{ {isl}[{}] -> [({v})] }}", vars.join(", "))).collect();
-    let tree = format!(
-        "{{ domain: \"{}\", child: {{ schedule: \"[{}]\" }} }}",
-        footprint.to_str().ctx(what)?,
-        members.join(", ")
-    );
+    let tree = format!("{{ domain: \"{set}\", child: {{ schedule: \"[{}]\" }} }}", members.join(", "));
     let tree = Schedule::read_from_str(ctx, &tree).ctx(what)?;
-    let ast = build_ast(ctx, &scop.context, tree, &prefix)?;
-    let mut loops = Printer::plain(2, DUMP_PREFIX, &prefix, Default::default());
+    let ast = build_ast(ctx, context, tree, &prefix)?;
+    let mut loops = Printer::plain(indent, DUMP_PREFIX, &prefix, Default::default());
     loops.node(&ast, None)?;
-    let element = a.element(&vars.iter().map(|v| format!("({v})")).collect::<Vec<_>>());
-    Ok((loops.out, format!("{DUMP_PREFIX}{isl}"), vars.join(", "), element))
+    Ok((loops.out, vars))
 }
 
 /// Code that gives each element of an expanded array ([`model::expansion`])
@@ -273,19 +287,8 @@ pub(super) fn write_back_loops(
     };
     let isl = isl_name(&e.array);
     let domain = Set::read_from_str(ctx, last).ctx(what)?.set_tuple_name(&isl).ctx(what)?;
-    let vars: Vec<String> = (0..e.values.len()).map(|d| format!("x{d}")).collect();
-    let members: Vec<String> =
-        vars.iter().map(|v| format!("{{ {isl}[{}] -> [({v})] }}", vars.join(", "))).collect();
-    let tree = format!(
-        "{{ domain: \"{}\", child: {{ schedule: \"[{}]\" }} }}",
-        domain.to_str().ctx(what)?,
-        members.join(", ")
-    );
-    let tree = Schedule::read_from_str(ctx, &tree).ctx(what)?;
-    let prefix = iterator_prefix(scop);
-    let ast = build_ast(ctx, context, tree, &prefix)?;
-    let mut loops = Printer::plain(1, DUMP_PREFIX, &prefix, Default::default());
-    loops.node(&ast, None)?;
+    let domain = domain.to_str().ctx(what)?;
+    let (loops, vars) = lexicographic_loops(ctx, context, scop, &isl, e.values.len(), domain, 1)?;
     let subscripts: Vec<String> = vars.iter().map(|v| format!("({v})")).collect();
     let own = original.element(&subscripts[subscripts.len() - e.rank..]);
     let copy: String = subscripts.iter().map(|s| format!("[{s}]")).collect();
@@ -295,7 +298,7 @@ pub(super) fn write_back_loops(
 ",
         vars.join(", "),
         e.array,
-        loops.out
+        loops
     ))
 }
 
