@@ -46,12 +46,20 @@ pub fn expand(ctx: &Context, scop: &Scop) -> Result<Scop, IslError> {
     let may = |name: &str| {
         scop.statements.iter().flat_map(|s| &s.accesses).any(|a| a.array == name && a.may.is_some())
     };
+    let read = |name: &str| {
+        scop.statements
+            .iter()
+            .flat_map(|s| &s.accesses)
+            .any(|a| a.array == name && a.kind == AccessKind::Read)
+    };
     let candidates: Vec<(String, usize)> = scop
         .arrays
         .iter()
         .filter(|a| a.written && !a.local && !a.is_struct_member() && !a.linearised)
-        // A may-write's element may keep a value from another iteration.
-        .filter(|a| a.rank() == 0 || !may(&a.name))
+        // A may-write's element may keep a value from another iteration;
+        // an array no statement reads passes no value on: copies of it
+        // would only cost memory and the write-back.
+        .filter(|a| a.rank() == 0 || (!may(&a.name) && read(&a.name)))
         .map(|a| (a.name.clone(), a.rank()))
         .collect();
     for (name, rank) in candidates {

@@ -84,6 +84,8 @@ fn an_array_whose_values_cross_iterations_is_not_expanded() {
         "for (i = 0; i < n; i++) { for (j = 0; j < n; j++) B[i][j] = t[j];\n\
          for (j = 0; j < n; j++) t[j] = A[i][j]; }",
         "for (i = 0; i < n; i++) for (j = 0; j < n; j++) B[i][j] = t[j] * A[i][j];",
+        // Written at every `i`, never read: no value to keep in an iteration.
+        "for (i = 0; i < n; i++) for (j = 0; j < n; j++) t[j] = A[i][j];",
     ] {
         let out = expand(&ctx, &scop_of(body)).unwrap();
         assert!(out.expansions.is_empty(), "{body}: {:?}", out.expansions);
