@@ -914,6 +914,46 @@ fn bench_points_are_in_the_default_space() {
     }
 }
 
+/// A fusion that only expanded arrays make legal is searched, with
+/// expansion alone: doitgen's copy `A[r][q][p] = sum[p]` in a nest of its
+/// own after every row sum, once `sum` has a row per `(r, q)`. Its points
+/// schedule legally on the expanded SCoP.
+#[test]
+fn preorders_that_expansion_makes_legal_are_searched_with_it() {
+    use vocab::knobs::Scheduler;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../polybench");
+    let spec = grid::Spec {
+        knobs: grid::knob_grid(&[], 1).unwrap(),
+        code: grid::code_grid(&[], 1, true).unwrap(),
+        gpu_code: Vec::new(),
+        tiles: grid::parse_tiles(grid::TILES).unwrap(),
+        threads: 1,
+        seed: 0,
+        peers: Vec::new(),
+        references: None,
+    };
+    let kernel = tuner::campaign::Kernel::load(
+        &root.join("linear-algebra/doitgen.c"),
+        0,
+        tuner::strategy::StrategyKind::Model,
+        tuner::program::Dataset::Mini,
+        &tuner::program::ProgramConfig::default(),
+        &spec,
+        false,
+    )
+    .unwrap();
+    let distributed = Some(vocab::preorder::Preorder(vec![vec![0, 1], vec![2]]));
+    let with =
+        |p: &&Point| matches!(&p.scheduler, Scheduler::Unified { preorder, .. } if *preorder == distributed);
+    let points: Vec<&Point> = kernel.space.iter().filter(with).collect();
+    assert!(!points.is_empty(), "the copy after the row sums is not searched");
+    assert!(points.iter().all(|p| p.code.expand), "a point without expansion has that fusion");
+    assert!(kernel.space.iter().any(|p| !p.code.expand), "the rest of the grid keeps expand=off");
+    let program = &kernel.programs[&tuner::program::Dataset::Mini];
+    let tree = executor::pipeline::schedule_of(&program.scop, &program.deps, points[0]).unwrap();
+    assert!(tree.contains("sequence"), "{tree}");
+}
+
 /// A whole small campaign through the library, as a program that links
 /// polytune runs one: a typed request, the events it tells in order, the
 /// outcome as data, and its measurements in the store.

@@ -12,9 +12,11 @@ use executor::evaluate::{Evaluator, Reference};
 use executor::machine::{Fingerprint, MachineProfile, Slot};
 use executor::measure::MeasureConfig;
 use executor::verify::Tolerance;
+use model::deps::Dependences;
+use model::scop::Scop;
 use space::fusion::{FusionOptions, FusionSpace};
 use space::schedule::{CoreOptions, Fusion};
-use vocab::knobs::{Point, Scheduler, Target};
+use vocab::knobs::{CodeOptions, Point, Scheduler, Target};
 use vocab::preorder::Preorder;
 
 use super::{grid, KernelSpec};
@@ -153,9 +155,10 @@ impl Kernel {
             programs.insert(d, program);
         }
         let max = max_fusion(&programs[&dataset]);
-        let preorders = preorders(&programs[&dataset], max.as_ref(), spec.seed);
         let model = &programs[&dataset].scop;
         let deps = &programs[&dataset].deps;
+        let mut preorders = preorders(model, deps, max.as_ref(), spec.seed);
+        let expanded_only = expanded_preorders(model, deps, spec, &mut preorders);
         let spec = &grid::Spec {
             knobs: grid::knobs_for_scop(&spec.knobs, model, deps),
             code: grid::for_scop(&spec.code, model)?,
@@ -177,7 +180,15 @@ impl Kernel {
                 scop,
             },
             programs,
-            space: grid::points(&preorders, spec),
+            space: grid::points(&preorders, spec)
+                .into_iter()
+                .filter(|p| match &p.scheduler {
+                    Scheduler::Unified { preorder, .. } if expanded_only.contains(preorder) => {
+                        p.code.expand || p.on_gpu()
+                    }
+                    _ => true,
+                })
+                .collect(),
             warm: HashMap::new(),
             capture: None,
             references: grid::references(
@@ -269,37 +280,80 @@ const MAX_PREORDERS: usize = 16;
 /// fusion, and the points of the fusion space F at the outer level — all of
 /// them when there are at most [`MAX_PREORDERS`], else a seeded uniform
 /// sample. If the fusion space cannot be built, the first two alone.
-fn preorders(prog: &Program, max: Option<&Preorder>, seed: u64) -> Vec<Option<Preorder>> {
-    use rand::SeedableRng;
-    let original = prog.scop.original_preorder();
+fn preorders(scop: &Scop, deps: &Dependences, max: Option<&Preorder>, seed: u64) -> Vec<Option<Preorder>> {
     let mut out: Vec<Option<Preorder>> = vec![None];
-    let add = |out: &mut Vec<Option<Preorder>>, p: Preorder| {
-        let p = (p != original).then_some(p);
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    };
     if let Some(m) = max {
-        add(&mut out, m.clone());
+        add_preorder(&mut out, scop, m.clone());
     }
-    let Ok(space) = FusionSpace::outer(&prog.scop, &prog.deps, &FusionOptions::default()) else {
-        return out;
+    add_fusion_space(&mut out, scop, deps, seed, MAX_PREORDERS);
+    out
+}
+
+/// Adds to `preorders` the outer fusion space's points that only the SCoP
+/// with its arrays expanded has (where `spec` offers `expand=on` or GPU
+/// points, whose model is always expanded; [`executor::pipeline::model`]),
+/// and returns them: expansion removes the storage dependences that kept
+/// them out (doitgen's `A[r][q][p] = sum[p]` in a nest after the row sums
+/// once `sum` has a row per `(r, q)`). They are searched with expansion alone.
+fn expanded_preorders(
+    scop: &Scop,
+    deps: &Dependences,
+    spec: &grid::Spec,
+    preorders: &mut Vec<Option<Preorder>>,
+) -> Vec<Option<Preorder>> {
+    let gpu = spec.knobs.iter().any(|o| o.target == Target::Gpu);
+    let expanding = CodeOptions { expand: true, ..CodeOptions::default() };
+    if !gpu && !spec.code.iter().any(|c| c.expand) {
+        return Vec::new();
+    }
+    let Ok((expanded, expanded_deps)) = executor::pipeline::model(scop, deps, &expanding, false) else {
+        return Vec::new();
+    };
+    if matches!(expanded, std::borrow::Cow::Borrowed(_)) {
+        return Vec::new();
+    }
+    let known = preorders.len();
+    add_fusion_space(preorders, &expanded, &expanded_deps, spec.seed, known + MAX_PREORDERS);
+    preorders[known..].to_vec()
+}
+
+/// `p` added to `out` once, as `None` where it is the original grouping.
+fn add_preorder(out: &mut Vec<Option<Preorder>>, scop: &Scop, p: Preorder) {
+    let p = (p != scop.original_preorder()).then_some(p);
+    if !out.contains(&p) {
+        out.push(p);
+    }
+}
+
+/// Adds the points of the outer fusion space of `scop` under `deps` to
+/// `out`: all of them when there are at most [`MAX_PREORDERS`], else a
+/// seeded uniform sample until `out` holds `until`. Nothing where the space
+/// cannot be built.
+fn add_fusion_space(
+    out: &mut Vec<Option<Preorder>>,
+    scop: &Scop,
+    deps: &Dependences,
+    seed: u64,
+    until: usize,
+) {
+    use rand::SeedableRng;
+    let Ok(space) = FusionSpace::outer(scop, deps, &FusionOptions::default()) else {
+        return;
     };
     if space.count().to_u64().is_some_and(|n| n as usize <= MAX_PREORDERS) {
-        space.preorders().into_iter().for_each(|p| add(&mut out, p));
-    } else {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        // Draws may repeat; a bounded number of tries keeps this quick.
-        for _ in 0..4 * MAX_PREORDERS {
-            if out.len() >= MAX_PREORDERS {
-                break;
-            }
-            if let Some(p) = space.sample(&mut rng) {
-                add(&mut out, p);
-            }
+        space.preorders().into_iter().for_each(|p| add_preorder(out, scop, p));
+        return;
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    // Draws may repeat; a bounded number of tries keeps this quick.
+    for _ in 0..4 * MAX_PREORDERS {
+        if out.len() >= until {
+            break;
+        }
+        if let Some(p) = space.sample(&mut rng) {
+            add_preorder(out, scop, p);
         }
     }
-    out
 }
 
 /// The preorder maximal fusion yields on `prog`, when it differs from the
