@@ -185,17 +185,32 @@ pub fn knob_grid(fixed: &[String], threads: usize) -> Result<Vec<UnifiedOptions>
     let base =
         UnifiedOptions::default().with_settings(&[format!("target={target}")])?.with_settings(&single)?;
     let set = |o: UnifiedOptions, s: &[String]| o.with_settings(s);
+    let wavefront_fixed = fixed_names(fixed).any(|k| k == "wavefront");
     let mut out = Vec::new();
     for o in grid(base, fixed, AXES.iter().copied(), searched, set)? {
         match o.target {
             Target::Gpu => out.extend(grid(o, fixed, GPU_AXES.iter().copied(), Vec::new(), set)?),
             _ if o.wavefront != Wavefront::None => {
-                out.extend(grid(o, fixed, WAVEFRONT_AXES.iter().copied(), Vec::new(), set)?)
+                for d in grid(o, fixed, WAVEFRONT_AXES.iter().copied(), Vec::new(), set)? {
+                    // A single wavefront is diamond tiles' better partner on
+                    // heat-3d and jacobi-2d at two threads (1.25-4.5x against
+                    // `all`'s 3.1x and less, docs/performance.md 2026-12-03):
+                    // both are searched unless the user fixed the wavefront.
+                    if d.diamond && d.wavefront == Wavefront::All && !wavefront_fixed {
+                        out.push(UnifiedOptions { wavefront: Wavefront::Single, ..d.clone() });
+                    }
+                    out.push(d);
+                }
             }
             _ => out.push(o),
         }
     }
     Ok(out)
+}
+
+/// The knobs `--set` settings name (`wavefront=all` names `wavefront`).
+fn fixed_names(fixed: &[String]) -> impl Iterator<Item = String> + '_ {
+    fixed.iter().filter_map(|s| s.split_once('=')).map(|(k, _)| k.trim().replace('-', "_"))
 }
 
 /// `--set` settings of the code knobs (`code`) or of the scheduler's: those
@@ -227,8 +242,7 @@ fn grid<T: Clone>(
     searched: Vec<(String, Vec<String>)>,
     set: impl Fn(T, &[String]) -> Result<T, vocab::knobs::KnobError>,
 ) -> Result<Vec<T>> {
-    let fixed_names: Vec<String> =
-        fixed.iter().filter_map(|s| s.split_once('=')).map(|(k, _)| k.trim().replace('-', "_")).collect();
+    let fixed_names: Vec<String> = fixed_names(fixed).collect();
     let defaults = axes
         .filter(|(k, _)| !fixed_names.iter().any(|f| f == k))
         .map(|(k, values)| (k.to_string(), values.iter().map(|v| v.to_string()).collect::<Vec<_>>()));
@@ -544,7 +558,8 @@ mod tests {
              C[i][j] += A[i][k] * B[k][j];\n#pragma endscop\n}\n",
         );
         let kept = knobs_for_scop(&knobs, &product.0, &product.1);
-        assert!(kept.iter().all(|o| !o.diamond) && kept.len() * 3 == knobs.len() * 2, "{}", kept.len());
+        assert!(kept.iter().all(|o| !o.diamond) && kept.len() * 2 == knobs.len(), "{}", kept.len());
+        assert!(kept.iter().all(|o| o.wavefront != Wavefront::Single));
     }
 
     #[test]
@@ -613,10 +628,16 @@ mod tests {
     fn fixed_knobs_leave_the_grid_and_bad_ones_are_errors() {
         let full = knob_grid(&[], 2).unwrap();
         let axes = AXES.iter().map(|(_, v)| v.len()).product::<usize>();
-        // The wavefront's half of the grid with diamond tiles and without.
-        assert_eq!(full.len(), axes + axes / 2);
-        assert!(full.iter().all(|o| !o.diamond || o.wavefront == vocab::knobs::Wavefront::All));
-        assert_eq!(full.iter().filter(|o| o.diamond).count(), axes / 2);
+        // The wavefront's half of the grid without diamond tiles, and with
+        // them under `wavefront=all` and `single`.
+        assert_eq!(full.len(), 2 * axes);
+        assert!(full.iter().all(|o| !o.diamond || o.wavefront != Wavefront::None));
+        let diamond = |w: Wavefront| full.iter().filter(|o| o.diamond && o.wavefront == w).count();
+        assert_eq!((diamond(Wavefront::All), diamond(Wavefront::Single)), (axes / 2, axes / 2));
+        assert!(full.iter().all(|o| o.diamond || o.wavefront != Wavefront::Single));
+        // A wavefront the user fixes is the only one, diamond tiles or not.
+        let all = knob_grid(&["wavefront=all".into()], 2).unwrap();
+        assert!(all.iter().all(|o| o.wavefront == Wavefront::All) && all.len() == axes);
         assert!(full.iter().all(|o| o.target == Target::Openmp));
         let fixed = knob_grid(&["spatial=off".into(), "hlim=8".into()], 1).unwrap();
         assert_eq!(fixed.len(), full.len() / 6);

@@ -45,8 +45,9 @@ pub fn for_scop(code: &[CodeOptions], scop: &model::scop::Scop) -> Result<Vec<Co
 /// `knobs` for one SCoP: where the CPU schedule of the core ILP with diamond
 /// tiles mirrors no row (`space::schedule::RowKind::Diamond`: no band of a time
 /// row and a skewed one), `diamond=on` makes the schedules `off` makes; it
-/// is set off and the duplicates dropped. Only SCoPs whose statements all
-/// sit in one outer loop are scheduled to find out.
+/// is set off and the duplicates dropped, and so are the points with a
+/// single wavefront that only diamond tiles brought. Only SCoPs whose
+/// statements all sit in one outer loop are scheduled to find out.
 pub fn knobs_for_scop(
     knobs: &[UnifiedOptions],
     scop: &model::scop::Scop,
@@ -72,6 +73,10 @@ pub fn knobs_for_scop(
     };
     let mut out: Vec<UnifiedOptions> = Vec::new();
     for o in knobs {
+        // A single wavefront is searched for diamond tiles' sake (`knob_grid`).
+        if o.diamond && !mirrors && o.wavefront == vocab::knobs::Wavefront::Single {
+            continue;
+        }
         let o = UnifiedOptions { diamond: o.diamond && mirrors, ..o.clone() };
         if !out.contains(&o) {
             out.push(o);
