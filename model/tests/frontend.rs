@@ -6,19 +6,11 @@
 use std::path::Path;
 
 use isl_rs::UnionMap;
-use model::deps::{self, Dependences};
+use model::deps;
 use model::isl::new_context;
 use model::scop::{self, AccessKind, ExtractOptions, Scop};
 
-use testkit::own;
-
-fn load(name: &str) -> (Scop, Dependences) {
-    let (_, mut scops) =
-        scop::extract(&own(name), &ExtractOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let s = scops.remove(0);
-    let d = deps::analyze(&s).unwrap_or_else(|e| panic!("{name}: {e}"));
-    (s, d)
-}
+use testkit::{load_own as load, own};
 
 fn equal_relations(a: &str, b: &str) -> bool {
     let ctx = new_context();

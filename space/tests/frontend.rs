@@ -3,22 +3,14 @@
 //! on their exact dependences. `model/tests/frontend.rs` checks how each is
 //! modelled.
 
-use model::deps::{self, Dependences};
+use model::deps;
 use model::isl::new_context;
 use model::legality;
-use model::scop::{self, ExtractOptions, Scop};
+use model::scop::{self, ExtractOptions};
 use space::schedule;
 use vocab::knobs::SchedulerOptions;
 
-use testkit::own;
-
-fn load(name: &str) -> (Scop, Dependences) {
-    let (_, mut scops) =
-        scop::extract(&own(name), &ExtractOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let s = scops.remove(0);
-    let d = deps::analyze(&s).unwrap_or_else(|e| panic!("{name}: {e}"));
-    (s, d)
-}
+use testkit::{load_own as load, own};
 
 /// The unified scheduler (OpenMP target) finds a schedule, and isl finds it
 /// legal on the exact dependences.

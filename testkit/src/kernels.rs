@@ -20,6 +20,15 @@ pub fn own(name: &str) -> PathBuf {
     root().join("space/tests/fixtures/own").join(name)
 }
 
+/// The first SCoP of a program of our own ([`own`]) with its dependences.
+pub fn load_own(name: &str) -> (Scop, Dependences) {
+    let (_, mut scops) =
+        scop::extract(&own(name), &ExtractOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let s = scops.remove(0);
+    let d = deps::analyze(&s).unwrap_or_else(|e| panic!("{name}: {e}"));
+    (s, d)
+}
+
 /// The SCoPs of C text `code`, written to `name` in a scratch directory
 /// that lives as long as the test process (a SCoP names its file).
 pub fn extract_text(name: &str, code: &str) -> Result<Vec<Scop>, scop::ScopError> {

@@ -43,7 +43,9 @@ pub mod tree;
 pub use browser::Browser;
 pub use evaluate::evaluator;
 pub use gpu::{gpu_profile, has_gpu};
-pub use kernels::{extract_text, gemm_with_an_empty_dataset, kernel, kernels, load, own, root, Kernel};
+pub use kernels::{
+    extract_text, gemm_with_an_empty_dataset, kernel, kernels, load, load_own, own, root, Kernel,
+};
 pub use temp::TempDir;
 pub use tier::{takes, tier, Tier};
 
