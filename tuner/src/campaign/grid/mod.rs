@@ -192,10 +192,10 @@ pub fn knob_grid(fixed: &[String], threads: usize) -> Result<Vec<UnifiedOptions>
             Target::Gpu => out.extend(grid(o, fixed, GPU_AXES.iter().copied(), Vec::new(), set)?),
             _ if o.wavefront != Wavefront::None => {
                 for d in grid(o, fixed, WAVEFRONT_AXES.iter().copied(), Vec::new(), set)? {
-                    // A single wavefront is diamond tiles' better partner on
-                    // heat-3d and jacobi-2d at two threads (1.25-4.5x against
-                    // `all`'s 3.1x and less, docs/performance.md 2026-12-03):
-                    // both are searched unless the user fixed the wavefront.
+                    // A single wavefront is diamond tiles' better partner:
+                    // heat-3d at two threads ran 0.75-1.05 s with it against
+                    // 1.61-1.70 s with `all` (docs/performance.md, 2026-12-03).
+                    // Both are searched unless the user fixed the wavefront.
                     if d.diamond && d.wavefront == Wavefront::All && !wavefront_fixed {
                         out.push(UnifiedOptions { wavefront: Wavefront::Single, ..d.clone() });
                     }
