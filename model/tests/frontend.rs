@@ -271,6 +271,14 @@ const REFUSED: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
+/// The error extracting `code` (as `file`) gives; `what` names the case.
+fn refusal(file: &str, code: &str, what: &str) -> String {
+    match extract_text(file, code) {
+        Ok(_) => panic!("{what}: accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
 #[test]
 fn constructs_outside_the_model_are_refused_with_their_reason() {
     for (what, body, at, reason) in REFUSED {
@@ -278,10 +286,7 @@ fn constructs_outside_the_model_are_refused_with_their_reason() {
         let code = format!(
             "{HEADER}void k(double V[calls]) {{\n  int k;\n#pragma scop\n{body}#pragma endscop\n}}\n"
         );
-        let err = match extract_text(&file, &code) {
-            Ok(_) => panic!("{what}: accepted"),
-            Err(e) => e.to_string(),
-        };
+        let err = refusal(&file, &code, what);
         assert!(err.contains(&format!("{file}:{at}")), "{what}: {err}");
         assert!(err.contains(reason), "{what}: {err}");
     }
@@ -453,10 +458,7 @@ fn calls_outside_the_model_are_refused_with_the_callee_and_its_line() {
         let code = format!(
             "{CALLEES}void k(void) {{\n#pragma scop\n  for (int i = 0; i < N; i++)\n    {call};\n#pragma endscop\n}}\n"
         );
-        let err = match extract_text(&file, &code) {
-            Ok(_) => panic!("{what}: accepted"),
-            Err(e) => e.to_string(),
-        };
+        let err = refusal(&file, &code, what);
         assert!(err.contains(&format!("{file}:16:{column}")), "{what}: {err}");
         assert!(err.contains(reason), "{what}: {err}");
     }
